@@ -1,0 +1,118 @@
+"""Durations and points in time as people write them, parsed strictly.
+
+Durations: ``90s``, ``15m``, ``12h``, ``64d``, ``2w``, compounds such as
+``1d12h``, ISO 8601 (``P1DT2H``, ``PT15M``) and plain seconds (``3600``).
+Times: ISO 8601 with a zone (``2026-11-22T10:00:00+01:00``, ``...Z``), or
+relative to ``now`` (``now``, ``+2h``, ``-1d``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from .errors import ValidationError
+
+_UNIT_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1, "ms": 0.001}
+_COMPACT = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|w|d|h|m|s)", re.IGNORECASE)
+_ISO = re.compile(
+    r"P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?",
+    re.IGNORECASE,
+)
+DURATION_FORMS = "a duration such as 90s, 15m, 12h, 64d, 1d12h or ISO 8601 P1DT2H"
+
+
+def parse_duration(text: str | int | float | timedelta, field: str = "duration", *, allow_zero: bool = False) -> timedelta:
+    """Parse a positive duration; raise ValidationError naming ``field`` otherwise."""
+    if isinstance(text, timedelta):
+        value = text
+    elif isinstance(text, bool):
+        raise ValidationError(field, DURATION_FORMS, text)
+    elif isinstance(text, (int, float)):
+        value = timedelta(seconds=text)
+    elif isinstance(text, str):
+        value = _parse_duration_text(text.strip(), field)
+    else:
+        raise ValidationError(field, DURATION_FORMS, text)
+    if value < timedelta(0) or (value == timedelta(0) and not allow_zero):
+        raise ValidationError(field, "a positive duration" if not allow_zero else "a duration of zero or more", text)
+    return value
+
+
+def _parse_duration_text(text: str, field: str) -> timedelta:
+    if not text:
+        raise ValidationError(field, DURATION_FORMS, text)
+    if text.startswith("-"):
+        raise ValidationError(field, "a positive duration", text)
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return timedelta(seconds=float(text))
+    if text[0] in "Pp":
+        match = _ISO.fullmatch(text)
+        if not match or text.upper() in ("P", "PT") or text.upper().endswith("T"):
+            raise ValidationError(field, DURATION_FORMS + " (years and months are not fixed durations)", text)
+        seconds = sum(float(v) * _UNIT_SECONDS[k] for k, v in match.groupdict().items() if v)
+        return timedelta(seconds=seconds)
+    pos = 0
+    seconds = 0.0
+    for match in _COMPACT.finditer(text):
+        if text[pos:match.start()].strip():
+            break
+        seconds += float(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+        pos = match.end()
+    else:
+        if pos and not text[pos:].strip():
+            return timedelta(seconds=seconds)
+    raise ValidationError(field, DURATION_FORMS, text)
+
+
+def format_duration(value: timedelta | None) -> str:
+    """Compact form, the inverse of :func:`parse_duration` (``1d12h``, ``90s``)."""
+    if value is None:
+        return ""
+    total = value.total_seconds()
+    sign = "-" if total < 0 else ""
+    total = abs(total)
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        count, total = divmod(total, size)
+        if count:
+            parts.append(f"{int(count)}{unit}")
+    if total or not parts:
+        parts.append(f"{round(total, 3):g}s")
+    return sign + "".join(parts)
+
+
+_RELATIVE = re.compile(r"([+-])\s*(.+)")
+TIME_FORMS = "an ISO 8601 time with a zone (2026-11-22T10:00:00Z), 'now', or a relative time such as +2h or -1d"
+
+
+def parse_time(text: str | datetime, now: datetime, field: str = "time") -> datetime:
+    """Parse an absolute or relative time into an aware UTC datetime."""
+    if isinstance(text, datetime):
+        if text.tzinfo is None:
+            raise ValidationError(field, "a timezone-aware time", text.isoformat())
+        return text.astimezone(timezone.utc)
+    if not isinstance(text, str):
+        raise ValidationError(field, TIME_FORMS, text)
+    text = text.strip()
+    if text.lower() == "now":
+        return now
+    match = _RELATIVE.fullmatch(text)
+    if match:
+        delta = parse_duration(match.group(2), field, allow_zero=True)
+        return now + delta if match.group(1) == "+" else now - delta
+    try:
+        value = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(field, TIME_FORMS, text) from None
+    if value.tzinfo is None:
+        raise ValidationError(field, "a time with a zone, e.g. 2026-11-22T10:00:00+00:00", text)
+    return value.astimezone(timezone.utc)
+
+
+def utc(value: datetime) -> datetime:
+    """Normalise an aware datetime to UTC; refuse naive ones."""
+    if value.tzinfo is None:
+        raise ValueError("naive datetime: Ostinato works with timezone-aware times only")
+    return value.astimezone(timezone.utc)

@@ -1,0 +1,53 @@
+"""Errors shared by every layer: bad input, missing objects, conflicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class OstinatoError(Exception):
+    """Base class of every error Ostinato raises on purpose."""
+
+
+class ValidationError(OstinatoError, ValueError):
+    """Bad input: names the field at fault and what was expected.
+
+    ``record`` optionally locates the input (a line number in a file, an index
+    in a batch) so that a bulk rejection says which record was bad.
+    """
+
+    def __init__(self, field: str, expected: str, got: Any = None, *, record: str | None = None):
+        self.field = field
+        self.expected = expected
+        self.got = got
+        self.record = record
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = f"{self.record}: " if self.record else ""
+        got = "" if self.got is None else f", got {self.got!r}"
+        return f"{where}{self.field}: expected {self.expected}{got}"
+
+    def at(self, record: str) -> "ValidationError":
+        """The same error, located at ``record`` (e.g. ``line 12``)."""
+        return ValidationError(self.field, self.expected, self.got, record=record)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "expected": self.expected, "got": self.got, "record": self.record}
+
+
+class NotFoundError(OstinatoError, LookupError):
+    """A named object does not exist."""
+
+    def __init__(self, kind: str, key: Any):
+        self.kind = kind
+        self.key = key
+        super().__init__(f"{kind} not found: {key}")
+
+
+class ConflictError(OstinatoError):
+    """The change conflicts with what is stored (already exists, concurrent update)."""
+
+
+class SchemaError(OstinatoError):
+    """The database schema is missing or not at the version this code expects."""

@@ -1,0 +1,414 @@
+"""The generic task model of seed 001 and the rules that move a task after a run.
+
+Task types carry the scheduling knobs (``default_interval``, ``min_interval``,
+``max_interval``, ``backoff_factor``, ``max_queue_length``, ``num_retries``,
+``retry_delay``); tasks are ``oneshot`` or ``recurring``; each dispatch is a
+task run. :func:`apply_run_outcome` is the single place where a run's outcome
+becomes the task's next state, whatever path the outcome came by.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Mapping, Sequence
+
+from .durations import parse_duration
+from .errors import ValidationError
+
+
+class TaskPolicy(str, enum.Enum):
+    ONESHOT = "oneshot"
+    RECURRING = "recurring"
+
+
+class TaskStatus(str, enum.Enum):
+    NEXT_RUN_NOT_SCHEDULED = "next_run_not_scheduled"
+    NEXT_RUN_SCHEDULED = "next_run_scheduled"
+    COMPLETED = "completed"
+    DISABLED = "disabled"
+
+
+class TaskPriority(str, enum.Enum):
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+
+#: Order in which the priority runner serves priorities.
+PRIORITY_ORDER: tuple[TaskPriority, ...] = (TaskPriority.HIGH, TaskPriority.NORMAL, TaskPriority.LOW)
+
+
+class TaskRunStatus(str, enum.Enum):
+    SCHEDULED = "scheduled"
+    STARTED = "started"
+    EVENTFUL = "eventful"
+    UNEVENTFUL = "uneventful"
+    FAILED = "failed"
+    PERMFAILED = "permfailed"
+    LOST = "lost"
+
+    @property
+    def is_final(self) -> bool:
+        return self not in (TaskRunStatus.SCHEDULED, TaskRunStatus.STARTED)
+
+
+FINAL_RUN_STATUSES = frozenset(s for s in TaskRunStatus if s.is_final)
+
+
+def _enum_value(enum_cls: type[enum.Enum], value: Any, field_name: str) -> Any:
+    if isinstance(value, enum_cls):
+        return value
+    try:
+        return enum_cls(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in enum_cls)
+        raise ValidationError(field_name, f"one of {allowed}", value) from None
+
+
+def parse_policy(value: Any) -> TaskPolicy:
+    return _enum_value(TaskPolicy, value, "policy")
+
+
+def parse_status(value: Any) -> TaskStatus:
+    return _enum_value(TaskStatus, value, "status")
+
+
+def parse_run_status(value: Any) -> TaskRunStatus:
+    return _enum_value(TaskRunStatus, value, "status")
+
+
+def parse_priority(value: Any) -> TaskPriority | None:
+    if value is None or value == "" or (isinstance(value, str) and value.lower() == "none"):
+        return None
+    return _enum_value(TaskPriority, value, "priority")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskType:
+    """A declared type of task and its scheduling knobs (seed 001)."""
+
+    type: str
+    description: str
+    backend_name: str
+    default_interval: timedelta | None = None
+    min_interval: timedelta | None = None
+    max_interval: timedelta | None = None
+    backoff_factor: float | None = None
+    max_queue_length: int | None = None
+    num_retries: int | None = None
+    retry_delay: timedelta | None = None
+
+    def validated(self) -> "TaskType":
+        """Return self if every field is consistent; raise ValidationError naming the field otherwise."""
+        if not isinstance(self.type, str) or not self.type.strip():
+            raise ValidationError("type", "a non-empty name", self.type)
+        if not isinstance(self.backend_name, str) or not self.backend_name.strip():
+            raise ValidationError("backend_name", "a non-empty name of a registered callable", self.backend_name)
+        for name in ("default_interval", "min_interval", "max_interval"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, timedelta) or value <= timedelta(0)):
+                raise ValidationError(name, "a positive duration", value)
+        if self.retry_delay is not None and (not isinstance(self.retry_delay, timedelta) or self.retry_delay <= timedelta(0)):
+            raise ValidationError("retry_delay", "a positive duration", self.retry_delay)
+        lo, hi, default = self.min_interval, self.max_interval, self.default_interval
+        if lo is not None and hi is not None and lo > hi:
+            raise ValidationError("min_interval", f"at most max_interval ({hi})", lo)
+        if default is not None and lo is not None and default < lo:
+            raise ValidationError("default_interval", f"at least min_interval ({lo})", default)
+        if default is not None and hi is not None and default > hi:
+            raise ValidationError("default_interval", f"at most max_interval ({hi})", default)
+        if self.backoff_factor is not None:
+            if isinstance(self.backoff_factor, bool) or not isinstance(self.backoff_factor, (int, float)) or not self.backoff_factor > 1:
+                raise ValidationError("backoff_factor", "a number greater than 1", self.backoff_factor)
+        if self.max_queue_length is not None:
+            if isinstance(self.max_queue_length, bool) or not isinstance(self.max_queue_length, int) or self.max_queue_length < 1:
+                raise ValidationError("max_queue_length", "a whole number of at least 1", self.max_queue_length)
+        if self.num_retries is not None:
+            if isinstance(self.num_retries, bool) or not isinstance(self.num_retries, int) or self.num_retries < 0:
+                raise ValidationError("num_retries", "a whole number of 0 or more", self.num_retries)
+            if self.num_retries > 0 and self.retry_delay is None:
+                raise ValidationError("retry_delay", "a positive duration when num_retries > 0", None)
+        return self
+
+    def clamp(self, interval: timedelta) -> timedelta:
+        if self.min_interval is not None and interval < self.min_interval:
+            interval = self.min_interval
+        if self.max_interval is not None and interval > self.max_interval:
+            interval = self.max_interval
+        return interval
+
+    @property
+    def retries(self) -> int:
+        return self.num_retries or 0
+
+
+@dataclass(frozen=True, slots=True)
+class TaskArguments:
+    """Positional and keyword arguments handed to the task's callable."""
+
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys, compact): equal arguments give equal text."""
+        return json.dumps({"args": list(self.args), "kwargs": dict(self.kwargs)}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"args": list(self.args), "kwargs": dict(self.kwargs)}
+
+    @classmethod
+    def parse(cls, value: Any, field_name: str = "arguments") -> "TaskArguments":
+        """Accept a TaskArguments, a dict {"args": [...], "kwargs": {...}}, or its JSON text."""
+        if isinstance(value, TaskArguments):
+            return value
+        if value is None:
+            return cls()
+        if isinstance(value, (str, bytes)):
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                raise ValidationError(field_name, f'JSON such as {{"args": [...], "kwargs": {{...}}}} ({exc})', value) from None
+        if not isinstance(value, Mapping):
+            raise ValidationError(field_name, 'an object {"args": [...], "kwargs": {...}}', value)
+        unknown = set(value) - {"args", "kwargs"}
+        if unknown:
+            raise ValidationError(field_name, 'only the keys "args" and "kwargs"', sorted(unknown))
+        args = value.get("args", [])
+        kwargs = value.get("kwargs", {})
+        if not isinstance(args, (list, tuple)):
+            raise ValidationError(f"{field_name}.args", "a JSON array", args)
+        if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
+            raise ValidationError(f"{field_name}.kwargs", "a JSON object", kwargs)
+        try:
+            json.dumps([args, kwargs])
+        except (TypeError, ValueError):
+            raise ValidationError(field_name, "values that JSON can represent", value) from None
+        return cls(tuple(args), dict(kwargs))
+
+
+@dataclass(frozen=True, slots=True)
+class NewTask:
+    """A task to create. ``current_interval`` defaults to the type's ``default_interval``."""
+
+    type: str
+    next_run: datetime
+    arguments: TaskArguments = field(default_factory=TaskArguments)
+    policy: TaskPolicy = TaskPolicy.RECURRING
+    priority: TaskPriority | None = None
+    current_interval: timedelta | None = None
+    retries_left: int | None = None
+
+    def dedup_key(self) -> tuple[str, str, str, str | None]:
+        """Seed 001: same type, arguments, policy and priority is the same task."""
+        return (self.type, self.arguments.to_json(), self.policy.value, self.priority.value if self.priority else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    id: int
+    type: str
+    arguments: TaskArguments
+    next_run: datetime
+    current_interval: timedelta | None
+    policy: TaskPolicy
+    status: TaskStatus
+    retries_left: int
+    priority: TaskPriority | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "arguments": self.arguments.to_dict(),
+            "next_run": self.next_run.isoformat(),
+            "current_interval": self.current_interval.total_seconds() if self.current_interval is not None else None,
+            "policy": self.policy.value,
+            "status": self.status.value,
+            "retries_left": self.retries_left,
+            "priority": self.priority.value if self.priority else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRun:
+    id: int
+    task: int
+    backend_id: str | None
+    scheduled: datetime | None
+    started: datetime | None
+    ended: datetime | None
+    metadata: Mapping[str, Any]
+    status: TaskRunStatus
+
+    def to_dict(self) -> dict[str, Any]:
+        def iso(value: datetime | None) -> str | None:
+            return value.isoformat() if value else None
+
+        return {
+            "id": self.id,
+            "task": self.task,
+            "backend_id": self.backend_id,
+            "scheduled": iso(self.scheduled),
+            "started": iso(self.started),
+            "ended": iso(self.ended),
+            "metadata": dict(self.metadata),
+            "status": self.status.value,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledRun:
+    """A task grabbed for dispatch together with the run recorded for it."""
+
+    task: Task
+    run: TaskRun
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """What an executor reports about a run: it started, or it ended with an outcome."""
+
+    run_id: int
+    status: TaskRunStatus
+    at: datetime
+    backend_id: str | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
+    """Fill defaults from the task type and check the task; raise ValidationError if it cannot run."""
+    if task.next_run.tzinfo is None:
+        raise ValidationError("next_run", "a timezone-aware time", task.next_run)
+    interval = task.current_interval
+    if task.policy is TaskPolicy.RECURRING:
+        if interval is None:
+            interval = task_type.default_interval
+        if interval is None:
+            raise ValidationError("current_interval", f"an interval (task type {task_type.type!r} has no default_interval)", None)
+        if interval <= timedelta(0):
+            raise ValidationError("current_interval", "a positive duration", interval)
+        interval = task_type.clamp(interval)
+    elif interval is not None and interval <= timedelta(0):
+        raise ValidationError("current_interval", "a positive duration", interval)
+    retries = task.retries_left if task.retries_left is not None else task_type.retries
+    if retries < 0:
+        raise ValidationError("retries_left", "a whole number of 0 or more", retries)
+    return replace(task, current_interval=interval, retries_left=retries)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskChange:
+    """The task's next state after a run ended."""
+
+    status: TaskStatus
+    next_run: datetime
+    current_interval: timedelta | None
+    retries_left: int
+
+
+def apply_run_outcome(task: Task, task_type: TaskType, outcome: TaskRunStatus, ended: datetime) -> TaskChange:
+    """Seed 001's rules for a task whose run ended with ``outcome`` at ``ended``.
+
+    - eventful: the interval is divided by ``backoff_factor``; uneventful: multiplied
+      by it; both clamped to ``[min_interval, max_interval]``; ``next_run = ended + interval``;
+      retries are refilled. A one-shot task that succeeds is completed.
+    - failed / lost: a retry is consumed (``next_run = ended + retry_delay``); when
+      none is left a recurring task falls back to its normal interval and gets its
+      retries back, a one-shot task is disabled.
+    - permfailed: the task is disabled.
+    """
+    if not outcome.is_final:
+        raise ValueError(f"apply_run_outcome needs a final outcome, got {outcome.value}")
+    interval = task.current_interval
+    if outcome in (TaskRunStatus.EVENTFUL, TaskRunStatus.UNEVENTFUL):
+        if task.policy is TaskPolicy.ONESHOT:
+            return TaskChange(TaskStatus.COMPLETED, task.next_run, interval, task.retries_left)
+        interval = interval or task_type.default_interval or task_type.min_interval or timedelta(days=1)
+        factor = task_type.backoff_factor
+        if factor:
+            interval = interval / factor if outcome is TaskRunStatus.EVENTFUL else interval * factor
+        interval = task_type.clamp(interval)
+        return TaskChange(TaskStatus.NEXT_RUN_NOT_SCHEDULED, ended + interval, interval, task_type.retries)
+    if outcome is TaskRunStatus.PERMFAILED:
+        return TaskChange(TaskStatus.DISABLED, task.next_run, interval, task.retries_left)
+    # failed or lost
+    if task.retries_left > 0:
+        delay = task_type.retry_delay or interval or timedelta(hours=1)
+        return TaskChange(TaskStatus.NEXT_RUN_NOT_SCHEDULED, ended + delay, interval, task.retries_left - 1)
+    if task.policy is TaskPolicy.ONESHOT:
+        return TaskChange(TaskStatus.DISABLED, task.next_run, interval, 0)
+    interval = interval or task_type.default_interval or timedelta(days=1)
+    return TaskChange(TaskStatus.NEXT_RUN_NOT_SCHEDULED, ended + interval, interval, task_type.retries)
+
+
+def fold_run_events(run: TaskRun, events: Sequence[RunEvent]) -> tuple[TaskRun, TaskRunStatus | None]:
+    """Apply a run's events in order; return the new run and the final outcome reached, if any.
+
+    Events for a run that is already final are ignored (a late or duplicate report
+    changes nothing), so every feedback path is idempotent.
+    """
+    final: TaskRunStatus | None = None
+    for event in events:
+        if run.status.is_final:
+            break
+        if event.status is TaskRunStatus.SCHEDULED:
+            continue
+        metadata = {**run.metadata, **(event.metadata or {})}
+        if event.status is TaskRunStatus.STARTED:
+            if run.status is TaskRunStatus.SCHEDULED:
+                run = replace(run, status=TaskRunStatus.STARTED, started=event.at, backend_id=event.backend_id or run.backend_id, metadata=metadata)
+            continue
+        run = replace(run, status=event.status, ended=event.at, backend_id=event.backend_id or run.backend_id, metadata=metadata)
+        final = event.status
+    return run, final
+
+
+@dataclass(frozen=True, slots=True)
+class RunEventPlan:
+    """What a batch of run events changes: runs to rewrite, tasks to move, ids nobody knows."""
+
+    runs: list[TaskRun]
+    tasks: list[tuple[int, TaskChange]]
+    finished: int
+    unknown_runs: list[int]
+
+
+def plan_run_events(
+    current: Mapping[int, tuple[TaskRun, Task]],
+    task_types: Mapping[str, TaskType],
+    events: Sequence[RunEvent],
+) -> RunEventPlan:
+    """Fold a batch of events onto the stored runs and their tasks.
+
+    ``current`` maps run id to the stored (run, task). Within a run, ``started``
+    is applied before any final event, so a batch that carries both in either
+    order gives the same result. A task moves only if it is still waiting on a
+    run (``next_run_scheduled``): a task disabled meanwhile stays disabled.
+    """
+    by_run: dict[int, list[RunEvent]] = {}
+    for event in events:
+        by_run.setdefault(event.run_id, []).append(event)
+    runs: list[TaskRun] = []
+    tasks: list[tuple[int, TaskChange]] = []
+    unknown: list[int] = []
+    finished = 0
+    for run_id, run_events in by_run.items():
+        stored = current.get(run_id)
+        if stored is None:
+            unknown.append(run_id)
+            continue
+        run, task = stored
+        run_events.sort(key=lambda e: e.status.is_final)
+        new_run, final = fold_run_events(run, run_events)
+        if new_run == run:
+            continue
+        runs.append(new_run)
+        if final is not None:
+            finished += 1
+            if task.status is TaskStatus.NEXT_RUN_SCHEDULED:
+                assert new_run.ended is not None
+                tasks.append((task.id, apply_run_outcome(task, task_types[task.type], final, new_run.ended)))
+    return RunEventPlan(runs, tasks, finished, unknown)

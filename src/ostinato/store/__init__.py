@@ -1,0 +1,47 @@
+"""Storage: the :class:`Store` interface and :func:`open_store` for a database URL.
+
+``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``sqlite:///:memory:``
+or a plain file path open the embedded SQLite store; ``postgresql://…`` opens
+the PostgreSQL store.
+"""
+
+from __future__ import annotations
+
+from ..domain.errors import ValidationError
+from .interface import ArchivedTask, SchemaState, Store
+
+DB_URL_FORMS = "sqlite:///PATH, sqlite:///:memory: or postgresql://USER@HOST:PORT/DBNAME"
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file path of a SQLite URL, or None if the URL is not SQLite."""
+    if url.startswith("sqlite://"):
+        rest = url[len("sqlite://"):]
+        if rest in ("", "/", "/:memory:", ":memory:"):
+            return ":memory:"
+        if not rest.startswith("/"):
+            raise ValidationError("db", DB_URL_FORMS, url)
+        return rest[1:] or ":memory:"
+    if "://" not in url:
+        return url
+    return None
+
+
+def open_store(url: str, **options) -> Store:
+    """Open the store a URL names. The schema is not checked: see ``Store.check_schema``."""
+    if not isinstance(url, str) or not url.strip():
+        raise ValidationError("db", DB_URL_FORMS, url)
+    url = url.strip()
+    path = sqlite_path(url)
+    if path is not None:
+        from .sqlite import SQLiteStore
+
+        return SQLiteStore(path, **options)
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgresql import PostgresStore
+
+        return PostgresStore(url, **options)
+    raise ValidationError("db", DB_URL_FORMS, url)
+
+
+__all__ = ["ArchivedTask", "SchemaState", "Store", "open_store", "sqlite_path"]

@@ -1,0 +1,193 @@
+"""The storage interface, in domain verbs. One implementation per dialect.
+
+Services talk to a :class:`Store` only. Every verb that depends on the time takes
+``now`` from the caller (the clock is injected upstream), and every verb that
+changes several rows does it in one transaction, in batches.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Iterable, Sequence
+
+from ..domain.tasks import (
+    NewTask,
+    RunEvent,
+    ScheduledRun,
+    Task,
+    TaskPolicy,
+    TaskPriority,
+    TaskRun,
+    TaskRunStatus,
+    TaskStatus,
+    TaskType,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaState:
+    current: int | None
+    latest: int
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.current == self.latest
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedTask:
+    task: Task
+    runs: tuple[TaskRun, ...]
+
+
+class Store(abc.ABC):
+    """Everything Ostinato keeps, behind verbs that say what they do."""
+
+    #: "sqlite" or "postgresql"
+    dialect: str
+
+    # -- schema -----------------------------------------------------------
+    @abc.abstractmethod
+    def schema_state(self) -> SchemaState: ...
+
+    @abc.abstractmethod
+    def init_schema(self) -> SchemaState:
+        """Create the canonical schema in an empty database (error if one exists)."""
+
+    @abc.abstractmethod
+    def upgrade_schema(self) -> list[int]:
+        """Apply pending migrations; return the versions applied."""
+
+    def check_schema(self) -> None:
+        """Raise SchemaError unless the schema is at the latest version."""
+        from ..domain.errors import SchemaError
+
+        state = self.schema_state()
+        if state.current is None:
+            raise SchemaError("the database has no Ostinato schema: run `ostinato db init`")
+        if state.current < state.latest:
+            raise SchemaError(f"schema version {state.current} is older than {state.latest}: run `ostinato db upgrade`")
+        if state.current > state.latest:
+            raise SchemaError(f"schema version {state.current} is newer than this Ostinato ({state.latest}): upgrade Ostinato")
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- task types -------------------------------------------------------
+    @abc.abstractmethod
+    def create_task_type(self, task_type: TaskType) -> TaskType:
+        """Store a new task type; ConflictError if its name is taken."""
+
+    @abc.abstractmethod
+    def get_task_type(self, name: str) -> TaskType | None: ...
+
+    @abc.abstractmethod
+    def list_task_types(self) -> list[TaskType]: ...
+
+    # -- tasks ------------------------------------------------------------
+    @abc.abstractmethod
+    def create_tasks(self, tasks: Sequence[NewTask]) -> list[Task]:
+        """Create tasks in one transaction; return them in input order.
+
+        A task equal to a pending one (same type, arguments, policy and priority,
+        status ``next_run_not_scheduled``) is not created again: the existing one
+        is returned. Unknown task types or invalid tasks raise ValidationError
+        and nothing is written.
+        """
+
+    @abc.abstractmethod
+    def get_tasks(self, ids: Sequence[int]) -> list[Task]:
+        """The tasks with these ids that exist, in id order."""
+
+    @abc.abstractmethod
+    def search_tasks(
+        self,
+        *,
+        task_type: str | None = None,
+        status: Sequence[TaskStatus] | None = None,
+        policy: TaskPolicy | None = None,
+        priority: Sequence[TaskPriority | None] | None = None,
+        before: datetime | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[Task]:
+        """Tasks matching every filter given, by id, paged by ``after_id``."""
+
+    @abc.abstractmethod
+    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False) -> list[Task]:
+        """Tasks a runner would grab now, changing nothing."""
+
+    @abc.abstractmethod
+    def grab_ready_tasks(
+        self,
+        task_type: str,
+        now: datetime,
+        limit: int,
+        *,
+        priority: bool = False,
+        backend_id: str | None = None,
+    ) -> list[ScheduledRun]:
+        """Take up to ``limit`` ready tasks and record a ``scheduled`` run for each.
+
+        Ready: ``next_run <= now`` and status ``next_run_not_scheduled``. Without
+        ``priority`` only tasks with no priority are taken, oldest ``next_run``
+        first; with it only prioritised tasks, high before normal before low.
+        Concurrent callers never take the same task.
+        """
+
+    @abc.abstractmethod
+    def set_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None) -> int:
+        """Disable or respawn tasks; respawning refills retries. Returns the count changed."""
+
+    # -- task runs --------------------------------------------------------
+    @abc.abstractmethod
+    def record_run_events(self, events: Sequence[RunEvent]) -> int:
+        """Record runs starting and ending, and move their tasks (seed 001's rules).
+
+        Idempotent and order-tolerant: an event for a run already final changes
+        nothing. Returns the number of runs that reached a final status.
+        """
+
+    @abc.abstractmethod
+    def mark_lost_runs(self, now: datetime, timeout: timedelta, *, backend_ids: Sequence[str] | None = None) -> list[int]:
+        """Runs ``scheduled`` or ``started`` with no sign of life for ``timeout`` become ``lost``.
+
+        A lost run counts as a failure of its task. With ``backend_ids``, only
+        runs of those executors are considered, whatever their age (for an
+        executor known to be dead). Returns the ids of the runs marked.
+        """
+
+    @abc.abstractmethod
+    def in_flight_backend_ids(self, prefix: str) -> list[str]:
+        """Distinct ``backend_id`` values starting with ``prefix`` of runs not yet final."""
+
+    @abc.abstractmethod
+    def list_task_runs(
+        self,
+        *,
+        task_id: int | None = None,
+        status: Sequence[TaskRunStatus] | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[TaskRun]: ...
+
+    @abc.abstractmethod
+    def count_tasks(self) -> dict[tuple[str, str], int]:
+        """Number of tasks per (task type, status)."""
+
+    # -- archival ---------------------------------------------------------
+    @abc.abstractmethod
+    def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:
+        """Completed or disabled tasks whose last activity is older than ``before``, with their runs."""
+
+    @abc.abstractmethod
+    def delete_tasks(self, ids: Iterable[int]) -> int:
+        """Delete tasks and their runs; returns the number of tasks deleted."""

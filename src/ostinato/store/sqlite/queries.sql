@@ -1,0 +1,148 @@
+-- Named queries of the SQLite store. Parameters are :named; arrays are passed
+-- as JSON text and read with json_each. `now` always comes from the caller.
+
+-- name: insert_task_type
+INSERT INTO task_type (type, description, backend_name, default_interval, min_interval, max_interval,
+                       backoff_factor, max_queue_length, num_retries, retry_delay)
+VALUES (:type, :description, :backend_name, :default_interval, :min_interval, :max_interval,
+        :backoff_factor, :max_queue_length, :num_retries, :retry_delay);
+
+-- name: get_task_type
+SELECT * FROM task_type WHERE type = :type;
+
+-- name: list_task_types
+SELECT * FROM task_type ORDER BY type;
+
+-- name: task_types_in
+SELECT * FROM task_type WHERE type IN (SELECT value FROM json_each(:types));
+
+-- name: find_pending_duplicates
+-- keys: JSON array of [type, arguments, policy, priority]
+SELECT t.* FROM json_each(:keys) AS k
+JOIN task AS t
+  ON t.type = k.value ->> 0
+ AND t.arguments = k.value ->> 1
+ AND t.status = 'next_run_not_scheduled'
+ AND t.policy = k.value ->> 2
+ AND t.priority IS k.value ->> 3;
+
+-- name: insert_tasks
+-- rows: JSON array of [type, arguments, next_run, current_interval, policy, retries_left, priority]
+INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, 'next_run_not_scheduled',
+       r.value ->> 4, r.value ->> 5, r.value ->> 6
+FROM json_each(:rows) AS r
+ORDER BY r.key
+RETURNING *;
+
+-- name: tasks_in
+SELECT * FROM task WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id;
+
+-- name: peek_ready_tasks
+SELECT * FROM task
+WHERE type = :type AND status = 'next_run_not_scheduled' AND priority IS NULL AND next_run <= :now
+ORDER BY next_run LIMIT :limit;
+
+-- name: peek_ready_priority_tasks
+SELECT * FROM task
+WHERE type = :type AND status = 'next_run_not_scheduled' AND priority = :priority AND next_run <= :now
+ORDER BY next_run LIMIT :limit;
+
+-- name: grab_ready_tasks
+UPDATE task SET status = 'next_run_scheduled'
+WHERE id IN (
+    SELECT id FROM task
+    WHERE type = :type AND status = 'next_run_not_scheduled' AND priority IS NULL AND next_run <= :now
+    ORDER BY next_run LIMIT :limit)
+RETURNING *;
+
+-- name: grab_ready_priority_tasks
+UPDATE task SET status = 'next_run_scheduled'
+WHERE id IN (
+    SELECT id FROM task
+    WHERE type = :type AND status = 'next_run_not_scheduled' AND priority = :priority AND next_run <= :now
+    ORDER BY next_run LIMIT :limit)
+RETURNING *;
+
+-- name: insert_scheduled_runs
+INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
+SELECT value, :backend_id, :now, 'scheduled', '{}' FROM json_each(:ids) ORDER BY key
+RETURNING *;
+
+-- name: disable_tasks
+UPDATE task SET status = 'disabled'
+WHERE id IN (SELECT value FROM json_each(:ids)) AND status <> 'disabled';
+
+-- name: respawn_tasks
+-- back to pending; retries refilled from the task type
+UPDATE task SET status = 'next_run_not_scheduled',
+                next_run = coalesce(:next_run, next_run),
+                retries_left = coalesce((SELECT num_retries FROM task_type tt WHERE tt.type = task.type), 0)
+WHERE id IN (SELECT value FROM json_each(:ids)) AND status IN ('completed', 'disabled');
+
+-- name: runs_with_tasks
+SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
+       r.status AS run_status, t.*
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE r.id IN (SELECT value FROM json_each(:ids));
+
+-- name: update_run
+UPDATE task_run SET status = :status, backend_id = :backend_id, started = :started, ended = :ended,
+                    metadata = :metadata
+WHERE id = :id AND status IN ('scheduled', 'started');
+
+-- name: update_task_after_run
+UPDATE task SET status = :status, next_run = :next_run, current_interval = :current_interval,
+                retries_left = :retries_left
+WHERE id = :id AND status = 'next_run_scheduled';
+
+-- name: stale_in_flight_runs
+SELECT id FROM task_run
+WHERE status IN ('scheduled', 'started') AND scheduled < :cutoff AND coalesce(started, scheduled) < :cutoff
+ORDER BY scheduled LIMIT :limit;
+
+-- name: in_flight_runs_of
+SELECT id FROM task_run
+WHERE status IN ('scheduled', 'started') AND backend_id IN (SELECT value FROM json_each(:backend_ids));
+
+-- name: in_flight_backend_ids
+SELECT DISTINCT backend_id FROM task_run
+WHERE status IN ('scheduled', 'started') AND backend_id >= :prefix AND substr(backend_id, 1, length(:prefix)) = :prefix;
+
+-- name: count_tasks
+SELECT type, status, count(*) AS n FROM task GROUP BY type, status;
+
+-- name: archivable_tasks
+SELECT t.* FROM task AS t
+WHERE t.status IN ('completed', 'disabled') AND t.id > :after_id AND t.next_run < :before
+  AND NOT EXISTS (
+      SELECT 1 FROM task_run AS r
+      WHERE r.task = t.id AND (r.ended >= :before OR r.status IN ('scheduled', 'started')))
+ORDER BY t.id LIMIT :limit;
+
+-- name: runs_of_tasks
+SELECT * FROM task_run WHERE task IN (SELECT value FROM json_each(:ids)) ORDER BY task, id;
+
+-- name: delete_runs_of_tasks
+DELETE FROM task_run WHERE task IN (SELECT value FROM json_each(:ids));
+
+-- name: delete_tasks
+DELETE FROM task WHERE id IN (SELECT value FROM json_each(:ids));
+
+-- name: search_tasks
+-- every filter is optional (NULL: no filter); lists are JSON arrays
+SELECT * FROM task
+WHERE id > :after_id
+  AND (:type IS NULL OR type = :type)
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:policy IS NULL OR policy = :policy)
+  AND (:priorities IS NULL OR coalesce(priority, 'none') IN (SELECT value FROM json_each(:priorities)))
+  AND (:before IS NULL OR next_run <= :before)
+ORDER BY id LIMIT :limit;
+
+-- name: search_task_runs
+SELECT * FROM task_run
+WHERE id > :after_id
+  AND (:task IS NULL OR task = :task)
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+ORDER BY id LIMIT :limit;
