@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import os
 import pwd
 import shlex
@@ -81,7 +82,11 @@ def find_bindir() -> Path:
     if pg_config:
         try:
             out = subprocess.run(
-                [pg_config, "--bindir"], capture_output=True, text=True, check=True, timeout=10
+                [pg_config, "--bindir"],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=10,
             ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             out = ""
@@ -126,7 +131,9 @@ class PostgresCluster:
         extra = dict(settings or {})
         managed = sorted(_MANAGED_SETTINGS & extra.keys())
         if managed:
-            raise ValueError(f"PostgresCluster sets {', '.join(managed)} itself; pass port= instead")
+            raise ValueError(
+                f"PostgresCluster sets {', '.join(managed)} itself; pass port= instead"
+            )
         self.bindir: Path = find_bindir()
         self.port: int = port if port is not None else free_port()
         self.durable: bool = durable
@@ -226,7 +233,7 @@ class PostgresCluster:
         )
         self._execute(query)
 
-    def _execute(self, query: sql.Composable) -> None:
+    def _execute(self, query: sql.Composed) -> None:
         import psycopg
 
         with psycopg.connect(self.dsn(), autocommit=True, connect_timeout=10) as conn:
@@ -253,8 +260,9 @@ class PostgresCluster:
             self.base_dir = Path(tempfile.mkdtemp(prefix="ostinato-pg-", dir=parent))
             self._owns_base_dir = True
             self.base_dir.chmod(0o755)
-        else:
-            self.base_dir.mkdir(parents=True, exist_ok=True)
+        elif not self.base_dir.exists():
+            self.base_dir.mkdir(parents=True)
+            self.base_dir.chmod(0o755)
         for directory in (self.data_dir, self.socket_dir):
             directory.mkdir(exist_ok=True)
             self._give_to_server(directory)
@@ -317,22 +325,21 @@ class PostgresCluster:
                 self.port = free_port()
                 continue
             raise RuntimeError(
-                f"PostgreSQL ({self.bindir}) did not start on 127.0.0.1:{self.port} within "
-                f"{START_TIMEOUT_S}s; pg_ctl said: {result.stdout.strip() or '(nothing)'}\n"
-                f"--- last lines of {self.log_path}:\n{_tail(log)}"
+                f"PostgreSQL ({self.bindir}) failed to start on 127.0.0.1:{self.port} "
+                f"(pg_ctl waits up to {START_TIMEOUT_S}s): "
+                f"{result.stdout.strip() or '(no output)'}\n"
+                f"--- last lines of the server log:\n{_tail(log)}"
             )
 
     def _stop_server(self) -> None:
         pid_file = self.data_dir / "postmaster.pid"
         pid = _read_pid(pid_file)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self._run(
                 "pg_ctl", "stop", "-D", str(self.data_dir), "-m", "fast",
                 "-w", "-t", str(STOP_TIMEOUT_S), "-s",
                 timeout=STOP_TIMEOUT_S + 30,
             )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            pass
         if not pid_file.exists() or pid is None:
             return
         # Fast shutdown did not finish: immediate shutdown, then kill outright.
@@ -449,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     """Start a cluster, print its DSN, and keep it up until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
         prog="python -m ostinato.testing.postgres",
-        description="Start a throwaway PostgreSQL cluster, print its DSN, stop it on Ctrl-C/SIGTERM.",
+        description="Start a throwaway PostgreSQL cluster, print its DSN, "
+        "and stop it on Ctrl-C or SIGTERM.",
     )
     parser.add_argument("--port", type=int, help="TCP port (default: a free one)")
     parser.add_argument("--base-dir", type=Path, help="keep the cluster here instead of a temp dir")
@@ -472,7 +480,11 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, request_stop)
 
-    cluster = PostgresCluster(args.base_dir, args.port, durable=args.durable, settings=settings)
+    try:
+        cluster = PostgresCluster(args.base_dir, args.port, durable=args.durable, settings=settings)
+    except (RuntimeError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     try:
         cluster.start()
         print(cluster.dsn(), flush=True)

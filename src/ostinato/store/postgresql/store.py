@@ -1,0 +1,361 @@
+"""PostgreSQL implementation of the store: psycopg 3 with a connection pool.
+
+Claims that may race take row leases (``FOR UPDATE SKIP LOCKED``); bulk writes
+pass whole batches as array parameters read by ``unnest``; every session runs
+in UTC and receives ``now`` from the caller.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from ...domain.errors import ConflictError, ValidationError
+from ...domain.tasks import (
+    PRIORITY_ORDER,
+    NewTask,
+    RunEvent,
+    ScheduledRun,
+    Task,
+    TaskArguments,
+    TaskPolicy,
+    TaskPriority,
+    TaskRun,
+    TaskRunStatus,
+    TaskStatus,
+    TaskType,
+    plan_run_events,
+)
+from ..common import in_input_order, prepare_task_batch
+from ..interface import ArchivedTask, SchemaState, Store
+from ..migrations import latest_version, load_migrations
+from ..queries import Queries
+
+HERE = Path(__file__).parent
+QUERIES = Queries(HERE / "queries.sql")
+MIGRATIONS = load_migrations(HERE / "migrations")
+SCHEMA_VERSION_DDL = (
+    "CREATE TABLE IF NOT EXISTS schema_version ("
+    "version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+)
+_CHUNK = 10_000
+
+
+def _row_to_task_type(row: Mapping[str, Any]) -> TaskType:
+    return TaskType(
+        type=row["type"],
+        description=row["description"],
+        backend_name=row["backend_name"],
+        default_interval=row["default_interval"],
+        min_interval=row["min_interval"],
+        max_interval=row["max_interval"],
+        backoff_factor=row["backoff_factor"],
+        max_queue_length=row["max_queue_length"],
+        num_retries=row["num_retries"],
+        retry_delay=row["retry_delay"],
+    )
+
+
+def _row_to_task(row: Mapping[str, Any]) -> Task:
+    arguments = row["arguments"]
+    return Task(
+        id=row["id"],
+        type=row["type"],
+        arguments=TaskArguments(tuple(arguments["args"]), arguments["kwargs"]),
+        next_run=row["next_run"],
+        current_interval=row["current_interval"],
+        policy=TaskPolicy(row["policy"]),
+        status=TaskStatus(row["status"]),
+        retries_left=row["retries_left"],
+        priority=TaskPriority(row["priority"]) if row["priority"] else None,
+    )
+
+
+def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
+    return TaskRun(
+        id=row[f"{prefix}id"],
+        task=row[f"{prefix}task"],
+        backend_id=row["backend_id"],
+        scheduled=row["scheduled"],
+        started=row["started"],
+        ended=row["ended"],
+        metadata=row["metadata"],
+        status=TaskRunStatus(row[f"{prefix}status"]),
+    )
+
+
+def _chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    conn.execute("SET TIME ZONE 'UTC'")
+    conn.commit()
+
+
+class PostgresStore(Store):
+    dialect = "postgresql"
+
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
+        self.dsn = dsn
+        self._pool = ConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"row_factory": dict_row},
+            configure=_configure,
+            open=True,
+            name="ostinato",
+        )
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Connection]:
+        """A connection in a transaction, committed on success."""
+        with self._pool.connection() as conn:
+            with conn.transaction():
+                yield conn
+
+    def _read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        with self._pool.connection() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    # -- schema -----------------------------------------------------------
+    def schema_state(self) -> SchemaState:
+        with self._pool.connection() as conn:
+            exists = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL AS e").fetchone()["e"]
+            current = conn.execute("SELECT max(version) AS v FROM schema_version").fetchone()["v"] if exists else None
+        return SchemaState(current, latest_version(MIGRATIONS))
+
+    def init_schema(self) -> SchemaState:
+        with self._tx() as conn:
+            tables = conn.execute(
+                "SELECT count(*) AS n FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchone()["n"]
+            if tables:
+                raise ConflictError("the database is not empty: use `ostinato db upgrade` on an existing database")
+            conn.execute(SCHEMA_VERSION_DDL)
+            conn.execute((HERE / "schema.sql").read_text(encoding="utf-8"))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO schema_version (version, description) VALUES (%s, %s)",
+                    [(m.version, m.description) for m in MIGRATIONS],
+                )
+        return self.schema_state()
+
+    def upgrade_schema(self) -> list[int]:
+        applied = []
+        with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('ostinato.migrations'))")
+            conn.execute(SCHEMA_VERSION_DDL)
+            current = conn.execute("SELECT coalesce(max(version), 0) AS v FROM schema_version").fetchone()["v"]
+            for migration in MIGRATIONS:
+                if migration.version <= current:
+                    continue
+                conn.execute(migration.sql)
+                conn.execute(
+                    "INSERT INTO schema_version (version, description) VALUES (%s, %s)",
+                    (migration.version, migration.description),
+                )
+                applied.append(migration.version)
+        return applied
+
+    # -- task types -------------------------------------------------------
+    def create_task_type(self, task_type: TaskType) -> TaskType:
+        task_type.validated()
+        params = {
+            "type": task_type.type,
+            "description": task_type.description,
+            "backend_name": task_type.backend_name,
+            "default_interval": task_type.default_interval,
+            "min_interval": task_type.min_interval,
+            "max_interval": task_type.max_interval,
+            "backoff_factor": task_type.backoff_factor,
+            "max_queue_length": task_type.max_queue_length,
+            "num_retries": task_type.num_retries,
+            "retry_delay": task_type.retry_delay,
+        }
+        try:
+            with self._tx() as conn:
+                conn.execute(QUERIES.insert_task_type, params)
+        except psycopg.errors.UniqueViolation:
+            raise ConflictError(f"task type {task_type.type!r} already exists") from None
+        return task_type
+
+    def get_task_type(self, name: str) -> TaskType | None:
+        rows = self._read(QUERIES.get_task_type, {"type": name})
+        return _row_to_task_type(rows[0]) if rows else None
+
+    def list_task_types(self) -> list[TaskType]:
+        return [_row_to_task_type(r) for r in self._read(QUERIES.list_task_types)]
+
+    def _task_types_in(self, conn: psycopg.Connection, names: Iterable[str]) -> dict[str, TaskType]:
+        rows = conn.execute(QUERIES.task_types_in, {"types": list(names)}).fetchall()
+        return {r["type"]: _row_to_task_type(r) for r in rows}
+
+    # -- tasks ------------------------------------------------------------
+    def create_tasks(self, tasks: Sequence[NewTask]) -> list[Task]:
+        if not tasks:
+            return []
+        with self._tx() as conn:
+            prepared, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names))
+            conn.execute(QUERIES.lock_task_creation)
+            stored: list[Task] = []
+            for chunk in _chunks(list(unique.values())):
+                keys = [t.dedup_key() for t in chunk]
+                existing = [_row_to_task(r) for r in conn.execute(QUERIES.find_pending_duplicates, {
+                    "types": [k[0] for k in keys], "arguments": [k[1] for k in keys],
+                    "policies": [k[2] for k in keys], "priorities": [k[3] for k in keys],
+                })]
+                stored.extend(existing)
+                known = {(t.type, t.arguments.to_json(), t.policy.value, t.priority.value if t.priority else None) for t in existing}
+                fresh = [t for t in chunk if t.dedup_key() not in known]
+                if fresh:
+                    rows = conn.execute(QUERIES.insert_tasks, {
+                        "types": [t.type for t in fresh],
+                        "arguments": [t.arguments.to_json() for t in fresh],
+                        "next_runs": [t.next_run for t in fresh],
+                        "intervals": [t.current_interval for t in fresh],
+                        "policies": [t.policy.value for t in fresh],
+                        "retries": [t.retries_left for t in fresh],
+                        "priorities": [t.priority.value if t.priority else None for t in fresh],
+                    }).fetchall()
+                    stored.extend(_row_to_task(r) for r in rows)
+        return in_input_order(prepared, stored)
+
+    def get_tasks(self, ids: Sequence[int]) -> list[Task]:
+        return [_row_to_task(r) for chunk in _chunks(list(ids)) for r in self._read(QUERIES.tasks_in, {"ids": list(chunk)})]
+
+    def search_tasks(self, *, task_type=None, status=None, policy=None, priority=None, before=None, after_id=0, limit=100) -> list[Task]:
+        params = {
+            "type": task_type,
+            "statuses": [s.value for s in status] if status else None,
+            "policy": policy.value if policy else None,
+            "priorities": [p.value if p else "none" for p in priority] if priority else None,
+            "before": before,
+            "after_id": after_id,
+            "limit": limit,
+        }
+        return [_row_to_task(r) for r in self._read(QUERIES.search_tasks, params)]
+
+    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False) -> list[Task]:
+        if not priority:
+            return [_row_to_task(r) for r in self._read(QUERIES.peek_ready_tasks, {"type": task_type, "now": now, "limit": limit})]
+        found: list[Task] = []
+        with self._pool.connection() as conn:
+            for level in PRIORITY_ORDER:
+                if len(found) >= limit:
+                    break
+                params = {"type": task_type, "now": now, "limit": limit - len(found), "priority": level.value}
+                found.extend(_row_to_task(r) for r in conn.execute(QUERIES.peek_ready_priority_tasks, params))
+        return found
+
+    def grab_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False, backend_id: str | None = None) -> list[ScheduledRun]:
+        if limit <= 0:
+            return []
+        grabbed: list[ScheduledRun] = []
+        with self._tx() as conn:
+            for level in PRIORITY_ORDER if priority else (None,):
+                room = limit - len(grabbed)
+                if room <= 0:
+                    break
+                params = {"type": task_type, "now": now, "limit": room, "backend_id": backend_id}
+                if level is None:
+                    rows = conn.execute(QUERIES.grab_ready_tasks, params).fetchall()
+                else:
+                    rows = conn.execute(QUERIES.grab_ready_priority_tasks, {**params, "priority": level.value}).fetchall()
+                grabbed.extend(ScheduledRun(_row_to_task(r), _row_to_run(r, prefix="run_")) for r in rows)
+        return grabbed
+
+    def set_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None) -> int:
+        changed = 0
+        with self._tx() as conn:
+            for chunk in _chunks(list(ids)):
+                if status is TaskStatus.DISABLED:
+                    changed += conn.execute(QUERIES.disable_tasks, {"ids": list(chunk)}).rowcount
+                elif status is TaskStatus.NEXT_RUN_NOT_SCHEDULED:
+                    changed += conn.execute(QUERIES.respawn_tasks, {"ids": list(chunk), "next_run": next_run}).rowcount
+                else:
+                    raise ValidationError("status", "disabled or next_run_not_scheduled", status.value)
+        return changed
+
+    # -- task runs --------------------------------------------------------
+    def record_run_events(self, events: Sequence[RunEvent]) -> int:
+        if not events:
+            return 0
+        finished = 0
+        with self._tx() as conn:
+            for chunk in _chunks(list(events)):
+                ids = sorted({e.run_id for e in chunk})
+                current = {}
+                for row in conn.execute(QUERIES.runs_with_tasks_for_update, {"ids": ids}):
+                    current[row["run_id"]] = (_row_to_run(row, prefix="run_"), _row_to_task(row))
+                types = self._task_types_in(conn, {task.type for _, task in current.values()})
+                plan = plan_run_events(current, types, chunk)
+                if plan.runs:
+                    conn.execute(QUERIES.update_runs, {
+                        "ids": [r.id for r in plan.runs],
+                        "statuses": [r.status.value for r in plan.runs],
+                        "backend_ids": [r.backend_id for r in plan.runs],
+                        "starteds": [r.started for r in plan.runs],
+                        "endeds": [r.ended for r in plan.runs],
+                        "metadatas": [json.dumps(dict(r.metadata)) for r in plan.runs],
+                    })
+                if plan.tasks:
+                    conn.execute(QUERIES.update_tasks_after_runs, {
+                        "ids": [task_id for task_id, _ in plan.tasks],
+                        "statuses": [c.status.value for _, c in plan.tasks],
+                        "next_runs": [c.next_run for _, c in plan.tasks],
+                        "intervals": [c.current_interval for _, c in plan.tasks],
+                        "retries": [c.retries_left for _, c in plan.tasks],
+                    })
+                finished += plan.finished
+        return finished
+
+    def mark_lost_runs(self, now: datetime, timeout: timedelta, *, backend_ids: Sequence[str] | None = None) -> list[int]:
+        if backend_ids is not None:
+            rows = self._read(QUERIES.in_flight_runs_of, {"backend_ids": list(backend_ids)})
+        else:
+            rows = self._read(QUERIES.stale_in_flight_runs, {"cutoff": now - timeout, "limit": 100_000})
+        ids = [r["id"] for r in rows]
+        self.record_run_events([RunEvent(i, TaskRunStatus.LOST, now, metadata={"lost": "no report from the executor"}) for i in ids])
+        return ids
+
+    def in_flight_backend_ids(self, prefix: str) -> list[str]:
+        return [r["backend_id"] for r in self._read(QUERIES.in_flight_backend_ids, {"prefix": prefix})]
+
+    def list_task_runs(self, *, task_id=None, status=None, after_id=0, limit=100) -> list[TaskRun]:
+        params = {"task": task_id, "statuses": [s.value for s in status] if status else None, "after_id": after_id, "limit": limit}
+        return [_row_to_run(r) for r in self._read(QUERIES.search_task_runs, params)]
+
+    def count_tasks(self) -> dict[tuple[str, str], int]:
+        return {(r["type"], r["status"]): r["n"] for r in self._read(QUERIES.count_tasks)}
+
+    # -- archival ---------------------------------------------------------
+    def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:
+        with self._pool.connection() as conn:
+            tasks = [_row_to_task(r) for r in conn.execute(QUERIES.archivable_tasks, {"before": before, "after_id": after_id, "limit": limit})]
+            runs: dict[int, list[TaskRun]] = {t.id: [] for t in tasks}
+            if tasks:
+                for row in conn.execute(QUERIES.runs_of_tasks, {"ids": list(runs)}):
+                    runs[row["task"]].append(_row_to_run(row))
+        return [ArchivedTask(t, tuple(runs[t.id])) for t in tasks]
+
+    def delete_tasks(self, ids: Iterable[int]) -> int:
+        deleted = 0
+        with self._tx() as conn:
+            for chunk in _chunks(list(ids)):
+                conn.execute(QUERIES.delete_runs_of_tasks, {"ids": list(chunk)})
+                deleted += conn.execute(QUERIES.delete_tasks, {"ids": list(chunk)}).rowcount
+        return deleted

@@ -1,0 +1,15 @@
+"""The ``ostinato`` command line: thin commands over the services and the store."""
+
+from __future__ import annotations
+
+from .app import AppContext, cli
+
+# Each module adds its commands to `cli` when imported.
+from . import db, services, task_runs, task_types, tasks  # noqa: E402,F401
+
+
+def main() -> None:
+    cli(prog_name="ostinato")
+
+
+__all__ = ["AppContext", "cli", "main"]

@@ -1,0 +1,84 @@
+"""The ``ostinato`` command group, its shared context and its error handling.
+
+Every command module adds itself to :data:`cli`; commands reach the store and
+the clock through :class:`AppContext`, so tests can hand in their own.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import click
+
+from ..config import Settings
+from ..domain.clock import Clock, SystemClock
+from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
+from ..store import Store, open_store
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    clock: Clock = field(default_factory=SystemClock)
+    _store: Store | None = None
+
+    def store(self, *, check_schema: bool = True) -> Store:
+        """The store of ``settings.db``, opened on first use."""
+        if self._store is None:
+            self._store = open_store(self.settings.db)
+        if check_schema:
+            self._store.check_schema()
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+
+class OstinatoGroup(click.Group):
+    """Turns Ostinato's errors into one-line messages and exit statuses.
+
+    Bad input (ValidationError) exits 2 like click's own usage errors; a missing
+    object or a conflict exits 1; a schema problem exits 3.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ValidationError as exc:
+            _fail(f"error: {exc}", 2)
+        except SchemaError as exc:
+            _fail(f"error: {exc}", 3)
+        except (NotFoundError, ConflictError) as exc:
+            _fail(f"error: {exc}", 1)
+        except OstinatoError as exc:
+            _fail(f"error: {exc}", 1)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+@click.group(cls=OstinatoGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--db", envvar="OSTINATO_DB", help="Database URL: sqlite:///PATH (default sqlite:///ostinato.db) or postgresql://…")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="TOML settings file (default ./ostinato.toml).")
+@click.version_option(package_name="ostinato")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, config_file: str | None) -> None:
+    """Ostinato: a scheduler for recurring work at archive scale."""
+    if ctx.obj is None:
+        settings = Settings.load(config_file).with_values({"db": db})
+        ctx.obj = AppContext(settings)
+        ctx.call_on_close(ctx.obj.close)
+
+
+def command_group(name: str, help_text: str) -> Callable[..., click.Group]:
+    """A sub-group of ``ostinato`` with the same error handling."""
+    return cli.group(name, cls=OstinatoGroup, help=help_text)

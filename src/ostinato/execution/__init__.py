@@ -1,0 +1,1 @@
+"""Execution: where dispatched work runs (the embedded worker pool; Celery later)."""

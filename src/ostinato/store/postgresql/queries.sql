@@ -1,0 +1,175 @@
+-- Named queries of the PostgreSQL store. Parameters are %(named)s; arrays are
+-- passed as arrays and read with unnest / ANY. `now` always comes from the caller.
+
+-- name: insert_task_type
+INSERT INTO task_type (type, description, backend_name, default_interval, min_interval, max_interval,
+                       backoff_factor, max_queue_length, num_retries, retry_delay)
+VALUES (%(type)s, %(description)s, %(backend_name)s, %(default_interval)s, %(min_interval)s, %(max_interval)s,
+        %(backoff_factor)s, %(max_queue_length)s, %(num_retries)s, %(retry_delay)s);
+
+-- name: get_task_type
+SELECT * FROM task_type WHERE type = %(type)s;
+
+-- name: list_task_types
+SELECT * FROM task_type ORDER BY type;
+
+-- name: task_types_in
+SELECT * FROM task_type WHERE type = ANY(%(types)s::text[]);
+
+-- name: lock_task_creation
+-- serialises creators so that two of them cannot both create the same pending task
+SELECT pg_advisory_xact_lock(hashtext('ostinato.create_tasks'));
+
+-- name: find_pending_duplicates
+SELECT t.* FROM unnest(%(types)s::text[], %(arguments)s::jsonb[], %(policies)s::text[], %(priorities)s::text[])
+    AS k(type, arguments, policy, priority)
+JOIN task AS t
+  ON t.type = k.type
+ AND md5(t.arguments::text) = md5(k.arguments::text)
+ AND t.arguments = k.arguments
+ AND t.status = 'next_run_not_scheduled'
+ AND t.policy = k.policy
+ AND t.priority IS NOT DISTINCT FROM k.priority;
+
+-- name: insert_tasks
+INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+SELECT type, arguments, next_run, current_interval, 'next_run_not_scheduled', policy, retries_left, priority
+FROM unnest(%(types)s::text[], %(arguments)s::jsonb[], %(next_runs)s::timestamptz[], %(intervals)s::interval[],
+            %(policies)s::text[], %(retries)s::bigint[], %(priorities)s::text[])
+    AS r(type, arguments, next_run, current_interval, policy, retries_left, priority)
+RETURNING *;
+
+-- name: tasks_in
+SELECT * FROM task WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id;
+
+-- name: peek_ready_tasks
+SELECT * FROM task
+WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority IS NULL AND next_run <= %(now)s
+ORDER BY next_run LIMIT %(limit)s;
+
+-- name: peek_ready_priority_tasks
+SELECT * FROM task
+WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority = %(priority)s AND next_run <= %(now)s
+ORDER BY next_run LIMIT %(limit)s;
+
+-- name: grab_ready_tasks
+-- one statement: lease the rows (SKIP LOCKED: concurrent runners take disjoint sets),
+-- mark them scheduled and record a run for each
+WITH selected AS (
+    SELECT id FROM task
+    WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority IS NULL AND next_run <= %(now)s
+    ORDER BY next_run LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), grabbed AS (
+    UPDATE task SET status = 'next_run_scheduled' FROM selected WHERE task.id = selected.id
+    RETURNING task.*
+), runs AS (
+    INSERT INTO task_run (task, backend_id, scheduled, status)
+    SELECT id, %(backend_id)s, %(now)s, 'scheduled' FROM grabbed
+    RETURNING id AS run_id, task AS run_task, backend_id, scheduled, started, ended, metadata, status AS run_status
+)
+SELECT grabbed.*, runs.* FROM grabbed JOIN runs ON runs.run_task = grabbed.id
+ORDER BY grabbed.next_run, grabbed.id;
+
+-- name: grab_ready_priority_tasks
+WITH selected AS (
+    SELECT id FROM task
+    WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority = %(priority)s AND next_run <= %(now)s
+    ORDER BY next_run LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), grabbed AS (
+    UPDATE task SET status = 'next_run_scheduled' FROM selected WHERE task.id = selected.id
+    RETURNING task.*
+), runs AS (
+    INSERT INTO task_run (task, backend_id, scheduled, status)
+    SELECT id, %(backend_id)s, %(now)s, 'scheduled' FROM grabbed
+    RETURNING id AS run_id, task AS run_task, backend_id, scheduled, started, ended, metadata, status AS run_status
+)
+SELECT grabbed.*, runs.* FROM grabbed JOIN runs ON runs.run_task = grabbed.id
+ORDER BY grabbed.next_run, grabbed.id;
+
+-- name: disable_tasks
+UPDATE task SET status = 'disabled'
+WHERE id = ANY(%(ids)s::bigint[]) AND status <> 'disabled';
+
+-- name: respawn_tasks
+-- back to pending; retries refilled from the task type
+UPDATE task SET status = 'next_run_not_scheduled',
+                next_run = coalesce(%(next_run)s::timestamptz, next_run),
+                retries_left = coalesce((SELECT num_retries FROM task_type tt WHERE tt.type = task.type), 0)
+WHERE id = ANY(%(ids)s::bigint[]) AND status IN ('completed', 'disabled');
+
+-- name: runs_with_tasks_for_update
+SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
+       r.status AS run_status, t.*
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE r.id = ANY(%(ids)s::bigint[])
+ORDER BY r.id
+FOR UPDATE OF r, t;
+
+-- name: update_runs
+UPDATE task_run AS r
+SET status = u.status, backend_id = u.backend_id, started = u.started, ended = u.ended, metadata = u.metadata
+FROM unnest(%(ids)s::bigint[], %(statuses)s::text[], %(backend_ids)s::text[], %(starteds)s::timestamptz[],
+            %(endeds)s::timestamptz[], %(metadatas)s::jsonb[])
+    AS u(id, status, backend_id, started, ended, metadata)
+WHERE r.id = u.id AND r.status IN ('scheduled', 'started');
+
+-- name: update_tasks_after_runs
+UPDATE task AS t
+SET status = u.status, next_run = u.next_run, current_interval = u.current_interval, retries_left = u.retries_left
+FROM unnest(%(ids)s::bigint[], %(statuses)s::text[], %(next_runs)s::timestamptz[], %(intervals)s::interval[],
+            %(retries)s::bigint[])
+    AS u(id, status, next_run, current_interval, retries_left)
+WHERE t.id = u.id AND t.status = 'next_run_scheduled';
+
+-- name: stale_in_flight_runs
+SELECT id FROM task_run
+WHERE status IN ('scheduled', 'started') AND scheduled < %(cutoff)s AND coalesce(started, scheduled) < %(cutoff)s
+ORDER BY scheduled LIMIT %(limit)s;
+
+-- name: in_flight_runs_of
+SELECT id FROM task_run
+WHERE status IN ('scheduled', 'started') AND backend_id = ANY(%(backend_ids)s::text[]);
+
+-- name: in_flight_backend_ids
+SELECT DISTINCT backend_id FROM task_run
+WHERE status IN ('scheduled', 'started') AND backend_id >= %(prefix)s AND left(backend_id, length(%(prefix)s)) = %(prefix)s;
+
+-- name: count_tasks
+SELECT type, status, count(*) AS n FROM task GROUP BY type, status;
+
+-- name: archivable_tasks
+SELECT t.* FROM task AS t
+WHERE t.status IN ('completed', 'disabled') AND t.id > %(after_id)s AND t.next_run < %(before)s
+  AND NOT EXISTS (
+      SELECT 1 FROM task_run AS r
+      WHERE r.task = t.id AND (r.ended >= %(before)s OR r.status IN ('scheduled', 'started')))
+ORDER BY t.id LIMIT %(limit)s;
+
+-- name: runs_of_tasks
+SELECT * FROM task_run WHERE task = ANY(%(ids)s::bigint[]) ORDER BY task, id;
+
+-- name: delete_runs_of_tasks
+DELETE FROM task_run WHERE task = ANY(%(ids)s::bigint[]);
+
+-- name: delete_tasks
+DELETE FROM task WHERE id = ANY(%(ids)s::bigint[]);
+
+-- name: search_tasks
+-- every filter is optional (NULL: no filter)
+SELECT * FROM task
+WHERE id > %(after_id)s
+  AND (%(type)s::text IS NULL OR type = %(type)s::text)
+  AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s::text[]))
+  AND (%(policy)s::text IS NULL OR policy = %(policy)s::text)
+  AND (%(priorities)s::text[] IS NULL OR coalesce(priority, 'none') = ANY(%(priorities)s::text[]))
+  AND (%(before)s::timestamptz IS NULL OR next_run <= %(before)s::timestamptz)
+ORDER BY id LIMIT %(limit)s;
+
+-- name: search_task_runs
+SELECT * FROM task_run
+WHERE id > %(after_id)s
+  AND (%(task)s::bigint IS NULL OR task = %(task)s::bigint)
+  AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s::text[]))
+ORDER BY id LIMIT %(limit)s;

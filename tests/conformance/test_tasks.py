@@ -1,0 +1,181 @@
+"""Tasks: creation without duplicates, listing, the runner's grab, disable and respawn."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from ostinato.domain.errors import ValidationError
+from ostinato.domain.tasks import (
+    NewTask,
+    TaskArguments,
+    TaskPolicy,
+    TaskPriority,
+    TaskRunStatus,
+    TaskStatus,
+)
+
+from conftest import T0
+from helpers import GIT, HG, new
+
+
+@pytest.fixture(autouse=True)
+def types(store):
+    store.create_task_type(GIT)
+    store.create_task_type(HG)
+
+
+def test_create_fills_defaults_from_the_task_type(store):
+    [task] = store.create_tasks([new("https://a", depth=1)])
+    assert task.id > 0
+    assert task.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED
+    assert task.current_interval == GIT.default_interval
+    assert task.retries_left == GIT.num_retries
+    assert task.arguments == TaskArguments(("https://a",), {"depth": 1})
+    assert task.next_run == T0
+    assert store.get_tasks([task.id]) == [task]
+
+
+def test_oneshot_task_has_no_interval(store):
+    [task] = store.create_tasks([new(policy=TaskPolicy.ONESHOT)])
+    assert task.policy is TaskPolicy.ONESHOT and task.current_interval is None
+
+
+def test_interval_is_clamped_to_the_type_bounds(store):
+    [task] = store.create_tasks([NewTask("load-git", T0, TaskArguments(("x",)), current_interval=timedelta(minutes=1))])
+    assert task.current_interval == GIT.min_interval
+
+
+def test_same_pending_task_is_not_created_twice(store):
+    first = store.create_tasks([new("https://a"), new("https://b"), new("https://a")])
+    assert first[0].id == first[2].id != first[1].id
+    again = store.create_tasks([new("https://b"), new("https://c")])
+    assert again[0].id == first[1].id
+    assert len({t.id for t in first + again}) == 3
+    # keyword order does not matter; a different policy or priority is another task
+    [x] = store.create_tasks([NewTask("load-git", T0, TaskArguments(("k",), {"a": 1, "b": 2}))])
+    [y] = store.create_tasks([NewTask("load-git", T0, TaskArguments(("k",), {"b": 2, "a": 1}))])
+    assert x.id == y.id
+    [z] = store.create_tasks([new("https://a", policy=TaskPolicy.ONESHOT)])
+    [w] = store.create_tasks([new("https://a", priority=TaskPriority.HIGH)])
+    assert len({first[0].id, z.id, w.id}) == 3
+
+
+def test_a_scheduled_task_does_not_block_a_new_identical_one(store):
+    [task] = store.create_tasks([new("https://a")])
+    store.grab_ready_tasks("load-git", T0, 10)
+    [again] = store.create_tasks([new("https://a")])
+    assert again.id != task.id
+
+
+def test_bad_task_in_a_batch_writes_nothing(store):
+    with pytest.raises(ValidationError) as info:
+        store.create_tasks([new("https://a"), new("https://b", type="load-nothing")])
+    assert info.value.field == "type" and info.value.record == "task 1"
+    assert store.search_tasks() == []
+
+
+def test_recurring_task_needs_an_interval(store):
+    store.create_task_type(GIT.__class__(type="bare", description="", backend_name="x:y"))
+    with pytest.raises(ValidationError) as info:
+        store.create_tasks([new(type="bare")])
+    assert info.value.field == "current_interval"
+    assert store.search_tasks() == []
+
+
+def test_naive_next_run_is_refused(store):
+    with pytest.raises(ValidationError) as info:
+        store.create_tasks([new(next_run=T0.replace(tzinfo=None))])
+    assert info.value.field == "next_run"
+
+
+def test_large_batches_cross_chunk_boundaries(store):
+    urls = [f"https://example.org/{i}" for i in range(12_500)]
+    created = store.create_tasks([new(u) for u in urls] + [new(urls[0])])
+    assert len({t.id for t in created}) == 12_500
+    assert created[-1].id == created[0].id
+    grabbed = store.grab_ready_tasks("load-git", T0, 20_000)
+    assert len(grabbed) == 12_500
+
+
+def test_grab_takes_ready_tasks_oldest_first_and_records_runs(store):
+    tasks = store.create_tasks([new(f"u{i}", next_run=T0 - timedelta(minutes=i)) for i in range(5)]
+                               + [new("future", next_run=T0 + timedelta(seconds=1)), new("hg", type="load-hg")])
+    peek = store.peek_ready_tasks("load-git", T0, 3)
+    assert [t.arguments.args[0] for t in peek] == ["u4", "u3", "u2"]
+    grabbed = store.grab_ready_tasks("load-git", T0, 3, backend_id="embedded@node:1")
+    assert [g.task.arguments.args[0] for g in grabbed] == ["u4", "u3", "u2"]
+    for g in grabbed:
+        assert g.task.status is TaskStatus.NEXT_RUN_SCHEDULED
+        assert g.run.task == g.task.id and g.run.status is TaskRunStatus.SCHEDULED
+        assert g.run.scheduled == T0 and g.run.backend_id == "embedded@node:1"
+    rest = store.grab_ready_tasks("load-git", T0, 10)
+    assert [g.task.arguments.args[0] for g in rest] == ["u1", "u0"]
+    assert store.grab_ready_tasks("load-git", T0, 10) == []
+    assert [g.task.arguments.args[0] for g in store.grab_ready_tasks("load-git", T0 + timedelta(seconds=1), 10)] == ["future"]
+    assert len(store.list_task_runs()) == 6
+    assert tasks[-1].status is TaskStatus.NEXT_RUN_NOT_SCHEDULED
+
+
+def test_peek_changes_nothing(store):
+    store.create_tasks([new("a")])
+    store.peek_ready_tasks("load-git", T0, 10)
+    store.peek_ready_tasks("load-git", T0, 10, priority=True)
+    assert store.list_task_runs() == []
+    assert store.search_tasks(status=[TaskStatus.NEXT_RUN_NOT_SCHEDULED])[0].arguments.args == ("a",)
+
+
+def test_priority_tasks_go_to_the_priority_runner_high_first(store):
+    store.create_tasks([
+        new("low", priority=TaskPriority.LOW, next_run=T0 - timedelta(hours=3)),
+        new("normal", priority=TaskPriority.NORMAL, next_run=T0 - timedelta(hours=2)),
+        new("high", priority=TaskPriority.HIGH, next_run=T0 - timedelta(hours=1)),
+        new("plain"),
+    ])
+    assert [g.task.arguments.args[0] for g in store.grab_ready_tasks("load-git", T0, 10)] == ["plain"]
+    peek = store.peek_ready_tasks("load-git", T0, 2, priority=True)
+    assert [t.arguments.args[0] for t in peek] == ["high", "normal"]
+    grabbed = store.grab_ready_tasks("load-git", T0, 2, priority=True)
+    assert [g.task.arguments.args[0] for g in grabbed] == ["high", "normal"]
+    assert [g.task.arguments.args[0] for g in store.grab_ready_tasks("load-git", T0, 2, priority=True)] == ["low"]
+
+
+def test_grab_of_zero_takes_nothing(store):
+    store.create_tasks([new("a")])
+    assert store.grab_ready_tasks("load-git", T0, 0) == []
+
+
+def test_disable_and_respawn(store):
+    [a, b] = store.create_tasks([new("a"), new("b", policy=TaskPolicy.ONESHOT)])
+    assert store.set_task_status([a.id, b.id], TaskStatus.DISABLED) == 2
+    assert store.set_task_status([a.id], TaskStatus.DISABLED) == 0
+    assert store.grab_ready_tasks("load-git", T0, 10) == []
+    later = T0 + timedelta(days=3)
+    assert store.set_task_status([a.id], TaskStatus.NEXT_RUN_NOT_SCHEDULED, next_run=later) == 1
+    [a2] = store.get_tasks([a.id])
+    assert a2.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED and a2.next_run == later and a2.retries_left == GIT.num_retries
+    # respawn of a pending task changes nothing
+    assert store.set_task_status([a.id], TaskStatus.NEXT_RUN_NOT_SCHEDULED) == 0
+    with pytest.raises(ValidationError):
+        store.set_task_status([a.id], TaskStatus.COMPLETED)
+
+
+def test_search_filters_and_pages(store):
+    store.create_tasks([new(f"g{i}") for i in range(5)] + [new("h", type="load-hg", policy=TaskPolicy.ONESHOT),
+                                                          new("p", priority=TaskPriority.HIGH, next_run=T0 + timedelta(days=1))])
+    assert len(store.search_tasks()) == 7
+    assert [t.arguments.args[0] for t in store.search_tasks(task_type="load-hg")] == ["h"]
+    assert [t.arguments.args[0] for t in store.search_tasks(policy=TaskPolicy.ONESHOT)] == ["h"]
+    assert [t.arguments.args[0] for t in store.search_tasks(priority=[TaskPriority.HIGH])] == ["p"]
+    assert len(store.search_tasks(priority=[None])) == 6
+    assert len(store.search_tasks(before=T0)) == 6
+    page1 = store.search_tasks(limit=4)
+    page2 = store.search_tasks(limit=4, after_id=page1[-1].id)
+    assert len(page1) == 4 and len(page2) == 3 and page1[-1].id < page2[0].id
+    store.grab_ready_tasks("load-git", T0, 2)
+    assert len(store.search_tasks(status=[TaskStatus.NEXT_RUN_SCHEDULED])) == 2
+    counts = store.count_tasks()
+    assert counts[("load-git", "next_run_scheduled")] == 2
+    assert counts[("load-git", "next_run_not_scheduled")] == 4
+    assert counts[("load-hg", "next_run_not_scheduled")] == 1

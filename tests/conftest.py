@@ -1,0 +1,126 @@
+"""Shared fixtures: a real PostgreSQL server for the session, and a `store` fixture
+that runs each test against every store (SQLite file, PostgreSQL database cloned
+from a migrated template).
+
+Set OSTINATO_TEST_PG_DSN to use an existing server instead of starting one. A
+missing PostgreSQL is an error, never a skip.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from datetime import datetime, timezone
+from typing import Iterator
+
+import psycopg
+import pytest
+
+from ostinato.domain.clock import ManualClock
+from ostinato.store import Store, open_store
+from ostinato.store.postgresql import PostgresStore
+from ostinato.store.sqlite import SQLiteStore
+
+TEMPLATE = "ostinato_template"
+_counter = itertools.count()
+
+
+class PostgresServer:
+    """A server the tests may create databases on (ours, or one given by DSN)."""
+
+    def __init__(self, admin_dsn: str, cluster=None):
+        self.admin_dsn = admin_dsn
+        self.cluster = cluster
+
+    def dsn(self, dbname: str) -> str:
+        conninfo = psycopg.conninfo.conninfo_to_dict(self.admin_dsn)
+        conninfo["dbname"] = dbname
+        return psycopg.conninfo.make_conninfo(**conninfo)
+
+    def create_database(self, name: str, template: str | None = None) -> str:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            suffix = f" TEMPLATE {template}" if template else ""
+            conn.execute(f'CREATE DATABASE "{name}"{suffix}')
+        return self.dsn(name)
+
+    def drop_database(self, name: str) -> None:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    given = os.environ.get("OSTINATO_TEST_PG_DSN")
+    if given:
+        server = PostgresServer(given)
+        yield server
+        return
+    from ostinato.testing.postgres import PostgresCluster
+
+    with PostgresCluster() as cluster:
+        server = PostgresServer(cluster.dsn("postgres"), cluster)
+        yield server
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_server: PostgresServer) -> str:
+    """A database with the canonical schema, cloned for each test."""
+    name = f"{TEMPLATE}_{uuid.uuid4().hex[:8]}"
+    dsn = pg_server.create_database(name)
+    store = PostgresStore(dsn)
+    try:
+        store.init_schema()
+    finally:
+        store.close()
+    yield name
+    pg_server.drop_database(name)
+
+
+@pytest.fixture
+def pg_dsn(pg_server: PostgresServer, pg_template: str) -> Iterator[str]:
+    name = f"t_{os.getpid()}_{next(_counter)}"
+    dsn = pg_server.create_database(name, template=pg_template)
+    yield dsn
+    pg_server.drop_database(name)
+
+
+@pytest.fixture
+def pg_store(pg_dsn: str) -> Iterator[PostgresStore]:
+    store = PostgresStore(pg_dsn)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path) -> Iterator[SQLiteStore]:
+    store = SQLiteStore(tmp_path / "ostinato.db")
+    store.init_schema()
+    yield store
+    store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request) -> Store:
+    """Every store, one after the other: the conformance suite's subject."""
+    return request.getfixturevalue({"sqlite": "sqlite_store", "postgresql": "pg_store"}[request.param])
+
+
+@pytest.fixture
+def store_url(request, tmp_path) -> str:
+    """A database URL with the schema in place; parametrise with indirect=True."""
+    kind = getattr(request, "param", "sqlite")
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path}/ostinato.db"
+        with open_store(url) as s:
+            s.init_schema()
+        return url
+    return request.getfixturevalue("pg_dsn")
+
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(T0)
