@@ -73,6 +73,8 @@ class Settings:
             elif isinstance(default, bool):
                 parsed[key] = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
             elif isinstance(default, int):
+                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                    raise ValidationError(key, "a whole number", value)
                 try:
                     parsed[key] = int(value)
                 except (TypeError, ValueError):

@@ -174,3 +174,10 @@ def test_archival_selects_old_final_tasks_with_their_runs(store):
     assert store.archivable_tasks(T0 + timedelta(days=2)) == []
     assert len(store.search_tasks()) == 2
     assert {r.task for r in store.list_task_runs()} == {recurring.task.id, recent.task.id}
+
+
+def test_ids_are_never_reused_after_deletion(store):
+    a, b = dispatch(store, new("a", policy=TaskPolicy.ONESHOT), new("b", policy=TaskPolicy.ONESHOT))
+    store.delete_tasks([a.task.id, b.task.id])
+    [c] = dispatch(store, new("c", policy=TaskPolicy.ONESHOT))
+    assert c.task.id > b.task.id and c.run.id > max(a.run.id, b.run.id)

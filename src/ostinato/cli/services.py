@@ -1,3 +1,99 @@
 """Commands that run Ostinato's services: ``ostinato runner`` and ``ostinato run``."""
 
 from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+import click
+from rich.logging import RichHandler
+
+from ..domain.errors import SchemaError
+from ..services.embedded import EmbeddedScheduler, Summary
+from .app import AppContext, cli, pass_app
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(message)s",
+        datefmt="[%X]",
+        handlers=[RichHandler(show_path=False, rich_tracebacks=True)],
+        force=True,
+    )
+    logging.getLogger("psycopg.pool").setLevel(logging.WARNING)
+
+
+def _open_store(app: AppContext, *, auto_init: bool):
+    store = app.store(check_schema=False)
+    if auto_init and store.dialect == "sqlite" and store.schema_state().current is None:
+        store.init_schema()
+        logging.getLogger("ostinato").info("created the schema in %s", app.settings.db)
+    store.check_schema()
+    return store
+
+
+def _serve(scheduler: EmbeddedScheduler, once: bool) -> Summary:
+    scheduler.start()
+    if once:
+        scheduler.run_once()
+        return scheduler.stop()
+    stop = threading.Event()
+
+    def on_signal(signum, frame):  # noqa: ARG001
+        logging.getLogger("ostinato").info("%s received: finishing running tasks, then stopping", signal.Signals(signum).name)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        scheduler.run_until(stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return scheduler.stop()
+
+
+def _print_summary(summary: Summary) -> None:
+    click.echo(f"stopped: {summary.dispatched} runs dispatched, {summary.finished} ended, in {summary.seconds:.1f}s")
+
+
+@cli.command("runner")
+@click.option("--with-priority", is_flag=True, help="Also run the priority runner (tasks with a priority).")
+@click.option("--priority-only", is_flag=True, help="Run only the priority runner.")
+@click.option("--task-type", "-t", "task_types", multiple=True, help="Serve only these task types (repeatable).")
+@click.option("--once", is_flag=True, help="One pass: dispatch what is ready, wait for it to end, exit.")
+@click.option("--workers", type=click.IntRange(min=1), help="Embedded worker threads.")
+@click.option("-v", "--verbose", is_flag=True)
+@pass_app
+def runner_command(app: AppContext, with_priority, priority_only, task_types, once, workers, verbose):
+    """Dispatch ready tasks to the embedded workers (seed 001's scheduler-runner)."""
+    _setup_logging(verbose)
+    if workers:
+        app.settings = app.settings.with_values({"workers": workers})
+    store = _open_store(app, auto_init=False)
+    scheduler = EmbeddedScheduler(store, app.settings, app.clock, task_types=task_types or None,
+                                  normal=not priority_only, priority=with_priority or priority_only)
+    _print_summary(_serve(scheduler, once))
+
+
+@cli.command("run")
+@click.option("--once", is_flag=True, help="One pass of every service, wait for the runs to end, exit.")
+@click.option("--workers", type=click.IntRange(min=1), help="Embedded worker threads.")
+@click.option("-v", "--verbose", is_flag=True)
+@pass_app
+def run_command(app: AppContext, once, workers, verbose):
+    """Run everything in one process: runner, priority runner and embedded workers.
+
+    On the embedded default (a SQLite file) the schema is created on first use.
+    Stops cleanly on Ctrl-C or SIGTERM: running tasks finish, nothing is lost.
+    """
+    _setup_logging(verbose)
+    if workers:
+        app.settings = app.settings.with_values({"workers": workers})
+    try:
+        store = _open_store(app, auto_init=True)
+    except SchemaError:
+        raise
+    scheduler = EmbeddedScheduler(store, app.settings, app.clock)
+    _print_summary(_serve(scheduler, once))

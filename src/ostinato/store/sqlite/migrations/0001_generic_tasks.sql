@@ -16,7 +16,7 @@ CREATE TABLE task_type (
 ) STRICT;
 
 CREATE TABLE task (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     type TEXT NOT NULL REFERENCES task_type (type),
     arguments TEXT NOT NULL,
     next_run TEXT NOT NULL,
@@ -40,7 +40,7 @@ CREATE INDEX task_final_idx ON task (id)
     WHERE status IN ('completed', 'disabled');
 
 CREATE TABLE task_run (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     task INTEGER NOT NULL REFERENCES task (id) ON DELETE CASCADE,
     backend_id TEXT,
     scheduled TEXT,

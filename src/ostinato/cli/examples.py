@@ -1,0 +1,66 @@
+"""``ostinato example install``: task types and tasks that show Ostinato at work on one machine."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import click
+
+from ..domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
+from .app import AppContext, command_group, pass_app
+
+EXAMPLE_TYPES = (
+    TaskType(
+        type="example-watch",
+        description="Watch a local directory; eventful when something in it changed",
+        backend_name="ostinato.examples:watch_directory",
+        default_interval=timedelta(seconds=10),
+        min_interval=timedelta(seconds=5),
+        max_interval=timedelta(minutes=2),
+        backoff_factor=2.0,
+        max_queue_length=100,
+        num_retries=2,
+        retry_delay=timedelta(seconds=15),
+    ),
+    TaskType(
+        type="example-flaky",
+        description="Fails at random, to show retries and retry_delay",
+        backend_name="ostinato.examples:flaky",
+        default_interval=timedelta(seconds=8),
+        min_interval=timedelta(seconds=4),
+        max_interval=timedelta(minutes=1),
+        backoff_factor=1.5,
+        max_queue_length=100,
+        num_retries=3,
+        retry_delay=timedelta(seconds=3),
+    ),
+)
+
+
+@command_group("example", "Example task types and tasks for a first run.")
+def example() -> None:
+    pass
+
+
+@example.command("install")
+@click.option("--watch", "watch_dirs", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="Directories to watch (default: the current directory).")
+@pass_app
+def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
+    """Create the example task types and tasks (again is harmless)."""
+    store = app.store(check_schema=False)
+    if store.dialect == "sqlite" and store.schema_state().current is None:
+        store.init_schema()
+    store.check_schema()
+    for task_type in EXAMPLE_TYPES:
+        if store.get_task_type(task_type.type) is None:
+            store.create_task_type(task_type)
+    now = app.clock.now()
+    dirs = [str(Path(d).resolve()) for d in (watch_dirs or (".",))]
+    tasks = [NewTask("example-watch", now, TaskArguments((d,))) for d in dirs]
+    tasks.append(NewTask("example-flaky", now, TaskArguments((), {"failure_rate": 0.3})))
+    tasks.append(NewTask("example-watch", now, TaskArguments((dirs[0],)), policy=TaskPolicy.ONESHOT))
+    created = store.create_tasks(tasks)
+    click.echo(f"example task types: {', '.join(t.type for t in EXAMPLE_TYPES)}; tasks: {', '.join(str(t.id) for t in created)}")
+    click.echo("now run `ostinato run` and watch the runs; edit a file in a watched directory to see an eventful run")

@@ -1,0 +1,301 @@
+"""Helpers shared by the commands: printing (rich tables, JSON, seed-shaped blocks),
+formatting of durations and times, and click parameter types that fail with
+Ostinato's own one-line errors.
+
+Parameter types raise :class:`~ostinato.domain.errors.ValidationError` naming the
+parameter as the seed names the field (the click parameter's name, e.g.
+``min_interval`` or ``next_run``); :class:`~ostinato.cli.app.OstinatoGroup`
+turns it into ``error: field: expected …`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..domain.durations import format_duration, parse_duration, parse_time
+from ..domain.errors import ValidationError
+from ..domain.tasks import Task, TaskRun, TaskType
+from .app import AppContext
+
+__all__ = [
+    "DomainChoice",
+    "DurationType",
+    "NumberType",
+    "TimeType",
+    "WholeNumberType",
+    "app_now",
+    "console",
+    "echo_json",
+    "format_duration",
+    "format_interval",
+    "format_time",
+    "format_when",
+    "humanize_delta",
+    "print_rows",
+    "print_table",
+    "print_task",
+    "readable",
+    "task_type_to_dict",
+]
+
+
+# -- consoles and printing ------------------------------------------------------
+def console(*, stderr: bool = False) -> Console:
+    """A rich console on the current stdout/stderr (created per call so test runners can swap streams)."""
+    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=False)
+
+
+def echo_json(data: Any) -> None:
+    """Print ``data`` as indented JSON for scripts (times ISO, durations in seconds)."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]] | None = None, *, title: str | None = None) -> None:
+    """Print dicts as a rich table; ``columns`` is ``[(key, header), …]`` (default: the first row's keys)."""
+    if columns is None:
+        columns = [(key, key) for key in (rows[0] if rows else {})]
+    table = Table(title=title, show_lines=False)
+    for _key, header in columns:
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(row.get(key)) for key, _header in columns))
+    console().print(table)
+
+
+def print_rows(rows: Sequence[Mapping[str, Any]], as_json: bool, columns: Sequence[tuple[str, str]] | None = None, *, title: str | None = None) -> None:
+    """A list of dicts as JSON (``--json``) or as a rich table."""
+    if as_json:
+        echo_json(list(rows))
+    else:
+        print_table(rows, columns, title=title)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, timedelta):
+        return format_duration(value)
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return str(value)
+
+
+# -- durations and times --------------------------------------------------------
+def format_interval(value: timedelta | None) -> str:
+    """The seed's rendering of an interval (``64 days, 0:00:00``); ``None`` stays ``None``."""
+    return "None" if value is None else str(value)
+
+
+def format_time(value: datetime | None) -> str:
+    """ISO time to the second, as the seed prints it (``2019-06-25 10:35:10+00:00``)."""
+    return "" if value is None else value.isoformat(sep=" ", timespec="seconds")
+
+
+def humanize_delta(value: datetime, now: datetime) -> str:
+    """``in 4 hours``, ``15 days ago``, ``in a month``, ``just now``: ``value`` relative to ``now``."""
+    seconds = (value - now).total_seconds()
+    future = seconds > 0
+    size = abs(seconds)
+    if size < 10:
+        return "just now"
+    if size < 45:
+        text = "seconds"
+    elif size < 90:
+        text = "a minute"
+    elif size < 45 * 60:
+        text = f"{max(round(size / 60), 2)} minutes"
+    elif size < 90 * 60:
+        text = "an hour"
+    elif size < 22 * 3600:
+        text = f"{max(round(size / 3600), 2)} hours"
+    elif size < 36 * 3600:
+        text = "a day"
+    elif size < 30 * 86400:
+        text = f"{max(round(size / 86400), 2)} days"
+    elif size < 45 * 86400:
+        text = "a month"
+    elif size < 345 * 86400:
+        text = f"{max(round(size / (30.5 * 86400)), 2)} months"
+    elif size < 548 * 86400:
+        text = "a year"
+    else:
+        text = f"{max(round(size / (365.25 * 86400)), 2)} years"
+    return f"in {text}" if future else f"{text} ago"
+
+
+def format_when(value: datetime | None, now: datetime) -> str:
+    """``15 days ago (2019-06-25 10:35:10+00:00)``."""
+    if value is None:
+        return ""
+    return f"{humanize_delta(value, now)} ({format_time(value)})"
+
+
+def readable(exc: ValidationError) -> ValidationError:
+    """The same error with a duration shown as people write it (``2h``) rather than its repr."""
+    if isinstance(exc.got, timedelta):
+        return ValidationError(exc.field, exc.expected, format_duration(exc.got), record=exc.record)
+    return exc
+
+
+# -- domain objects as dicts and text ------------------------------------------
+def task_type_to_dict(task_type: TaskType) -> dict[str, Any]:
+    """A task type under the seed's field names, durations in seconds."""
+    def seconds(value: timedelta | None) -> float | None:
+        return None if value is None else value.total_seconds()
+
+    return {
+        "type": task_type.type,
+        "description": task_type.description,
+        "backend_name": task_type.backend_name,
+        "default_interval": seconds(task_type.default_interval),
+        "min_interval": seconds(task_type.min_interval),
+        "max_interval": seconds(task_type.max_interval),
+        "backoff_factor": task_type.backoff_factor,
+        "max_queue_length": task_type.max_queue_length,
+        "num_retries": task_type.num_retries,
+        "retry_delay": seconds(task_type.retry_delay),
+    }
+
+
+def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Iterable[TaskRun] | None = None) -> None:
+    """One task in the seed's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
+    lines = [
+        f"Task {task.id}",
+        f"  Next run: {format_when(task.next_run, now)}",
+        f"  Interval: {format_interval(task.current_interval)}",
+        f"  Type: {task.type}",
+        f"  Policy: {task.policy.value}",
+    ]
+    if show_status:
+        lines.append(f"  Status: {task.status.value}")
+    lines.append(f"  Priority: {task.priority.value if task.priority else ''}".rstrip())
+    lines.append("  Args:")
+    lines.extend(f"    {arg!r}" for arg in task.arguments.args)
+    lines.append("  Keyword args:")
+    lines.extend(f"    {key}: {value!r}" for key, value in task.arguments.kwargs.items())
+    if runs is not None:
+        runs = list(runs)
+        lines.append("  Runs:" if runs else "  Runs: none")
+        for run in runs:
+            took = format_duration(run.ended - run.started) if run.ended and run.started else ""
+            lines.append(
+                f"    {run.id}: {run.status.value}"
+                + (f", scheduled {format_when(run.scheduled, now)}" if run.scheduled else "")
+                + (f", ended {format_when(run.ended, now)}" if run.ended else "")
+                + (f", took {took}" if took else "")
+                + (f", backend {run.backend_id}" if run.backend_id else "")
+            )
+    click.echo("\n".join(lines))
+
+
+# -- parameter types ------------------------------------------------------------
+def _field(param: click.Parameter | None, default: str) -> str:
+    return param.name if param is not None and param.name else default
+
+
+def app_now(ctx: click.Context | None) -> datetime:
+    """``app.clock.now()`` of the running command (the wall clock outside a command)."""
+    app = ctx.find_object(AppContext) if ctx is not None else None
+    if app is None:
+        from ..domain.clock import SystemClock
+
+        return SystemClock().now()
+    return app.clock.now()
+
+
+class DurationType(click.ParamType):
+    """``90s``, ``15m``, ``12h``, ``64d``, ``1d12h``, ``P1DT2H`` or seconds, as a positive timedelta."""
+
+    name = "duration"
+
+    def __init__(self, field: str | None = None):
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> timedelta:
+        if isinstance(value, timedelta):
+            return value
+        return parse_duration(value, self.field or _field(param, "duration"))
+
+
+class TimeType(click.ParamType):
+    """``now``, ``+2h``, ``-1d`` or an ISO 8601 time with a zone, as an aware UTC datetime."""
+
+    name = "time"
+
+    def __init__(self, field: str | None = None):
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        return parse_time(value, app_now(ctx), self.field or _field(param, "time"))
+
+
+class WholeNumberType(click.ParamType):
+    """An integer of at least ``minimum``."""
+
+    name = "integer"
+
+    def __init__(self, minimum: int = 0, field: str | None = None):
+        self.minimum = minimum
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        field = self.field or _field(param, "number")
+        expected = f"a whole number of at least {self.minimum}" if self.minimum else "a whole number of 0 or more"
+        if isinstance(value, bool):
+            raise ValidationError(field, expected, value)
+        try:
+            number = value if isinstance(value, int) else int(str(value).strip(), 10)
+        except ValueError:
+            raise ValidationError(field, expected, value) from None
+        if number < self.minimum:
+            raise ValidationError(field, expected, value)
+        return number
+
+
+class NumberType(click.ParamType):
+    """A finite real number."""
+
+    name = "number"
+
+    def __init__(self, field: str | None = None):
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        field = self.field or _field(param, "number")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValidationError(field, "a number", value) from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise ValidationError(field, "a finite number", value)
+        return number
+
+
+class DomainChoice(click.ParamType):
+    """One of a domain enum's values, parsed by the domain's own parser (``parse_priority`` …)."""
+
+    def __init__(self, parser: Callable[[Any], Any], choices: Sequence[str], name: str = "choice"):
+        self.parser = parser
+        self.choices = list(choices)
+        self.name = name
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:  # click ≥ 8.2 passes ctx
+        return "[" + "|".join(self.choices) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return self.parser(value)

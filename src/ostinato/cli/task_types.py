@@ -1,0 +1,111 @@
+"""``ostinato task-type``: declare task types and list them as the seed does."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import click
+
+from ..domain.errors import ValidationError
+from ..domain.tasks import TaskType
+from .app import AppContext, command_group, pass_app
+from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval, readable, task_type_to_dict
+
+
+@command_group("task-type", "Declare and list task types.")
+def task_type() -> None:
+    pass
+
+
+@task_type.command("add")
+@click.argument("type_name", metavar="TYPE")
+@click.argument("backend_name")
+@click.argument("description")
+@click.option("--default-interval", type=DurationType(), help="Interval of new recurring tasks (e.g. 1d).")
+@click.option("--min-interval", type=DurationType(), help="Shortest interval the backoff may reach.")
+@click.option("--max-interval", type=DurationType(), help="Longest interval the backoff may reach.")
+@click.option("--backoff-factor", type=NumberType(), help="Interval factor after a run (> 1).")
+@click.option("--max-queue-length", type=WholeNumberType(1), help="Most tasks of this type in flight.")
+@click.option("--num-retries", type=WholeNumberType(0), help="Retries after a transient failure.")
+@click.option("--retry-delay", type=DurationType(), help="Delay before a retry (needed when --num-retries > 0).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@pass_app
+def add(
+    app: AppContext,
+    type_name: str,
+    backend_name: str,
+    description: str,
+    default_interval: timedelta | None,
+    min_interval: timedelta | None,
+    max_interval: timedelta | None,
+    backoff_factor: float | None,
+    max_queue_length: int | None,
+    num_retries: int | None,
+    retry_delay: timedelta | None,
+    as_json: bool,
+) -> None:
+    """Declare task type TYPE run by the callable BACKEND_NAME.
+
+    Example: ostinato task-type add load-git myproject.tasks.load_git "Update a git origin"
+    --default-interval 1d --min-interval 12h --max-interval 64d --backoff-factor 2
+    """
+    candidate = TaskType(
+        type=type_name,
+        description=description,
+        backend_name=backend_name,
+        default_interval=default_interval,
+        min_interval=min_interval,
+        max_interval=max_interval,
+        backoff_factor=backoff_factor,
+        max_queue_length=max_queue_length,
+        num_retries=num_retries,
+        retry_delay=retry_delay,
+    )
+    try:
+        candidate.validated()
+    except ValidationError as exc:
+        raise readable(exc) from None
+    store = app.store()
+    created = store.create_task_type(candidate)
+    if as_json:
+        echo_json(task_type_to_dict(created))
+    else:
+        click.echo(f"Created task type {created.type}.")
+        _print_task_type(created, verbose=True)
+
+
+@task_type.command("list")
+@click.option("-v", "--verbose", is_flag=True, help="Show the scheduling knobs too.")
+@click.option("-t", "--task-type", "types", multiple=True, metavar="TYPE", help="Only this type (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@pass_app
+def list_task_types(app: AppContext, verbose: bool, types: tuple[str, ...], as_json: bool) -> None:
+    """List the known task types."""
+    known = app.store().list_task_types()
+    if types:
+        by_name = {t.type: t for t in known}
+        for name in types:
+            if name not in by_name:
+                expected = "a known task type" + (f" (one of {', '.join(sorted(by_name))})" if by_name else " (none declared yet)")
+                raise ValidationError("type", expected, name)
+        known = [by_name[name] for name in dict.fromkeys(types)]
+    if as_json:
+        echo_json([task_type_to_dict(t) for t in known])
+        return
+    click.echo("Known task types:")
+    for item in known:
+        _print_task_type(item, verbose)
+
+
+def _print_task_type(item: TaskType, verbose: bool) -> None:
+    lines = [f"{item.type}: {item.backend_name}", f"  {item.description}"]
+    if verbose:
+        lines += [
+            f"  interval: {format_interval(item.default_interval)} "
+            f"[{format_interval(item.min_interval)}, {format_interval(item.max_interval)}]",
+            f"  backoff_factor: {item.backoff_factor}",
+            f"  max_queue_length: {item.max_queue_length}",
+            f"  num_retries: {item.num_retries}",
+            f"  retry_delay: {format_interval(item.retry_delay)}",
+        ]
+    click.echo("\n".join(lines))

@@ -1,0 +1,109 @@
+"""Bad input on the command line: one line naming the field and what was expected, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from ostinato.cli import cli
+from ostinato.store import open_store
+
+TYPE_ADD = ["task-type", "add", "new-type", "m.f", "A new type"]
+TASK_ADD = ["task", "add", "load-git", "https://x/y"]
+
+CASES = {
+    # name: (arguments, field, what the message says was expected)
+    "unknown task type": (["task", "add", "nope", "x"], "type", "a known task type"),
+    "negative default_interval": (TYPE_ADD + ["--default-interval", "-1h"], "default_interval", "a positive duration, got '-1h'"),
+    "negative min_interval": (TYPE_ADD + ["--min-interval=-1h"], "min_interval", "a positive duration, got '-1h'"),
+    "negative task interval": (TASK_ADD + ["--interval", "-1h"], "current_interval", "a positive duration, got '-1h'"),
+    "zero default_interval": (TYPE_ADD + ["--default-interval", "0"], "default_interval", "a positive duration, got '0'"),
+    "zero retry_delay": (TYPE_ADD + ["--retry-delay", "0s"], "retry_delay", "a positive duration"),
+    "zero task interval": (TASK_ADD + ["--interval", "0s"], "current_interval", "a positive duration"),
+    "min_interval > max_interval": (TYPE_ADD + ["--min-interval", "2h", "--max-interval", "1h"], "min_interval", "at most max_interval"),
+    "default_interval above max": (TYPE_ADD + ["--default-interval", "2d", "--max-interval", "1d"], "default_interval", "at most max_interval"),
+    "backoff_factor 1": (TYPE_ADD + ["--backoff-factor", "1"], "backoff_factor", "a number greater than 1"),
+    "backoff_factor 0.5": (TYPE_ADD + ["--backoff-factor", "0.5"], "backoff_factor", "a number greater than 1"),
+    "backoff_factor not a number": (TYPE_ADD + ["--backoff-factor", "fast"], "backoff_factor", "a number"),
+    "max_queue_length 0": (TYPE_ADD + ["--max-queue-length", "0"], "max_queue_length", "a whole number of at least 1"),
+    "num_retries without retry_delay": (TYPE_ADD + ["--num-retries", "2"], "retry_delay", "a positive duration when num_retries > 0"),
+    "malformed args JSON": (TASK_ADD + ["--args-json", "{bad"], "arguments", "a JSON array for --args-json"),
+    "args JSON not an array": (TASK_ADD + ["--args-json", '{"a": 1}'], "arguments", "a JSON array"),
+    "malformed kwargs JSON": (TASK_ADD + ["--kwargs-json", "{bad"], "arguments", "a JSON object for --kwargs-json"),
+    "unknown priority": (TASK_ADD + ["--priority", "urgent"], "priority", "one of high, normal, low"),
+    "unknown priority in list": (["task", "list", "--priority", "urgent"], "priority", "one of high, normal, low"),
+    "unknown policy": (TASK_ADD + ["--policy", "sometimes"], "policy", "one of oneshot, recurring"),
+    "unknown status": (["task", "list", "--status", "sleeping"], "status", "one of next_run_not_scheduled"),
+    "bad duration (type)": (TYPE_ADD + ["--default-interval", "5 parsecs"], "default_interval", "a duration such as"),
+    "bad duration (task)": (TASK_ADD + ["--interval", "5 parsecs"], "current_interval", "a duration such as"),
+    "bad date": (TASK_ADD + ["--next-run", "yesterday-ish"], "next_run", "an ISO 8601 time with a zone"),
+    "ISO date without zone": (TASK_ADD + ["--next-run", "2026-11-22T10:00:00"], "next_run", "a time with a zone"),
+    "bad date in list": (["task", "list", "--before", "yesterday-ish"], "before", "an ISO 8601 time with a zone"),
+    "bad date in respawn": (["task", "respawn", "1", "--next-run", "2026-11-22 10:00"], "next_run", "a time with a zone"),
+    "bad archive date": (["task", "archive", "--before", "last year"], "before", "an ISO 8601 time with a zone"),
+    "bad archive batch size": (["task", "archive", "--before", "now", "--batch-size", "0"], "batch_size", "a whole number of at least 1"),
+    "bad limit": (["task", "list", "--limit", "lots"], "limit", "a whole number of at least 1"),
+    "bad task id": (["task", "show", "seven"], "id", "a whole number of at least 1"),
+    "unknown type in list-pending": (["task", "list-pending", "nope"], "type", "a known task type"),
+    "unknown type in task-type list": (["task-type", "list", "-t", "nope"], "type", "a known task type"),
+}
+
+
+@pytest.fixture
+def url(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    url = f"sqlite:///{tmp_path}/t.db"
+    for args in (
+        ["db", "init"],
+        ["task-type", "add", "load-git", "m.load_git", "Load git", "--default-interval", "1d", "--min-interval", "1h",
+         "--max-interval", "64d", "--backoff-factor", "2"],
+        ["task", "add", "load-git", "https://a/b"],
+    ):
+        result = run(url, *args)
+        assert result.exit_code == 0, result.output
+    return url
+
+
+def run(url, *args):
+    return CliRunner().invoke(cli, ["--db", url, *args])
+
+
+def snapshot(url):
+    store = open_store(url)
+    try:
+        return (
+            sorted(store.count_tasks().items()),
+            [t.to_dict() for t in store.search_tasks(limit=1000)],
+            store.list_task_types(),
+        )
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("args, field, expected", CASES.values(), ids=list(CASES))
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(url, args, field, expected):
+    before = snapshot(url)
+    result = run(url, *args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"error: {field}: expected "), lines[0]
+    assert expected in lines[0]
+    assert snapshot(url) == before
+
+
+def test_the_valid_versions_of_those_commands_work(url):
+    """The fixture's store accepts the same commands with good values (so the failures above are about the values)."""
+    assert run(url, *TYPE_ADD, "--default-interval", "1h", "--min-interval", "1h", "--max-interval", "2h",
+               "--backoff-factor", "1.5", "--max-queue-length", "1", "--num-retries", "2", "--retry-delay", "5m").exit_code == 0
+    assert run(url, *TASK_ADD, "--interval", "2h", "--priority", "low", "--policy", "oneshot",
+               "--next-run", "2026-11-22T10:00:00+01:00", "--args-json", "[1]", "--kwargs-json", "{}").exit_code == 0
+    store = open_store(url)
+    try:
+        assert sum(store.count_tasks().values()) == 2
+        assert len(store.list_task_types()) == 2
+    finally:
+        store.close()

@@ -1,0 +1,275 @@
+"""End-to-end tests of ``ostinato task-type``, ``task`` and ``task-run`` on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from click.testing import CliRunner
+
+from ostinato.cli import cli
+from ostinato.domain.tasks import RunEvent, TaskRunStatus
+from ostinato.store import open_store
+
+TASK_KEYS = {"id", "type", "arguments", "next_run", "current_interval", "policy", "status", "retries_left", "priority"}
+TASK_TYPE_KEYS = {"type", "description", "backend_name", "default_interval", "min_interval", "max_interval",
+                  "backoff_factor", "max_queue_length", "num_retries", "retry_delay"}
+RUN_KEYS = {"id", "task", "backend_id", "scheduled", "started", "ended", "metadata", "status"}
+
+
+@pytest.fixture
+def url(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    url = f"sqlite:///{tmp_path}/t.db"
+    ok(url, "db", "init")
+    ok(url, "task-type", "add", "load-git", "swh.loader.git.tasks.UpdateGitRepository", "Update an origin of type git",
+       "--default-interval", "64d", "--min-interval", "12h", "--max-interval", "64d", "--backoff-factor", "2",
+       "--max-queue-length", "5000")
+    ok(url, "task-type", "add", "load-hg", "swh.loader.hg.tasks.UpdateHg", "Update an origin of type mercurial",
+       "--default-interval", "1d", "--num-retries", "3", "--retry-delay", "1h")
+    return url
+
+
+def run(url, *args):
+    return CliRunner().invoke(cli, ["--db", url, *args])
+
+
+def ok(url, *args):
+    result = run(url, *args)
+    assert result.exit_code == 0, (args, result.output, result.exception)
+    return result
+
+
+def ok_json(url, *args):
+    return json.loads(ok(url, *args, "--json").stdout)
+
+
+def store_of(url):
+    return open_store(url)
+
+
+# -- task types -----------------------------------------------------------------
+def test_task_type_list_like_the_seed(url):
+    out = ok(url, "task-type", "list").output
+    assert out.splitlines()[0] == "Known task types:"
+    assert "load-git: swh.loader.git.tasks.UpdateGitRepository\n  Update an origin of type git" in out
+    assert "load-hg:" in out and "interval:" not in out
+
+    out = ok(url, "task-type", "list", "-v", "-t", "load-git").output
+    assert out.splitlines() == [
+        "Known task types:",
+        "load-git: swh.loader.git.tasks.UpdateGitRepository",
+        "  Update an origin of type git",
+        "  interval: 64 days, 0:00:00 [12:00:00, 64 days, 0:00:00]",
+        "  backoff_factor: 2.0",
+        "  max_queue_length: 5000",
+        "  num_retries: None",
+        "  retry_delay: None",
+    ]
+
+
+def test_task_type_list_json(url):
+    data = ok_json(url, "task-type", "list")
+    assert [d["type"] for d in data] == ["load-git", "load-hg"]
+    for item in data:
+        assert set(item) == TASK_TYPE_KEYS
+    git = data[0]
+    assert git["default_interval"] == 64 * 86400 and git["min_interval"] == 12 * 3600 and git["backoff_factor"] == 2.0
+    assert data[1]["num_retries"] == 3 and data[1]["retry_delay"] == 3600
+
+
+def test_task_type_duplicate_and_unknown(url):
+    result = run(url, "task-type", "add", "load-git", "x.y", "again")
+    assert result.exit_code == 1 and "already exists" in result.output
+    result = run(url, "task-type", "list", "-t", "nope")
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("error: type: expected a known task type")
+
+
+# -- tasks ----------------------------------------------------------------------
+def test_add_list_show(url):
+    out = ok(url, "task", "add", "load-git", "https://github.com/turtl/mobile", "depth=2", 'opts={"a": [1]}', "--next-run", "-15d").output
+    assert out.startswith("Created task ")
+    assert "Next run: 15 days ago (" in out
+    assert "Interval: 64 days, 0:00:00" in out
+    assert "    'https://github.com/turtl/mobile'" in out
+    assert "    depth: 2" in out and "    opts: {'a': [1]}" in out
+
+    ok(url, "task", "add", "load-hg", "https://bitbucket.org/kepung/pypy", "--next-run", "+4h")
+    ok(url, "task", "add", "load-hg", "https://bitbucket.org/lunixbochs/pypy-1", "--next-run", "+31d", "--interval", "32d")
+
+    out = ok(url, "task", "list", "-t", "load-hg", "--limit", "2").output
+    lines = out.splitlines()
+    assert lines[0] == "Found 2 tasks"
+    for label in ("Next run: in 4 hours (", "Next run: in a month (", "Interval: 1 day, 0:00:00", "Interval: 32 days, 0:00:00",
+                  "Type: load-hg", "Policy: recurring", "Status: next_run_not_scheduled", "Priority:", "Args:", "Keyword args:"):
+        assert label in out, label
+    assert "load-git" not in out
+
+    tasks = ok_json(url, "task", "list")
+    assert len(tasks) == 3
+    for item in tasks:
+        assert set(item) == TASK_KEYS
+    first = tasks[0]
+    assert first["arguments"] == {"args": ["https://github.com/turtl/mobile"], "kwargs": {"depth": 2, "opts": {"a": [1]}}}
+    assert first["current_interval"] == 64 * 86400
+    assert first["retries_left"] == 0 and tasks[1]["retries_left"] == 3
+
+    shown = ok_json(url, "task", "show", str(first["id"]))
+    assert shown == [first]
+    out = ok(url, "task", "show", str(first["id"]), "--runs").output
+    assert f"Task {first['id']}" in out and "Runs: none" in out
+
+
+def test_duplicate_add_returns_the_same_task(url):
+    a = ok_json(url, "task", "add", "load-git", "https://x/y", "--policy", "oneshot", "--priority", "high")
+    assert a["created"] is True and set(a) == TASK_KEYS | {"created"}
+    b = ok_json(url, "task", "add", "load-git", "https://x/y", "--policy", "oneshot", "--priority", "high")
+    assert b["id"] == a["id"] and b["created"] is False
+    out = ok(url, "task", "add", "load-git", "https://x/y", "--policy", "oneshot", "--priority", "high").output
+    assert out.startswith(f"Task {a['id']} already exists")
+    # another priority, policy or argument is another task
+    assert ok_json(url, "task", "add", "load-git", "https://x/y", "--policy", "oneshot")["id"] != a["id"]
+    assert ok_json(url, "task", "add", "load-git", "https://x/y", "--priority", "high")["id"] != a["id"]
+    assert ok_json(url, "task", "add", "load-git", "--args-json", '["https://x/y"]', "--kwargs-json", '{"k": 1}', "--policy", "oneshot", "--priority", "high")["id"] != a["id"]
+
+
+def test_list_filters(url):
+    a = ok_json(url, "task", "add", "load-git", "a", "--priority", "high")
+    b = ok_json(url, "task", "add", "load-git", "b", "--policy", "oneshot", "--next-run", "+2d")
+    c = ok_json(url, "task", "add", "load-hg", "c", "--priority", "low")
+    ids = lambda *args: [t["id"] for t in ok_json(url, "task", "list", *args)]  # noqa: E731
+    assert ids("--priority", "high") == [a["id"]]
+    assert ids("--priority", "none") == [b["id"]]
+    assert ids("--priority", "high", "--priority", "low") == [a["id"], c["id"]]
+    assert ids("--policy", "oneshot") == [b["id"]]
+    assert ids("--before", "+1d") == [a["id"], c["id"]]
+    assert ids("--limit", "1", "--after-id", str(a["id"])) == [b["id"]]
+    assert ids("--status", "disabled") == []
+    assert "(more may follow: --after-id" in ok(url, "task", "list", "--limit", "1").output
+
+
+def test_list_pending_changes_nothing(url):
+    old = ok_json(url, "task", "add", "load-git", "old", "--next-run", "-15d")
+    ok_json(url, "task", "add", "load-git", "future", "--next-run", "+1d")
+    prio = ok_json(url, "task", "add", "load-git", "urgent", "--priority", "high", "--next-run", "-1h")
+    out = ok(url, "task", "list-pending", "load-git", "--limit", "2").output
+    assert out.splitlines()[0] == "Found 1 load-git tasks"
+    assert f"Task {old['id']}" in out and "Next run: 15 days ago" in out and "Status:" not in out
+    assert [t["id"] for t in ok_json(url, "task", "list-pending", "load-git")] == [old["id"]]
+    assert [t["id"] for t in ok_json(url, "task", "list-pending", "load-git", "--priority")] == [prio["id"]]
+    assert len(ok_json(url, "task", "list-pending", "load-git", "--before", "+2d")) == 2
+    assert ok_json(url, "task", "show", str(old["id"]))[0]["status"] == "next_run_not_scheduled"
+    result = run(url, "task", "list-pending", "nope")
+    assert result.exit_code == 2 and result.output.startswith("error: type:")
+
+
+def test_show_unknown_id(url):
+    result = run(url, "task", "show", "999")
+    assert result.exit_code == 1
+    assert result.output.strip() == "error: task not found: 999"
+
+
+def test_disable_and_respawn(url):
+    t = ok_json(url, "task", "add", "load-hg", "x", "--next-run", "-1h")
+    out = ok(url, "task", "disable", str(t["id"])).output
+    assert "Disabled 1 task" in out
+    assert ok_json(url, "task", "show", str(t["id"]))[0]["status"] == "disabled"
+    assert ok_json(url, "task", "list-pending", "load-hg") == []
+    assert "already disabled" in ok(url, "task", "disable", str(t["id"])).output
+
+    out = ok(url, "task", "respawn", str(t["id"]), "--next-run", "2030-01-01T00:00:00+02:00").output
+    assert "Respawned 1 task" in out
+    shown = ok_json(url, "task", "show", str(t["id"]))[0]
+    assert shown["status"] == "next_run_not_scheduled"
+    assert shown["next_run"] == "2029-12-31T22:00:00+00:00"
+    assert shown["retries_left"] == 3
+    assert "left alone" in ok(url, "task", "respawn", str(t["id"])).output
+
+    result = run(url, "task", "disable", str(t["id"]), "12345")
+    assert result.exit_code == 1 and "12345" in result.output
+    assert ok_json(url, "task", "show", str(t["id"]))[0]["status"] == "next_run_not_scheduled"
+
+
+# -- runs and archive -------------------------------------------------------------
+def _complete_oneshots(url, task_type, count):
+    """Run ``count`` ready one-shot tasks of ``task_type`` to an eventful end, through the store API."""
+    now = datetime.now(timezone.utc)
+    store = store_of(url)
+    try:
+        runs = store.grab_ready_tasks(task_type, now, count, backend_id="worker-1")
+        assert len(runs) == count
+        store.record_run_events([RunEvent(r.run.id, TaskRunStatus.STARTED, now) for r in runs])
+        store.record_run_events([RunEvent(r.run.id, TaskRunStatus.EVENTFUL, now + timedelta(seconds=1), metadata={"objects": 3}) for r in runs])
+        return [r.task.id for r in runs]
+    finally:
+        store.close()
+
+
+def test_task_run_list(url):
+    t = ok_json(url, "task", "add", "load-git", "x", "--policy", "oneshot", "--next-run", "-1m")
+    _complete_oneshots(url, "load-git", 1)
+    runs = ok_json(url, "task-run", "list", "--task", str(t["id"]))
+    assert len(runs) == 1 and set(runs[0]) == RUN_KEYS
+    assert runs[0]["status"] == "eventful" and runs[0]["metadata"] == {"objects": 3}
+    assert ok_json(url, "task-run", "list", "--status", "failed") == []
+    out = ok(url, "task-run", "list").output
+    assert "eventful" in out and "worker-1" in out
+    assert ok_json(url, "task", "show", str(t["id"]))[0]["status"] == "completed"
+    assert "Runs:" in ok(url, "task", "show", str(t["id"]), "--runs").output
+    shown = ok_json(url, "task", "show", str(t["id"]), "--runs")[0]
+    assert [r["id"] for r in shown["runs"]] == [runs[0]["id"]]
+
+
+def test_archive_end_to_end(url, tmp_path):
+    oneshots = [ok_json(url, "task", "add", "load-git", f"o{i}", "--policy", "oneshot", "--next-run", "-1m")["id"] for i in range(3)]
+    off = ok_json(url, "task", "add", "load-hg", "off")["id"]
+    keep = ok_json(url, "task", "add", "load-hg", "stays")["id"]
+    assert sorted(_complete_oneshots(url, "load-git", 3)) == sorted(oneshots)
+    ok(url, "task", "disable", str(off))
+
+    exported = tmp_path / "export.jsonl"
+    out = ok(url, "task", "archive", "--before", "+1d", "--out", str(exported), "--keep").output
+    assert "Exported 4 tasks" in out
+    assert len(ok_json(url, "task", "list")) == 5
+
+    archive = tmp_path / "archive.jsonl"
+    out = ok(url, "task", "archive", "--before", "+1d", "--out", str(archive), "--batch-size", "2").output
+    assert "Archived 4 tasks" in out
+    records = [json.loads(line) for line in archive.read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["task"]["id"] for r in records) == sorted(oneshots + [off])
+    for record in records:
+        assert set(record["task"]) == TASK_KEYS
+        if record["task"]["id"] == off:
+            assert record["task"]["status"] == "disabled" and record["runs"] == []
+        else:
+            assert record["task"]["status"] == "completed"
+            assert [r["status"] for r in record["runs"]] == ["eventful"]
+            assert set(record["runs"][0]) == RUN_KEYS
+
+    store = store_of(url)
+    try:
+        assert store.get_tasks(oneshots + [off]) == []
+        assert [t.id for t in store.get_tasks([keep])] == [keep]
+        for task_id in oneshots:
+            assert store.list_task_runs(task_id=task_id) == []
+    finally:
+        store.close()
+
+    result = ok(url, "task", "archive", "--before", "+1d", "--out", "-")
+    assert result.stdout == ""
+    assert "Archived 0 tasks to stdout" in result.stderr
+
+
+def test_archive_to_stdout(url):
+    ok_json(url, "task", "add", "load-git", "o", "--policy", "oneshot", "--next-run", "-1m")
+    _complete_oneshots(url, "load-git", 1)
+    result = ok(url, "task", "archive", "--before", "+1h")
+    [line] = result.stdout.splitlines()
+    assert json.loads(line)["task"]["status"] == "completed"
+    assert "Archived 1 task to stdout" in result.stderr
+    result = run(url, "task", "archive")
+    assert result.exit_code == 2  # --before is required

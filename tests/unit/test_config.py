@@ -1,0 +1,110 @@
+"""Settings.load: TOML file, environment overrides, errors that name the key."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from ostinato.config import DEFAULT_DB, Settings
+from ostinato.domain.errors import ValidationError
+
+
+@pytest.fixture(autouse=True)
+def no_local_config(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def write(tmp_path, text):
+    path = tmp_path / "ostinato.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_without_file_or_environment():
+    settings = Settings.load(environ={})
+    assert settings.db == DEFAULT_DB
+    assert settings.poll_interval == timedelta(seconds=1)
+    assert settings.imports == ()
+
+
+def test_load_from_toml_table(tmp_path):
+    path = write(tmp_path, """
+[ostinato]
+db = "sqlite:///x.db"
+workers = 8
+poll_interval = "5s"
+lost_run_timeout = "2h"
+imports = ["myproject.tasks", "other.tasks"]
+""")
+    settings = Settings.load(path, environ={})
+    assert settings.db == "sqlite:///x.db"
+    assert settings.workers == 8
+    assert settings.poll_interval == timedelta(seconds=5)
+    assert settings.lost_run_timeout == timedelta(hours=2)
+    assert settings.imports == ("myproject.tasks", "other.tasks")
+
+
+def test_load_from_top_level_keys(tmp_path):
+    path = write(tmp_path, 'batch_size = 50\nlost_run_timeout = 600\n')
+    settings = Settings.load(path, environ={})
+    assert settings.batch_size == 50
+    assert settings.lost_run_timeout == timedelta(minutes=10)
+
+
+def test_local_file_and_config_variable_are_found(tmp_path):
+    write(tmp_path, "workers = 3\n")
+    assert Settings.load(environ={}).workers == 3
+    other = tmp_path / "other.toml"
+    other.write_text("workers = 5\n", encoding="utf-8")
+    assert Settings.load(environ={"OSTINATO_CONFIG": str(other)}).workers == 5
+
+
+def test_environment_overrides_file(tmp_path):
+    path = write(tmp_path, '[ostinato]\nworkers = 2\ndb = "sqlite:///file.db"\npoll_interval = "10s"\n')
+    settings = Settings.load(path, environ={"OSTINATO_WORKERS": "6", "OSTINATO_POLL_INTERVAL": "250ms", "OSTINATO_IMPORTS": "a.b, c.d"})
+    assert settings.workers == 6
+    assert settings.poll_interval == timedelta(milliseconds=250)
+    assert settings.imports == ("a.b", "c.d")
+    assert settings.db == "sqlite:///file.db"
+
+
+def test_unknown_key_is_named(tmp_path):
+    path = write(tmp_path, '[ostinato]\ncolour = "red"\n')
+    with pytest.raises(ValidationError) as info:
+        Settings.load(path, environ={})
+    assert info.value.field == "colour"
+    assert str(info.value).startswith("colour: expected one of the settings")
+
+
+@pytest.mark.parametrize("key", ["poll_interval", "lost_run_timeout"])
+def test_bad_duration_names_the_key(tmp_path, key):
+    path = write(tmp_path, f'[ostinato]\n{key} = "5 parsecs"\n')
+    with pytest.raises(ValidationError) as info:
+        Settings.load(path, environ={})
+    assert info.value.field == key
+    assert str(info.value).startswith(f"{key}: expected a duration")
+
+
+def test_bad_duration_from_environment_names_the_key():
+    with pytest.raises(ValidationError) as info:
+        Settings.load(environ={"OSTINATO_POLL_INTERVAL": "-1s"})
+    assert info.value.field == "poll_interval"
+    assert "positive duration" in str(info.value)
+
+
+def test_bad_number_names_the_key(tmp_path):
+    path = write(tmp_path, "workers = 0\n")
+    with pytest.raises(ValidationError) as info:
+        Settings.load(path, environ={})
+    assert info.value.field == "workers"
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(ValidationError) as info:
+        Settings.load(tmp_path / "absent.toml", environ={})
+    assert info.value.field == "config"
+    path = write(tmp_path, "workers = = 2\n")
+    with pytest.raises(ValidationError) as info:
+        Settings.load(path, environ={})
+    assert info.value.field == "config" and "valid TOML" in str(info.value)

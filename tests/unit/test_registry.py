@@ -1,0 +1,39 @@
+"""Resolving callables and reading their results."""
+
+from __future__ import annotations
+
+import pytest
+
+from ostinato.domain.tasks import TaskRunStatus
+from ostinato.execution.registry import TaskRegistry, TaskResult, UnknownCallable, outcome_of
+
+
+@pytest.mark.parametrize("value, status, metadata", [
+    (None, TaskRunStatus.UNEVENTFUL, {}),
+    (True, TaskRunStatus.EVENTFUL, {}),
+    (False, TaskRunStatus.UNEVENTFUL, {}),
+    ("eventful", TaskRunStatus.EVENTFUL, {}),
+    ({"status": "eventful", "snapshot": "ab"}, TaskRunStatus.EVENTFUL, {"snapshot": "ab"}),
+    (TaskResult(False, {"n": 1}), TaskRunStatus.UNEVENTFUL, {"n": 1}),
+])
+def test_outcome_of(value, status, metadata):
+    assert outcome_of(value) == (status, metadata)
+
+
+@pytest.mark.parametrize("value", [3, "done", {"status": "weird"}, [1]])
+def test_outcome_of_refuses_unclear_results(value):
+    with pytest.raises(TypeError):
+        outcome_of(value)
+
+
+def test_resolve_by_registration_and_import_path():
+    reg = TaskRegistry()
+    fn = reg.task("mine")(lambda: 1)
+    assert reg.resolve("mine") is fn
+    import json
+    assert reg.resolve("json:dumps") is json.dumps
+    assert reg.resolve("json.dumps") is json.dumps
+    assert reg.resolve("ostinato.examples:watch_directory").__name__ == "watch_directory"
+    for name in ("nope", "json:nope", "no_such_module:f", "json.JSONDecodeError.nope"):
+        with pytest.raises(UnknownCallable, match="backend_name"):
+            reg.resolve(name)
