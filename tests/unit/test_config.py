@@ -108,3 +108,14 @@ def test_missing_and_malformed_files(tmp_path):
     with pytest.raises(ValidationError) as info:
         Settings.load(path, environ={})
     assert info.value.field == "config" and "valid TOML" in str(info.value)
+
+
+def test_open_store_reads_every_url_form(tmp_path):
+    from ostinato.store import sqlite_path
+
+    assert sqlite_path("sqlite:///:memory:") == ":memory:"
+    assert sqlite_path("sqlite:///rel/o.db") == "rel/o.db"
+    assert sqlite_path("sqlite:////abs/o.db") == "/abs/o.db"
+    assert sqlite_path(str(tmp_path / "plain.db")) == str(tmp_path / "plain.db")
+    assert sqlite_path("postgresql://u@h/db") is None
+    assert sqlite_path("host=127.0.0.1 port=5432 dbname=x") is None

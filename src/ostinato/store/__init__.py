@@ -1,16 +1,19 @@
 """Storage: the :class:`Store` interface and :func:`open_store` for a database URL.
 
 ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``sqlite:///:memory:``
-or a plain file path open the embedded SQLite store; ``postgresql://…`` opens
-the PostgreSQL store.
+or a plain file path open the embedded SQLite store; ``postgresql://…`` (or a libpq
+``host=… dbname=…`` string) opens the PostgreSQL store.
 """
 
 from __future__ import annotations
 
+import re
+
 from ..domain.errors import ValidationError
 from .interface import ArchivedTask, SchemaState, Store
 
-DB_URL_FORMS = "sqlite:///PATH, sqlite:///:memory: or postgresql://USER@HOST:PORT/DBNAME"
+DB_URL_FORMS = "sqlite:///PATH, sqlite:///:memory: or postgresql://USER@HOST:PORT/DBNAME (or libpq 'host=… dbname=…')"
+_LIBPQ_KEYWORDS = re.compile(r"^\s*(host|hostaddr|port|dbname|user|password|service|sslmode|options|application_name|connect_timeout)\s*=")
 
 
 def sqlite_path(url: str) -> str | None:
@@ -22,7 +25,7 @@ def sqlite_path(url: str) -> str | None:
         if not rest.startswith("/"):
             raise ValidationError("db", DB_URL_FORMS, url)
         return rest[1:] or ":memory:"
-    if "://" not in url:
+    if "://" not in url and not _LIBPQ_KEYWORDS.match(url):
         return url
     return None
 
@@ -37,7 +40,7 @@ def open_store(url: str, **options) -> Store:
         from .sqlite import SQLiteStore
 
         return SQLiteStore(path, **options)
-    if url.startswith(("postgresql://", "postgres://")):
+    if url.startswith(("postgresql://", "postgres://")) or _LIBPQ_KEYWORDS.match(url):
         from .postgresql import PostgresStore
 
         return PostgresStore(url, **options)
