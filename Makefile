@@ -1,0 +1,40 @@
+# The two commands of the README:
+#   make run    the main job on the embedded default (SQLite file, in-process workers)
+#   make test   install everything the tests need (PostgreSQL included) and run them
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DB     ?= sqlite:///.ostinato/ostinato.db
+
+.PHONY: run test install install-test system-deps bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(BIN)/ostinato --db $(DB) example install
+	$(BIN)/ostinato --db $(DB) run
+
+system-deps:
+	scripts/install-system-deps
+
+test: system-deps install-test
+	$(BIN)/pytest -q -p no:cacheprovider
+
+bench: install-test system-deps
+	$(BIN)/python bench/tasks.py
+
+clean:
+	rm -rf $(VENV) .ostinato build src/*.egg-info
