@@ -33,7 +33,7 @@ from ...domain.tasks import (
     TaskType,
     plan_run_events,
 )
-from ..common import in_input_order, prepare_task_batch
+from ..common import in_input_order, prepare_task_batch, task_key
 from ..interface import ArchivedTask, SchemaState, Store
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
@@ -219,7 +219,7 @@ class PostgresStore(Store):
                     "policies": [k[2] for k in keys], "priorities": [k[3] for k in keys],
                 })]
                 stored.extend(existing)
-                known = {(t.type, t.arguments.to_json(), t.policy.value, t.priority.value if t.priority else None) for t in existing}
+                known = {task_key(t) for t in existing}
                 fresh = [t for t in chunk if t.dedup_key() not in known]
                 if fresh:
                     rows = conn.execute(QUERIES.insert_tasks, {

@@ -32,7 +32,7 @@ from ...domain.tasks import (
     TaskType,
     plan_run_events,
 )
-from ..common import in_input_order, prepare_task_batch
+from ..common import in_input_order, prepare_task_batch, task_key
 from ..interface import ArchivedTask, SchemaState, Store
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
@@ -239,7 +239,7 @@ class SQLiteStore(Store):
                 keys = [t.dedup_key() for t in chunk]
                 existing = [_row_to_task(r) for r in conn.execute(QUERIES.find_pending_duplicates, {"keys": _json(keys)})]
                 stored.extend(existing)
-                known = {(t.type, t.arguments.to_json(), t.policy.value, t.priority.value if t.priority else None) for t in existing}
+                known = {task_key(t) for t in existing}
                 rows = [
                     [t.type, t.arguments.to_json(), to_db_time(t.next_run), to_db_interval(t.current_interval),
                      t.policy.value, t.retries_left, t.priority.value if t.priority else None]
