@@ -1,0 +1,44 @@
+"""Imports point one way: cli → services → execution, store → domain; the domain imports nothing of ours."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import ostinato
+
+ROOT = Path(ostinato.__file__).parent
+ALLOWED = {
+    "domain": {"domain"},
+    "store": {"domain", "store"},
+    "execution": {"domain", "execution"},
+    "services": {"domain", "store", "execution", "services", "config"},
+    "testing": {"testing"},
+}
+
+
+def internal_imports(path: Path) -> set[str]:
+    """Top-level ostinato packages imported by a module."""
+    package = path.relative_to(ROOT).parts
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level]
+                target = list(base) + (node.module.split(".") if node.module else [])
+                if target:
+                    found.add(target[0])
+            elif node.module and node.module.startswith("ostinato."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("ostinato."))
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_layer_imports_only_what_it_may(layer):
+    for path in (ROOT / layer).rglob("*.py"):
+        imported = internal_imports(path)
+        assert imported <= ALLOWED[layer], f"{path.relative_to(ROOT)} imports {sorted(imported - ALLOWED[layer])}"
