@@ -3,6 +3,7 @@ their plans are checked on seeded data (PostgreSQL: 200,000 tasks; SQLite: 50,00
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from datetime import datetime, timedelta, timezone
@@ -14,12 +15,14 @@ from ostinato.store.postgresql.store import QUERIES as PG
 from ostinato.store.sqlite.store import QUERIES as LITE
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+ARGS_1 = '{"args":["https://example.org/1"],"kwargs":{}}'
 SEED_PG = """
 INSERT INTO task_type (type, description, backend_name, default_interval)
 SELECT 'type-' || i, '', 'x:y', interval '1 day' FROM generate_series(0, 9) AS i;
-INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
+INSERT INTO task (type, arguments, arguments_digest, next_run, current_interval, status, policy, retries_left, priority)
 SELECT 'type-' || (i % 10),
        jsonb_build_object('args', jsonb_build_array('https://example.org/' || i), 'kwargs', '{}'::jsonb),
+       decode(md5('{"args":["https://example.org/' || i || '"],"kwargs":{}}'), 'hex'),
        %(now)s - (i % 1000) * interval '1 minute' + (i % 3) * interval '1 day', interval '1 day',
        (ARRAY['next_run_not_scheduled', 'next_run_not_scheduled', 'next_run_scheduled', 'completed', 'disabled'])[1 + (i / 10) % 5],
        CASE WHEN i % 7 = 0 THEN 'oneshot' ELSE 'recurring' END, 0,
@@ -54,8 +57,9 @@ def test_postgresql_hot_queries_walk_indexes(seeded_pg):
          "task_ready_priority_idx"),
         (PG.peek_ready_tasks, {"type": "type-3", "now": NOW, "limit": 1000}, "task_ready_idx"),
         (PG.stale_in_flight_runs, {"cutoff": NOW, "limit": 1000}, "task_run_in_flight_idx"),
-        (PG.find_pending_duplicates, {"types": ["type-1"] * 3, "arguments": ['{"args": ["https://example.org/1"], "kwargs": {}}'] * 3,
-                                      "policies": ["recurring"] * 3, "priorities": [None] * 3}, "task_dedup_idx"),
+        (PG.find_pending_duplicates, {"types": ["type-1"] * 3, "arguments": [ARGS_1] * 3, "policies": ["recurring"] * 3,
+                                      "digests": [hashlib.md5(ARGS_1.encode()).digest()] * 3, "priorities": [None] * 3},
+         "task_dedup_idx"),
         (PG.runs_with_tasks_for_update, {"ids": list(range(1, 1001))}, "task_run_pkey"),
     ]
     for sql, params, index in cases:

@@ -11,12 +11,22 @@ from __future__ import annotations
 
 import enum
 import json
-from dataclasses import dataclass, field, replace
+
+import orjson
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
 from .durations import parse_duration
 from .errors import ValidationError
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 text: the form arguments are compared and stored in."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # integers beyond 64 bits: the standard library writes them the same way
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class TaskPolicy(str, enum.Enum):
@@ -153,8 +163,8 @@ class TaskArguments:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        """Canonical JSON (sorted keys, compact): equal arguments give equal text."""
-        return json.dumps({"args": list(self.args), "kwargs": dict(self.kwargs)}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        """Canonical JSON (sorted keys, compact, UTF-8): equal arguments give equal text."""
+        return canonical_json({"args": list(self.args), "kwargs": dict(self.kwargs)})
 
     def to_dict(self) -> dict[str, Any]:
         return {"args": list(self.args), "kwargs": dict(self.kwargs)}
@@ -183,7 +193,7 @@ class TaskArguments:
         if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
             raise ValidationError(f"{field_name}.kwargs", "a JSON object", kwargs)
         try:
-            json.dumps([args, kwargs])
+            json.dumps([args, kwargs], allow_nan=False)
         except (TypeError, ValueError):
             raise ValidationError(field_name, "values that JSON can represent", value) from None
         return cls(tuple(args), dict(kwargs))
@@ -296,7 +306,9 @@ def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
     retries = task.retries_left if task.retries_left is not None else task_type.retries
     if retries < 0:
         raise ValidationError("retries_left", "a whole number of 0 or more", retries)
-    return replace(task, current_interval=interval, retries_left=retries)
+    if interval == task.current_interval and retries == task.retries_left:
+        return task
+    return NewTask(task.type, task.next_run, task.arguments, task.policy, task.priority, interval, retries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,12 +368,13 @@ def fold_run_events(run: TaskRun, events: Sequence[RunEvent]) -> tuple[TaskRun, 
             break
         if event.status is TaskRunStatus.SCHEDULED:
             continue
-        metadata = {**run.metadata, **(event.metadata or {})}
+        metadata = {**run.metadata, **event.metadata} if event.metadata else run.metadata
+        backend_id = event.backend_id or run.backend_id
         if event.status is TaskRunStatus.STARTED:
             if run.status is TaskRunStatus.SCHEDULED:
-                run = replace(run, status=TaskRunStatus.STARTED, started=event.at, backend_id=event.backend_id or run.backend_id, metadata=metadata)
+                run = TaskRun(run.id, run.task, backend_id, run.scheduled, event.at, run.ended, metadata, TaskRunStatus.STARTED)
             continue
-        run = replace(run, status=event.status, ended=event.at, backend_id=event.backend_id or run.backend_id, metadata=metadata)
+        run = TaskRun(run.id, run.task, backend_id, run.scheduled, run.started, event.at, metadata, event.status)
         final = event.status
     return run, final
 

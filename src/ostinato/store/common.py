@@ -12,14 +12,17 @@ DedupKey = tuple[str, str, str, str | None]
 
 def prepare_task_batch(
     tasks: Sequence[NewTask], lookup_types: Callable[[set[str]], Mapping[str, TaskType]]
-) -> tuple[list[NewTask], dict[DedupKey, NewTask]]:
-    """Validate a batch of new tasks against their types; return them and the distinct ones by key.
+) -> tuple[list[DedupKey], dict[DedupKey, NewTask]]:
+    """Validate a batch of new tasks against their types.
+
+    Returns each task's deduplication key, in input order, and the distinct
+    tasks by key (keys are computed once: the canonical JSON is the costly part).
 
     Raises ValidationError (located at ``task N``) on the first bad task: the
     caller has written nothing yet.
     """
     types = lookup_types({t.type for t in tasks})
-    prepared: list[NewTask] = []
+    keys: list[DedupKey] = []
     unique: dict[DedupKey, NewTask] = {}
     for index, task in enumerate(tasks):
         task_type = types.get(task.type)
@@ -29,15 +32,15 @@ def prepare_task_batch(
             ready = prepare_new_task(task, task_type)
         except ValidationError as exc:
             raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
-        prepared.append(ready)
-        unique.setdefault(ready.dedup_key(), ready)
-    return prepared, unique
+        key = ready.dedup_key()
+        keys.append(key)
+        unique.setdefault(key, ready)
+    return keys, unique
 
 
 def task_key(task: Task) -> DedupKey:
     return (task.type, task.arguments.to_json(), task.policy.value, task.priority.value if task.priority else None)
 
 
-def in_input_order(prepared: Sequence[NewTask], stored: Sequence[Task]) -> list[Task]:
-    by_key = {task_key(t): t for t in stored}
-    return [by_key[t.dedup_key()] for t in prepared]
+def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) -> list[Task]:
+    return [stored[key] for key in keys]

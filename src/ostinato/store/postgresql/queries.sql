@@ -1,5 +1,6 @@
 -- Named queries of the PostgreSQL store. Parameters are %(named)s; arrays are
--- passed as arrays and read with unnest / ANY. `now` always comes from the caller.
+-- passed as arrays and read with unnest / ANY (bulk arrays as %(named)b: binary,
+-- so that psycopg does not escape each element as text). `now` always comes from the caller.
 
 -- name: insert_task_type
 INSERT INTO task_type (type, description, backend_name, default_interval, min_interval, max_interval,
@@ -16,28 +17,41 @@ SELECT * FROM task_type ORDER BY type;
 -- name: task_types_in
 SELECT * FROM task_type WHERE type = ANY(%(types)s::text[]);
 
+-- name: index_driven_batches
+-- set at the start of a batch transaction: a batch of N ids is N primary-key probes
+-- (nested loops), never a hash or merge join over the whole table, whatever the
+-- statistics say (a fresh table has none)
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+
 -- name: lock_task_creation
 -- serialises creators so that two of them cannot both create the same pending task
 SELECT pg_advisory_xact_lock(hashtext('ostinato.create_tasks'));
 
 -- name: find_pending_duplicates
-SELECT t.* FROM unnest(%(types)s::text[], %(arguments)s::jsonb[], %(policies)s::text[], %(priorities)s::text[])
-    AS k(type, arguments, policy, priority)
-JOIN task AS t
-  ON t.type = k.type
- AND md5(t.arguments::text) = md5(k.arguments::text)
- AND t.arguments = k.arguments
- AND t.status = 'next_run_not_scheduled'
- AND t.policy = k.policy
- AND t.priority IS NOT DISTINCT FROM k.priority;
+-- one index probe per key (LATERAL ... LIMIT 1): never a scan of the pending tasks,
+-- whatever the planner's estimates; arguments are compared only on a digest hit
+SELECT t.* FROM unnest(%(types)b::text[], %(digests)b::bytea[], %(arguments)b::text[], %(policies)b::text[],
+                       %(priorities)b::text[])
+    AS k(type, digest, arguments, policy, priority)
+CROSS JOIN LATERAL (
+    SELECT * FROM task AS t
+    WHERE t.type = k.type
+      AND t.arguments_digest = k.digest
+      AND t.status = 'next_run_not_scheduled'
+      AND t.arguments = k.arguments::jsonb
+      AND t.policy = k.policy
+      AND t.priority IS NOT DISTINCT FROM k.priority
+    LIMIT 1
+) AS t;
 
 -- name: insert_tasks
-INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
-SELECT type, arguments, next_run, current_interval, 'next_run_not_scheduled', policy, retries_left, priority
-FROM unnest(%(types)s::text[], %(arguments)s::jsonb[], %(next_runs)s::timestamptz[], %(intervals)s::interval[],
-            %(policies)s::text[], %(retries)s::bigint[], %(priorities)s::text[])
-    AS r(type, arguments, next_run, current_interval, policy, retries_left, priority)
-RETURNING *;
+INSERT INTO task (type, arguments, arguments_digest, next_run, current_interval, status, policy, retries_left, priority)
+SELECT type, arguments::jsonb, digest, next_run, current_interval, 'next_run_not_scheduled', policy, retries_left, priority
+FROM unnest(%(types)b::text[], %(arguments)b::text[], %(digests)b::bytea[], %(next_runs)b::timestamptz[],
+            %(intervals)b::interval[], %(policies)b::text[], %(retries)b::bigint[], %(priorities)b::text[])
+    AS r(type, arguments, digest, next_run, current_interval, policy, retries_left, priority)
+RETURNING id, type, arguments_digest, policy, priority;
 
 -- name: tasks_in
 SELECT * FROM task WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id;
@@ -53,40 +67,30 @@ WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority = %(pri
 ORDER BY next_run LIMIT %(limit)s;
 
 -- name: grab_ready_tasks
--- one statement: lease the rows (SKIP LOCKED: concurrent runners take disjoint sets),
--- mark them scheduled and record a run for each
-WITH selected AS (
+-- lease the rows (SKIP LOCKED: concurrent runners take disjoint sets) and mark them
+-- scheduled; `id = ANY(ARRAY(...))` is a primary-key probe whatever the statistics say
+UPDATE task SET status = 'next_run_scheduled'
+WHERE id = ANY(ARRAY(
     SELECT id FROM task
     WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority IS NULL AND next_run <= %(now)s
     ORDER BY next_run LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), grabbed AS (
-    UPDATE task SET status = 'next_run_scheduled' FROM selected WHERE task.id = selected.id
-    RETURNING task.*
-), runs AS (
-    INSERT INTO task_run (task, backend_id, scheduled, status)
-    SELECT id, %(backend_id)s, %(now)s, 'scheduled' FROM grabbed
-    RETURNING id AS run_id, task AS run_task, backend_id, scheduled, started, ended, metadata, status AS run_status
-)
-SELECT grabbed.*, runs.* FROM grabbed JOIN runs ON runs.run_task = grabbed.id
-ORDER BY grabbed.next_run, grabbed.id;
+    FOR UPDATE SKIP LOCKED))
+RETURNING *;
 
 -- name: grab_ready_priority_tasks
-WITH selected AS (
+UPDATE task SET status = 'next_run_scheduled'
+WHERE id = ANY(ARRAY(
     SELECT id FROM task
     WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority = %(priority)s AND next_run <= %(now)s
     ORDER BY next_run LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), grabbed AS (
-    UPDATE task SET status = 'next_run_scheduled' FROM selected WHERE task.id = selected.id
-    RETURNING task.*
-), runs AS (
-    INSERT INTO task_run (task, backend_id, scheduled, status)
-    SELECT id, %(backend_id)s, %(now)s, 'scheduled' FROM grabbed
-    RETURNING id AS run_id, task AS run_task, backend_id, scheduled, started, ended, metadata, status AS run_status
-)
-SELECT grabbed.*, runs.* FROM grabbed JOIN runs ON runs.run_task = grabbed.id
-ORDER BY grabbed.next_run, grabbed.id;
+    FOR UPDATE SKIP LOCKED))
+RETURNING *;
+
+-- name: insert_scheduled_runs
+-- in the grab's transaction: one run per grabbed task
+INSERT INTO task_run (task, backend_id, scheduled, status)
+SELECT task, %(backend_id)s, %(now)s, 'scheduled' FROM unnest(%(ids)b::bigint[]) AS task
+RETURNING *;
 
 -- name: disable_tasks
 UPDATE task SET status = 'disabled'
@@ -100,26 +104,28 @@ UPDATE task SET status = 'next_run_not_scheduled',
 WHERE id = ANY(%(ids)s::bigint[]) AND status IN ('completed', 'disabled');
 
 -- name: runs_with_tasks_for_update
+-- the task without its arguments: the outcome rules never read them
 SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
-       r.status AS run_status, t.*
-FROM task_run AS r JOIN task AS t ON t.id = r.task
-WHERE r.id = ANY(%(ids)s::bigint[])
+       r.status AS run_status, t.id, t.type, t.next_run, t.current_interval, t.policy, t.status, t.retries_left, t.priority
+FROM unnest(%(ids)b::bigint[]) AS i(id)
+JOIN task_run AS r ON r.id = i.id
+JOIN task AS t ON t.id = r.task
 ORDER BY r.id
 FOR UPDATE OF r, t;
 
 -- name: update_runs
 UPDATE task_run AS r
 SET status = u.status, backend_id = u.backend_id, started = u.started, ended = u.ended, metadata = u.metadata
-FROM unnest(%(ids)s::bigint[], %(statuses)s::text[], %(backend_ids)s::text[], %(starteds)s::timestamptz[],
-            %(endeds)s::timestamptz[], %(metadatas)s::jsonb[])
+FROM unnest(%(ids)b::bigint[], %(statuses)b::text[], %(backend_ids)b::text[], %(starteds)b::timestamptz[],
+            %(endeds)b::timestamptz[], %(metadatas)b::jsonb[])
     AS u(id, status, backend_id, started, ended, metadata)
 WHERE r.id = u.id AND r.status IN ('scheduled', 'started');
 
 -- name: update_tasks_after_runs
 UPDATE task AS t
 SET status = u.status, next_run = u.next_run, current_interval = u.current_interval, retries_left = u.retries_left
-FROM unnest(%(ids)s::bigint[], %(statuses)s::text[], %(next_runs)s::timestamptz[], %(intervals)s::interval[],
-            %(retries)s::bigint[])
+FROM unnest(%(ids)b::bigint[], %(statuses)b::text[], %(next_runs)b::timestamptz[], %(intervals)b::interval[],
+            %(retries)b::bigint[])
     AS u(id, status, next_run, current_interval, retries_left)
 WHERE t.id = u.id AND t.status = 'next_run_scheduled';
 

@@ -7,14 +7,17 @@ in UTC and receives ``now`` from the caller.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+import orjson
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
 from ...domain.errors import ConflictError, ValidationError
@@ -33,7 +36,7 @@ from ...domain.tasks import (
     TaskType,
     plan_run_events,
 )
-from ..common import in_input_order, prepare_task_batch, task_key
+from ..common import DedupKey, in_input_order, prepare_task_batch, task_key
 from ..interface import ArchivedTask, SchemaState, Store
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
@@ -46,6 +49,7 @@ SCHEMA_VERSION_DDL = (
     "version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
 )
 _CHUNK = 10_000
+NO_ARGUMENTS = TaskArguments()
 
 
 def _row_to_task_type(row: Mapping[str, Any]) -> TaskType:
@@ -78,6 +82,22 @@ def _row_to_task(row: Mapping[str, Any]) -> Task:
     )
 
 
+def _digest(arguments_json: str) -> bytes:
+    return hashlib.md5(arguments_json.encode(), usedforsecurity=False).digest()
+
+
+def _new_task(task_id: int, task: NewTask) -> Task:
+    """The stored form of a task just inserted (nothing to read back)."""
+    return Task(task_id, task.type, task.arguments, task.next_run, task.current_interval, task.policy,
+                TaskStatus.NEXT_RUN_NOT_SCHEDULED, task.retries_left or 0, task.priority)
+
+
+def _row_to_task_state(row: Mapping[str, Any]) -> Task:
+    """A task without its arguments, which the outcome rules never read."""
+    return Task(row["id"], row["type"], NO_ARGUMENTS, row["next_run"], row["current_interval"], TaskPolicy(row["policy"]),
+                TaskStatus(row["status"]), row["retries_left"], TaskPriority(row["priority"]) if row["priority"] else None)
+
+
 def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     return TaskRun(
         id=row[f"{prefix}id"],
@@ -97,6 +117,7 @@ def _chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]
 
 
 def _configure(conn: psycopg.Connection) -> None:
+    set_json_loads(orjson.loads, conn)
     conn.execute("SET TIME ZONE 'UTC'")
     conn.commit()
 
@@ -126,6 +147,13 @@ class PostgresStore(Store):
         with self._pool.connection() as conn:
             with conn.transaction():
                 yield conn
+
+    @contextmanager
+    def _batch_tx(self) -> Iterator[psycopg.Connection]:
+        """A transaction whose joins are index-driven nested loops (see ``index_driven_batches``)."""
+        with self._tx() as conn:
+            conn.execute(QUERIES.index_driven_batches)
+            yield conn
 
     def _read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with self._pool.connection() as conn:
@@ -208,31 +236,35 @@ class PostgresStore(Store):
     def create_tasks(self, tasks: Sequence[NewTask]) -> list[Task]:
         if not tasks:
             return []
-        with self._tx() as conn:
-            prepared, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names))
+        with self._batch_tx() as conn:
+            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names))
             conn.execute(QUERIES.lock_task_creation)
-            stored: list[Task] = []
-            for chunk in _chunks(list(unique.values())):
-                keys = [t.dedup_key() for t in chunk]
-                existing = [_row_to_task(r) for r in conn.execute(QUERIES.find_pending_duplicates, {
-                    "types": [k[0] for k in keys], "arguments": [k[1] for k in keys],
-                    "policies": [k[2] for k in keys], "priorities": [k[3] for k in keys],
-                })]
-                stored.extend(existing)
-                known = {task_key(t) for t in existing}
-                fresh = [t for t in chunk if t.dedup_key() not in known]
-                if fresh:
-                    rows = conn.execute(QUERIES.insert_tasks, {
-                        "types": [t.type for t in fresh],
-                        "arguments": [t.arguments.to_json() for t in fresh],
-                        "next_runs": [t.next_run for t in fresh],
-                        "intervals": [t.current_interval for t in fresh],
-                        "policies": [t.policy.value for t in fresh],
-                        "retries": [t.retries_left for t in fresh],
-                        "priorities": [t.priority.value if t.priority else None for t in fresh],
-                    }).fetchall()
-                    stored.extend(_row_to_task(r) for r in rows)
-        return in_input_order(prepared, stored)
+            stored: dict[DedupKey, Task] = {}
+            for chunk in _chunks(list(unique.items())):
+                digests = {key: _digest(key[1]) for key, _ in chunk}
+                existing = conn.execute(QUERIES.find_pending_duplicates, {
+                    "types": [k[0] for k, _ in chunk], "digests": list(digests.values()),
+                    "arguments": [k[1] for k, _ in chunk], "policies": [k[2] for k, _ in chunk],
+                    "priorities": [k[3] for k, _ in chunk],
+                })
+                stored.update((task_key(t), t) for t in map(_row_to_task, existing))
+                fresh = {(key[0], digests[key], key[2], key[3]): (key, t) for key, t in chunk if key not in stored}
+                if not fresh:
+                    continue
+                inserted = conn.execute(QUERIES.insert_tasks, {
+                    "types": [t.type for _, t in fresh.values()],
+                    "arguments": [key[1] for key, _ in fresh.values()],
+                    "digests": [digests[key] for key, _ in fresh.values()],
+                    "next_runs": [t.next_run for _, t in fresh.values()],
+                    "intervals": [t.current_interval for _, t in fresh.values()],
+                    "policies": [key[2] for key, _ in fresh.values()],
+                    "retries": [t.retries_left for _, t in fresh.values()],
+                    "priorities": [key[3] for key, _ in fresh.values()],
+                })
+                for row in inserted:
+                    key, task = fresh[(row["type"], row["arguments_digest"], row["policy"], row["priority"])]
+                    stored[key] = _new_task(row["id"], task)
+        return in_input_order(keys, stored)
 
     def get_tasks(self, ids: Sequence[int]) -> list[Task]:
         return [_row_to_task(r) for chunk in _chunks(list(ids)) for r in self._read(QUERIES.tasks_in, {"ids": list(chunk)})]
@@ -264,19 +296,23 @@ class PostgresStore(Store):
     def grab_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False, backend_id: str | None = None) -> list[ScheduledRun]:
         if limit <= 0:
             return []
-        grabbed: list[ScheduledRun] = []
-        with self._tx() as conn:
+        grabbed: list[Task] = []
+        with self._batch_tx() as conn:
             for level in PRIORITY_ORDER if priority else (None,):
                 room = limit - len(grabbed)
                 if room <= 0:
                     break
-                params = {"type": task_type, "now": now, "limit": room, "backend_id": backend_id}
+                params = {"type": task_type, "now": now, "limit": room}
                 if level is None:
                     rows = conn.execute(QUERIES.grab_ready_tasks, params).fetchall()
                 else:
                     rows = conn.execute(QUERIES.grab_ready_priority_tasks, {**params, "priority": level.value}).fetchall()
-                grabbed.extend(ScheduledRun(_row_to_task(r), _row_to_run(r, prefix="run_")) for r in rows)
-        return grabbed
+                grabbed.extend(sorted(map(_row_to_task, rows), key=lambda t: (t.next_run, t.id)))
+            if not grabbed:
+                return []
+            runs = conn.execute(QUERIES.insert_scheduled_runs, {"ids": [t.id for t in grabbed], "now": now, "backend_id": backend_id})
+            run_by_task = {r["task"]: _row_to_run(r) for r in runs}
+        return [ScheduledRun(t, run_by_task[t.id]) for t in grabbed]
 
     def set_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None) -> int:
         changed = 0
@@ -295,12 +331,12 @@ class PostgresStore(Store):
         if not events:
             return 0
         finished = 0
-        with self._tx() as conn:
+        with self._batch_tx() as conn:
             for chunk in _chunks(list(events)):
                 ids = sorted({e.run_id for e in chunk})
                 current = {}
                 for row in conn.execute(QUERIES.runs_with_tasks_for_update, {"ids": ids}):
-                    current[row["run_id"]] = (_row_to_run(row, prefix="run_"), _row_to_task(row))
+                    current[row["run_id"]] = (_row_to_run(row, prefix="run_"), _row_to_task_state(row))
                 types = self._task_types_in(conn, {task.type for _, task in current.values()})
                 plan = plan_run_events(current, types, chunk)
                 if plan.runs:
@@ -310,7 +346,7 @@ class PostgresStore(Store):
                         "backend_ids": [r.backend_id for r in plan.runs],
                         "starteds": [r.started for r in plan.runs],
                         "endeds": [r.ended for r in plan.runs],
-                        "metadatas": [json.dumps(dict(r.metadata)) for r in plan.runs],
+                        "metadatas": [orjson.dumps(r.metadata).decode() for r in plan.runs],
                     })
                 if plan.tasks:
                     conn.execute(QUERIES.update_tasks_after_runs, {

@@ -8,8 +8,9 @@ processes on one file are serialised by SQLite itself (WAL, busy timeout).
 
 from __future__ import annotations
 
-import json
 import sqlite3
+
+import orjson
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -32,7 +33,7 @@ from ...domain.tasks import (
     TaskType,
     plan_run_events,
 )
-from ..common import in_input_order, prepare_task_batch, task_key
+from ..common import DedupKey, in_input_order, prepare_task_batch
 from ..interface import ArchivedTask, SchemaState, Store
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
@@ -83,7 +84,7 @@ def _row_to_task_type(row: sqlite3.Row) -> TaskType:
 
 
 def _row_to_task(row: sqlite3.Row) -> Task:
-    arguments = json.loads(row["arguments"])
+    arguments = orjson.loads(row["arguments"])
     return Task(
         id=row["id"],
         type=row["type"],
@@ -97,6 +98,11 @@ def _row_to_task(row: sqlite3.Row) -> Task:
     )
 
 
+def _stored_key(row: sqlite3.Row) -> DedupKey:
+    """The deduplication key of a stored task: its arguments are already canonical JSON."""
+    return (row["type"], row["arguments"], row["policy"], row["priority"])
+
+
 def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     return TaskRun(
         id=row[f"{prefix}id"],
@@ -105,13 +111,13 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
         scheduled=from_db_time(row["scheduled"]),
         started=from_db_time(row["started"]),
         ended=from_db_time(row["ended"]),
-        metadata=json.loads(row["metadata"]),
+        metadata=orjson.loads(row["metadata"]),
         status=TaskRunStatus(row[f"{prefix}status"]),
     )
 
 
 def _json(values: Iterable[Any]) -> str:
-    return json.dumps(list(values), separators=(",", ":"))
+    return orjson.dumps(list(values)).decode()
 
 
 def _chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
@@ -233,21 +239,20 @@ class SQLiteStore(Store):
         if not tasks:
             return []
         with self._write() as conn:
-            prepared, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names))
-            stored: list[Task] = []
-            for chunk in _chunks(list(unique.values())):
-                keys = [t.dedup_key() for t in chunk]
-                existing = [_row_to_task(r) for r in conn.execute(QUERIES.find_pending_duplicates, {"keys": _json(keys)})]
-                stored.extend(existing)
-                known = {task_key(t) for t in existing}
+            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names))
+            stored: dict[DedupKey, Task] = {}
+            for chunk in _chunks(list(unique.items())):
+                existing = conn.execute(QUERIES.find_pending_duplicates, {"keys": _json(k for k, _ in chunk)})
+                stored.update((_stored_key(r), _row_to_task(r)) for r in existing)
                 rows = [
-                    [t.type, t.arguments.to_json(), to_db_time(t.next_run), to_db_interval(t.current_interval),
-                     t.policy.value, t.retries_left, t.priority.value if t.priority else None]
-                    for t in chunk if t.dedup_key() not in known
+                    [t.type, key[1], to_db_time(t.next_run), to_db_interval(t.current_interval),
+                     t.policy.value, t.retries_left, key[3]]
+                    for key, t in chunk if key not in stored
                 ]
                 if rows:
-                    stored.extend(_row_to_task(r) for r in conn.execute(QUERIES.insert_tasks, {"rows": _json(rows)}))
-        return in_input_order(prepared, stored)
+                    inserted = conn.execute(QUERIES.insert_tasks, {"rows": _json(rows)})
+                    stored.update((_stored_key(r), _row_to_task(r)) for r in inserted)
+        return in_input_order(keys, stored)
 
     def get_tasks(self, ids: Sequence[int]) -> list[Task]:
         return [_row_to_task(r) for chunk in _chunks(list(ids)) for r in self._read(QUERIES.tasks_in, {"ids": _json(chunk)})]
@@ -329,7 +334,7 @@ class SQLiteStore(Store):
                 plan = plan_run_events(current, types, chunk)
                 conn.executemany(QUERIES.update_run, [
                     {"id": r.id, "status": r.status.value, "backend_id": r.backend_id, "started": to_db_time(r.started),
-                     "ended": to_db_time(r.ended), "metadata": json.dumps(dict(r.metadata), sort_keys=True)}
+                     "ended": to_db_time(r.ended), "metadata": orjson.dumps(r.metadata, option=orjson.OPT_SORT_KEYS).decode()}
                     for r in plan.runs
                 ])
                 conn.executemany(QUERIES.update_task_after_run, [

@@ -41,7 +41,9 @@ CREATE INDEX task_final_idx ON task (id)
 
 CREATE TABLE task_run (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
-    task INTEGER NOT NULL REFERENCES task (id) ON DELETE CASCADE,
+    -- no foreign key (as on PostgreSQL, where its per-row check slowed every grab);
+    -- runs are deleted with their task by delete_tasks
+    task INTEGER NOT NULL,
     backend_id TEXT,
     scheduled TEXT,
     started TEXT,
