@@ -37,3 +37,14 @@ def test_resolve_by_registration_and_import_path():
     for name in ("nope", "json:nope", "no_such_module:f", "json.JSONDecodeError.nope"):
         with pytest.raises(UnknownCallable, match="backend_name"):
             reg.resolve(name)
+
+
+def test_resolve_by_entry_point(tmp_path, monkeypatch):
+    dist = tmp_path / "ostinato_plugin_example-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ostinato-plugin-example\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[ostinato.tasks]\nload-example = json:loads\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import json
+
+    assert TaskRegistry().resolve("load-example") is json.loads
