@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
-from .durations import parse_duration
 from .errors import ValidationError
 
 
@@ -66,6 +65,13 @@ class TaskRunStatus(str, enum.Enum):
 
 
 FINAL_RUN_STATUSES = frozenset(s for s in TaskRunStatus if s.is_final)
+
+# Stored text to enum member, by dictionary: stores read many rows, and calling an
+# Enum class per value costs more than the rest of the row's decoding.
+POLICY_OF: dict[str, TaskPolicy] = {m.value: m for m in TaskPolicy}
+STATUS_OF: dict[str, TaskStatus] = {m.value: m for m in TaskStatus}
+RUN_STATUS_OF: dict[str, TaskRunStatus] = {m.value: m for m in TaskRunStatus}
+PRIORITY_OF: dict[str | None, TaskPriority | None] = {None: None, **{m.value: m for m in TaskPriority}}
 
 
 def _enum_value(enum_cls: type[enum.Enum], value: Any, field_name: str) -> Any:

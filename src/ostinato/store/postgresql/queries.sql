@@ -75,7 +75,7 @@ WHERE id = ANY(ARRAY(
     WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority IS NULL AND next_run <= %(now)s
     ORDER BY next_run LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED))
-RETURNING *;
+RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
 
 -- name: grab_ready_priority_tasks
 UPDATE task SET status = 'next_run_scheduled'
@@ -84,13 +84,13 @@ WHERE id = ANY(ARRAY(
     WHERE type = %(type)s AND status = 'next_run_not_scheduled' AND priority = %(priority)s AND next_run <= %(now)s
     ORDER BY next_run LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED))
-RETURNING *;
+RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
 
 -- name: insert_scheduled_runs
 -- in the grab's transaction: one run per grabbed task
 INSERT INTO task_run (task, backend_id, scheduled, status)
 SELECT task, %(backend_id)s, %(now)s, 'scheduled' FROM unnest(%(ids)b::bigint[]) AS task
-RETURNING *;
+RETURNING id, task;
 
 -- name: disable_tasks
 UPDATE task SET status = 'disabled'

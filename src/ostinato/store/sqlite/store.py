@@ -19,14 +19,16 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.tasks import (
+    POLICY_OF,
+    PRIORITY_OF,
     PRIORITY_ORDER,
+    RUN_STATUS_OF,
+    STATUS_OF,
     NewTask,
     RunEvent,
     ScheduledRun,
     Task,
     TaskArguments,
-    TaskPolicy,
-    TaskPriority,
     TaskRun,
     TaskRunStatus,
     TaskStatus,
@@ -91,10 +93,10 @@ def _row_to_task(row: sqlite3.Row) -> Task:
         arguments=TaskArguments(tuple(arguments["args"]), arguments["kwargs"]),
         next_run=datetime.fromisoformat(row["next_run"]),
         current_interval=from_db_interval(row["current_interval"]),
-        policy=TaskPolicy(row["policy"]),
-        status=TaskStatus(row["status"]),
+        policy=POLICY_OF[row["policy"]],
+        status=STATUS_OF[row["status"]],
         retries_left=row["retries_left"],
-        priority=TaskPriority(row["priority"]) if row["priority"] else None,
+        priority=PRIORITY_OF[row["priority"]],
     )
 
 
@@ -112,7 +114,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
         started=from_db_time(row["started"]),
         ended=from_db_time(row["ended"]),
         metadata=orjson.loads(row["metadata"]),
-        status=TaskRunStatus(row[f"{prefix}status"]),
+        status=RUN_STATUS_OF[row[f"{prefix}status"]],
     )
 
 
