@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DB     ?= sqlite:///.ostinato/ostinato.db
 
-.PHONY: run test install install-test system-deps bench clean
+.PHONY: run test lint install install-test system-deps bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,10 @@ run: install
 system-deps:
 	scripts/install-system-deps
 
-test: system-deps install-test
+lint: install-test
+	$(BIN)/ruff check src tests bench
+
+test: system-deps install-test lint
 	$(BIN)/pytest -q -p no:cacheprovider
 
 bench: install-test system-deps
