@@ -102,10 +102,18 @@ def parse_time(text: str | datetime, now: datetime, field: str = "time") -> date
     if match:
         delta = parse_duration(match.group(2), field, allow_zero=True)
         return now + delta if match.group(1) == "+" else now - delta
+    return parse_iso_time(text, field, forms=TIME_FORMS)
+
+
+ISO_TIME_FORMS = "an ISO 8601 time with a zone, e.g. 2026-11-22T10:00:00+00:00"
+
+
+def parse_iso_time(text: str, field: str = "time", *, forms: str = ISO_TIME_FORMS) -> datetime:
+    """Parse an absolute ISO 8601 time with a zone (``Z`` accepted) into UTC."""
     try:
-        value = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+        value = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
-        raise ValidationError(field, TIME_FORMS, text) from None
+        raise ValidationError(field, forms, text) from None
     if value.tzinfo is None:
         raise ValidationError(field, "a time with a zone, e.g. 2026-11-22T10:00:00+00:00", text)
     return value.astimezone(timezone.utc)

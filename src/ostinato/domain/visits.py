@@ -1,0 +1,225 @@
+"""Origin visits: the journal's visit statuses and seed 000's feedback loop.
+
+A visit status message has the shape of the archive's journal
+(``origin``, ``visit``, ``type``, ``status``, ``date``, ``snapshot``).
+:func:`apply_visit_status` is the one place where a final status becomes the
+origin's new visit stats, by seed 000's rules:
+
+1. Update last visit date, status and eventfulness; keep the time of the last
+   successful visit; a failure keeps the last visit date and increments the
+   failure count; at ``max_failures`` successive failures the origin is disabled
+   until the next run of its lister; a success resets the count.
+2. Next run target: failed → ``now + failure_delay`` (1 day); otherwise the
+   duration since the last successful visit, divided by ``adjust_factor`` after
+   an eventful visit (clamped to ``minimum_interval``, 1 day) or multiplied by
+   it after an uneventful one, added to now.
+
+"now" is the status's own ``date``, so that replaying the journal gives the
+same stats. A message not newer than the last one applied changes nothing:
+duplicates and late arrivals are harmless.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Mapping
+
+from .durations import parse_iso_time
+from .errors import ValidationError
+
+
+class JournalStatus(str, enum.Enum):
+    CREATED = "created"
+    ONGOING = "ongoing"
+    FULL = "full"
+    PARTIAL = "partial"
+    NOT_FOUND = "not_found"
+    FAILED = "failed"
+
+    @property
+    def is_final(self) -> bool:
+        return self not in (JournalStatus.CREATED, JournalStatus.ONGOING)
+
+
+class VisitOutcome(str, enum.Enum):
+    """What the stats remember of a visit: ``last_visit_status``."""
+
+    SUCCESSFUL = "successful"
+    FAILED = "failed"
+    NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True, slots=True)
+class VisitStatus:
+    """One message of the journal's ``origin_visit_status`` topic."""
+
+    origin: str
+    visit: int
+    type: str
+    status: JournalStatus
+    date: datetime
+    snapshot: bytes | None = None
+
+    @property
+    def outcome(self) -> VisitOutcome | None:
+        """None for a non-final status; ``full``/``partial`` without a snapshot count as failed."""
+        if not self.status.is_final:
+            return None
+        if self.status is JournalStatus.NOT_FOUND:
+            return VisitOutcome.NOT_FOUND
+        if self.status is JournalStatus.FAILED or self.snapshot is None:
+            return VisitOutcome.FAILED
+        return VisitOutcome.SUCCESSFUL
+
+
+_STATUS_FORMS = ", ".join(s.value for s in JournalStatus)
+
+
+def parse_visit_status(message: Any) -> VisitStatus:
+    """Read a journal message (a mapping, as decoded from JSON or msgpack).
+
+    Raises ValidationError naming the field at fault; the caller locates it
+    (``line 12``) with ``ValidationError.at``.
+    """
+    if not isinstance(message, Mapping):
+        raise ValidationError("message", "an object with origin, visit, type, status, date, snapshot", type(message).__name__)
+    for name in ("origin", "visit", "type", "status", "date"):
+        if message.get(name) is None:
+            raise ValidationError(name, "a value (the field is required)", None)
+    origin, visit_type = message["origin"], message["type"]
+    if not isinstance(origin, str) or not origin.strip():
+        raise ValidationError("origin", "a non-empty URL", origin)
+    if not isinstance(visit_type, str) or not visit_type.strip():
+        raise ValidationError("type", "a visit type such as git", visit_type)
+    visit = message["visit"]
+    if isinstance(visit, bool) or not isinstance(visit, int) or visit < 0:
+        raise ValidationError("visit", "a whole number of 0 or more", visit)
+    try:
+        status = JournalStatus(message["status"])
+    except ValueError:
+        raise ValidationError("status", f"one of {_STATUS_FORMS}", message["status"]) from None
+    date = message["date"]
+    if isinstance(date, datetime):
+        if date.tzinfo is None:
+            raise ValidationError("date", "a time with a zone", date.isoformat())
+        date = date.astimezone(timezone.utc)
+    elif isinstance(date, str):
+        date = parse_iso_time(date, "date")
+    else:
+        raise ValidationError("date", "an ISO 8601 time with a zone", date)
+    return VisitStatus(origin, visit, visit_type, status, date, _parse_snapshot(message.get("snapshot")))
+
+
+def _parse_snapshot(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) == 0:
+            raise ValidationError("snapshot", "a non-empty identifier (bytes or hex) or null", value)
+        return bytes(value)
+    if isinstance(value, str):
+        text = value.removeprefix("\\x")
+        try:
+            raw = bytes.fromhex(text)
+        except ValueError:
+            raise ValidationError("snapshot", "hexadecimal text, bytes or null", value) from None
+        if not raw:
+            raise ValidationError("snapshot", "a non-empty identifier (bytes or hex) or null", value)
+        return raw
+    raise ValidationError("snapshot", "hexadecimal text, bytes or null", value)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackPolicy:
+    """The knobs of seed 000's feedback loop."""
+
+    adjust_factor: float = 2.0
+    minimum_interval: timedelta = timedelta(days=1)
+    failure_delay: timedelta = timedelta(days=1)
+    max_failures: int = 3
+
+    def validated(self) -> "FeedbackPolicy":
+        if isinstance(self.adjust_factor, bool) or not isinstance(self.adjust_factor, (int, float)) or not self.adjust_factor > 1:
+            raise ValidationError("adjust_factor", "a number greater than 1", self.adjust_factor)
+        for name in ("minimum_interval", "failure_delay"):
+            value = getattr(self, name)
+            if not isinstance(value, timedelta) or value <= timedelta(0):
+                raise ValidationError(name, "a positive duration", value)
+        if isinstance(self.max_failures, bool) or not isinstance(self.max_failures, int) or self.max_failures < 1:
+            raise ValidationError("max_failures", "a whole number of at least 1", self.max_failures)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class VisitStats:
+    """What is known of the visits of one (url, visit type)."""
+
+    url: str
+    visit_type: str
+    last_visit: datetime | None = None
+    last_visit_status: VisitOutcome | None = None
+    last_successful: datetime | None = None
+    last_snapshot: bytes | None = None
+    last_eventful: datetime | None = None
+    last_uneventful: datetime | None = None
+    failure_count: int = 0
+    last_scheduled: datetime | None = None
+    next_visit_target: datetime | None = None
+    #: date of the newest final status applied: older or equal ones change nothing
+    last_status_date: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    stats: VisitStats
+    #: the origin reached ``max_failures``: disable it until its lister lists it again
+    disable: bool
+    eventful: bool | None
+
+
+def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy) -> Feedback | None:
+    """Seed 000's feedback for one final status; None when the status changes nothing."""
+    outcome = status.outcome
+    if outcome is None:
+        return None
+    if stats.last_status_date is not None and status.date <= stats.last_status_date:
+        return None
+    now = status.date
+    if outcome is not VisitOutcome.SUCCESSFUL:
+        failures = stats.failure_count + 1
+        new = VisitStats(
+            stats.url, stats.visit_type,
+            last_visit=stats.last_visit,  # "if status is failed, keep same last visit date"
+            last_visit_status=outcome,
+            last_successful=stats.last_successful,
+            last_snapshot=stats.last_snapshot,
+            last_eventful=stats.last_eventful,
+            last_uneventful=stats.last_uneventful,
+            failure_count=failures,
+            last_scheduled=stats.last_scheduled,
+            next_visit_target=now + policy.failure_delay,
+            last_status_date=now,
+        )
+        return Feedback(new, disable=failures >= policy.max_failures, eventful=None)
+    eventful = status.snapshot != stats.last_snapshot
+    since_success = now - stats.last_successful if stats.last_successful is not None else policy.minimum_interval
+    if eventful:
+        interval = max(since_success / policy.adjust_factor, policy.minimum_interval)
+    else:
+        interval = since_success * policy.adjust_factor
+    new = VisitStats(
+        stats.url, stats.visit_type,
+        last_visit=now,
+        last_visit_status=outcome,
+        last_successful=now,
+        last_snapshot=status.snapshot,
+        last_eventful=now if eventful else stats.last_eventful,
+        last_uneventful=stats.last_uneventful if eventful else now,
+        failure_count=0,
+        last_scheduled=stats.last_scheduled,
+        next_visit_target=now + interval,
+        last_status_date=now,
+    )
+    return Feedback(new, disable=False, eventful=eventful)
