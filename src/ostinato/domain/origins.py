@@ -1,0 +1,67 @@
+"""Listers and the origins they list (seeds 000 and 001), read strictly from input.
+
+A listed origin is what a lister saw on a forge: ``url``, ``visit_type``, extra
+loader arguments, the forge's ``last_update`` (may be missing), fork
+information and whether it is enabled. The store adds ``first_seen`` and
+``last_seen`` and the lister it belongs to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+from .durations import parse_iso_time
+from .errors import ValidationError
+
+
+@dataclass(frozen=True, slots=True)
+class ListedOrigin:
+    url: str
+    visit_type: str
+    extra_loader_arguments: Mapping[str, Any] = field(default_factory=dict)
+    last_update: datetime | None = None
+    enabled: bool = True
+    is_fork: bool | None = None
+    forked_from_url: str | None = None
+
+
+_FIELDS = {"url", "visit_type", "extra_loader_arguments", "last_update", "enabled", "is_fork", "forked_from_url"}
+
+
+def parse_listed_origin(record: Any) -> ListedOrigin:
+    """Read one listed origin (a decoded JSON object); ValidationError names the field at fault."""
+    if not isinstance(record, Mapping):
+        raise ValidationError("record", "a JSON object with url and visit_type", type(record).__name__)
+    unknown = sorted(set(record) - _FIELDS)
+    if unknown:
+        raise ValidationError(unknown[0], f"only the fields {', '.join(sorted(_FIELDS))}", record[unknown[0]])
+    url = record.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise ValidationError("url", "a non-empty URL", url)
+    visit_type = record.get("visit_type")
+    if not isinstance(visit_type, str) or not visit_type.strip():
+        raise ValidationError("visit_type", "a visit type such as git", visit_type)
+    extra = record.get("extra_loader_arguments") or {}
+    if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
+        raise ValidationError("extra_loader_arguments", "a JSON object", extra)
+    last_update = record.get("last_update")
+    if isinstance(last_update, str):
+        last_update = parse_iso_time(last_update, "last_update")
+    elif isinstance(last_update, datetime):
+        if last_update.tzinfo is None:
+            raise ValidationError("last_update", "a time with a zone", last_update.isoformat())
+        last_update = last_update.astimezone(timezone.utc)
+    elif last_update is not None:
+        raise ValidationError("last_update", "an ISO 8601 time with a zone, or null", last_update)
+    enabled = record.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ValidationError("enabled", "true or false", enabled)
+    is_fork = record.get("is_fork")
+    if is_fork is not None and not isinstance(is_fork, bool):
+        raise ValidationError("is_fork", "true, false or null", is_fork)
+    forked_from = record.get("forked_from_url")
+    if forked_from is not None and (not isinstance(forked_from, str) or not forked_from.strip()):
+        raise ValidationError("forked_from_url", "a URL or null", forked_from)
+    return ListedOrigin(url, visit_type, dict(extra), last_update, enabled, is_fork, forked_from)
