@@ -9,6 +9,11 @@ from click.testing import CliRunner
 
 from ostinato.cli import cli
 
+from ostinato.store.migrations import latest_version
+from ostinato.store.sqlite.store import MIGRATIONS
+
+LATEST = latest_version(MIGRATIONS)
+
 
 @pytest.fixture
 def url(tmp_path, monkeypatch):
@@ -29,11 +34,11 @@ def test_init_then_version(url):
 
     result = run(url, "db", "version")
     assert result.exit_code == 0, result.output
-    assert "current: 1" in result.output and "latest: 1" in result.output
+    assert f"current: {LATEST}" in result.output and f"latest: {LATEST}" in result.output
 
     result = run(url, "db", "version", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"current": 1, "latest": 1, "up_to_date": True}
+    assert json.loads(result.stdout) == {"current": LATEST, "latest": LATEST, "up_to_date": True}
 
 
 def test_version_of_empty_database(url):

@@ -65,3 +65,29 @@ def parse_listed_origin(record: Any) -> ListedOrigin:
     if forked_from is not None and (not isinstance(forked_from, str) or not forked_from.strip()):
         raise ValidationError("forked_from_url", "a URL or null", forked_from)
     return ListedOrigin(url, visit_type, dict(extra), last_update, enabled, is_fork, forked_from)
+
+
+@dataclass(frozen=True, slots=True)
+class Lister:
+    """A lister instance (seed 001): its opaque state and when it last finished a listing.
+
+    ``updated`` is the optimistic-concurrency token: an update made from a stale
+    copy is refused.
+    """
+
+    id: int
+    name: str
+    instance_name: str
+    current_state: Mapping[str, Any]
+    last_listing_finished_at: datetime | None
+    updated: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredListedOrigin:
+    """A listed origin as stored: with its lister and when it was first and last seen."""
+
+    lister_id: int
+    origin: ListedOrigin
+    first_seen: datetime
+    last_seen: datetime

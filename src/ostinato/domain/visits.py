@@ -223,3 +223,42 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         last_status_date=now,
     )
     return Feedback(new, disable=False, eventful=eventful)
+
+
+VisitKey = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class VisitFeedbackPlan:
+    """What a batch of statuses changes: new stats, origins to disable, statuses that counted."""
+
+    stats: list[VisitStats]
+    disable: list[VisitKey]
+    changed: int
+
+
+def plan_visit_feedback(
+    current: Mapping[VisitKey, VisitStats], statuses: "list[VisitStatus] | tuple[VisitStatus, ...]", policy: FeedbackPolicy
+) -> VisitFeedbackPlan:
+    """Fold a batch of statuses, oldest first per (url, visit type), onto the stored stats."""
+    by_key: dict[VisitKey, list[VisitStatus]] = {}
+    for status in statuses:
+        by_key.setdefault((status.origin, status.type), []).append(status)
+    new_stats: list[VisitStats] = []
+    disable: list[VisitKey] = []
+    changed = 0
+    for key, group in by_key.items():
+        stats = current.get(key) or VisitStats(*key)
+        disabled_now = False
+        touched = False
+        for status in sorted(group, key=lambda s: s.date):
+            feedback = apply_visit_status(stats, status, policy)
+            if feedback is None:
+                continue
+            stats, disabled_now, touched = feedback.stats, feedback.disable, True
+            changed += 1
+        if touched:
+            new_stats.append(stats)
+            if disabled_now:
+                disable.append(key)
+    return VisitFeedbackPlan(new_stats, disable, changed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 from ..domain.errors import ValidationError
+from ..domain.origins import ListedOrigin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
 
 DedupKey = tuple[str, str, str, str | None]
@@ -44,3 +45,8 @@ def task_key(task: Task) -> DedupKey:
 
 def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) -> list[Task]:
     return [stored[key] for key in keys]
+
+
+def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
+    """One record per (url, visit_type), the last one of the batch winning."""
+    return list({(o.url, o.visit_type): o for o in origins}.values())

@@ -10,8 +10,10 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
+from ..domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ..domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 from ..domain.tasks import (
     NewTask,
     RunEvent,
@@ -182,6 +184,46 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def count_tasks(self) -> dict[tuple[str, str], int]:
         """Number of tasks per (task type, status)."""
+
+    # -- listers and listed origins ------------------------------------------
+    @abc.abstractmethod
+    def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister: ...
+
+    @abc.abstractmethod
+    def list_listers(self) -> list[Lister]: ...
+
+    @abc.abstractmethod
+    def update_lister(self, lister: Lister, *, current_state: Mapping[str, Any] | None = None,
+                      last_listing_finished_at: datetime | None = None, now: datetime) -> Lister:
+        """Save a lister's state; ConflictError if it changed since ``lister`` was read."""
+
+    @abc.abstractmethod
+    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
+        """Insert or refresh listed origins in one transaction; returns how many were written.
+
+        A re-listed origin gets ``last_seen = now`` and the lister's view of its
+        fields, ``enabled`` included: an origin the feedback loop disabled comes
+        back ("disabled until the next run of the lister").
+        """
+
+    @abc.abstractmethod
+    def get_listed_origins(self, *, url: str | None = None, lister_id: int | None = None,
+                           after: tuple[str, str] | None = None, limit: int = 1000) -> list[StoredListedOrigin]:
+        """Listed origins by (url, visit_type), paged by ``after``."""
+
+    # -- visit stats and the feedback loop ----------------------------------
+    @abc.abstractmethod
+    def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy) -> int:
+        """Feed journal visit statuses back into the visit stats (seed 000's rules).
+
+        One transaction per batch; idempotent and order-tolerant (see
+        ``domain.visits``). Origins that reach ``max_failures`` are disabled in
+        every lister that lists them. Returns how many statuses changed stats.
+        """
+
+    @abc.abstractmethod
+    def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
+        """Stats of these (url, visit_type), those that exist, in key order."""
 
     # -- archival ---------------------------------------------------------
     @abc.abstractmethod

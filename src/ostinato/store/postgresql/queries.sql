@@ -179,3 +179,80 @@ WHERE id > %(after_id)s
   AND (%(task)s::bigint IS NULL OR task = %(task)s::bigint)
   AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s::text[]))
 ORDER BY id LIMIT %(limit)s;
+
+-- name: get_lister
+SELECT * FROM lister WHERE name = %(name)s AND instance_name = %(instance_name)s;
+
+-- name: insert_lister
+INSERT INTO lister (name, instance_name, current_state, updated)
+VALUES (%(name)s, %(instance_name)s, '{}', %(now)s)
+ON CONFLICT (name, instance_name) DO NOTHING;
+
+-- name: list_listers
+SELECT * FROM lister ORDER BY name, instance_name;
+
+-- name: update_lister
+-- optimistic: only if nobody changed it since it was read
+UPDATE lister SET current_state = %(current_state)s::jsonb, last_listing_finished_at = %(last_listing_finished_at)s,
+                  updated = %(now)s
+WHERE id = %(id)s AND updated = %(expected_updated)s
+RETURNING *;
+
+-- name: upsert_listed_origins
+INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
+                           last_update, is_fork, forked_from_url)
+SELECT %(lister_id)s, url, visit_type, extra::jsonb, enabled, %(now)s, %(now)s, last_update, is_fork, forked_from_url
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(extras)b::text[], %(enableds)b::boolean[],
+            %(last_updates)b::timestamptz[], %(is_forks)b::boolean[], %(forked_from_urls)b::text[])
+    AS r(url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
+    extra_loader_arguments = excluded.extra_loader_arguments,
+    enabled = excluded.enabled,
+    last_seen = excluded.last_seen,
+    last_update = excluded.last_update,
+    is_fork = excluded.is_fork,
+    forked_from_url = excluded.forked_from_url;
+
+-- name: search_listed_origins
+SELECT * FROM listed_origin
+WHERE (%(url)s::text IS NULL OR url = %(url)s::text)
+  AND (%(lister_id)s::bigint IS NULL OR lister_id = %(lister_id)s::bigint)
+  AND (url, visit_type) > (%(after_url)s::text, %(after_type)s::text)
+ORDER BY url, visit_type, lister_id LIMIT %(limit)s;
+
+-- name: visit_stats_for_update
+SELECT s.* FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
+JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type
+ORDER BY k.n
+FOR UPDATE OF s;
+
+-- name: visit_stats_in
+SELECT s.* FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
+JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type
+ORDER BY k.n;
+
+-- name: upsert_visit_stats
+INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
+                                last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
+                                last_status_date)
+SELECT * FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(last_visits)b::timestamptz[],
+                     %(last_visit_statuses)b::text[], %(last_successfuls)b::timestamptz[], %(last_snapshots)b::bytea[],
+                     %(last_eventfuls)b::timestamptz[], %(last_uneventfuls)b::timestamptz[],
+                     %(failure_counts)b::integer[], %(last_scheduleds)b::timestamptz[],
+                     %(next_visit_targets)b::timestamptz[], %(last_status_dates)b::timestamptz[])
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    last_visit = excluded.last_visit,
+    last_visit_status = excluded.last_visit_status,
+    last_successful = excluded.last_successful,
+    last_snapshot = excluded.last_snapshot,
+    last_eventful = excluded.last_eventful,
+    last_uneventful = excluded.last_uneventful,
+    failure_count = excluded.failure_count,
+    last_scheduled = excluded.last_scheduled,
+    next_visit_target = excluded.next_visit_target,
+    last_status_date = excluded.last_status_date;
+
+-- name: disable_listed_origins
+UPDATE listed_origin AS o SET enabled = false
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
+WHERE o.url = k.url AND o.visit_type = k.visit_type AND o.enabled;

@@ -146,3 +146,69 @@ WHERE id > :after_id
   AND (:task IS NULL OR task = :task)
   AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
 ORDER BY id LIMIT :limit;
+
+-- name: get_lister
+SELECT * FROM lister WHERE name = :name AND instance_name = :instance_name;
+
+-- name: insert_lister
+INSERT INTO lister (name, instance_name, current_state, updated)
+VALUES (:name, :instance_name, '{}', :now)
+ON CONFLICT (name, instance_name) DO NOTHING;
+
+-- name: list_listers
+SELECT * FROM lister ORDER BY name, instance_name;
+
+-- name: update_lister
+-- optimistic: only if nobody changed it since it was read
+UPDATE lister SET current_state = :current_state, last_listing_finished_at = :last_listing_finished_at, updated = :now
+WHERE id = :id AND updated = :expected_updated
+RETURNING *;
+
+-- name: upsert_listed_origins
+-- rows: JSON array of [url, visit_type, extra_loader_arguments, enabled, last_update, is_fork, forked_from_url]
+INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
+                           last_update, is_fork, forked_from_url)
+SELECT :lister_id, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, :now, :now,
+       r.value ->> 4, r.value ->> 5, r.value ->> 6
+FROM json_each(:rows) AS r WHERE true
+ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
+    extra_loader_arguments = excluded.extra_loader_arguments,
+    enabled = excluded.enabled,
+    last_seen = excluded.last_seen,
+    last_update = excluded.last_update,
+    is_fork = excluded.is_fork,
+    forked_from_url = excluded.forked_from_url;
+
+-- name: search_listed_origins
+SELECT * FROM listed_origin
+WHERE (:url IS NULL OR url = :url)
+  AND (:lister_id IS NULL OR lister_id = :lister_id)
+  AND (url, visit_type) > (:after_url, :after_type)
+ORDER BY url, visit_type, lister_id LIMIT :limit;
+
+-- name: visit_stats_in
+SELECT s.* FROM json_each(:keys) AS k
+JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
+ORDER BY k.key;
+
+-- name: upsert_visit_stats
+INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
+                                last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
+                                last_status_date)
+VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot,
+        :last_eventful, :last_uneventful, :failure_count, :last_scheduled, :next_visit_target, :last_status_date)
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    last_visit = excluded.last_visit,
+    last_visit_status = excluded.last_visit_status,
+    last_successful = excluded.last_successful,
+    last_snapshot = excluded.last_snapshot,
+    last_eventful = excluded.last_eventful,
+    last_uneventful = excluded.last_uneventful,
+    failure_count = excluded.failure_count,
+    last_scheduled = excluded.last_scheduled,
+    next_visit_target = excluded.next_visit_target,
+    last_status_date = excluded.last_status_date;
+
+-- name: disable_listed_origins
+UPDATE listed_origin SET enabled = 0
+WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys));
