@@ -79,3 +79,24 @@ def test_runner_refuses_a_database_without_schema(tmp_path):
     output = proc.communicate(timeout=60)[0]
     assert proc.returncode == 3
     assert "ostinato db init" in output
+
+
+def test_run_upgrades_an_older_embedded_database(tmp_path):
+    import sqlite3
+
+    from ostinato.store.sqlite.store import MIGRATIONS, SCHEMA_VERSION_DDL, _statements
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.execute(SCHEMA_VERSION_DDL)
+    for statement in _statements(MIGRATIONS[0].sql):
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_version VALUES (1, 'generic tasks', '2026-01-01T00:00:00.000000+00:00')")
+    conn.commit()
+    conn.close()
+    proc = ostinato("run", "--once", db=f"sqlite:///{path}")
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, output
+    assert "upgraded the schema" in output
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.schema_state().up_to_date

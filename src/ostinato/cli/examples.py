@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
+from ..services.embedded import prepare_embedded_schema
 from .app import AppContext, command_group, pass_app
 
 EXAMPLE_TYPES = (
@@ -50,9 +51,7 @@ def example() -> None:
 def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     """Create the example task types and tasks (again is harmless)."""
     store = app.store(check_schema=False)
-    if store.dialect == "sqlite" and store.schema_state().current is None:
-        store.init_schema()
-    store.check_schema()
+    prepare_embedded_schema(store)
     for task_type in EXAMPLE_TYPES:
         if store.get_task_type(task_type.type) is None:
             store.create_task_type(task_type)

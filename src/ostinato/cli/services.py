@@ -9,8 +9,7 @@ import threading
 import click
 from rich.logging import RichHandler
 
-from ..domain.errors import SchemaError
-from ..services.embedded import EmbeddedScheduler, Summary
+from ..services.embedded import EmbeddedScheduler, Summary, prepare_embedded_schema
 from .app import AppContext, cli, pass_app
 
 
@@ -27,9 +26,8 @@ def _setup_logging(verbose: bool) -> None:
 
 def _open_store(app: AppContext, *, auto_init: bool):
     store = app.store(check_schema=False)
-    if auto_init and store.dialect == "sqlite" and store.schema_state().current is None:
-        store.init_schema()
-        logging.getLogger("ostinato").info("created the schema in %s", app.settings.db)
+    if auto_init:
+        prepare_embedded_schema(store)
     store.check_schema()
     return store
 
@@ -85,15 +83,13 @@ def runner_command(app: AppContext, with_priority, priority_only, task_types, on
 def run_command(app: AppContext, once, workers, verbose):
     """Run everything in one process: runner, priority runner and embedded workers.
 
-    On the embedded default (a SQLite file) the schema is created on first use.
+    On the embedded default (a SQLite file) the schema is created on first use
+    and upgraded when Ostinato is newer.
     Stops cleanly on Ctrl-C or SIGTERM: running tasks finish, nothing is lost.
     """
     _setup_logging(verbose)
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
-    try:
-        store = _open_store(app, auto_init=True)
-    except SchemaError:
-        raise
+    store = _open_store(app, auto_init=True)
     scheduler = EmbeddedScheduler(store, app.settings, app.clock)
     _print_summary(_serve(scheduler, once))

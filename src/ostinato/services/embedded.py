@@ -21,6 +21,22 @@ from .runner import TaskRunner, recover_dead_executors
 log = logging.getLogger(__name__)
 
 
+def prepare_embedded_schema(store: Store) -> None:
+    """On the embedded default (SQLite) create or upgrade the schema; elsewhere only check it.
+
+    A shared PostgreSQL is upgraded on purpose, with `ostinato db upgrade`.
+    """
+    if store.dialect == "sqlite":
+        state = store.schema_state()
+        if state.current is None:
+            store.init_schema()
+            log.info("created the schema (version %d)", state.latest)
+        elif state.current < state.latest:
+            applied = store.upgrade_schema()
+            log.info("upgraded the schema to version %d (applied %s)", state.latest, ", ".join(map(str, applied)))
+    store.check_schema()
+
+
 @dataclass
 class Summary:
     dispatched: int
