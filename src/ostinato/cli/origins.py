@@ -1,0 +1,358 @@
+"""``ostinato lister``, ``origin`` and ``visit-status``: listers, the origins they list,
+and the journal's visit statuses fed back into the visit stats (seed 000).
+
+Files are JSON lines (one record per line, blank lines skipped; ``-`` reads
+stdin). Every line is validated before anything is written, because each store
+call is its own transaction: a bad line fails the whole file with
+``error: line N: field: expected …`` (exit status 2) and the store is left as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
+
+import click
+from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from ..domain.errors import NotFoundError, ValidationError
+from ..domain.origins import Lister, StoredListedOrigin, parse_listed_origin
+from ..domain.visits import FeedbackPolicy, VisitStats, parse_visit_status
+from ..store import Store
+from .app import AppContext, command_group, pass_app
+from .output import DurationType, NumberType, WholeNumberType, console, echo_json, format_when, print_rows, readable
+
+T = TypeVar("T")
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+file_argument = click.argument("file", metavar="FILE|-", type=click.File("rb"))
+#: listed origins of one URL: one per lister and visit type, so a handful
+_SHOW_LIMIT = 10_000
+_PROGRESS_STEP = 1000
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+# -- lister ---------------------------------------------------------------------
+@command_group("lister", "Declare and list listers.")
+def lister() -> None:
+    pass
+
+
+@lister.command("add")
+@click.argument("name")
+@click.argument("instance_name", metavar="INSTANCE_NAME")
+@json_option
+@pass_app
+def lister_add(app: AppContext, name: str, instance_name: str, as_json: bool) -> None:
+    """Declare the lister NAME of INSTANCE_NAME (e.g. github github), unless it exists.
+
+    Example: ostinato lister add gitlab gitlab.inria.fr
+    """
+    name, instance_name = _name(name, "name"), _name(instance_name, "instance_name")
+    found, created = get_or_create_lister(app.store(), name, instance_name, app.clock.now())
+    if as_json:
+        echo_json({**lister_to_dict(found), "created": created})
+        return
+    click.echo(f"Created lister {found.id}" if created else f"Lister {found.id} already exists")
+    now = app.clock.now()
+    click.echo("\n".join([
+        f"  Name: {found.name}",
+        f"  Instance: {found.instance_name}",
+        f"  Current state: {json.dumps(found.current_state, ensure_ascii=False)}",
+        f"  Last listing finished: {_when(found.last_listing_finished_at, now)}",
+    ]))
+
+
+@lister.command("list")
+@json_option
+@pass_app
+def lister_list(app: AppContext, as_json: bool) -> None:
+    """List the listers by name and instance."""
+    rows = [lister_to_dict(item) for item in app.store().list_listers()]
+    columns = [("id", "id"), ("name", "name"), ("instance_name", "instance"), ("last_listing_finished_at", "last listing finished"),
+               ("current_state", "current state")]
+    print_rows(rows, as_json, columns, title=None if as_json else f"{len(rows)} lister{'s' if len(rows) != 1 else ''}")
+
+
+def lister_to_dict(item: Lister) -> dict[str, Any]:
+    return {"id": item.id, "name": item.name, "instance_name": item.instance_name, "current_state": dict(item.current_state),
+            "last_listing_finished_at": item.last_listing_finished_at, "updated": item.updated}
+
+
+def get_or_create_lister(store: Store, name: str, instance_name: str, now: datetime) -> tuple[Lister, bool]:
+    """The lister, and whether it was created (looked up first: each insert attempt uses up an id)."""
+    for item in store.list_listers():
+        if item.name == name and item.instance_name == instance_name:
+            return item, False
+    return store.get_or_create_lister(name, instance_name, now), True
+
+
+def _name(value: str, field: str) -> str:
+    if not value.strip():
+        raise ValidationError(field, "a non-empty name", value)
+    return value
+
+
+# -- origin ---------------------------------------------------------------------
+@command_group("origin", "Record the origins a lister saw, and show an origin.")
+def origin() -> None:
+    pass
+
+
+@origin.command("record")
+@file_argument
+@click.option("--lister", "lister_name", required=True, metavar="NAME", help="Lister that saw the origins (created if new).")
+@click.option("--instance", "instance_name", metavar="INSTANCE", help="Its instance (default: NAME).")
+@click.option("--batch-size", type=WholeNumberType(1), default=10_000, show_default=True, help="Origins written per transaction.")
+@json_option
+@pass_app
+def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_name: str | None, batch_size: int, as_json: bool) -> None:
+    """Record listed origins from FILE (JSON lines, - for stdin), one origin per line.
+
+    Fields: url, visit_type (required), extra_loader_arguments, last_update,
+    enabled, is_fork, forked_from_url. Re-listed origins get a new last_seen and
+    are enabled again. The whole file is checked before anything is written.
+
+    Example line: {"url": "https://github.com/turtl/mobile", "visit_type": "git", "last_update": "2026-01-02T03:04:05Z"}
+    """
+    lister_name = _name(lister_name, "lister")
+    instance_name = lister_name if instance_name is None else _name(instance_name, "instance")
+    store = app.store()
+    with _progress() as progress:
+        origins = read_json_lines(file, parse_listed_origin, _advancer(progress, "reading"))
+        # the last line of a (url, visit_type) wins, as within one store batch
+        unique = list({(o.url, o.visit_type): o for o in origins}.values())
+        found, _created = get_or_create_lister(store, lister_name, instance_name, app.clock.now())
+        now = app.clock.now()  # one last_seen for the whole file
+        writing = progress.add_task("recording", total=len(unique))
+        recorded = 0
+        for batch in batches(unique, batch_size):
+            recorded += store.record_listed_origins(found.id, batch, now)
+            progress.advance(writing, len(batch))
+    merged = len(origins) - len(unique)
+    if as_json:
+        echo_json({"lister": lister_to_dict(found), "lines": len(origins), "recorded": recorded, "merged": merged})
+        return
+    note = f" ({merged} repeated line{'s' if merged != 1 else ''} merged, the last one counted)" if merged else ""
+    click.echo(f"Recorded {recorded} origin{'s' if recorded != 1 else ''} for lister {found.name}/{found.instance_name} (id {found.id}){note}")
+
+
+@origin.command("show")
+@click.argument("url")
+@json_option
+@pass_app
+def origin_show(app: AppContext, url: str, as_json: bool) -> None:
+    """Show every listing of URL (all listers and visit types) and its visit stats."""
+    store = app.store()
+    listed = store.get_listed_origins(url=url, limit=_SHOW_LIMIT)
+    if not listed:
+        raise NotFoundError("origin", url)
+    listers = {item.id: item for item in store.list_listers()}
+    visit_types = sorted({item.origin.visit_type for item in listed})
+    stats = {s.visit_type: s for s in store.get_visit_stats([(url, t) for t in visit_types])}
+    entries = [
+        {"visit_type": t, "listed": [_listed_to_dict(item, listers) for item in listed if item.origin.visit_type == t],
+         "stats": _stats_to_dict(stats[t]) if t in stats else None}
+        for t in visit_types
+    ]
+    if as_json:
+        echo_json({"url": url, "visit_types": entries})
+        return
+    _print_origin(url, entries, app.clock.now())
+
+
+def _listed_to_dict(item: StoredListedOrigin, listers: dict[int, Lister]) -> dict[str, Any]:
+    found, o = listers.get(item.lister_id), item.origin
+    return {
+        "lister_id": item.lister_id,
+        "lister": found.name if found else None,
+        "instance_name": found.instance_name if found else None,
+        "enabled": o.enabled,
+        "first_seen": item.first_seen,
+        "last_seen": item.last_seen,
+        "last_update": o.last_update,
+        "is_fork": o.is_fork,
+        "forked_from_url": o.forked_from_url,
+        "extra_loader_arguments": dict(o.extra_loader_arguments),
+    }
+
+
+def _stats_to_dict(stats: VisitStats) -> dict[str, Any]:
+    return {
+        "last_visit": stats.last_visit,
+        "last_visit_status": stats.last_visit_status.value if stats.last_visit_status else None,
+        "last_successful": stats.last_successful,
+        "last_snapshot": stats.last_snapshot.hex() if stats.last_snapshot is not None else None,
+        "last_eventful": stats.last_eventful,
+        "last_uneventful": stats.last_uneventful,
+        "failure_count": stats.failure_count,
+        "last_scheduled": stats.last_scheduled,
+        "next_visit_target": stats.next_visit_target,
+        "last_status_date": stats.last_status_date,
+    }
+
+
+def _print_origin(url: str, entries: list[dict[str, Any]], now: datetime) -> None:
+    lines = [f"Origin {url}"]
+    for entry in entries:
+        lines.append(f"  Visit type {entry['visit_type']}")
+        for item in entry["listed"]:
+            who = f"{item['lister']}/{item['instance_name']}" if item["lister"] else "?"
+            lines += [
+                f"    Listed by {who} (lister {item['lister_id']}): {'enabled' if item['enabled'] else 'disabled'}",
+                f"      First seen: {_when(item['first_seen'], now)}",
+                f"      Last seen: {_when(item['last_seen'], now)}",
+                f"      Last update: {_when(item['last_update'], now, 'unknown')}",
+                f"      Fork: {_fork(item['is_fork'], item['forked_from_url'])}",
+            ]
+            if item["extra_loader_arguments"]:
+                lines.append(f"      Extra loader arguments: {json.dumps(item['extra_loader_arguments'], ensure_ascii=False)}")
+        stats = entry["stats"]
+        if stats is None:
+            lines.append("    Visits: none recorded")
+            continue
+        status = f" ({stats['last_visit_status']})" if stats["last_visit_status"] else ""
+        lines += [
+            "    Visits:",
+            f"      Last visit: {_when(stats['last_visit'], now)}{status}",
+            f"      Last successful: {_when(stats['last_successful'], now)}",
+            f"      Last snapshot: {stats['last_snapshot'] or 'none'}",
+            f"      Last eventful: {_when(stats['last_eventful'], now)}",
+            f"      Last uneventful: {_when(stats['last_uneventful'], now)}",
+            f"      Failures in a row: {stats['failure_count']}",
+            f"      Next visit target: {_when(stats['next_visit_target'], now, 'none')}",
+        ]
+    click.echo("\n".join(lines))
+
+
+def _fork(is_fork: bool | None, forked_from: str | None) -> str:
+    if is_fork is None:
+        return f"unknown, from {forked_from}" if forked_from else "unknown"
+    if not is_fork:
+        return "no"
+    return f"yes, of {forked_from}" if forked_from else "yes"
+
+
+def _when(value: datetime | None, now: datetime, missing: str = "never") -> str:
+    return missing if value is None else format_when(value, now)
+
+
+# -- visit-status ---------------------------------------------------------------
+@command_group("visit-status", "Feed the journal's visit statuses back into the visit stats.")
+def visit_status() -> None:
+    pass
+
+
+@visit_status.command("record")
+@file_argument
+@click.option("--adjust-factor", type=NumberType(), default=2.0, show_default=True, help="Interval divisor after an eventful visit, multiplier after an uneventful one.")
+@click.option("--minimum-interval", type=DurationType(), default="1d", show_default=True, help="Shortest interval between successful visits.")
+@click.option("--failure-delay", type=DurationType(), default="1d", show_default=True, help="Next visit target after a failed visit.")
+@click.option("--max-failures", type=WholeNumberType(1), default=3, show_default=True, help="Failures in a row that disable an origin until it is listed again.")
+@click.option("--batch-size", type=WholeNumberType(1), default=10_000, show_default=True, help="Statuses applied per transaction.")
+@json_option
+@pass_app
+def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float, minimum_interval: timedelta, failure_delay: timedelta,
+                        max_failures: int, batch_size: int, as_json: bool) -> None:
+    """Apply visit statuses from FILE (JSON lines, - for stdin) to the visit stats.
+
+    One journal message per line: origin, visit, type, status, date, snapshot
+    (hex or null). Only final statuses count; replaying a file, duplicates and
+    late arrivals change nothing. The whole file is checked before anything is
+    written, and applied oldest first.
+
+    Example line: {"origin": "https://github.com/turtl/mobile", "visit": 3, "type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "snapshot": "9b92…"}
+    """
+    try:
+        policy = FeedbackPolicy(adjust_factor, minimum_interval, failure_delay, max_failures).validated()
+    except ValidationError as exc:
+        raise readable(exc) from None
+    store = app.store()
+    with _progress() as progress:
+        statuses = read_json_lines(file, parse_visit_status, _advancer(progress, "reading"))
+        # oldest first across batches too: the result does not depend on --batch-size
+        statuses.sort(key=lambda s: s.date)
+        writing = progress.add_task("applying", total=len(statuses))
+        changed = 0
+        for batch in batches(statuses, batch_size):
+            changed += store.record_visit_statuses(batch, policy)
+            progress.advance(writing, len(batch))
+    ignored = len(statuses) - changed
+    if as_json:
+        echo_json({"statuses": len(statuses), "changed": changed, "ignored": ignored})
+        return
+    click.echo(f"Read {len(statuses)} visit status{'es' if len(statuses) != 1 else ''}: {changed} changed the visit stats, "
+               f"{ignored} ignored (not final, duplicate or late)")
+
+
+# -- reading and batching -------------------------------------------------------
+def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Callable[[int], None] | None = None) -> list[T]:
+    """Every non-blank line of ``stream`` decoded as JSON and read by ``parse``.
+
+    Raises the first ValidationError located at ``line N`` (1-based); a line that
+    is not JSON is an error on the field ``record``.
+    """
+    parsed: list[T] = []
+    number = 0
+    for number, raw in enumerate(stream, 1):
+        if on_lines is not None and number % _PROGRESS_STEP == 0:
+            on_lines(_PROGRESS_STEP)
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            record = json.loads(text, parse_constant=_no_constant)
+        except UnicodeDecodeError:
+            raise ValidationError("record", "UTF-8 text", _excerpt(raw), record=f"line {number}") from None
+        except ValueError as exc:
+            why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ValidationError("record", f"one JSON object per line ({why})", _excerpt(raw), record=f"line {number}") from None
+        if _SURROGATE_ESCAPE.search(text) and not _encodable(record):
+            raise ValidationError("record", "Unicode text (no unpaired \\ud800-\\udfff escape)", _excerpt(raw), record=f"line {number}")
+        try:
+            parsed.append(parse(record))
+        except ValidationError as exc:
+            raise exc.at(f"line {number}") from None
+    if on_lines is not None:
+        on_lines(number % _PROGRESS_STEP)
+    return parsed
+
+
+def _encodable(record: Any) -> bool:
+    """Whether a decoded record can be stored: JSON escapes may yield unpaired surrogates."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _excerpt(raw: bytes, size: int = 80) -> str:
+    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _progress() -> Progress:
+    """Progress on stderr, shown only on a terminal."""
+    err = console(stderr=True)
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err, transient=True, disable=not err.is_terminal)
+
+
+def _advancer(progress: Progress, description: str) -> Callable[[int], None]:
+    task_id = progress.add_task(description, total=None)
+    return lambda n: progress.advance(task_id, n)
+
+
+__all__ = ["batches", "get_or_create_lister", "lister", "lister_to_dict", "origin", "read_json_lines", "visit_status"]
