@@ -52,7 +52,26 @@ def test_listed_origins_are_recorded_and_refreshed(store):
     store.record_listed_origins(lister.id, [origin(1, last_update=T0 + DAY)], T0 + DAY)
     [one] = store.get_listed_origins(url="https://forge.example/1")
     assert one.first_seen == T0 and one.last_seen == T0 + DAY and one.origin.last_update == T0 + DAY
-    assert [o.origin.url for o in store.get_listed_origins(after=("https://forge.example/1", "git"))] == ["https://forge.example/2"]
+    assert [o.origin.url for o in store.get_listed_origins(after=("https://forge.example/1", "git", lister.id))] == [
+        "https://forge.example/2"]
+
+
+def test_paging_walks_every_listing_of_shared_origins(store):
+    listers = [store.get_or_create_lister(name, name, T0) for name in ("a", "b")]
+    for lister in listers:
+        store.record_listed_origins(lister.id, [origin(1), origin(2)], T0)
+    seen, after = [], None
+    while page := store.get_listed_origins(after=after, limit=1):
+        seen.append((page[0].origin.url, page[0].lister_id))
+        after = (page[0].origin.url, page[0].origin.visit_type, page[0].lister_id)
+    assert len(seen) == len(set(seen)) == 4
+
+
+def test_getting_a_lister_again_uses_no_new_id(store):
+    a = store.get_or_create_lister("a", "a", T0)
+    for _ in range(3):
+        store.get_or_create_lister("a", "a", T0)
+    assert store.get_or_create_lister("b", "b", T0).id == a.id + 1
 
 
 def test_large_listing_crosses_chunks(store):
@@ -103,6 +122,14 @@ def test_repeated_failures_disable_until_the_next_listing(store):
     store.record_listed_origins(github.id, [origin(1)], T0 + 3 * DAY)  # the next listing re-enables it
     enabled = {(o.lister_id, o.origin.url): o.origin.enabled for o in store.get_listed_origins(url="https://forge.example/1")}
     assert enabled == {(github.id, "https://forge.example/1"): True, (mirror.id, "https://forge.example/1"): False}
+    [stats] = store.get_visit_stats([("https://forge.example/1", "git")])
+    assert stats.failure_count == 0  # a fresh start: one more failure does not disable it again
+    store.record_visit_statuses([status(1, "failed", T0 + 4 * DAY, None)], POLICY)
+    assert store.get_listed_origins(url="https://forge.example/1", lister_id=github.id)[0].origin.enabled
+    # listing an origin that was never disabled leaves its failure count alone
+    store.record_visit_statuses([status(2, "failed", T0 + 4 * DAY, None)], POLICY)
+    store.record_listed_origins(github.id, [origin(2)], T0 + 5 * DAY)
+    assert store.get_visit_stats([("https://forge.example/2", "git")])[0].failure_count == 1
 
 
 def test_visit_types_are_separate(store):

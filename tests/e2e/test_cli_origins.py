@@ -228,7 +228,7 @@ BAD_ORIGINS = {
     "last_update without zone": (json.dumps(origin("https://x/y", last_update="2026-01-01T00:00:00")), "last_update", "a time with a zone"),
     "not an object": ("[1, 2]", "record", "a JSON object"),
     "NaN": (json.dumps(origin("https://x/y", extra_loader_arguments={"x": float("nan")})), "record", "NaN is not a JSON value"),
-    "unpaired surrogate": ('{"url": "https://x/\\ud800", "visit_type": "git"}', "record", "Unicode text"),
+    "unpaired surrogate": ('{"url": "https://x/\\ud800", "visit_type": "git"}', "url", "valid Unicode text"),
 }
 
 

@@ -36,6 +36,9 @@ def test_a_minimal_record_gets_defaults():
     ({"is_fork": 1}, "is_fork"),
     ({"forked_from_url": ""}, "forked_from_url"),
     ({"stars": 10}, "stars"),
+    ({"url": "https://github.com/\ud800"}, "url"),
+    ({"extra_loader_arguments": {"branch": "\udc00"}}, "extra_loader_arguments"),
+    ({"forked_from_url": "https://x/\ud800"}, "forked_from_url"),
 ])
 def test_bad_fields_are_named(change, field):
     record = {"url": "https://github.com/a/b", "visit_type": "git", **change}

@@ -142,6 +142,7 @@ def test_parse_visit_status_accepts_the_journal_shape():
     ({"snapshot": "xyz"}, "snapshot"),
     ({"snapshot": ""}, "snapshot"),
     ({"snapshot": 12}, "snapshot"),
+    ({"origin": "https://x/\ud800"}, "origin"),
 ])
 def test_parse_visit_status_names_the_bad_field(change, field):
     message = {"origin": URL, "visit": 3, "type": "git", "status": "full", "date": "2026-01-01T10:00:00Z", "snapshot": None}
@@ -155,4 +156,4 @@ def test_parse_visit_status_names_the_bad_field(change, field):
 def test_parse_visit_status_refuses_a_non_object():
     with pytest.raises(ValidationError) as info:
         parse_visit_status(["origin"])
-    assert info.value.field == "message"
+    assert info.value.field == "record"

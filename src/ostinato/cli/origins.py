@@ -10,7 +10,6 @@ call is its own transaction: a bad line fails the whole file with
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime, timedelta
 from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -31,7 +30,6 @@ file_argument = click.argument("file", metavar="FILE|-", type=click.File("rb"))
 #: listed origins of one URL: one per lister and visit type, so a handful
 _SHOW_LIMIT = 10_000
 _PROGRESS_STEP = 1000
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 # -- lister ---------------------------------------------------------------------
@@ -82,7 +80,7 @@ def lister_to_dict(item: Lister) -> dict[str, Any]:
 
 
 def get_or_create_lister(store: Store, name: str, instance_name: str, now: datetime) -> tuple[Lister, bool]:
-    """The lister, and whether it was created (looked up first: each insert attempt uses up an id)."""
+    """The lister, and whether this call created it."""
     for item in store.list_listers():
         if item.name == name and item.instance_name == instance_name:
             return item, False
@@ -309,8 +307,6 @@ def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Call
         except ValueError as exc:
             why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise ValidationError("record", f"one JSON object per line ({why})", _excerpt(raw), record=f"line {number}") from None
-        if _SURROGATE_ESCAPE.search(text) and not _encodable(record):
-            raise ValidationError("record", "Unicode text (no unpaired \\ud800-\\udfff escape)", _excerpt(raw), record=f"line {number}")
         try:
             parsed.append(parse(record))
         except ValidationError as exc:
@@ -318,15 +314,6 @@ def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Call
     if on_lines is not None:
         on_lines(number % _PROGRESS_STEP)
     return parsed
-
-
-def _encodable(record: Any) -> bool:
-    """Whether a decoded record can be stored: JSON escapes may yield unpaired surrogates."""
-    try:
-        json.dumps(record, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _no_constant(name: str) -> Any:

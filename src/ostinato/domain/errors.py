@@ -51,3 +51,12 @@ class ConflictError(OstinatoError):
 
 class SchemaError(OstinatoError):
     """The database schema is missing or not at the version this code expects."""
+
+
+def check_text(value: str, field: str) -> str:
+    """Refuse text that cannot be stored as UTF-8 (unpaired surrogates from a JSON ``\\ud800`` escape)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(field, "valid Unicode text (no unpaired surrogate)", value.encode("utf-8", "backslashreplace").decode()) from None
+    return value

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
+import orjson
+
 from .durations import parse_iso_time
-from .errors import ValidationError
+from .errors import ValidationError, check_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +45,15 @@ def parse_listed_origin(record: Any) -> ListedOrigin:
     visit_type = record.get("visit_type")
     if not isinstance(visit_type, str) or not visit_type.strip():
         raise ValidationError("visit_type", "a visit type such as git", visit_type)
+    check_text(url, "url")
+    check_text(visit_type, "visit_type")
     extra = record.get("extra_loader_arguments") or {}
     if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
         raise ValidationError("extra_loader_arguments", "a JSON object", extra)
+    try:
+        orjson.dumps(extra)
+    except TypeError:
+        raise ValidationError("extra_loader_arguments", "JSON values in valid Unicode", extra) from None
     last_update = record.get("last_update")
     if isinstance(last_update, str):
         last_update = parse_iso_time(last_update, "last_update")
@@ -64,6 +72,8 @@ def parse_listed_origin(record: Any) -> ListedOrigin:
     forked_from = record.get("forked_from_url")
     if forked_from is not None and (not isinstance(forked_from, str) or not forked_from.strip()):
         raise ValidationError("forked_from_url", "a URL or null", forked_from)
+    if forked_from is not None:
+        check_text(forked_from, "forked_from_url")
     return ListedOrigin(url, visit_type, dict(extra), last_update, enabled, is_fork, forked_from)
 
 

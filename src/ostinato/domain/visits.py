@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping
 
 from .durations import parse_iso_time
-from .errors import ValidationError
+from .errors import ValidationError, check_text
 
 
 class JournalStatus(str, enum.Enum):
@@ -84,7 +84,7 @@ def parse_visit_status(message: Any) -> VisitStatus:
     (``line 12``) with ``ValidationError.at``.
     """
     if not isinstance(message, Mapping):
-        raise ValidationError("message", "an object with origin, visit, type, status, date, snapshot", type(message).__name__)
+        raise ValidationError("record", "an object with origin, visit, type, status, date, snapshot", type(message).__name__)
     for name in ("origin", "visit", "type", "status", "date"):
         if message.get(name) is None:
             raise ValidationError(name, "a value (the field is required)", None)
@@ -93,6 +93,8 @@ def parse_visit_status(message: Any) -> VisitStatus:
         raise ValidationError("origin", "a non-empty URL", origin)
     if not isinstance(visit_type, str) or not visit_type.strip():
         raise ValidationError("type", "a visit type such as git", visit_type)
+    check_text(origin, "origin")
+    check_text(visit_type, "type")
     visit = message["visit"]
     if isinstance(visit, bool) or not isinstance(visit, int) or visit < 0:
         raise ValidationError("visit", "a whole number of 0 or more", visit)

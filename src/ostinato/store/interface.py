@@ -203,13 +203,14 @@ class Store(abc.ABC):
 
         A re-listed origin gets ``last_seen = now`` and the lister's view of its
         fields, ``enabled`` included: an origin the feedback loop disabled comes
-        back ("disabled until the next run of the lister").
+        back ("disabled until the next run of the lister") with its failure count
+        reset. Each lister re-enables its own listing of the origin.
         """
 
     @abc.abstractmethod
     def get_listed_origins(self, *, url: str | None = None, lister_id: int | None = None,
-                           after: tuple[str, str] | None = None, limit: int = 1000) -> list[StoredListedOrigin]:
-        """Listed origins by (url, visit_type), paged by ``after``."""
+                           after: tuple[str, str, int] | None = None, limit: int = 1000) -> list[StoredListedOrigin]:
+        """Listed origins ordered by (url, visit_type, lister_id), paged by ``after``, the last row's key."""
 
     # -- visit stats and the feedback loop ----------------------------------
     @abc.abstractmethod

@@ -213,11 +213,19 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     is_fork = excluded.is_fork,
     forked_from_url = excluded.forked_from_url;
 
+-- name: reset_failures_of_relisted
+-- "disabled until the next run of the lister": an origin this lister had disabled and
+-- lists again, enabled, starts over with no failures
+UPDATE origin_visit_stats AS s SET failure_count = 0
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(enableds)b::boolean[]) AS k(url, visit_type, enabled)
+JOIN listed_origin AS o ON o.lister_id = %(lister_id)s AND o.url = k.url AND o.visit_type = k.visit_type
+WHERE NOT o.enabled AND k.enabled AND s.url = o.url AND s.visit_type = o.visit_type AND s.failure_count > 0;
+
 -- name: search_listed_origins
 SELECT * FROM listed_origin
 WHERE (%(url)s::text IS NULL OR url = %(url)s::text)
   AND (%(lister_id)s::bigint IS NULL OR lister_id = %(lister_id)s::bigint)
-  AND (url, visit_type) > (%(after_url)s::text, %(after_type)s::text)
+  AND (url, visit_type, lister_id) > (%(after_url)s::text, %(after_type)s::text, %(after_lister)s::bigint)
 ORDER BY url, visit_type, lister_id LIMIT %(limit)s;
 
 -- name: visit_stats_for_update

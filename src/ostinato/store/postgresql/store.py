@@ -416,8 +416,11 @@ class PostgresStore(Store):
     def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister:
         params = {"name": name, "instance_name": instance_name}
         with self._tx() as conn:
-            conn.execute(QUERIES.insert_lister, {**params, "now": now})
-            return _row_to_lister(conn.execute(QUERIES.get_lister, params).fetchone())
+            row = conn.execute(QUERIES.get_lister, params).fetchone()
+            if row is None:
+                conn.execute(QUERIES.insert_lister, {**params, "now": now})
+                row = conn.execute(QUERIES.get_lister, params).fetchone()
+            return _row_to_lister(row)
 
     def list_listers(self) -> list[Lister]:
         return [_row_to_lister(r) for r in self._read(QUERIES.list_listers)]
@@ -440,6 +443,10 @@ class PostgresStore(Store):
         unique = latest_listed(origins)
         with self._batch_tx() as conn:
             for chunk in _chunks(unique):
+                conn.execute(QUERIES.reset_failures_of_relisted, {
+                    "lister_id": lister_id, "urls": [o.url for o in chunk], "visit_types": [o.visit_type for o in chunk],
+                    "enableds": [o.enabled for o in chunk],
+                })
                 conn.execute(QUERIES.upsert_listed_origins, {
                     "lister_id": lister_id, "now": now,
                     "urls": [o.url for o in chunk], "visit_types": [o.visit_type for o in chunk],
@@ -450,8 +457,9 @@ class PostgresStore(Store):
         return len(unique)
 
     def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
-        after_url, after_type = after or ("", "")
-        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type, "limit": limit}
+        after_url, after_type, after_lister = after or ("", "", 0)
+        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,
+                  "after_lister": after_lister, "limit": limit}
         return [_row_to_listed_origin(r) for r in self._read(QUERIES.search_listed_origins, params)]
 
     # -- visit stats and the feedback loop ----------------------------------

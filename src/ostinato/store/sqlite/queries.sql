@@ -179,11 +179,21 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     is_fork = excluded.is_fork,
     forked_from_url = excluded.forked_from_url;
 
+-- name: reset_failures_of_relisted
+-- "disabled until the next run of the lister": an origin this lister had disabled and
+-- lists again, enabled, starts over with no failures
+-- keys: JSON array of [url, visit_type, enabled]
+UPDATE origin_visit_stats SET failure_count = 0
+WHERE failure_count > 0 AND (url, visit_type) IN (
+    SELECT o.url, o.visit_type FROM json_each(:keys) AS k
+    JOIN listed_origin AS o ON o.lister_id = :lister_id AND o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
+    WHERE NOT o.enabled AND k.value ->> 2);
+
 -- name: search_listed_origins
 SELECT * FROM listed_origin
 WHERE (:url IS NULL OR url = :url)
   AND (:lister_id IS NULL OR lister_id = :lister_id)
-  AND (url, visit_type) > (:after_url, :after_type)
+  AND (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
 ORDER BY url, visit_type, lister_id LIMIT :limit;
 
 -- name: visit_stats_in

@@ -405,8 +405,11 @@ class SQLiteStore(Store):
     def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister:
         params = {"name": name, "instance_name": instance_name}
         with self._write() as conn:
-            conn.execute(QUERIES.insert_lister, {**params, "now": to_db_time(now)})
-            return _row_to_lister(conn.execute(QUERIES.get_lister, params).fetchone())
+            row = conn.execute(QUERIES.get_lister, params).fetchone()
+            if row is None:
+                conn.execute(QUERIES.insert_lister, {**params, "now": to_db_time(now)})
+                row = conn.execute(QUERIES.get_lister, params).fetchone()
+            return _row_to_lister(row)
 
     def list_listers(self) -> list[Lister]:
         return [_row_to_lister(r) for r in self._read(QUERIES.list_listers)]
@@ -431,12 +434,15 @@ class SQLiteStore(Store):
             for chunk in _chunks(unique):
                 rows = [[o.url, o.visit_type, orjson.dumps(o.extra_loader_arguments).decode(), o.enabled,
                          to_db_time(o.last_update), o.is_fork, o.forked_from_url] for o in chunk]
+                conn.execute(QUERIES.reset_failures_of_relisted,
+                             {"lister_id": lister_id, "keys": _json([o.url, o.visit_type, o.enabled] for o in chunk)})
                 conn.execute(QUERIES.upsert_listed_origins, {"lister_id": lister_id, "now": to_db_time(now), "rows": _json(rows)})
         return len(unique)
 
     def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
-        after_url, after_type = after or ("", "")
-        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type, "limit": limit}
+        after_url, after_type, after_lister = after or ("", "", 0)
+        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,
+                  "after_lister": after_lister, "limit": limit}
         return [_row_to_listed_origin(r) for r in self._read(QUERIES.search_listed_origins, params)]
 
     # -- visit stats and the feedback loop ----------------------------------
