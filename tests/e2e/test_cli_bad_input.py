@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from ostinato.cli import cli
 from ostinato.store import open_store
+from cli_helpers import run
 
 TYPE_ADD = ["task-type", "add", "new-type", "m.f", "A new type"]
 TASK_ADD = ["task", "add", "load-git", "https://x/y"]
@@ -50,11 +49,8 @@ CASES = {
 
 
 @pytest.fixture
-def url(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    url = f"sqlite:///{tmp_path}/t.db"
+def url(fresh_url):
+    url = fresh_url
     for args in (
         ["db", "init"],
         ["task-type", "add", "load-git", "m.load_git", "Load git", "--default-interval", "1d", "--min-interval", "1h",
@@ -66,8 +62,6 @@ def url(tmp_path, monkeypatch):
     return url
 
 
-def run(url, *args):
-    return CliRunner().invoke(cli, ["--db", url, *args])
 
 
 def snapshot(url):

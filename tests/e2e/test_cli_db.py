@@ -5,26 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from ostinato.cli import cli
 
 from ostinato.store.migrations import latest_version
 from ostinato.store.sqlite.store import MIGRATIONS
+from cli_helpers import run
 
 LATEST = latest_version(MIGRATIONS)
 
 
 @pytest.fixture
-def url(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no stray ./ostinato.toml
-    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    return f"sqlite:///{tmp_path}/t.db"
+def url(fresh_url):
+    return fresh_url
 
 
-def run(url, *args):
-    return CliRunner().invoke(cli, ["--db", url, *args])
 
 
 def test_init_then_version(url):

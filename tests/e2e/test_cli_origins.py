@@ -6,10 +6,9 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from click.testing import CliRunner
 
-from ostinato.cli import cli
 from ostinato.store import open_store
+from cli_helpers import run, ok, ok_json
 
 A = "https://github.com/turtl/mobile"
 B = "https://github.com/turtl/server"
@@ -19,27 +18,16 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 @pytest.fixture
-def url(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    url = f"sqlite:///{tmp_path}/t.db"
+def url(fresh_url):
+    url = fresh_url
     ok(url, "db", "init")
     return url
 
 
-def run(url, *args, input=None):
-    return CliRunner().invoke(cli, ["--db", url, *args], input=input)
 
 
-def ok(url, *args, input=None):
-    result = run(url, *args, input=input)
-    assert result.exit_code == 0, (args, result.output, result.exception)
-    return result
 
 
-def ok_json(url, *args, input=None):
-    return json.loads(ok(url, *args, "--json", input=input).stdout)
 
 
 def lines(*records):

@@ -6,11 +6,10 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from click.testing import CliRunner
 
-from ostinato.cli import cli
 from ostinato.domain.tasks import RunEvent, TaskRunStatus
 from ostinato.store import open_store
+from cli_helpers import run, ok, ok_json
 
 TASK_KEYS = {"id", "type", "arguments", "next_run", "current_interval", "policy", "status", "retries_left", "priority"}
 TASK_TYPE_KEYS = {"type", "description", "backend_name", "default_interval", "min_interval", "max_interval",
@@ -19,11 +18,8 @@ RUN_KEYS = {"id", "task", "backend_id", "scheduled", "started", "ended", "metada
 
 
 @pytest.fixture
-def url(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    url = f"sqlite:///{tmp_path}/t.db"
+def url(fresh_url):
+    url = fresh_url
     ok(url, "db", "init")
     ok(url, "task-type", "add", "load-git", "swh.loader.git.tasks.UpdateGitRepository", "Update an origin of type git",
        "--default-interval", "64d", "--min-interval", "12h", "--max-interval", "64d", "--backoff-factor", "2",
@@ -33,18 +29,10 @@ def url(tmp_path, monkeypatch):
     return url
 
 
-def run(url, *args):
-    return CliRunner().invoke(cli, ["--db", url, *args])
 
 
-def ok(url, *args):
-    result = run(url, *args)
-    assert result.exit_code == 0, (args, result.output, result.exception)
-    return result
 
 
-def ok_json(url, *args):
-    return json.loads(ok(url, *args, "--json").stdout)
 
 
 def store_of(url):

@@ -1,0 +1,23 @@
+"""Helpers of the command-line tests: invoke ``ostinato`` in-process on a database URL."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from ostinato.cli import cli
+
+
+def run(url, *args, input=None):
+    return CliRunner().invoke(cli, ["--db", url, *args], input=input)
+
+
+def ok(url, *args, input=None):
+    result = run(url, *args, input=input)
+    assert result.exit_code == 0, (args, result.output, result.exception)
+    return result
+
+
+def ok_json(url, *args, input=None):
+    return json.loads(ok(url, *args, "--json", input=input).stdout)
