@@ -9,7 +9,7 @@ information and whether it is enabled. The store adds ``first_seen`` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping
 
 import orjson
@@ -91,6 +91,10 @@ class Lister:
     current_state: Mapping[str, Any]
     last_listing_finished_at: datetime | None
     updated: datetime
+
+    def next_token(self, now: datetime) -> datetime:
+        """The ``updated`` of the next version: later than this one even if the clock has not moved."""
+        return max(now, self.updated + timedelta(microseconds=1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -294,6 +294,11 @@ class RunEvent:
     metadata: Mapping[str, Any] | None = None
 
 
+def lost_run_events(run_ids: Sequence[int], now: datetime) -> list[RunEvent]:
+    """The events that declare runs lost: no report came from their executor."""
+    return [RunEvent(run_id, TaskRunStatus.LOST, now, metadata={"lost": "no report from the executor"}) for run_id in run_ids]
+
+
 def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
     """Fill defaults from the task type and check the task; raise ValidationError if it cannot run."""
     if task.next_run.tzinfo is None:

@@ -35,6 +35,7 @@ from ...domain.tasks import (
     TaskRunStatus,
     TaskStatus,
     TaskType,
+    lost_run_events,
     plan_run_events,
 )
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
@@ -399,7 +400,7 @@ class PostgresStore(Store):
         else:
             rows = self._read(QUERIES.stale_in_flight_runs, {"cutoff": now - timeout, "limit": 100_000})
         ids = [r["id"] for r in rows]
-        self.record_run_events([RunEvent(i, TaskRunStatus.LOST, now, metadata={"lost": "no report from the executor"}) for i in ids])
+        self.record_run_events(lost_run_events(ids, now))
         return ids
 
     def in_flight_backend_ids(self, prefix: str) -> list[str]:
@@ -431,7 +432,7 @@ class PostgresStore(Store):
             "expected_updated": lister.updated,
             "current_state": orjson.dumps(current_state if current_state is not None else lister.current_state).decode(),
             "last_listing_finished_at": last_listing_finished_at or lister.last_listing_finished_at,
-            "now": max(now, lister.updated + timedelta(microseconds=1)),
+            "now": lister.next_token(now),
         }
         with self._tx() as conn:
             row = conn.execute(QUERIES.update_lister, params).fetchone()

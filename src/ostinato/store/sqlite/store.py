@@ -30,9 +30,9 @@ from ...domain.tasks import (
     Task,
     TaskArguments,
     TaskRun,
-    TaskRunStatus,
     TaskStatus,
     TaskType,
+    lost_run_events,
     plan_run_events,
 )
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
@@ -388,7 +388,7 @@ class SQLiteStore(Store):
         else:
             rows = self._read(QUERIES.stale_in_flight_runs, {"cutoff": to_db_time(now - timeout), "limit": 100_000})
         ids = [r["id"] for r in rows]
-        self.record_run_events([RunEvent(i, TaskRunStatus.LOST, now, metadata={"lost": "no report from the executor"}) for i in ids])
+        self.record_run_events(lost_run_events(ids, now))
         return ids
 
     def in_flight_backend_ids(self, prefix: str) -> list[str]:
@@ -420,7 +420,7 @@ class SQLiteStore(Store):
             "expected_updated": to_db_time(lister.updated),
             "current_state": orjson.dumps(current_state if current_state is not None else lister.current_state).decode(),
             "last_listing_finished_at": to_db_time(last_listing_finished_at or lister.last_listing_finished_at),
-            "now": to_db_time(max(now, lister.updated + timedelta(microseconds=1))),
+            "now": to_db_time(lister.next_token(now)),
         }
         with self._write() as conn:
             row = conn.execute(QUERIES.update_lister, params).fetchone()
