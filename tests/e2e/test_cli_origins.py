@@ -170,7 +170,7 @@ def test_origin_show(url):
     assert git["listed"][1]["last_update"] == "2026-01-02T00:00:00+00:00"
     assert git["stats"]["last_snapshot"] == SNAP and git["stats"]["last_visit_status"] == "successful"
     assert git["stats"]["next_visit_target"] == (T0 + timedelta(days=12)).isoformat()
-    assert checkout["stats"] is None
+    assert checkout["stats"]["last_visit"] is None and checkout["stats"]["successful_visits"] == 0
 
     out = ok(url, "origin", "show", A).output
     assert out.splitlines()[0] == f"Origin {A}"

@@ -189,6 +189,8 @@ def _stats_to_dict(stats: VisitStats) -> dict[str, Any]:
         "last_scheduled": stats.last_scheduled,
         "next_visit_target": stats.next_visit_target,
         "last_status_date": stats.last_status_date,
+        "successful_visits": stats.successful_visits,
+        "cooldown_until": stats.cooldown_until,
     }
 
 

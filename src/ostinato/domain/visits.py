@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 from .durations import parse_iso_time
 from .errors import ValidationError, check_text
+from .visit_policies import cooldown_until, live_cooldown
 
 
 class JournalStatus(str, enum.Enum):
@@ -141,11 +142,17 @@ class FeedbackPolicy:
     minimum_interval: timedelta = timedelta(days=1)
     failure_delay: timedelta = timedelta(days=1)
     max_failures: int = 3
+    #: not grabbed again within this of a visit (or of the grab that asked for it)
+    absolute_cooldown: timedelta = timedelta(hours=12)
+    #: not grabbed again within this of a failed visit
+    failed_cooldown: timedelta = timedelta(days=1)
+    #: not grabbed again within this of a visit that found nothing
+    not_found_cooldown: timedelta = timedelta(days=7)
 
     def validated(self) -> "FeedbackPolicy":
         if isinstance(self.adjust_factor, bool) or not isinstance(self.adjust_factor, (int, float)) or not self.adjust_factor > 1:
             raise ValidationError("adjust_factor", "a number greater than 1", self.adjust_factor)
-        for name in ("minimum_interval", "failure_delay"):
+        for name in ("minimum_interval", "failure_delay", "absolute_cooldown", "failed_cooldown", "not_found_cooldown"):
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ValidationError(name, "a positive duration", value)
@@ -171,6 +178,10 @@ class VisitStats:
     next_visit_target: datetime | None = None
     #: date of the newest final status applied: older or equal ones change nothing
     last_status_date: datetime | None = None
+    #: successful visits so far (seed 000 tells "loaded once" from "more than once")
+    successful_visits: int = 0
+    #: not grabbed again before this (see ``domain.visit_policies``); None: free
+    cooldown_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,14 +192,29 @@ class Feedback:
     eventful: bool | None
 
 
-def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy) -> Feedback | None:
-    """Seed 000's feedback for one final status; None when the status changes nothing."""
+def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy,
+                       clock_now: datetime | None = None) -> Feedback | None:
+    """Seed 000's feedback for one final status; None when the status changes nothing.
+
+    ``clock_now`` (the wall clock, when known) only lets a cooldown already
+    over be stored as none.
+    """
     outcome = status.outcome
     if outcome is None:
         return None
     if stats.last_status_date is not None and status.date <= stats.last_status_date:
         return None
     now = status.date
+    cooldown = live_cooldown(cooldown_until(
+        status_date=now,
+        outcome_failed=outcome is VisitOutcome.FAILED,
+        outcome_not_found=outcome is VisitOutcome.NOT_FOUND,
+        last_scheduled=stats.last_scheduled,
+        current_cooldown=stats.cooldown_until,
+        absolute_cooldown=policy.absolute_cooldown,
+        failed_cooldown=policy.failed_cooldown,
+        not_found_cooldown=policy.not_found_cooldown,
+    ), clock_now)
     if outcome is not VisitOutcome.SUCCESSFUL:
         failures = stats.failure_count + 1
         new = VisitStats(
@@ -203,6 +229,8 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
             last_scheduled=stats.last_scheduled,
             next_visit_target=now + policy.failure_delay,
             last_status_date=now,
+            successful_visits=stats.successful_visits,
+            cooldown_until=cooldown,
         )
         return Feedback(new, disable=failures >= policy.max_failures, eventful=None)
     eventful = status.snapshot != stats.last_snapshot
@@ -223,6 +251,8 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         last_scheduled=stats.last_scheduled,
         next_visit_target=now + interval,
         last_status_date=now,
+        successful_visits=stats.successful_visits + 1,
+        cooldown_until=cooldown,
     )
     return Feedback(new, disable=False, eventful=eventful)
 
@@ -240,7 +270,8 @@ class VisitFeedbackPlan:
 
 
 def plan_visit_feedback(
-    current: Mapping[VisitKey, VisitStats], statuses: "list[VisitStatus] | tuple[VisitStatus, ...]", policy: FeedbackPolicy
+    current: Mapping[VisitKey, VisitStats], statuses: "list[VisitStatus] | tuple[VisitStatus, ...]", policy: FeedbackPolicy,
+    clock_now: datetime | None = None,
 ) -> VisitFeedbackPlan:
     """Fold a batch of statuses, oldest first per (url, visit type), onto the stored stats."""
     by_key: dict[VisitKey, list[VisitStatus]] = {}
@@ -254,7 +285,7 @@ def plan_visit_feedback(
         disabled_now = False
         touched = False
         for status in sorted(group, key=lambda s: s.date):
-            feedback = apply_visit_status(stats, status, policy)
+            feedback = apply_visit_status(stats, status, policy, clock_now)
             if feedback is None:
                 continue
             stats, disabled_now, touched = feedback.stats, feedback.disable, True

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..domain.errors import ValidationError
 from ..domain.origins import ListedOrigin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
+from ..domain.visit_policies import NextVisit, VisitPolicy
 
 DedupKey = tuple[str, str, str, str | None]
 
@@ -50,3 +51,25 @@ def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) ->
 def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
     """One record per (url, visit_type), the last one of the batch winning."""
     return list({(o.url, o.visit_type): o for o in origins}.values())
+
+
+def next_visits_in_order(
+    visit_type: str, picked: Sequence[tuple[str, VisitPolicy]], listings: Sequence[Mapping[str, Any]]
+) -> list[NextVisit]:
+    """The grab's result, in pick order, each origin with the listing its loader gets.
+
+    ``listings`` rows carry url, lister_id, lister_name, lister_instance_name,
+    extra_loader_arguments (decoded) and last_update; an origin never listed
+    (visited only) has none of them. Rows come best listing first.
+    """
+    by_url: dict[str, Mapping[str, Any]] = {}
+    for row in listings:  # the first listing of an origin is the one its loader gets
+        by_url.setdefault(row["url"], row)
+    visits = []
+    for url, policy in picked:
+        row = by_url.get(url, {})
+        visits.append(NextVisit(
+            url, visit_type, policy, row.get("lister_id"), row.get("lister_name"), row.get("lister_instance_name"),
+            row.get("extra_loader_arguments") or {}, row.get("last_update"),
+        ))
+    return visits

@@ -13,6 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ..domain.origin_metrics import OriginMetrics
+from ..domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ..domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 from ..domain.tasks import (
     NewTask,
@@ -214,17 +216,47 @@ class Store(abc.ABC):
 
     # -- visit stats and the feedback loop ----------------------------------
     @abc.abstractmethod
-    def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy) -> int:
+    def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy, *,
+                              now: datetime | None = None) -> int:
         """Feed journal visit statuses back into the visit stats (seed 000's rules).
 
         One transaction per batch; idempotent and order-tolerant (see
         ``domain.visits``). Origins that reach ``max_failures`` are disabled in
-        every lister that lists them. Returns how many statuses changed stats.
+        every lister that lists them. Each visit sets the origin's cooldown
+        (``policy``'s absolute, failed and not-found cooldowns); ``now``, the
+        wall clock, lets a cooldown already over be stored as none. Returns how
+        many statuses changed stats.
         """
 
     @abc.abstractmethod
     def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
         """Stats of these (url, visit_type), those that exist, in key order."""
+
+    # -- scheduling policies ------------------------------------------------
+    @abc.abstractmethod
+    def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,
+                         options: GrabOptions = GrabOptions(), dry_run: bool = False) -> list[NextVisit]:
+        """Pick origins to visit, each request's policy in turn, and mark them scheduled.
+
+        Only enabled origins whose cooldown is over are picked (those of
+        ``options.lister_id`` only, when given); marking sets ``last_scheduled``
+        and a cooldown of ``options.in_flight_timeout``, so no other grab takes
+        them meanwhile, on PostgreSQL even concurrently. One transaction; with
+        ``dry_run`` it is rolled back: the same answer, nothing changed.
+        """
+
+    @abc.abstractmethod
+    def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:
+        """Hand back grabbed (url, visit_type) whose visits never started: free again at once."""
+
+    # -- metrics ------------------------------------------------------------
+    @abc.abstractmethod
+    def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
+        """Recount every (lister, visit type) (a full pass) and store the result; returns all metrics."""
+
+    @abc.abstractmethod
+    def get_origin_metrics(self, *, lister_id: int | None = None, visit_type: str | None = None) -> list[OriginMetrics]:
+        """The metrics last stored by :meth:`update_origin_metrics`."""
 
     # -- archival ---------------------------------------------------------
     @abc.abstractmethod

@@ -104,5 +104,47 @@ CREATE TABLE origin_visit_stats (
     next_visit_target timestamptz,
     -- date of the newest final status applied: older or equal ones change nothing
     last_status_date timestamptz,
+    -- successful visits so far: seed 000 tells "loaded once" from "more than once"
+    successful_visits integer NOT NULL DEFAULT 0,
+    -- not grabbed again before this; NULL: free (see domain/visit_policies.py)
+    cooldown_until timestamptz,
+    -- what the listings say: enabled in any, earliest first_seen, newest last_update, fork
+    enabled boolean NOT NULL DEFAULT false,
+    first_seen timestamptz,
+    last_update timestamptz,
+    is_fork boolean NOT NULL DEFAULT false,
     PRIMARY KEY (url, visit_type)
 );
+
+-- scheduling policies: one index walk each, over origins not cooling down
+
+CREATE TABLE origin_metrics (
+    lister_id bigint NOT NULL REFERENCES lister (id),
+    visit_type text NOT NULL,
+    computed_at timestamptz NOT NULL,
+    origins_known bigint NOT NULL,
+    origins_enabled bigint NOT NULL,
+    origins_never_visited bigint NOT NULL,
+    origins_with_pending_changes bigint NOT NULL,
+    -- lag (now - last_update) of origins with pending changes: {"upper bound in seconds": count}
+    lag_histogram jsonb NOT NULL,
+    lag_max interval,
+    PRIMARY KEY (lister_id, visit_type)
+);
+
+CREATE INDEX visit_cooldown_idx ON origin_visit_stats (visit_type, cooldown_until)
+    WHERE cooldown_until IS NOT NULL;
+CREATE INDEX visit_never_visited_idx ON origin_visit_stats (visit_type, is_fork, last_update)
+    WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL AND last_update IS NOT NULL;
+CREATE INDEX visit_by_lag_idx ON origin_visit_stats (visit_type, (last_update - last_successful) DESC)
+    WHERE enabled AND cooldown_until IS NULL AND last_update > last_successful;
+CREATE INDEX visit_without_update_never_loaded_idx ON origin_visit_stats (visit_type, first_seen)
+    WHERE enabled AND cooldown_until IS NULL AND last_update IS NULL AND last_successful IS NULL;
+CREATE INDEX visit_without_update_loaded_once_idx ON origin_visit_stats (visit_type, last_visit)
+    WHERE enabled AND cooldown_until IS NULL AND last_update IS NULL AND successful_visits = 1;
+CREATE INDEX visit_without_update_loaded_more_idx ON origin_visit_stats (visit_type, next_visit_target)
+    WHERE enabled AND cooldown_until IS NULL AND last_update IS NULL AND successful_visits > 1;
+CREATE INDEX visit_oldest_scheduled_idx ON origin_visit_stats (visit_type, last_scheduled NULLS FIRST)
+    WHERE enabled AND cooldown_until IS NULL;
+CREATE INDEX visit_stop_after_success_idx ON origin_visit_stats (visit_type, last_scheduled NULLS FIRST)
+    WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;

@@ -38,12 +38,11 @@ from ...domain.tasks import (
     lost_run_events,
     plan_run_events,
 )
-from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import DedupKey, in_input_order, latest_listed, prepare_task_batch, task_key
+from ..common import DedupKey, in_input_order, prepare_task_batch, task_key
 from ..interface import ArchivedTask, SchemaState, Store
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
+from .origins import PostgresOrigins, chunks as _chunks
 
 HERE = Path(__file__).parent
 QUERIES = Queries(HERE / "queries.sql")
@@ -86,27 +85,6 @@ def _row_to_task(row: Mapping[str, Any]) -> Task:
     )
 
 
-def _row_to_lister(row: Mapping[str, Any]) -> Lister:
-    return Lister(row["id"], row["name"], row["instance_name"], row["current_state"], row["last_listing_finished_at"],
-                  row["updated"])
-
-
-def _row_to_listed_origin(row: Mapping[str, Any]) -> StoredListedOrigin:
-    origin = ListedOrigin(row["url"], row["visit_type"], row["extra_loader_arguments"], row["last_update"],
-                          row["enabled"], row["is_fork"], row["forked_from_url"])
-    return StoredListedOrigin(row["lister_id"], origin, row["first_seen"], row["last_seen"])
-
-
-_VISIT_FIELDS = ("last_visit", "last_successful", "last_snapshot", "last_eventful", "last_uneventful", "failure_count",
-                 "last_scheduled", "next_visit_target", "last_status_date")
-
-
-def _row_to_visit_stats(row: Mapping[str, Any]) -> VisitStats:
-    status = row["last_visit_status"]
-    return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
-                      **{name: row[name] for name in _VISIT_FIELDS})
-
-
 def _grabbed_task(values: tuple) -> Task:
     """A task from the grab's RETURNING list, read by position: the runner's hottest path."""
     task_id, type_, arguments, next_run, interval, policy, status, retries_left, priority = values
@@ -143,18 +121,13 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-def _chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
-
-
 def _configure(conn: psycopg.Connection) -> None:
     set_json_loads(orjson.loads, conn)
     conn.execute("SET TIME ZONE 'UTC'")
     conn.commit()
 
 
-class PostgresStore(Store):
+class PostgresStore(PostgresOrigins, Store):
     dialect = "postgresql"
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
@@ -412,82 +385,6 @@ class PostgresStore(Store):
 
     def count_tasks(self) -> dict[tuple[str, str], int]:
         return {(r["type"], r["status"]): r["n"] for r in self._read(QUERIES.count_tasks)}
-
-    # -- listers and listed origins ------------------------------------------
-    def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister:
-        params = {"name": name, "instance_name": instance_name}
-        with self._tx() as conn:
-            row = conn.execute(QUERIES.get_lister, params).fetchone()
-            if row is None:
-                conn.execute(QUERIES.insert_lister, {**params, "now": now})
-                row = conn.execute(QUERIES.get_lister, params).fetchone()
-            return _row_to_lister(row)
-
-    def list_listers(self) -> list[Lister]:
-        return [_row_to_lister(r) for r in self._read(QUERIES.list_listers)]
-
-    def update_lister(self, lister: Lister, *, current_state=None, last_listing_finished_at=None, now: datetime) -> Lister:
-        params = {
-            "id": lister.id,
-            "expected_updated": lister.updated,
-            "current_state": orjson.dumps(current_state if current_state is not None else lister.current_state).decode(),
-            "last_listing_finished_at": last_listing_finished_at or lister.last_listing_finished_at,
-            "now": lister.next_token(now),
-        }
-        with self._tx() as conn:
-            row = conn.execute(QUERIES.update_lister, params).fetchone()
-        if row is None:
-            raise ConflictError(f"lister {lister.name}/{lister.instance_name} was changed by someone else: read it again")
-        return _row_to_lister(row)
-
-    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
-        unique = latest_listed(origins)
-        with self._batch_tx() as conn:
-            for chunk in _chunks(unique):
-                conn.execute(QUERIES.reset_failures_of_relisted, {
-                    "lister_id": lister_id, "urls": [o.url for o in chunk], "visit_types": [o.visit_type for o in chunk],
-                    "enableds": [o.enabled for o in chunk],
-                })
-                conn.execute(QUERIES.upsert_listed_origins, {
-                    "lister_id": lister_id, "now": now,
-                    "urls": [o.url for o in chunk], "visit_types": [o.visit_type for o in chunk],
-                    "extras": [orjson.dumps(o.extra_loader_arguments).decode() for o in chunk],
-                    "enableds": [o.enabled for o in chunk], "last_updates": [o.last_update for o in chunk],
-                    "is_forks": [o.is_fork for o in chunk], "forked_from_urls": [o.forked_from_url for o in chunk],
-                })
-        return len(unique)
-
-    def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
-        after_url, after_type, after_lister = after or ("", "", 0)
-        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,
-                  "after_lister": after_lister, "limit": limit}
-        return [_row_to_listed_origin(r) for r in self._read(QUERIES.search_listed_origins, params)]
-
-    # -- visit stats and the feedback loop ----------------------------------
-    def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy) -> int:
-        changed = 0
-        with self._batch_tx() as conn:
-            for chunk in _chunks(list(statuses)):
-                keys = sorted({(s.origin, s.type) for s in chunk})
-                rows = conn.execute(QUERIES.visit_stats_for_update,
-                                    {"urls": [k[0] for k in keys], "visit_types": [k[1] for k in keys]})
-                current = {(r["url"], r["visit_type"]): _row_to_visit_stats(r) for r in rows}
-                plan = plan_visit_feedback(current, chunk, policy)
-                if plan.stats:
-                    params = {f"{name}s": [getattr(st, name) for st in plan.stats] for name in _VISIT_FIELDS}
-                    params.update(urls=[st.url for st in plan.stats], visit_types=[st.visit_type for st in plan.stats],
-                                  last_visit_statuses=[st.last_visit_status.value if st.last_visit_status else None
-                                                       for st in plan.stats])
-                    conn.execute(QUERIES.upsert_visit_stats, params)
-                if plan.disable:
-                    conn.execute(QUERIES.disable_listed_origins,
-                                 {"urls": [k[0] for k in plan.disable], "visit_types": [k[1] for k in plan.disable]})
-                changed += plan.changed
-        return changed
-
-    def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
-        return [_row_to_visit_stats(r) for chunk in _chunks(list(keys)) for r in self._read(
-            QUERIES.visit_stats_in, {"urls": [k[0] for k in chunk], "visit_types": [k[1] for k in chunk]})]
 
     # -- archival ---------------------------------------------------------
     def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:

@@ -35,12 +35,12 @@ from ...domain.tasks import (
     lost_run_events,
     plan_run_events,
 )
-from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import DedupKey, in_input_order, latest_listed, prepare_task_batch
+from ..common import DedupKey, in_input_order, prepare_task_batch
 from ..interface import ArchivedTask, SchemaState, Store
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
+from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
+from .origins import SQLiteOrigins
 
 HERE = Path(__file__).parent
 QUERIES = Queries(HERE / "queries.sql")
@@ -49,27 +49,6 @@ SCHEMA_VERSION_DDL = (
     "CREATE TABLE IF NOT EXISTS schema_version ("
     "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT"
 )
-_CHUNK = 10_000
-
-
-def to_db_time(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        raise ValidationError("time", "a timezone-aware time", value.isoformat())
-    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
-
-
-def from_db_time(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-def to_db_interval(value: timedelta | None) -> float | None:
-    return None if value is None else value.total_seconds()
-
-
-def from_db_interval(value: float | None) -> timedelta | None:
-    return None if value is None else timedelta(seconds=value)
 
 
 def _row_to_task_type(row: sqlite3.Row) -> TaskType:
@@ -102,39 +81,6 @@ def _row_to_task(row: sqlite3.Row) -> Task:
     )
 
 
-def _row_to_lister(row: sqlite3.Row) -> Lister:
-    return Lister(row["id"], row["name"], row["instance_name"], orjson.loads(row["current_state"]),
-                  from_db_time(row["last_listing_finished_at"]), datetime.fromisoformat(row["updated"]))
-
-
-def _row_to_listed_origin(row: sqlite3.Row) -> StoredListedOrigin:
-    origin = ListedOrigin(
-        row["url"], row["visit_type"], orjson.loads(row["extra_loader_arguments"]), from_db_time(row["last_update"]),
-        bool(row["enabled"]), None if row["is_fork"] is None else bool(row["is_fork"]), row["forked_from_url"],
-    )
-    return StoredListedOrigin(row["lister_id"], origin, datetime.fromisoformat(row["first_seen"]),
-                              datetime.fromisoformat(row["last_seen"]))
-
-
-_VISIT_TIMES = ("last_visit", "last_successful", "last_eventful", "last_uneventful", "last_scheduled",
-                "next_visit_target", "last_status_date")
-
-
-def _row_to_visit_stats(row: sqlite3.Row) -> VisitStats:
-    times = {name: from_db_time(row[name]) for name in _VISIT_TIMES}
-    status = row["last_visit_status"]
-    return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
-                      last_snapshot=row["last_snapshot"], failure_count=row["failure_count"], **times)
-
-
-def _visit_stats_params(stats: VisitStats) -> dict[str, Any]:
-    params = {name: to_db_time(getattr(stats, name)) for name in _VISIT_TIMES}
-    params.update(url=stats.url, visit_type=stats.visit_type, failure_count=stats.failure_count,
-                  last_snapshot=stats.last_snapshot,
-                  last_visit_status=stats.last_visit_status.value if stats.last_visit_status else None)
-    return params
-
-
 def _stored_key(row: sqlite3.Row) -> DedupKey:
     """The deduplication key of a stored task: its arguments are already canonical JSON."""
     return (row["type"], row["arguments"], row["policy"], row["priority"])
@@ -153,16 +99,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-def _json(values: Iterable[Any]) -> str:
-    return orjson.dumps(list(values)).decode()
-
-
-def _chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
-
-
-class SQLiteStore(Store):
+class SQLiteStore(SQLiteOrigins, Store):
     dialect = "sqlite"
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0):
@@ -184,7 +121,8 @@ class SQLiteStore(Store):
             self._conn.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, rollback: bool = False) -> Iterator[sqlite3.Connection]:
+        """A write transaction, committed on success (rolled back always with ``rollback``: a dry run)."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -193,7 +131,7 @@ class SQLiteStore(Store):
                 self._conn.execute("ROLLBACK")
                 raise
             else:
-                self._conn.execute("COMMIT")
+                self._conn.execute("ROLLBACK" if rollback else "COMMIT")
 
     def _read(self, sql: str, params: Mapping[str, Any] | Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -400,69 +338,6 @@ class SQLiteStore(Store):
 
     def count_tasks(self) -> dict[tuple[str, str], int]:
         return {(r["type"], r["status"]): r["n"] for r in self._read(QUERIES.count_tasks)}
-
-    # -- listers and listed origins ------------------------------------------
-    def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister:
-        params = {"name": name, "instance_name": instance_name}
-        with self._write() as conn:
-            row = conn.execute(QUERIES.get_lister, params).fetchone()
-            if row is None:
-                conn.execute(QUERIES.insert_lister, {**params, "now": to_db_time(now)})
-                row = conn.execute(QUERIES.get_lister, params).fetchone()
-            return _row_to_lister(row)
-
-    def list_listers(self) -> list[Lister]:
-        return [_row_to_lister(r) for r in self._read(QUERIES.list_listers)]
-
-    def update_lister(self, lister: Lister, *, current_state=None, last_listing_finished_at=None, now: datetime) -> Lister:
-        params = {
-            "id": lister.id,
-            "expected_updated": to_db_time(lister.updated),
-            "current_state": orjson.dumps(current_state if current_state is not None else lister.current_state).decode(),
-            "last_listing_finished_at": to_db_time(last_listing_finished_at or lister.last_listing_finished_at),
-            "now": to_db_time(lister.next_token(now)),
-        }
-        with self._write() as conn:
-            row = conn.execute(QUERIES.update_lister, params).fetchone()
-        if row is None:
-            raise ConflictError(f"lister {lister.name}/{lister.instance_name} was changed by someone else: read it again")
-        return _row_to_lister(row)
-
-    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
-        unique = latest_listed(origins)
-        with self._write() as conn:
-            for chunk in _chunks(unique):
-                rows = [[o.url, o.visit_type, orjson.dumps(o.extra_loader_arguments).decode(), o.enabled,
-                         to_db_time(o.last_update), o.is_fork, o.forked_from_url] for o in chunk]
-                conn.execute(QUERIES.reset_failures_of_relisted,
-                             {"lister_id": lister_id, "keys": _json([o.url, o.visit_type, o.enabled] for o in chunk)})
-                conn.execute(QUERIES.upsert_listed_origins, {"lister_id": lister_id, "now": to_db_time(now), "rows": _json(rows)})
-        return len(unique)
-
-    def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
-        after_url, after_type, after_lister = after or ("", "", 0)
-        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,
-                  "after_lister": after_lister, "limit": limit}
-        return [_row_to_listed_origin(r) for r in self._read(QUERIES.search_listed_origins, params)]
-
-    # -- visit stats and the feedback loop ----------------------------------
-    def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy) -> int:
-        changed = 0
-        with self._write() as conn:
-            for chunk in _chunks(list(statuses)):
-                keys = sorted({(s.origin, s.type) for s in chunk})
-                current = {(r["url"], r["visit_type"]): _row_to_visit_stats(r)
-                           for r in conn.execute(QUERIES.visit_stats_in, {"keys": _json(keys)})}
-                plan = plan_visit_feedback(current, chunk, policy)
-                conn.executemany(QUERIES.upsert_visit_stats, [_visit_stats_params(st) for st in plan.stats])
-                if plan.disable:
-                    conn.execute(QUERIES.disable_listed_origins, {"keys": _json(plan.disable)})
-                changed += plan.changed
-        return changed
-
-    def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
-        return [_row_to_visit_stats(r) for chunk in _chunks(list(keys))
-                for r in self._read(QUERIES.visit_stats_in, {"keys": _json(chunk)})]
 
     # -- archival ---------------------------------------------------------
     def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:

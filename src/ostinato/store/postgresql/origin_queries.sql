@@ -1,0 +1,255 @@
+-- Named queries of the PostgreSQL store for origins: listers, listed origins,
+-- visit stats and the feedback loop, the scheduling policies and metrics.
+-- Same conventions as queries.sql: %(named)s parameters, bulk arrays as
+-- %(named)b, `now` always from the caller.
+
+-- name: get_lister
+SELECT * FROM lister WHERE name = %(name)s AND instance_name = %(instance_name)s;
+
+-- name: insert_lister
+INSERT INTO lister (name, instance_name, current_state, updated)
+VALUES (%(name)s, %(instance_name)s, '{}', %(now)s)
+ON CONFLICT (name, instance_name) DO NOTHING;
+
+-- name: list_listers
+SELECT * FROM lister ORDER BY name, instance_name;
+
+-- name: update_lister
+-- optimistic: only if nobody changed it since it was read
+UPDATE lister SET current_state = %(current_state)s::jsonb, last_listing_finished_at = %(last_listing_finished_at)s,
+                  updated = %(now)s
+WHERE id = %(id)s AND updated = %(expected_updated)s
+RETURNING *;
+
+-- name: upsert_listed_origins
+INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
+                           last_update, is_fork, forked_from_url)
+SELECT %(lister_id)s, url, visit_type, extra::jsonb, enabled, %(now)s, %(now)s, last_update, is_fork, forked_from_url
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(extras)b::text[], %(enableds)b::boolean[],
+            %(last_updates)b::timestamptz[], %(is_forks)b::boolean[], %(forked_from_urls)b::text[])
+    AS r(url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
+    extra_loader_arguments = excluded.extra_loader_arguments,
+    enabled = excluded.enabled,
+    last_seen = excluded.last_seen,
+    last_update = excluded.last_update,
+    is_fork = excluded.is_fork,
+    forked_from_url = excluded.forked_from_url;
+
+-- name: reset_failures_of_relisted
+-- "disabled until the next run of the lister": an origin this lister had disabled and
+-- lists again, enabled, starts over with no failures
+UPDATE origin_visit_stats AS s SET failure_count = 0
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(enableds)b::boolean[]) AS k(url, visit_type, enabled)
+JOIN listed_origin AS o ON o.lister_id = %(lister_id)s AND o.url = k.url AND o.visit_type = k.visit_type
+WHERE NOT o.enabled AND k.enabled AND s.url = o.url AND s.visit_type = o.visit_type AND s.failure_count > 0;
+
+-- name: sync_visit_stats_with_listings
+-- what the listings of these origins say, copied where the policies walk it
+INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork)
+SELECT k.url, k.visit_type, a.enabled, a.first_seen, a.last_update, a.is_fork
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
+CROSS JOIN LATERAL (
+    SELECT bool_or(o.enabled) AS enabled, min(o.first_seen) AS first_seen, max(o.last_update) AS last_update,
+           coalesce(bool_or(o.is_fork), false) AS is_fork
+    FROM listed_origin AS o WHERE o.url = k.url AND o.visit_type = k.visit_type) AS a
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
+    is_fork = excluded.is_fork
+WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork)
+      IS DISTINCT FROM (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork);
+
+-- name: search_listed_origins
+SELECT * FROM listed_origin
+WHERE (%(url)s::text IS NULL OR url = %(url)s::text)
+  AND (%(lister_id)s::bigint IS NULL OR lister_id = %(lister_id)s::bigint)
+  AND (url, visit_type, lister_id) > (%(after_url)s::text, %(after_type)s::text, %(after_lister)s::bigint)
+ORDER BY url, visit_type, lister_id LIMIT %(limit)s;
+
+-- name: visit_stats_for_update
+SELECT s.* FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
+JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type
+ORDER BY k.n
+FOR UPDATE OF s;
+
+-- name: visit_stats_in
+SELECT s.* FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
+JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type
+ORDER BY k.n;
+
+-- name: upsert_visit_stats
+INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
+                                last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
+                                last_status_date, successful_visits, cooldown_until)
+SELECT * FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(last_visits)b::timestamptz[],
+                     %(last_visit_statuses)b::text[], %(last_successfuls)b::timestamptz[], %(last_snapshots)b::bytea[],
+                     %(last_eventfuls)b::timestamptz[], %(last_uneventfuls)b::timestamptz[],
+                     %(failure_counts)b::integer[], %(last_scheduleds)b::timestamptz[],
+                     %(next_visit_targets)b::timestamptz[], %(last_status_dates)b::timestamptz[],
+                     %(successful_visitss)b::integer[], %(cooldown_untils)b::timestamptz[])
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    last_visit = excluded.last_visit,
+    last_visit_status = excluded.last_visit_status,
+    last_successful = excluded.last_successful,
+    last_snapshot = excluded.last_snapshot,
+    last_eventful = excluded.last_eventful,
+    last_uneventful = excluded.last_uneventful,
+    failure_count = excluded.failure_count,
+    last_scheduled = excluded.last_scheduled,
+    next_visit_target = excluded.next_visit_target,
+    last_status_date = excluded.last_status_date,
+    successful_visits = excluded.successful_visits,
+    cooldown_until = excluded.cooldown_until;
+
+-- name: disable_listed_origins
+UPDATE listed_origin AS o SET enabled = false
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
+WHERE o.url = k.url AND o.visit_type = k.visit_type AND o.enabled;
+
+-- name: disable_visit_stats
+UPDATE origin_visit_stats AS s SET enabled = false
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
+WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.enabled;
+
+-- Scheduling policies. Each pick_* walks one partial index in its order and
+-- locks what it takes (SKIP LOCKED: two orchestrators never take the same
+-- origin); the grab then marks them scheduled, which gives them a cooldown and
+-- takes them out of every policy index. The lister filter is a probe of
+-- listed_origin's primary key per candidate.
+
+-- name: release_cooldowns
+-- cooldowns that are over: back into the policy indexes
+UPDATE origin_visit_stats AS s SET cooldown_until = NULL
+FROM (SELECT url FROM origin_visit_stats
+      WHERE visit_type = %(visit_type)s AND cooldown_until IS NOT NULL AND cooldown_until <= %(now)s
+      ORDER BY visit_type, cooldown_until
+      FOR UPDATE SKIP LOCKED) AS r
+WHERE s.visit_type = %(visit_type)s AND s.url = r.url;
+
+-- name: pick_never_visited_oldest_update_first
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_successful IS NULL AND s.last_update IS NOT NULL
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.is_fork, s.last_update
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: pick_already_visited_order_by_lag
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update > s.last_successful
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, (s.last_update - s.last_successful) DESC
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: pick_without_last_update_never_loaded
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update IS NULL AND s.last_successful IS NULL
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.first_seen
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: pick_without_last_update_loaded_once
+-- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= %(visited_before)s
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.last_visit
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: pick_without_last_update_loaded_more
+-- "order by next run target", those that are due
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= %(now)s
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.next_visit_target
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: pick_oldest_scheduled_first
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: pick_stop_after_success
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: mark_scheduled
+UPDATE origin_visit_stats SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
+WHERE visit_type = %(visit_type)s AND url = ANY(%(urls)b::text[]);
+
+-- name: listings_of_visits
+-- one listing per picked origin, for its loader: an enabled one, the most recently seen
+SELECT DISTINCT ON (k.n) k.n, k.url, o.lister_id, l.name AS lister_name, l.instance_name AS lister_instance_name,
+       o.extra_loader_arguments, s.last_update
+FROM unnest(%(urls)b::text[]) WITH ORDINALITY AS k(url, n)
+JOIN origin_visit_stats AS s ON s.visit_type = %(visit_type)s AND s.url = k.url
+LEFT JOIN listed_origin AS o ON o.url = k.url AND o.visit_type = %(visit_type)s
+LEFT JOIN lister AS l ON l.id = o.lister_id
+ORDER BY k.n, o.enabled DESC, o.last_seen DESC;
+
+-- name: release_grabbed
+-- visits handed back unstarted (an executor stopping): free again at once
+UPDATE origin_visit_stats AS s SET cooldown_until = NULL
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
+WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.cooldown_until IS NOT NULL
+  AND s.last_scheduled IS NOT NULL AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date);
+
+-- Metrics per (lister, visit type). A full pass, run periodically by
+-- `ostinato metrics update`; readers use the stored origin_metrics rows.
+
+-- name: count_origin_metrics
+SELECT o.lister_id, o.visit_type,
+       count(*) AS origins_known,
+       count(*) FILTER (WHERE o.enabled) AS origins_enabled,
+       count(*) FILTER (WHERE o.enabled AND s.last_successful IS NULL) AS origins_never_visited,
+       count(*) FILTER (WHERE o.enabled AND o.last_update IS NOT NULL
+                          AND (s.last_successful IS NULL OR o.last_update > s.last_successful)) AS origins_with_pending_changes
+FROM listed_origin AS o
+LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
+GROUP BY o.lister_id, o.visit_type;
+
+-- name: lag_histogram
+-- enabled origins with changes not yet archived, by lag bucket: the lag is at
+-- least now - last_update; bucket i counts lags below bounds[i] (seconds), the
+-- last bucket those beyond every bound
+SELECT o.lister_id, o.visit_type,
+       width_bucket(extract(epoch FROM %(now)s - o.last_update)::float8, %(bounds)s::float8[]) AS bucket,
+       count(*) AS n, max(extract(epoch FROM %(now)s - o.last_update)::float8) AS lag_max
+FROM listed_origin AS o
+LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
+WHERE o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful)
+GROUP BY o.lister_id, o.visit_type, bucket;
+
+-- name: upsert_origin_metrics
+INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,
+                            origins_with_pending_changes, lag_histogram, lag_max)
+VALUES (%(lister_id)s, %(visit_type)s, %(computed_at)s, %(origins_known)s, %(origins_enabled)s,
+        %(origins_never_visited)s, %(origins_with_pending_changes)s, %(lag_histogram)s::jsonb, %(lag_max)s)
+ON CONFLICT (lister_id, visit_type) DO UPDATE SET
+    computed_at = excluded.computed_at, origins_known = excluded.origins_known,
+    origins_enabled = excluded.origins_enabled, origins_never_visited = excluded.origins_never_visited,
+    origins_with_pending_changes = excluded.origins_with_pending_changes,
+    lag_histogram = excluded.lag_histogram, lag_max = excluded.lag_max;
+
+-- name: search_origin_metrics
+SELECT m.*, l.name AS lister_name, l.instance_name AS lister_instance_name
+FROM origin_metrics AS m JOIN lister AS l ON l.id = m.lister_id
+WHERE (%(lister_id)s::bigint IS NULL OR m.lister_id = %(lister_id)s::bigint)
+  AND (%(visit_type)s::text IS NULL OR m.visit_type = %(visit_type)s::text)
+ORDER BY l.name, l.instance_name, m.visit_type;

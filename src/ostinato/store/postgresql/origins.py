@@ -1,0 +1,199 @@
+"""The PostgreSQL store's origin side: listers, listed origins, visit stats and
+the feedback loop, the scheduling policies' grab, and per-lister metrics.
+
+Mixed into :class:`~ostinato.store.postgresql.store.PostgresStore`, whose
+connection pool and transactions it uses; its SQL is in ``origin_queries.sql``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import orjson
+from psycopg.rows import tuple_row
+
+from ...domain.errors import ConflictError
+from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics
+from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
+from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
+from ..common import latest_listed, next_visits_in_order
+from ..queries import Queries
+
+QUERIES = Queries(Path(__file__).parent / "origin_queries.sql")
+CHUNK = 10_000
+
+_VISIT_FIELDS = ("last_visit", "last_successful", "last_snapshot", "last_eventful", "last_uneventful", "failure_count",
+                 "last_scheduled", "next_visit_target", "last_status_date", "successful_visits", "cooldown_until")
+
+
+def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+def _row_to_lister(row: Mapping[str, Any]) -> Lister:
+    return Lister(row["id"], row["name"], row["instance_name"], row["current_state"], row["last_listing_finished_at"],
+                  row["updated"])
+
+
+def _row_to_listed_origin(row: Mapping[str, Any]) -> StoredListedOrigin:
+    origin = ListedOrigin(row["url"], row["visit_type"], row["extra_loader_arguments"], row["last_update"],
+                          row["enabled"], row["is_fork"], row["forked_from_url"])
+    return StoredListedOrigin(row["lister_id"], origin, row["first_seen"], row["last_seen"])
+
+
+def _row_to_visit_stats(row: Mapping[str, Any]) -> VisitStats:
+    status = row["last_visit_status"]
+    return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
+                      **{name: row[name] for name in _VISIT_FIELDS})
+
+
+def _row_to_metrics(row: Mapping[str, Any]) -> OriginMetrics:
+    return OriginMetrics(
+        row["lister_id"], row["visit_type"], row["computed_at"], row["origins_known"], row["origins_enabled"],
+        row["origins_never_visited"], row["origins_with_pending_changes"], row["lag_histogram"], row["lag_max"],
+        row["lister_name"], row["lister_instance_name"],
+    )
+
+
+class PostgresOrigins:
+    # -- listers and listed origins ------------------------------------------
+    def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister:
+        params = {"name": name, "instance_name": instance_name}
+        with self._tx() as conn:
+            row = conn.execute(QUERIES.get_lister, params).fetchone()
+            if row is None:
+                conn.execute(QUERIES.insert_lister, {**params, "now": now})
+                row = conn.execute(QUERIES.get_lister, params).fetchone()
+            return _row_to_lister(row)
+
+    def list_listers(self) -> list[Lister]:
+        return [_row_to_lister(r) for r in self._read(QUERIES.list_listers)]
+
+    def update_lister(self, lister: Lister, *, current_state=None, last_listing_finished_at=None, now: datetime) -> Lister:
+        params = {
+            "id": lister.id,
+            "expected_updated": lister.updated,
+            "current_state": orjson.dumps(current_state if current_state is not None else lister.current_state).decode(),
+            "last_listing_finished_at": last_listing_finished_at or lister.last_listing_finished_at,
+            "now": lister.next_token(now),
+        }
+        with self._tx() as conn:
+            row = conn.execute(QUERIES.update_lister, params).fetchone()
+        if row is None:
+            raise ConflictError(f"lister {lister.name}/{lister.instance_name} was changed by someone else: read it again")
+        return _row_to_lister(row)
+
+    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
+        unique = latest_listed(origins)
+        with self._batch_tx() as conn:
+            for chunk in chunks(unique):
+                urls, visit_types = [o.url for o in chunk], [o.visit_type for o in chunk]
+                conn.execute(QUERIES.reset_failures_of_relisted, {
+                    "lister_id": lister_id, "urls": urls, "visit_types": visit_types,
+                    "enableds": [o.enabled for o in chunk],
+                })
+                conn.execute(QUERIES.upsert_listed_origins, {
+                    "lister_id": lister_id, "now": now, "urls": urls, "visit_types": visit_types,
+                    "extras": [orjson.dumps(o.extra_loader_arguments).decode() for o in chunk],
+                    "enableds": [o.enabled for o in chunk], "last_updates": [o.last_update for o in chunk],
+                    "is_forks": [o.is_fork for o in chunk], "forked_from_urls": [o.forked_from_url for o in chunk],
+                })
+                conn.execute(QUERIES.sync_visit_stats_with_listings, {"urls": urls, "visit_types": visit_types})
+        return len(unique)
+
+    def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
+        after_url, after_type, after_lister = after or ("", "", 0)
+        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,
+                  "after_lister": after_lister, "limit": limit}
+        return [_row_to_listed_origin(r) for r in self._read(QUERIES.search_listed_origins, params)]
+
+    # -- visit stats and the feedback loop ----------------------------------
+    def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy, *,
+                              now: datetime | None = None) -> int:
+        changed = 0
+        with self._batch_tx() as conn:
+            for chunk in chunks(list(statuses)):
+                keys = sorted({(s.origin, s.type) for s in chunk})
+                rows = conn.execute(QUERIES.visit_stats_for_update,
+                                    {"urls": [k[0] for k in keys], "visit_types": [k[1] for k in keys]})
+                current = {(r["url"], r["visit_type"]): _row_to_visit_stats(r) for r in rows}
+                plan = plan_visit_feedback(current, chunk, policy, now)
+                if plan.stats:
+                    params = {f"{name}s": [getattr(st, name) for st in plan.stats] for name in _VISIT_FIELDS}
+                    params.update(urls=[st.url for st in plan.stats], visit_types=[st.visit_type for st in plan.stats],
+                                  last_visit_statuses=[st.last_visit_status.value if st.last_visit_status else None
+                                                       for st in plan.stats])
+                    conn.execute(QUERIES.upsert_visit_stats, params)
+                if plan.disable:
+                    keys_params = {"urls": [k[0] for k in plan.disable], "visit_types": [k[1] for k in plan.disable]}
+                    conn.execute(QUERIES.disable_listed_origins, keys_params)
+                    conn.execute(QUERIES.disable_visit_stats, keys_params)
+                changed += plan.changed
+        return changed
+
+    def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
+        return [_row_to_visit_stats(r) for chunk in chunks(list(keys)) for r in self._read(
+            QUERIES.visit_stats_in, {"urls": [k[0] for k in chunk], "visit_types": [k[1] for k in chunk]})]
+
+    # -- scheduling policies ------------------------------------------------
+    def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,
+                         options: GrabOptions = GrabOptions(), dry_run: bool = False) -> list[NextVisit]:
+        requests = [r.validated() for r in requests]
+        options = options.validated()
+        picked: list[tuple[str, Any]] = []
+        with self._pool.connection() as conn, conn.transaction(force_rollback=dry_run):
+            conn.execute(QUERIES.release_cooldowns, {"visit_type": visit_type, "now": now})
+            cursor = conn.cursor(row_factory=tuple_row)
+            params = {"visit_type": visit_type, "now": now, "lister_id": options.lister_id,
+                      "visited_before": now - options.minimum_interval}
+            for request in requests:
+                remaining = request.count
+                for pick in POLICY_PICKS[request.policy]:
+                    if remaining <= 0:
+                        break
+                    urls = [row[0] for row in cursor.execute(getattr(QUERIES, pick), {**params, "limit": remaining})]
+                    if urls:
+                        conn.execute(QUERIES.mark_scheduled, {
+                            "visit_type": visit_type, "urls": urls, "now": now,
+                            "cooldown_until": now + options.in_flight_timeout,
+                        })
+                        picked.extend((url, request.policy) for url in urls)
+                        remaining -= len(urls)
+            if not picked:
+                return []
+            listings = conn.execute(QUERIES.listings_of_visits,
+                                    {"visit_type": visit_type, "urls": [url for url, _ in picked]}).fetchall()
+        return next_visits_in_order(visit_type, picked, listings)
+
+    def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:
+        released = 0
+        with self._tx() as conn:
+            for chunk in chunks(list(keys)):
+                released += conn.execute(QUERIES.release_grabbed, {
+                    "urls": [k[0] for k in chunk], "visit_types": [k[1] for k in chunk]}).rowcount
+        return released
+
+    # -- metrics ------------------------------------------------------------
+    def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
+        with self._tx() as conn:
+            counts = conn.execute(QUERIES.count_origin_metrics).fetchall()
+            lags = conn.execute(QUERIES.lag_histogram, {"now": now, "bounds": list(LAG_BOUNDS)}).fetchall()
+            metrics = fold_metrics(now, counts, lags)
+            for m in metrics:
+                conn.execute(QUERIES.upsert_origin_metrics, {
+                    "lister_id": m.lister_id, "visit_type": m.visit_type, "computed_at": m.computed_at,
+                    "origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
+                    "origins_never_visited": m.origins_never_visited,
+                    "origins_with_pending_changes": m.origins_with_pending_changes,
+                    "lag_histogram": orjson.dumps(m.lag_histogram).decode(), "lag_max": m.lag_max,
+                })
+        return self.get_origin_metrics()
+
+    def get_origin_metrics(self, *, lister_id: int | None = None, visit_type: str | None = None) -> list[OriginMetrics]:
+        rows = self._read(QUERIES.search_origin_metrics, {"lister_id": lister_id, "visit_type": visit_type})
+        return [_row_to_metrics(r) for r in rows]
+

@@ -1,0 +1,244 @@
+-- Named queries of the SQLite store for origins: listers, listed origins,
+-- visit stats and the feedback loop, the scheduling policies and metrics.
+-- Same conventions as queries.sql: :named parameters, arrays as JSON text read
+-- with json_each, times as ISO 8601 text in UTC, `now` always from the caller.
+
+-- name: get_lister
+SELECT * FROM lister WHERE name = :name AND instance_name = :instance_name;
+
+-- name: insert_lister
+INSERT INTO lister (name, instance_name, current_state, updated)
+VALUES (:name, :instance_name, '{}', :now)
+ON CONFLICT (name, instance_name) DO NOTHING;
+
+-- name: list_listers
+SELECT * FROM lister ORDER BY name, instance_name;
+
+-- name: update_lister
+-- optimistic: only if nobody changed it since it was read
+UPDATE lister SET current_state = :current_state, last_listing_finished_at = :last_listing_finished_at, updated = :now
+WHERE id = :id AND updated = :expected_updated
+RETURNING *;
+
+-- name: upsert_listed_origins
+-- rows: JSON array of [url, visit_type, extra_loader_arguments, enabled, last_update, is_fork, forked_from_url]
+INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
+                           last_update, is_fork, forked_from_url)
+SELECT :lister_id, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, :now, :now,
+       r.value ->> 4, r.value ->> 5, r.value ->> 6
+FROM json_each(:rows) AS r WHERE true
+ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
+    extra_loader_arguments = excluded.extra_loader_arguments,
+    enabled = excluded.enabled,
+    last_seen = excluded.last_seen,
+    last_update = excluded.last_update,
+    is_fork = excluded.is_fork,
+    forked_from_url = excluded.forked_from_url;
+
+-- name: reset_failures_of_relisted
+-- "disabled until the next run of the lister": an origin this lister had disabled and
+-- lists again, enabled, starts over with no failures
+-- keys: JSON array of [url, visit_type, enabled]
+UPDATE origin_visit_stats SET failure_count = 0
+WHERE failure_count > 0 AND (url, visit_type) IN (
+    SELECT o.url, o.visit_type FROM json_each(:keys) AS k
+    JOIN listed_origin AS o ON o.lister_id = :lister_id AND o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
+    WHERE NOT o.enabled AND k.value ->> 2);
+
+-- name: sync_visit_stats_with_listings
+-- what the listings of these origins say, copied where the policies walk it
+-- keys: JSON array of [url, visit_type]
+INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork)
+SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0)
+FROM json_each(:keys) AS k
+JOIN listed_origin AS o ON o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
+WHERE true
+GROUP BY o.url, o.visit_type
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
+    is_fork = excluded.is_fork
+WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork)
+      IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork);
+
+-- name: search_listed_origins
+SELECT * FROM listed_origin
+WHERE (:url IS NULL OR url = :url)
+  AND (:lister_id IS NULL OR lister_id = :lister_id)
+  AND (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
+ORDER BY url, visit_type, lister_id LIMIT :limit;
+
+-- name: visit_stats_in
+SELECT s.* FROM json_each(:keys) AS k
+JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
+ORDER BY k.key;
+
+-- name: upsert_visit_stats
+INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
+                                last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
+                                last_status_date, successful_visits, cooldown_until)
+VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot,
+        :last_eventful, :last_uneventful, :failure_count, :last_scheduled, :next_visit_target, :last_status_date,
+        :successful_visits, :cooldown_until)
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    last_visit = excluded.last_visit,
+    last_visit_status = excluded.last_visit_status,
+    last_successful = excluded.last_successful,
+    last_snapshot = excluded.last_snapshot,
+    last_eventful = excluded.last_eventful,
+    last_uneventful = excluded.last_uneventful,
+    failure_count = excluded.failure_count,
+    last_scheduled = excluded.last_scheduled,
+    next_visit_target = excluded.next_visit_target,
+    last_status_date = excluded.last_status_date,
+    successful_visits = excluded.successful_visits,
+    cooldown_until = excluded.cooldown_until;
+
+-- name: disable_listed_origins
+UPDATE listed_origin SET enabled = 0
+WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys));
+
+-- name: disable_visit_stats
+UPDATE origin_visit_stats SET enabled = 0
+WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys));
+
+-- Scheduling policies. Each pick_* walks one partial index in its order (the
+-- write transaction holds SQLite's single writer lock, so nobody else grabs
+-- meanwhile); the grab then marks them scheduled, which gives them a cooldown
+-- and takes them out of every policy index.
+
+-- name: release_cooldowns
+-- cooldowns that are over: back into the policy indexes
+UPDATE origin_visit_stats SET cooldown_until = NULL
+WHERE visit_type = :visit_type AND cooldown_until IS NOT NULL AND cooldown_until <= :now;
+
+-- name: pick_never_visited_oldest_update_first
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_successful IS NULL AND s.last_update IS NOT NULL
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.is_fork, s.last_update
+LIMIT :limit;
+
+-- name: pick_already_visited_order_by_lag
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update > s.last_successful
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, (julianday(s.last_update) - julianday(s.last_successful)) DESC
+LIMIT :limit;
+
+-- name: pick_without_last_update_never_loaded
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update IS NULL AND s.last_successful IS NULL
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.first_seen
+LIMIT :limit;
+
+-- name: pick_without_last_update_loaded_once
+-- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= :visited_before
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.last_visit
+LIMIT :limit;
+
+-- name: pick_without_last_update_loaded_more
+-- "order by next run target", those that are due
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
+  AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= :now
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.next_visit_target
+LIMIT :limit;
+
+-- name: pick_oldest_scheduled_first
+-- SQLite sorts NULL first: never scheduled first
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.last_scheduled
+LIMIT :limit;
+
+-- name: pick_stop_after_success
+SELECT s.url FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.last_scheduled
+LIMIT :limit;
+
+-- name: mark_scheduled
+-- urls: JSON array
+UPDATE origin_visit_stats SET last_scheduled = :now, cooldown_until = :cooldown_until
+WHERE visit_type = :visit_type AND url IN (SELECT value FROM json_each(:urls));
+
+-- name: listings_of_visits
+-- every listing of the picked origins, enabled and most recently seen first
+SELECT o.url, o.lister_id, l.name AS lister_name, l.instance_name AS lister_instance_name,
+       o.extra_loader_arguments, s.last_update
+FROM json_each(:urls) AS k
+JOIN origin_visit_stats AS s ON s.visit_type = :visit_type AND s.url = k.value
+JOIN listed_origin AS o ON o.url = k.value AND o.visit_type = :visit_type
+JOIN lister AS l ON l.id = o.lister_id
+ORDER BY o.url, o.enabled DESC, o.last_seen DESC;
+
+-- name: release_grabbed
+-- visits handed back unstarted (an executor stopping): free again at once
+-- keys: JSON array of [url, visit_type]
+UPDATE origin_visit_stats SET cooldown_until = NULL
+WHERE cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
+  AND (last_status_date IS NULL OR last_scheduled > last_status_date)
+  AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys));
+
+-- Metrics per (lister, visit type). A full pass, run periodically by
+-- `ostinato metrics update`; readers use the stored origin_metrics rows.
+
+-- name: count_origin_metrics
+SELECT o.lister_id, o.visit_type,
+       count(*) AS origins_known,
+       count(*) FILTER (WHERE o.enabled) AS origins_enabled,
+       count(*) FILTER (WHERE o.enabled AND s.last_successful IS NULL) AS origins_never_visited,
+       count(*) FILTER (WHERE o.enabled AND o.last_update IS NOT NULL
+                          AND (s.last_successful IS NULL OR o.last_update > s.last_successful)) AS origins_with_pending_changes
+FROM listed_origin AS o
+LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
+GROUP BY o.lister_id, o.visit_type;
+
+-- name: lag_histogram
+-- enabled origins with changes not yet archived, by lag bucket: the lag is at
+-- least now - last_update; bucket i counts lags below bounds[i] (seconds), the
+-- last bucket those beyond every bound
+SELECT lister_id, visit_type,
+       (SELECT count(*) FROM json_each(:bounds) AS b WHERE b.value <= lag) AS bucket,
+       count(*) AS n, max(lag) AS lag_max
+FROM (SELECT o.lister_id, o.visit_type, (julianday(:now) - julianday(o.last_update)) * 86400.0 AS lag
+      FROM listed_origin AS o
+      LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
+      WHERE o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful))
+GROUP BY lister_id, visit_type, bucket;
+
+-- name: upsert_origin_metrics
+INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,
+                            origins_with_pending_changes, lag_histogram, lag_max)
+VALUES (:lister_id, :visit_type, :computed_at, :origins_known, :origins_enabled, :origins_never_visited,
+        :origins_with_pending_changes, :lag_histogram, :lag_max)
+ON CONFLICT (lister_id, visit_type) DO UPDATE SET
+    computed_at = excluded.computed_at, origins_known = excluded.origins_known,
+    origins_enabled = excluded.origins_enabled, origins_never_visited = excluded.origins_never_visited,
+    origins_with_pending_changes = excluded.origins_with_pending_changes,
+    lag_histogram = excluded.lag_histogram, lag_max = excluded.lag_max;
+
+-- name: search_origin_metrics
+SELECT m.*, l.name AS lister_name, l.instance_name AS lister_instance_name
+FROM origin_metrics AS m JOIN lister AS l ON l.id = m.lister_id
+WHERE (:lister_id IS NULL OR m.lister_id = :lister_id)
+  AND (:visit_type IS NULL OR m.visit_type = :visit_type)
+ORDER BY l.name, l.instance_name, m.visit_type;
