@@ -210,7 +210,10 @@ def _print_origin(url: str, entries: list[dict[str, Any]], now: datetime) -> Non
             if item["extra_loader_arguments"]:
                 lines.append(f"      Extra loader arguments: {json.dumps(item['extra_loader_arguments'], ensure_ascii=False)}")
         stats = entry["stats"]
-        if stats is None:
+        if stats is not None and stats["last_status_date"] is None:
+            lines += [f"    Last scheduled: {_when(stats['last_scheduled'], now)}",
+                      f"    Not grabbed before: {_when(stats['cooldown_until'], now, 'free now')}"]
+        if stats is None or stats["last_status_date"] is None:
             lines.append("    Visits: none recorded")
             continue
         status = f" ({stats['last_visit_status']})" if stats["last_visit_status"] else ""
@@ -223,6 +226,9 @@ def _print_origin(url: str, entries: list[dict[str, Any]], now: datetime) -> Non
             f"      Last uneventful: {_when(stats['last_uneventful'], now)}",
             f"      Failures in a row: {stats['failure_count']}",
             f"      Next visit target: {_when(stats['next_visit_target'], now, 'none')}",
+            f"      Successful visits: {stats['successful_visits']}",
+            f"      Last scheduled: {_when(stats['last_scheduled'], now)}",
+            f"      Not grabbed before: {_when(stats['cooldown_until'], now, 'free now')}",
         ]
     click.echo("\n".join(lines))
 
