@@ -53,6 +53,7 @@ CROSS JOIN LATERAL (
     SELECT bool_or(o.enabled) AS enabled, min(o.first_seen) AS first_seen, max(o.last_update) AS last_update,
            coalesce(bool_or(o.is_fork), false) AS is_fork
     FROM listed_origin AS o WHERE o.url = k.url AND o.visit_type = k.visit_type) AS a
+WHERE a.first_seen IS NOT NULL
 ON CONFLICT (url, visit_type) DO UPDATE SET
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
     is_fork = excluded.is_fork
@@ -116,6 +117,16 @@ WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.enabled;
 -- origin); the grab then marks them scheduled, which gives them a cooldown and
 -- takes them out of every policy index. The lister filter is a probe of
 -- listed_origin's primary key per candidate.
+
+-- name: index_ordered_picks
+-- set at the start of a grab: a policy is a walk of its index in order, stopped
+-- at the batch; a bitmap scan plus sort would read every candidate first, which
+-- the planner may prefer on a small table or when a lister filter fools its
+-- estimates, and which grows with the table
+SET LOCAL enable_sort = off;
+SET LOCAL enable_bitmapscan = off;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
 
 -- name: release_cooldowns
 -- cooldowns that are over: back into the policy indexes
@@ -190,8 +201,9 @@ ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: mark_scheduled
-UPDATE origin_visit_stats SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
-WHERE visit_type = %(visit_type)s AND url = ANY(%(urls)b::text[]);
+UPDATE origin_visit_stats AS s SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
+FROM unnest(%(urls)b::text[]) AS k(url)
+WHERE s.visit_type = %(visit_type)s AND s.url = k.url;
 
 -- name: listings_of_visits
 -- one listing per picked origin, for its loader: an enabled one, the most recently seen

@@ -146,6 +146,7 @@ class PostgresOrigins:
         options = options.validated()
         picked: list[tuple[str, Any]] = []
         with self._pool.connection() as conn, conn.transaction(force_rollback=dry_run):
+            conn.execute(QUERIES.index_ordered_picks)
             conn.execute(QUERIES.release_cooldowns, {"visit_type": visit_type, "now": now})
             cursor = conn.cursor(row_factory=tuple_row)
             params = {"visit_type": visit_type, "now": now, "lister_id": options.lister_id,

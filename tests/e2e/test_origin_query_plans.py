@@ -1,0 +1,161 @@
+"""Every scheduling policy's pick is an index walk whose cost follows the batch,
+not the table: plans checked on seeded data (PostgreSQL: 200,000 origins, half
+of them cooling down; SQLite: 50,000)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+import pytest
+
+from ostinato.domain.visit_policies import POLICY_PICKS
+from ostinato.store.postgresql.origins import QUERIES as PG
+from ostinato.store.postgresql.store import QUERIES as TASK_QUERIES
+from ostinato.store.sqlite.origins import QUERIES as LITE
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+PICKS = sorted({pick for picks in POLICY_PICKS.values() for pick in picks})
+PICK_INDEXES = {
+    "pick_never_visited_oldest_update_first": "visit_never_visited_idx",
+    "pick_already_visited_order_by_lag": "visit_by_lag_idx",
+    "pick_without_last_update_never_loaded": "visit_without_update_never_loaded_idx",
+    "pick_without_last_update_loaded_once": "visit_without_update_loaded_once_idx",
+    "pick_without_last_update_loaded_more": "visit_without_update_loaded_more_idx",
+    "pick_oldest_scheduled_first": "visit_oldest_scheduled_idx",
+    "pick_stop_after_success": "visit_stop_after_success_idx",
+}
+BATCH = 1000
+
+# i % 3: never loaded / loaded once / loaded three times; i % 5 = 0: no last_update;
+# i % 2 = 0: cooling down (grabbed or just visited); 80 % git, 20 % hg
+SEED_PG = """
+INSERT INTO lister (name, instance_name, updated) VALUES ('forge', 'forge', %(now)s);
+INSERT INTO listed_origin (lister_id, url, visit_type, first_seen, last_seen, last_update, is_fork)
+SELECT 1, 'https://forge.example/' || i, CASE WHEN i % 10 < 8 THEN 'git' ELSE 'hg' END,
+       %(now)s - interval '400 days' + (i % 1000) * interval '1 minute', %(now)s,
+       CASE WHEN i % 5 <> 0 THEN %(now)s - (i % 1000) * interval '1 hour' END, i % 10 = 3
+FROM generate_series(1, 200000) AS i;
+INSERT INTO origin_visit_stats (url, visit_type, enabled, first_seen, last_update, is_fork, last_visit, last_successful,
+                                successful_visits, next_visit_target, last_scheduled, cooldown_until, last_status_date)
+SELECT o.url, o.visit_type, true, o.first_seen, o.last_update, coalesce(o.is_fork, false),
+       CASE WHEN i % 3 > 0 THEN %(now)s - (i % 700) * interval '1 hour' END,
+       CASE WHEN i % 3 > 0 THEN %(now)s - (i % 700) * interval '1 hour' END,
+       CASE i % 3 WHEN 0 THEN 0 WHEN 1 THEN 1 ELSE 3 END,
+       CASE WHEN i % 3 > 0 THEN %(now)s - (i % 40) * interval '1 day' + interval '20 days' END,
+       CASE WHEN i % 7 > 0 THEN %(now)s - (i % 30) * interval '1 day' END,
+       CASE WHEN i % 2 = 0 THEN %(now)s + interval '1 day' END,
+       CASE WHEN i % 3 > 0 THEN %(now)s - (i % 700) * interval '1 hour' END
+FROM listed_origin AS o, LATERAL (SELECT substr(o.url, 23)::int AS i) AS n;
+ANALYZE;
+"""
+
+
+@pytest.fixture(scope="module")
+def seeded_pg(pg_server, pg_template):
+    name = "origin_plans"
+    dsn = pg_server.create_database(name, template=pg_template)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for statement in filter(str.strip, SEED_PG.split(";")):
+            conn.execute(statement.replace("%", "%%").replace("%%(now)s", "%(now)s"), {"now": NOW})
+        yield conn
+    pg_server.drop_database(name)
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+def _analyze(conn, sql: str, params: dict, setup: str = PG.index_ordered_picks) -> dict:
+    """The plan as the store runs it: in a transaction with the grab's settings, rolled back."""
+    conn.execute("BEGIN")
+    try:
+        conn.execute(setup)
+        return conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params).fetchone()[0][0]["Plan"]
+    finally:
+        conn.execute("ROLLBACK")
+
+
+def _params(lister_id=None) -> dict:
+    return {"visit_type": "git", "now": NOW, "visited_before": NOW - timedelta(days=1), "lister_id": lister_id,
+            "limit": BATCH}
+
+
+@pytest.mark.parametrize("pick", PICKS)
+@pytest.mark.parametrize("lister_id", [None, 1])
+def test_postgresql_picks_walk_their_index_about_the_batch(seeded_pg, pick, lister_id):
+    plan = _analyze(seeded_pg, getattr(PG, pick), _params(lister_id))
+    nodes = list(_nodes(plan))
+    scans = [n for n in nodes if n.get("Relation Name") == "origin_visit_stats"]
+    assert [n["Index Name"] for n in scans] == [PICK_INDEXES[pick]], nodes
+    assert not any(n["Node Type"] in ("Sort", "Incremental Sort", "Seq Scan", "Bitmap Heap Scan") for n in nodes), nodes
+    [scan] = scans
+    walked = scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0)
+    assert scan["Actual Rows"] > 0
+    assert walked <= BATCH, f"{pick} walked {walked} index entries for a batch of {BATCH}"
+
+
+def test_postgresql_grab_support_queries_use_keys(seeded_pg):
+    urls = [f"https://forge.example/{i}" for i in range(1, 2001)]
+    cases = [
+        (PG.release_cooldowns, {"visit_type": "git", "now": NOW - timedelta(hours=1)}, "visit_cooldown_idx"),
+        (PG.mark_scheduled, {"visit_type": "git", "urls": urls, "now": NOW, "cooldown_until": NOW}, "origin_visit_stats_pkey"),
+        (PG.listings_of_visits, {"visit_type": "git", "urls": urls}, "listed_origin_url_idx"),
+    ]
+    batches = [  # in the store's batch transactions (index_driven_batches)
+        (PG.sync_visit_stats_with_listings, {"urls": urls, "visit_types": ["git"] * len(urls)}, "listed_origin_url_idx"),
+        (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
+    ]
+    for (sql, params, index), setup in [(c, PG.index_ordered_picks) for c in cases] + [(c, TASK_QUERIES.index_driven_batches) for c in batches]:
+        plan = _analyze(seeded_pg, sql, params, setup)
+        nodes = list(_nodes(plan))
+        assert index in {n.get("Index Name") for n in nodes}, (index, nodes)
+        assert not any(n["Node Type"] == "Seq Scan" and n.get("Relation Name") in ("origin_visit_stats", "listed_origin")
+                       for n in nodes), nodes
+
+
+SEED_LITE = """
+INSERT INTO lister (name, instance_name, updated) VALUES ('forge', 'forge', '2026-01-01T00:00:00.000000+00:00');
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
+INSERT INTO origin_visit_stats (url, visit_type, enabled, first_seen, last_update, is_fork, last_visit, last_successful,
+                                successful_visits, next_visit_target, last_scheduled, cooldown_until)
+SELECT 'https://forge.example/' || i, CASE WHEN i % 10 < 8 THEN 'git' ELSE 'hg' END, 1,
+       strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2025-01-01', '+' || (i % 1000) || ' minutes'),
+       CASE WHEN i % 5 <> 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '-' || (i % 1000) || ' hours') END,
+       i % 10 = 3,
+       CASE WHEN i % 3 > 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '-' || (i % 700) || ' hours') END,
+       CASE WHEN i % 3 > 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '-' || (i % 700) || ' hours') END,
+       CASE i % 3 WHEN 0 THEN 0 WHEN 1 THEN 1 ELSE 3 END,
+       CASE WHEN i % 3 > 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '+' || (20 - i % 40) || ' days') END,
+       CASE WHEN i % 7 > 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '-' || (i % 30) || ' days') END,
+       CASE WHEN i % 2 = 0 THEN '2026-01-02T00:00:00.000000+00:00' END
+FROM n;
+INSERT INTO listed_origin (lister_id, url, visit_type, first_seen, last_seen, last_update, is_fork)
+SELECT 1, url, visit_type, first_seen, first_seen, last_update, is_fork FROM origin_visit_stats;
+ANALYZE;
+"""
+
+
+def test_sqlite_picks_walk_their_index(tmp_path):
+    from ostinato.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "plans.db")
+    store.init_schema()
+    store.close()
+    conn = sqlite3.connect(tmp_path / "plans.db")
+    conn.executescript(SEED_LITE)
+    iso = lambda t: t.isoformat(timespec="microseconds")  # noqa: E731
+    for lister_id in (None, 1):
+        params = {"visit_type": "git", "now": iso(NOW), "visited_before": iso(NOW - timedelta(days=1)),
+                  "lister_id": lister_id, "limit": BATCH}
+        for pick in PICKS:
+            plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(LITE, pick), params))
+            index = PICK_INDEXES[pick]
+            assert f"USING INDEX {index}" in plan or f"USING COVERING INDEX {index}" in plan, (pick, plan)
+            assert "TEMP B-TREE" not in plan, (pick, plan)
+    plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.release_cooldowns,
+                                                    {"visit_type": "git", "now": iso(NOW)}))
+    assert "visit_cooldown_idx" in plan, plan
