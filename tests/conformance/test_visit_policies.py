@@ -244,3 +244,25 @@ def test_metrics_per_lister_and_visit_type(store, lister):
     assert (hg.origins_known, hg.origins_with_pending_changes, hg.lag_histogram) == (1, 1, {"<3d": 1})
     assert store.get_origin_metrics(visit_type="hg") == [hg]
     assert store.get_origin_metrics(lister_id=lister.id) == [git]
+
+
+def test_a_capped_grab_gives_unused_shares_to_other_policies(store, lister):
+    from ostinato.domain.orchestration import plan_grab_requests
+
+    # 2 origins without last_update, 10 never visited with one; ratios 49 / 49 / 2 over a room of 8
+    store.record_listed_origins(lister.id, [listed(i) for i in (1, 2)]
+                                + [listed(i, last_update=T0 - i * HOUR) for i in range(3, 13)], T0 - 100 * DAY)
+    requests = [GrabRequest(P(p), n) for p, n in plan_grab_requests(8, {
+        "already_visited_order_by_lag": 49, "never_visited_oldest_update_first": 49, "origins_without_last_update": 2})]
+    got = store.grab_next_visits("git", requests, T0, limit=8, dry_run=True)
+    by_policy = {}
+    for v in got:
+        by_policy[v.policy] = by_policy.get(v.policy, 0) + 1
+    # shares 4 / 4 / 0; nothing is pending by lag, so never-visited takes that share too
+    assert len(got) == len({v.url for v in got}) == 8
+    assert by_policy == {P.NEVER_VISITED_OLDEST_UPDATE_FIRST: 8}
+    # a larger cap reaches the origins without last_update through the last request
+    assert len(store.grab_next_visits("git", requests, T0, limit=12)) == 12
+    assert store.grab_next_visits("git", [GrabRequest(P.OLDEST_SCHEDULED_FIRST, 99)], T0, dry_run=True) == []
+    with pytest.raises(ValidationError, match="limit"):
+        store.grab_next_visits("git", requests, T0, limit=-1)

@@ -78,3 +78,14 @@ def test_bad_ratios_name_the_field(ratios, field):
     with pytest.raises(ValidationError) as info:
         validate_ratios(ratios, KNOWN)
     assert info.value.field == field
+
+
+def test_plan_grab_requests_asks_shares_then_the_rest():
+    from ostinato.domain.orchestration import plan_grab_requests
+
+    assert plan_grab_requests(100, {BY_LAG: 49, NEVER_VISITED: 49, WITHOUT_LAST_UPDATE: 2}) == [
+        (BY_LAG, 49), (NEVER_VISITED, 49), (WITHOUT_LAST_UPDATE, 2),
+        (BY_LAG, 100), (NEVER_VISITED, 100), (WITHOUT_LAST_UPDATE, 100),
+    ]
+    assert plan_grab_requests(3, {BY_LAG: 1, NEVER_VISITED: 0}) == [(BY_LAG, 3), (BY_LAG, 3)]
+    assert plan_grab_requests(0, {BY_LAG: 1}) == [(BY_LAG, 0)]

@@ -92,3 +92,16 @@ def fill_room(
         if not progress:
             break
     return taken
+
+
+def plan_grab_requests(room: int, ratios: Mapping[str, float]) -> list[tuple[str, int]]:
+    """One grab's requests that fill ``room`` by ratio in a single transaction.
+
+    Each policy first asks for its share (:func:`split_room`); then each, largest
+    ratio first, asks for the whole room again, so that a grab capped at
+    ``room`` gives the share one policy could not use to the others. Policies
+    with ratio 0 take part in neither.
+    """
+    shares = split_room(room, ratios)
+    order = sorted((p for p, w in ratios.items() if w > 0), key=lambda p: -ratios[p])
+    return [(p, shares[p]) for p in order if shares[p] > 0] + [(p, room) for p in order]

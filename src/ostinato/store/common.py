@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..domain.errors import ValidationError
 from ..domain.origins import ListedOrigin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
-from ..domain.visit_policies import NextVisit, VisitPolicy
+from ..domain.visit_policies import GrabRequest, NextVisit, VisitPolicy
 
 DedupKey = tuple[str, str, str, str | None]
 
@@ -73,3 +73,12 @@ def next_visits_in_order(
             row.get("extra_loader_arguments") or {}, row.get("last_update"),
         ))
     return visits
+
+
+def check_limit(limit: int | None, requests: Sequence[GrabRequest]) -> int:
+    """The most a grab may take in all: ``limit``, or every request's count."""
+    if limit is None:
+        return sum(r.count for r in requests)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValidationError("limit", "a whole number of 0 or more", limit)
+    return limit

@@ -235,8 +235,13 @@ class Store(abc.ABC):
     # -- scheduling policies ------------------------------------------------
     @abc.abstractmethod
     def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,
-                         options: GrabOptions = GrabOptions(), dry_run: bool = False) -> list[NextVisit]:
+                         options: GrabOptions = GrabOptions(), dry_run: bool = False,
+                         limit: int | None = None) -> list[NextVisit]:
         """Pick origins to visit, each request's policy in turn, and mark them scheduled.
+
+        With ``limit``, at most that many in all: requests after the shares
+        (see ``domain.orchestration.plan_grab_requests``) take the room earlier
+        ones could not use.
 
         Only enabled origins whose cooldown is over are picked (those of
         ``options.lister_id`` only, when given); marking sets ``last_scheduled``

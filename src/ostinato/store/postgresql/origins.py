@@ -19,7 +19,7 @@ from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import latest_listed, next_visits_in_order
+from ..common import check_limit, latest_listed, next_visits_in_order
 from ..queries import Queries
 
 QUERIES = Queries(Path(__file__).parent / "origin_queries.sql")
@@ -141,8 +141,10 @@ class PostgresOrigins:
 
     # -- scheduling policies ------------------------------------------------
     def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,
-                         options: GrabOptions = GrabOptions(), dry_run: bool = False) -> list[NextVisit]:
+                         options: GrabOptions = GrabOptions(), dry_run: bool = False,
+                         limit: int | None = None) -> list[NextVisit]:
         requests = [r.validated() for r in requests]
+        total = check_limit(limit, requests)
         options = options.validated()
         picked: list[tuple[str, Any]] = []
         with self._pool.connection() as conn, conn.transaction(force_rollback=dry_run):
@@ -152,7 +154,7 @@ class PostgresOrigins:
             params = {"visit_type": visit_type, "now": now, "lister_id": options.lister_id,
                       "visited_before": now - options.minimum_interval}
             for request in requests:
-                remaining = request.count
+                remaining = min(request.count, total - len(picked))
                 for pick in POLICY_PICKS[request.policy]:
                     if remaining <= 0:
                         break

@@ -19,7 +19,7 @@ from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import latest_listed, next_visits_in_order
+from ..common import check_limit, latest_listed, next_visits_in_order
 from ..queries import Queries
 from .codec import chunks, from_db_interval, from_db_time, json_array, to_db_interval, to_db_time
 
@@ -137,8 +137,10 @@ class SQLiteOrigins:
 
     # -- scheduling policies ------------------------------------------------
     def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,
-                         options: GrabOptions = GrabOptions(), dry_run: bool = False) -> list[NextVisit]:
+                         options: GrabOptions = GrabOptions(), dry_run: bool = False,
+                         limit: int | None = None) -> list[NextVisit]:
         requests = [r.validated() for r in requests]
+        total = check_limit(limit, requests)
         options = options.validated()
         picked: list[tuple[str, VisitPolicy]] = []
         with self._write(rollback=dry_run) as conn:
@@ -147,7 +149,7 @@ class SQLiteOrigins:
             params = {"visit_type": visit_type, "now": db_now, "lister_id": options.lister_id,
                       "visited_before": to_db_time(now - options.minimum_interval)}
             for request in requests:
-                remaining = request.count
+                remaining = min(request.count, total - len(picked))
                 for pick in POLICY_PICKS[request.policy]:
                     if remaining <= 0:
                         break
