@@ -137,3 +137,11 @@ def test_visit_types_are_separate(store):
     stats = {s.visit_type: s for s in store.get_visit_stats([("https://forge.example/1", "git"), ("https://forge.example/1", "hg")])}
     assert stats["git"].failure_count == 0 and stats["hg"].failure_count == 1
     assert isinstance(stats["git"], VisitStats)
+
+
+def test_recording_for_an_unknown_lister_is_refused_and_writes_nothing(store):
+    from ostinato.domain.errors import NotFoundError
+
+    with pytest.raises(NotFoundError, match="lister"):
+        store.record_listed_origins(4242, [origin(1)], T0)
+    assert store.get_listed_origins() == [] and store.get_visit_stats([("https://forge.example/1", "git")]) == []

@@ -31,7 +31,7 @@ BATCH = 1000
 # i % 3: never loaded / loaded once / loaded three times; i % 5 = 0: no last_update;
 # i % 2 = 0: cooling down (grabbed or just visited); 80 % git, 20 % hg
 SEED_PG = """
-INSERT INTO lister (name, instance_name, updated) VALUES ('forge', 'forge', %(now)s);
+INSERT INTO lister (name, instance_name, updated) VALUES ('forge', 'forge', %(now)s), ('other', 'other', %(now)s);
 INSERT INTO listed_origin (lister_id, url, visit_type, first_seen, last_seen, last_update, is_fork)
 SELECT 1, 'https://forge.example/' || i, CASE WHEN i % 10 < 8 THEN 'git' ELSE 'hg' END,
        %(now)s - interval '400 days' + (i % 1000) * interval '1 minute', %(now)s,
@@ -84,15 +84,22 @@ def _params(lister_id=None) -> dict:
             "limit": BATCH}
 
 
+def _grab_sql(pick: str) -> str:
+    """The statement a grab runs: the pick and the marking of what it locked (as the store composes it)."""
+    return PG.grab_picked.replace("{pick}", getattr(PG, pick).rstrip().rstrip(";"))
+
+
 @pytest.mark.parametrize("pick", PICKS)
 @pytest.mark.parametrize("lister_id", [None, 1])
 def test_postgresql_picks_walk_their_index_about_the_batch(seeded_pg, pick, lister_id):
-    plan = _analyze(seeded_pg, getattr(PG, pick), _params(lister_id))
+    plan = _analyze(seeded_pg, _grab_sql(pick), {**_params(lister_id), "cooldown_until": NOW + timedelta(days=1)})
     nodes = list(_nodes(plan))
-    scans = [n for n in nodes if n.get("Relation Name") == "origin_visit_stats"]
-    assert [n["Index Name"] for n in scans] == [PICK_INDEXES[pick]], nodes
+    scans = [n for n in nodes if n.get("Index Name")]
+    # the policy's index, walked in order; each locked row then updated by its tuple id
+    assert [n["Index Name"] for n in scans if n["Index Name"].startswith("visit_")] == [PICK_INDEXES[pick]], nodes
+    assert any(n["Node Type"] == "Tid Scan" for n in nodes), nodes
     assert not any(n["Node Type"] in ("Sort", "Incremental Sort", "Seq Scan", "Bitmap Heap Scan") for n in nodes), nodes
-    [scan] = scans
+    [scan] = [n for n in scans if n["Index Name"] == PICK_INDEXES[pick]]
     walked = scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0)
     assert scan["Actual Rows"] > 0
     assert walked <= BATCH, f"{pick} walked {walked} index entries for a batch of {BATCH}"
@@ -102,11 +109,13 @@ def test_postgresql_grab_support_queries_use_keys(seeded_pg):
     urls = [f"https://forge.example/{i}" for i in range(1, 2001)]
     cases = [
         (PG.release_cooldowns, {"visit_type": "git", "now": NOW - timedelta(hours=1)}, "visit_cooldown_idx"),
-        (PG.mark_scheduled, {"visit_type": "git", "urls": urls, "now": NOW, "cooldown_until": NOW}, "origin_visit_stats_pkey"),
-        (PG.listings_of_visits, {"visit_type": "git", "urls": urls}, "listed_origin_url_idx"),
+        (PG.release_grabbed, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
+    n = len(urls)
     batches = [  # in the store's batch transactions (index_driven_batches)
-        (PG.sync_visit_stats_with_listings, {"urls": urls, "visit_types": ["git"] * len(urls)}, "listed_origin_url_idx"),
+        (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "urls": urls, "visit_types": ["git"] * n,
+                                    "extras": ["{}"] * n, "enableds": [True] * n, "last_updates": [NOW] * n,
+                                    "is_forks": [False] * n, "forked_from_urls": [None] * n}, "listed_origin_url_idx"),
         (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
     for (sql, params, index), setup in [(c, PG.index_ordered_picks) for c in cases] + [(c, TASK_QUERIES.index_driven_batches) for c in batches]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from ..domain.errors import ValidationError
@@ -53,26 +54,12 @@ def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
     return list({(o.url, o.visit_type): o for o in origins}.values())
 
 
-def next_visits_in_order(
-    visit_type: str, picked: Sequence[tuple[str, VisitPolicy]], listings: Sequence[Mapping[str, Any]]
-) -> list[NextVisit]:
-    """The grab's result, in pick order, each origin with the listing its loader gets.
-
-    ``listings`` rows carry url, lister_id, lister_name, lister_instance_name,
-    extra_loader_arguments (decoded) and last_update; an origin never listed
-    (visited only) has none of them. Rows come best listing first.
-    """
-    by_url: dict[str, Mapping[str, Any]] = {}
-    for row in listings:  # the first listing of an origin is the one its loader gets
-        by_url.setdefault(row["url"], row)
-    visits = []
-    for url, policy in picked:
-        row = by_url.get(url, {})
-        visits.append(NextVisit(
-            url, visit_type, policy, row.get("lister_id"), row.get("lister_name"), row.get("lister_instance_name"),
-            row.get("extra_loader_arguments") or {}, row.get("last_update"),
-        ))
-    return visits
+def next_visit(visit_type: str, policy: VisitPolicy, url: str, lister_id: int | None,
+               extra_loader_arguments: Mapping[str, Any] | None, last_update: datetime | None,
+               listers: Mapping[int, tuple[str, str]]) -> NextVisit:
+    """A picked origin with what its loader needs; ``listers`` maps lister id to (name, instance name)."""
+    name, instance = listers.get(lister_id, (None, None)) if lister_id is not None else (None, None)
+    return NextVisit(url, visit_type, policy, lister_id, name, instance, extra_loader_arguments or {}, last_update)
 
 
 def check_limit(limit: int | None, requests: Sequence[GrabRequest]) -> int:

@@ -11,6 +11,9 @@ INSERT INTO lister (name, instance_name, current_state, updated)
 VALUES (%(name)s, %(instance_name)s, '{}', %(now)s)
 ON CONFLICT (name, instance_name) DO NOTHING;
 
+-- name: lister_exists
+SELECT 1 FROM lister WHERE id = %(id)s;
+
 -- name: list_listers
 SELECT * FROM lister ORDER BY name, instance_name;
 
@@ -21,44 +24,54 @@ UPDATE lister SET current_state = %(current_state)s::jsonb, last_listing_finishe
 WHERE id = %(id)s AND updated = %(expected_updated)s
 RETURNING *;
 
--- name: upsert_listed_origins
-INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
-                           last_update, is_fork, forked_from_url)
-SELECT %(lister_id)s, url, visit_type, extra::jsonb, enabled, %(now)s, %(now)s, last_update, is_fork, forked_from_url
-FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(extras)b::text[], %(enableds)b::boolean[],
-            %(last_updates)b::timestamptz[], %(is_forks)b::boolean[], %(forked_from_urls)b::text[])
-    AS r(url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
-ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
-    extra_loader_arguments = excluded.extra_loader_arguments,
-    enabled = excluded.enabled,
-    last_seen = excluded.last_seen,
-    last_update = excluded.last_update,
-    is_fork = excluded.is_fork,
-    forked_from_url = excluded.forked_from_url;
-
--- name: reset_failures_of_relisted
--- "disabled until the next run of the lister": an origin this lister had disabled and
--- lists again, enabled, starts over with no failures
-UPDATE origin_visit_stats AS s SET failure_count = 0
-FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(enableds)b::boolean[]) AS k(url, visit_type, enabled)
-JOIN listed_origin AS o ON o.lister_id = %(lister_id)s AND o.url = k.url AND o.visit_type = k.visit_type
-WHERE NOT o.enabled AND k.enabled AND s.url = o.url AND s.visit_type = o.visit_type AND s.failure_count > 0;
-
--- name: sync_visit_stats_with_listings
--- what the listings of these origins say, copied where the policies walk it
-INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork)
-SELECT k.url, k.visit_type, a.enabled, a.first_seen, a.last_update, a.is_fork
-FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
-CROSS JOIN LATERAL (
-    SELECT bool_or(o.enabled) AS enabled, min(o.first_seen) AS first_seen, max(o.last_update) AS last_update,
-           coalesce(bool_or(o.is_fork), false) AS is_fork
-    FROM listed_origin AS o WHERE o.url = k.url AND o.visit_type = k.visit_type) AS a
-WHERE a.first_seen IS NOT NULL
+-- name: record_listed_origins
+-- One statement per batch: upsert the listings, then carry what they say to the
+-- origins' scheduling rows. A new origin's row is the listing itself; an existing
+-- one combines this listing with the other listers' (whose rows this statement
+-- does not touch, so its snapshot sees them right): enabled in any, earliest
+-- first_seen, newest last_update, fork in any, and the listing a loader gets
+-- (this one if enabled, else the best other). An origin disabled by the feedback
+-- loop and enabled again by a listing starts over with no failures ("disable
+-- until the next run of the lister"). A listing that changes nothing there
+-- writes nothing there.
+WITH listed AS (
+    INSERT INTO listed_origin AS o (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
+                                    last_update, is_fork, forked_from_url)
+    SELECT %(lister_id)s, url, visit_type, extra::jsonb, enabled, %(now)s, %(now)s, last_update, is_fork, forked_from_url
+    FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(extras)b::text[], %(enableds)b::boolean[],
+                %(last_updates)b::timestamptz[], %(is_forks)b::boolean[], %(forked_from_urls)b::text[])
+        AS r(url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+    ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
+        extra_loader_arguments = excluded.extra_loader_arguments,
+        enabled = excluded.enabled,
+        last_seen = excluded.last_seen,
+        last_update = excluded.last_update,
+        is_fork = excluded.is_fork,
+        forked_from_url = excluded.forked_from_url
+    RETURNING o.url, o.visit_type, o.enabled, o.first_seen, o.last_update, coalesce(o.is_fork, false) AS is_fork,
+              o.lister_id, o.extra_loader_arguments
+)
+INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
+                                     extra_loader_arguments)
+SELECT url, visit_type, enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments FROM listed
 ON CONFLICT (url, visit_type) DO UPDATE SET
-    enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
-    is_fork = excluded.is_fork
-WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork)
-      IS DISTINCT FROM (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork);
+    (enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments, failure_count) = (
+        SELECT excluded.enabled OR coalesce(bool_or(o.enabled), false),
+               least(excluded.first_seen, min(o.first_seen)),
+               greatest(excluded.last_update, max(o.last_update)),
+               excluded.is_fork OR coalesce(bool_or(o.is_fork), false),
+               CASE WHEN excluded.enabled OR count(o.*) = 0 THEN excluded.lister_id
+                    ELSE (array_agg(o.lister_id ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
+               CASE WHEN excluded.enabled OR count(o.*) = 0 THEN excluded.extra_loader_arguments
+                    ELSE (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
+               CASE WHEN NOT s.enabled AND (excluded.enabled OR coalesce(bool_or(o.enabled), false)) THEN 0
+                    ELSE s.failure_count END
+        FROM listed_origin AS o
+        WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id)
+WHERE NOT (s.enabled = excluded.enabled AND s.is_fork = excluded.is_fork
+           AND s.last_update IS NOT DISTINCT FROM excluded.last_update AND s.first_seen <= excluded.first_seen
+           AND s.lister_id IS NOT DISTINCT FROM excluded.lister_id
+           AND s.extra_loader_arguments = excluded.extra_loader_arguments);
 
 -- name: search_listed_origins
 SELECT * FROM listed_origin
@@ -138,7 +151,7 @@ FROM (SELECT url FROM origin_visit_stats
 WHERE s.visit_type = %(visit_type)s AND s.url = r.url;
 
 -- name: pick_never_visited_oldest_update_first
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_successful IS NULL AND s.last_update IS NOT NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -147,7 +160,7 @@ ORDER BY s.visit_type, s.is_fork, s.last_update
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_already_visited_order_by_lag
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update > s.last_successful
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -156,7 +169,7 @@ ORDER BY s.visit_type, (s.last_update - s.last_successful) DESC
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_never_loaded
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.last_successful IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -166,7 +179,7 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_loaded_once
 -- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= %(visited_before)s
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -176,7 +189,7 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_loaded_more
 -- "order by next run target", those that are due
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= %(now)s
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -185,7 +198,7 @@ ORDER BY s.visit_type, s.next_visit_target
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_oldest_scheduled_first
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -193,27 +206,26 @@ ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_stop_after_success
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
 ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
--- name: mark_scheduled
-UPDATE origin_visit_stats AS s SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
-FROM unnest(%(urls)b::text[]) AS k(url)
-WHERE s.visit_type = %(visit_type)s AND s.url = k.url;
+-- name: grab_picked
+-- one pick_* query (in place of the braced word pick, without its semicolon) and the marking of what it
+-- locked, in one statement: the update finds each row by its tuple id, which
+-- the lock keeps valid; rows come back in the pick's order
+WITH picked AS MATERIALIZED ({pick}),
+marked AS (
+    UPDATE origin_visit_stats AS u SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
+    FROM picked WHERE u.ctid = picked.tid
+)
+SELECT url, lister_id, extra_loader_arguments, last_update FROM picked;
 
--- name: listings_of_visits
--- one listing per picked origin, for its loader: an enabled one, the most recently seen
-SELECT DISTINCT ON (k.n) k.n, k.url, o.lister_id, l.name AS lister_name, l.instance_name AS lister_instance_name,
-       o.extra_loader_arguments, s.last_update
-FROM unnest(%(urls)b::text[]) WITH ORDINALITY AS k(url, n)
-JOIN origin_visit_stats AS s ON s.visit_type = %(visit_type)s AND s.url = k.url
-LEFT JOIN listed_origin AS o ON o.url = k.url AND o.visit_type = %(visit_type)s
-LEFT JOIN lister AS l ON l.id = o.lister_id
-ORDER BY k.n, o.enabled DESC, o.last_seen DESC;
+-- name: listers_named
+SELECT id, name, instance_name FROM lister WHERE id = ANY(%(ids)s::bigint[]);
 
 -- name: release_grabbed
 -- visits handed back unstarted (an executor stopping): free again at once

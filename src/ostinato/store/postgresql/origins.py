@@ -14,12 +14,12 @@ from typing import Any, Iterator, Mapping, Sequence
 import orjson
 from psycopg.rows import tuple_row
 
-from ...domain.errors import ConflictError
+from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
+from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import check_limit, latest_listed, next_visits_in_order
+from ..common import check_limit, latest_listed, next_visit
 from ..queries import Queries
 
 QUERIES = Queries(Path(__file__).parent / "origin_queries.sql")
@@ -90,19 +90,16 @@ class PostgresOrigins:
     def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
         unique = latest_listed(origins)
         with self._batch_tx() as conn:
+            if conn.execute(QUERIES.lister_exists, {"id": lister_id}).fetchone() is None:
+                raise NotFoundError("lister", str(lister_id))
             for chunk in chunks(unique):
-                urls, visit_types = [o.url for o in chunk], [o.visit_type for o in chunk]
-                conn.execute(QUERIES.reset_failures_of_relisted, {
-                    "lister_id": lister_id, "urls": urls, "visit_types": visit_types,
-                    "enableds": [o.enabled for o in chunk],
-                })
-                conn.execute(QUERIES.upsert_listed_origins, {
-                    "lister_id": lister_id, "now": now, "urls": urls, "visit_types": visit_types,
+                conn.execute(QUERIES.record_listed_origins, {
+                    "lister_id": lister_id, "now": now,
+                    "urls": [o.url for o in chunk], "visit_types": [o.visit_type for o in chunk],
                     "extras": [orjson.dumps(o.extra_loader_arguments).decode() for o in chunk],
                     "enableds": [o.enabled for o in chunk], "last_updates": [o.last_update for o in chunk],
                     "is_forks": [o.is_fork for o in chunk], "forked_from_urls": [o.forked_from_url for o in chunk],
                 })
-                conn.execute(QUERIES.sync_visit_stats_with_listings, {"urls": urls, "visit_types": visit_types})
         return len(unique)
 
     def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
@@ -146,31 +143,28 @@ class PostgresOrigins:
         requests = [r.validated() for r in requests]
         total = check_limit(limit, requests)
         options = options.validated()
-        picked: list[tuple[str, Any]] = []
+        picked: list[tuple[VisitPolicy, tuple]] = []
         with self._pool.connection() as conn, conn.transaction(force_rollback=dry_run):
             conn.execute(QUERIES.index_ordered_picks)
             conn.execute(QUERIES.release_cooldowns, {"visit_type": visit_type, "now": now})
             cursor = conn.cursor(row_factory=tuple_row)
             params = {"visit_type": visit_type, "now": now, "lister_id": options.lister_id,
-                      "visited_before": now - options.minimum_interval}
+                      "visited_before": now - options.minimum_interval,
+                      "cooldown_until": now + options.in_flight_timeout}
             for request in requests:
                 remaining = min(request.count, total - len(picked))
                 for pick in POLICY_PICKS[request.policy]:
                     if remaining <= 0:
                         break
-                    urls = [row[0] for row in cursor.execute(getattr(QUERIES, pick), {**params, "limit": remaining})]
-                    if urls:
-                        conn.execute(QUERIES.mark_scheduled, {
-                            "visit_type": visit_type, "urls": urls, "now": now,
-                            "cooldown_until": now + options.in_flight_timeout,
-                        })
-                        picked.extend((url, request.policy) for url in urls)
-                        remaining -= len(urls)
+                    sql = QUERIES.grab_picked.replace("{pick}", getattr(QUERIES, pick).rstrip().rstrip(";"))
+                    rows = cursor.execute(sql, {**params, "limit": remaining}).fetchall()
+                    picked.extend((request.policy, row) for row in rows)
+                    remaining -= len(rows)
             if not picked:
                 return []
-            listings = conn.execute(QUERIES.listings_of_visits,
-                                    {"visit_type": visit_type, "urls": [url for url, _ in picked]}).fetchall()
-        return next_visits_in_order(visit_type, picked, listings)
+            ids = sorted({row[1] for _, row in picked if row[1] is not None})
+            listers = {r[0]: (r[1], r[2]) for r in cursor.execute(QUERIES.listers_named, {"ids": ids})}
+        return [next_visit(visit_type, policy, *row, listers) for policy, row in picked]
 
     def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:
         released = 0

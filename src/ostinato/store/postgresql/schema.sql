@@ -75,7 +75,8 @@ CREATE TABLE lister (
 );
 
 CREATE TABLE listed_origin (
-    lister_id bigint NOT NULL REFERENCES lister (id),
+    -- no foreign key: the store checks the lister once per batch, not once per row
+    lister_id bigint NOT NULL,
     url text NOT NULL,
     visit_type text NOT NULL,
     extra_loader_arguments jsonb NOT NULL DEFAULT '{}',
@@ -113,6 +114,9 @@ CREATE TABLE origin_visit_stats (
     first_seen timestamptz,
     last_update timestamptz,
     is_fork boolean NOT NULL DEFAULT false,
+    -- the listing a loader gets: an enabled one, the most recently seen
+    lister_id bigint,
+    extra_loader_arguments jsonb NOT NULL DEFAULT '{}',
     PRIMARY KEY (url, visit_type)
 );
 

@@ -124,6 +124,8 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
 def _configure(conn: psycopg.Connection) -> None:
     set_json_loads(orjson.loads, conn)
     conn.execute("SET TIME ZONE 'UTC'")
+    # short, index-driven statements: compiling them costs more than it saves
+    conn.execute("SET jit = off")
     conn.commit()
 
 

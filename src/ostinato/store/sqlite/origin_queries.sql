@@ -11,6 +11,9 @@ INSERT INTO lister (name, instance_name, current_state, updated)
 VALUES (:name, :instance_name, '{}', :now)
 ON CONFLICT (name, instance_name) DO NOTHING;
 
+-- name: lister_exists
+SELECT 1 FROM lister WHERE id = :id;
+
 -- name: list_listers
 SELECT * FROM lister ORDER BY name, instance_name;
 
@@ -35,30 +38,31 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     is_fork = excluded.is_fork,
     forked_from_url = excluded.forked_from_url;
 
--- name: reset_failures_of_relisted
--- "disabled until the next run of the lister": an origin this lister had disabled and
--- lists again, enabled, starts over with no failures
--- keys: JSON array of [url, visit_type, enabled]
-UPDATE origin_visit_stats SET failure_count = 0
-WHERE failure_count > 0 AND (url, visit_type) IN (
-    SELECT o.url, o.visit_type FROM json_each(:keys) AS k
-    JOIN listed_origin AS o ON o.lister_id = :lister_id AND o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
-    WHERE NOT o.enabled AND k.value ->> 2);
-
 -- name: sync_visit_stats_with_listings
--- what the listings of these origins say, copied where the policies walk it
+-- what the listings of these origins say, carried to their scheduling rows:
+-- enabled in any, earliest first_seen, newest last_update, fork in any, and the
+-- listing a loader gets (an enabled one, the most recently seen, this lister's on
+-- a tie). An origin disabled by the feedback loop and enabled again by a listing
+-- starts over with no failures. A row the listings do not change is not written.
 -- keys: JSON array of [url, visit_type]
-INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork)
-SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0)
+INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
+                                     extra_loader_arguments)
+SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0),
+       (SELECT b.lister_id FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
+        ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1),
+       (SELECT b.extra_loader_arguments FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
+        ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1)
 FROM json_each(:keys) AS k
 JOIN listed_origin AS o ON o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
 WHERE true
 GROUP BY o.url, o.visit_type
 ON CONFLICT (url, visit_type) DO UPDATE SET
+    failure_count = CASE WHEN NOT s.enabled AND excluded.enabled THEN 0 ELSE s.failure_count END,
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
-    is_fork = excluded.is_fork
-WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork)
-      IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork);
+    is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments
+WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments)
+      IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork, excluded.lister_id,
+              excluded.extra_loader_arguments);
 
 -- name: search_listed_origins
 SELECT * FROM listed_origin
@@ -112,7 +116,7 @@ UPDATE origin_visit_stats SET cooldown_until = NULL
 WHERE visit_type = :visit_type AND cooldown_until IS NOT NULL AND cooldown_until <= :now;
 
 -- name: pick_never_visited_oldest_update_first
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_successful IS NULL AND s.last_update IS NOT NULL
   AND (:lister_id IS NULL OR EXISTS (
@@ -121,7 +125,7 @@ ORDER BY s.visit_type, s.is_fork, s.last_update
 LIMIT :limit;
 
 -- name: pick_already_visited_order_by_lag
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update > s.last_successful
   AND (:lister_id IS NULL OR EXISTS (
@@ -130,7 +134,7 @@ ORDER BY s.visit_type, (julianday(s.last_update) - julianday(s.last_successful))
 LIMIT :limit;
 
 -- name: pick_without_last_update_never_loaded
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.last_successful IS NULL
   AND (:lister_id IS NULL OR EXISTS (
@@ -140,7 +144,7 @@ LIMIT :limit;
 
 -- name: pick_without_last_update_loaded_once
 -- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= :visited_before
   AND (:lister_id IS NULL OR EXISTS (
@@ -150,7 +154,7 @@ LIMIT :limit;
 
 -- name: pick_without_last_update_loaded_more
 -- "order by next run target", those that are due
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= :now
   AND (:lister_id IS NULL OR EXISTS (
@@ -160,7 +164,7 @@ LIMIT :limit;
 
 -- name: pick_oldest_scheduled_first
 -- SQLite sorts NULL first: never scheduled first
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -168,7 +172,7 @@ ORDER BY s.visit_type, s.last_scheduled
 LIMIT :limit;
 
 -- name: pick_stop_after_success
-SELECT s.url FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -180,15 +184,8 @@ LIMIT :limit;
 UPDATE origin_visit_stats SET last_scheduled = :now, cooldown_until = :cooldown_until
 WHERE visit_type = :visit_type AND url IN (SELECT value FROM json_each(:urls));
 
--- name: listings_of_visits
--- every listing of the picked origins, enabled and most recently seen first
-SELECT o.url, o.lister_id, l.name AS lister_name, l.instance_name AS lister_instance_name,
-       o.extra_loader_arguments, s.last_update
-FROM json_each(:urls) AS k
-JOIN origin_visit_stats AS s ON s.visit_type = :visit_type AND s.url = k.value
-JOIN listed_origin AS o ON o.url = k.value AND o.visit_type = :visit_type
-JOIN lister AS l ON l.id = o.lister_id
-ORDER BY o.url, o.enabled DESC, o.last_seen DESC;
+-- name: listers_named
+SELECT id, name, instance_name FROM lister WHERE id IN (SELECT value FROM json_each(:ids));
 
 -- name: release_grabbed
 -- visits handed back unstarted (an executor stopping): free again at once

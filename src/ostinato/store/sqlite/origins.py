@@ -14,12 +14,12 @@ from typing import Any, Sequence
 
 import orjson
 
-from ...domain.errors import ConflictError
+from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import check_limit, latest_listed, next_visits_in_order
+from ..common import check_limit, latest_listed, next_visit
 from ..queries import Queries
 from .codec import chunks, from_db_interval, from_db_time, json_array, to_db_interval, to_db_time
 
@@ -99,13 +99,14 @@ class SQLiteOrigins:
     def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
         unique = latest_listed(origins)
         with self._write() as conn:
+            if conn.execute(QUERIES.lister_exists, {"id": lister_id}).fetchone() is None:
+                raise NotFoundError("lister", str(lister_id))
             for chunk in chunks(unique):
                 rows = [[o.url, o.visit_type, orjson.dumps(o.extra_loader_arguments).decode(), o.enabled,
                          to_db_time(o.last_update), o.is_fork, o.forked_from_url] for o in chunk]
-                conn.execute(QUERIES.reset_failures_of_relisted,
-                             {"lister_id": lister_id, "keys": json_array([o.url, o.visit_type, o.enabled] for o in chunk)})
                 conn.execute(QUERIES.upsert_listed_origins, {"lister_id": lister_id, "now": to_db_time(now), "rows": json_array(rows)})
-                conn.execute(QUERIES.sync_visit_stats_with_listings, {"keys": json_array([o.url, o.visit_type] for o in chunk)})
+                conn.execute(QUERIES.sync_visit_stats_with_listings,
+                             {"lister_id": lister_id, "keys": json_array([o.url, o.visit_type] for o in chunk)})
         return len(unique)
 
     def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
@@ -142,7 +143,7 @@ class SQLiteOrigins:
         requests = [r.validated() for r in requests]
         total = check_limit(limit, requests)
         options = options.validated()
-        picked: list[tuple[str, VisitPolicy]] = []
+        picked: list[tuple[VisitPolicy, tuple]] = []
         with self._write(rollback=dry_run) as conn:
             db_now = to_db_time(now)
             conn.execute(QUERIES.release_cooldowns, {"visit_type": visit_type, "now": db_now})
@@ -153,23 +154,20 @@ class SQLiteOrigins:
                 for pick in POLICY_PICKS[request.policy]:
                     if remaining <= 0:
                         break
-                    urls = [row[0] for row in conn.execute(getattr(QUERIES, pick), {**params, "limit": remaining})]
-                    if urls:
+                    rows = [(r[0], r[1], orjson.loads(r[2]), from_db_time(r[3]))
+                            for r in conn.execute(getattr(QUERIES, pick), {**params, "limit": remaining})]
+                    if rows:
                         conn.execute(QUERIES.mark_scheduled, {
-                            "visit_type": visit_type, "urls": json_array(urls), "now": db_now,
+                            "visit_type": visit_type, "urls": json_array(r[0] for r in rows), "now": db_now,
                             "cooldown_until": to_db_time(now + options.in_flight_timeout),
                         })
-                        picked.extend((url, request.policy) for url in urls)
-                        remaining -= len(urls)
+                        picked.extend((request.policy, row) for row in rows)
+                        remaining -= len(rows)
             if not picked:
                 return []
-            listings = [
-                {**dict(row), "extra_loader_arguments": orjson.loads(row["extra_loader_arguments"]),
-                 "last_update": from_db_time(row["last_update"])}
-                for chunk in chunks([url for url, _ in picked])
-                for row in conn.execute(QUERIES.listings_of_visits, {"visit_type": visit_type, "urls": json_array(chunk)})
-            ]
-        return next_visits_in_order(visit_type, picked, listings)
+            ids = sorted({row[1] for _, row in picked if row[1] is not None})
+            listers = {r[0]: (r[1], r[2]) for r in conn.execute(QUERIES.listers_named, {"ids": json_array(ids)})}
+        return [next_visit(visit_type, policy, *row, listers) for policy, row in picked]
 
     def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:
         released = 0

@@ -112,6 +112,9 @@ CREATE TABLE origin_visit_stats (
     first_seen TEXT,
     last_update TEXT,
     is_fork INTEGER NOT NULL DEFAULT 0,
+    -- the listing a loader gets: an enabled one, the most recently seen
+    lister_id INTEGER,
+    extra_loader_arguments TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (url, visit_type)
 ) STRICT;
 

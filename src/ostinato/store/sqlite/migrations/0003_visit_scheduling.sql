@@ -33,6 +33,9 @@ CREATE TABLE origin_visit_stats (
     first_seen TEXT,
     last_update TEXT,
     is_fork INTEGER NOT NULL DEFAULT 0,
+    -- the listing a loader gets: an enabled one, the most recently seen
+    lister_id INTEGER,
+    extra_loader_arguments TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (url, visit_type)
 ) STRICT;
 
@@ -50,7 +53,12 @@ SELECT DISTINCT url, visit_type FROM listed_origin WHERE true
 ON CONFLICT (url, visit_type) DO NOTHING;
 
 UPDATE origin_visit_stats
-SET enabled = a.enabled, first_seen = a.first_seen, last_update = a.last_update, is_fork = a.is_fork
+SET enabled = a.enabled, first_seen = a.first_seen, last_update = a.last_update, is_fork = a.is_fork,
+    lister_id = (SELECT o.lister_id FROM listed_origin AS o WHERE o.url = a.url AND o.visit_type = a.visit_type
+                 ORDER BY o.enabled DESC, o.last_seen DESC LIMIT 1),
+    extra_loader_arguments = (SELECT o.extra_loader_arguments FROM listed_origin AS o
+                              WHERE o.url = a.url AND o.visit_type = a.visit_type
+                              ORDER BY o.enabled DESC, o.last_seen DESC LIMIT 1)
 FROM (SELECT url, visit_type, max(enabled) AS enabled, min(first_seen) AS first_seen,
              max(last_update) AS last_update, coalesce(max(is_fork), 0) AS is_fork
       FROM listed_origin GROUP BY url, visit_type) AS a
