@@ -3,10 +3,16 @@
 Precedence, strongest first: command-line options, environment variables,
 the configuration file (``--config``, ``$OSTINATO_CONFIG`` or ``./ostinato.toml``),
 the defaults below.
+
+Besides the runner's knobs, the orchestrator's live here (which visit types it
+serves, seed 003's ratios per visit type, the queue threshold), with the
+cooldowns of a grab and seed 000's feedback knobs; :meth:`Settings.grab_options`
+and :meth:`Settings.feedback_policy` hand them to the store's verbs.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
@@ -16,6 +22,9 @@ from typing import Any, Mapping
 
 from .domain.durations import parse_duration
 from .domain.errors import ValidationError
+from .domain.orchestration import default_ratios, validate_ratios
+from .domain.visit_policies import POLICY_NAMES, GrabOptions
+from .domain.visits import FeedbackPolicy
 
 DEFAULT_DB = "sqlite:///ostinato.db"
 
@@ -36,6 +45,26 @@ class Settings:
     lost_run_timeout: timedelta = timedelta(hours=1)
     #: modules imported at start-up so that their @task callables register
     imports: tuple[str, ...] = ()
+    #: orchestrator: visit types served (default: every task type named load-*)
+    visit_types: tuple[str, ...] = ()
+    #: orchestrator: visit type -> {policy: ratio}, merged over seed 003's defaults
+    policy_ratios: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: orchestrator: fill a queue only when its free room is at least this share of max_queue_length (0: always)
+    orchestrator_threshold: float = 0.1
+    #: a grabbed origin whose visit never reports back may be grabbed again after this
+    in_flight_timeout: timedelta = timedelta(days=1)
+    #: no origin is grabbed again within this of a visit (or of the grab that asked for it)
+    absolute_cooldown: timedelta = timedelta(hours=12)
+    #: no origin is grabbed again within this of a failed visit
+    failed_cooldown: timedelta = timedelta(days=1)
+    #: no origin is grabbed again within this of a visit that found nothing
+    not_found_cooldown: timedelta = timedelta(days=7)
+    #: feedback: interval divisor after an eventful visit, multiplier after an uneventful one
+    adjust_factor: float = 2.0
+    #: feedback: shortest interval between successful visits
+    minimum_interval: timedelta = timedelta(days=1)
+    #: feedback: failures in a row that disable an origin until it is listed again
+    max_failures: int = 3
 
     @classmethod
     def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -68,7 +97,13 @@ class Settings:
             if key not in known:
                 raise ValidationError(key, f"one of the settings {', '.join(sorted(known))}", value)
             default = getattr(self, key)
-            if isinstance(default, timedelta):
+            if key == "policy_ratios":
+                parsed[key] = _parse_policy_ratios(value)
+            elif key == "orchestrator_threshold":
+                parsed[key] = _parse_number(value, key, minimum=0.0, maximum=1.0)
+            elif isinstance(default, float):
+                parsed[key] = _parse_number(value, key)
+            elif isinstance(default, timedelta):
                 parsed[key] = parse_duration(value, key)
             elif isinstance(default, bool):
                 parsed[key] = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
@@ -85,4 +120,62 @@ class Settings:
                 parsed[key] = tuple(value) if isinstance(value, (list, tuple)) else tuple(v.strip() for v in str(value).split(",") if v.strip())
             else:
                 parsed[key] = str(value)
-        return replace(self, **parsed)
+        settings = replace(self, **parsed)
+        settings.feedback_policy()
+        settings.grab_options()
+        return settings
+
+    def feedback_policy(self) -> FeedbackPolicy:
+        """Seed 000's feedback knobs and the cooldowns after a visit, for ``record_visit_statuses``."""
+        return FeedbackPolicy(
+            adjust_factor=self.adjust_factor, minimum_interval=self.minimum_interval, max_failures=self.max_failures,
+            absolute_cooldown=self.absolute_cooldown, failed_cooldown=self.failed_cooldown,
+            not_found_cooldown=self.not_found_cooldown,
+        ).validated()
+
+    def grab_options(self) -> GrabOptions:
+        """How the orchestrator's grabs treat what they pick, for ``grab_next_visits``."""
+        return GrabOptions(in_flight_timeout=self.in_flight_timeout, minimum_interval=self.minimum_interval).validated()
+
+    def ratios(self, visit_type: str) -> dict[str, float]:
+        """Seed 003's ratios of ``visit_type``, with this configuration's over them."""
+        return merged_ratios(visit_type, self.policy_ratios.get(visit_type, {}))
+
+
+def merged_ratios(visit_type: str, overrides: Mapping[str, float]) -> dict[str, float]:
+    """The default ratios of ``visit_type`` with ``overrides`` over them, checked (errors name
+    ``policy_ratios.<visit_type>.<policy>``)."""
+    return validate_ratios({**default_ratios(visit_type), **overrides}, POLICY_NAMES,
+                           field=f"policy_ratios.{visit_type}")
+
+
+def _parse_policy_ratios(value: Any) -> dict[str, dict[str, float]]:
+    """A table visit_type -> {policy: ratio} (TOML, or JSON text from the environment)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValidationError("policy_ratios", 'a JSON object such as {"git": {"origins_without_last_update": 0}}',
+                                  value) from None
+    if not isinstance(value, Mapping):
+        raise ValidationError("policy_ratios", "a table of visit type to {policy = ratio}", value)
+    parsed: dict[str, dict[str, float]] = {}
+    for visit_type, table in value.items():
+        if not isinstance(table, Mapping):
+            raise ValidationError(f"policy_ratios.{visit_type}", "a table of policy = ratio", table)
+        merged = merged_ratios(visit_type, table)
+        parsed[visit_type] = {policy: merged[policy] for policy in table}
+    return parsed
+
+
+def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    if isinstance(value, bool):
+        raise ValidationError(key, "a number", value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(key, "a number", value) from None
+    if number != number or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+        bounds = f"a number from {minimum:g} to {maximum:g}" if minimum is not None and maximum is not None else "a number"
+        raise ValidationError(key, bounds, value)
+    return number

@@ -89,3 +89,15 @@ def test_plan_grab_requests_asks_shares_then_the_rest():
     ]
     assert plan_grab_requests(3, {BY_LAG: 1, NEVER_VISITED: 0}) == [(BY_LAG, 3), (BY_LAG, 3)]
     assert plan_grab_requests(0, {BY_LAG: 1}) == [(BY_LAG, 0)]
+
+
+def test_fill_room_reaches_a_policy_whose_share_rounded_to_nothing():
+    available = {BY_LAG: 0, NEVER_VISITED: 0, WITHOUT_LAST_UPDATE: 7}
+
+    def grab(policy, n):
+        got = min(n, available[policy])
+        available[policy] -= got
+        return got
+
+    taken = fill_room(10, default_ratios("git"), grab)
+    assert taken == {BY_LAG: 0, NEVER_VISITED: 0, WITHOUT_LAST_UPDATE: 7}

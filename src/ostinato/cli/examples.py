@@ -1,4 +1,11 @@
-"""``ostinato example install``: task types and tasks that show Ostinato at work on one machine."""
+"""``ostinato example install``: task types, tasks and origins that show Ostinato at work on one machine.
+
+Besides the task examples it declares the loader task type ``load-directory``
+and a lister ``example``/``local`` that lists the sub-directories of the
+current directory as origins of visit type ``directory``: ``ostinato run``'s
+orchestrator then visits them. Running it again re-lists them (a directory
+changed since its last visit is visited again) and changes nothing else.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from pathlib import Path
 import click
 
 from ..domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
+from ..examples import list_directories
 from ..services.embedded import prepare_embedded_schema
 from .app import AppContext, command_group, pass_app
 
@@ -36,7 +44,15 @@ EXAMPLE_TYPES = (
         num_retries=3,
         retry_delay=timedelta(seconds=3),
     ),
+    TaskType(
+        type="load-directory",
+        description="Visit a local directory standing for an origin (visit type directory)",
+        backend_name="ostinato.examples:load_directory",
+        default_interval=timedelta(days=1),
+        max_queue_length=100,
+    ),
 )
+EXAMPLE_LISTER = ("example", "local")
 
 
 @command_group("example", "Example task types and tasks for a first run.")
@@ -61,5 +77,11 @@ def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     tasks.append(NewTask("example-flaky", now, TaskArguments((), {"failure_rate": 0.3})))
     tasks.append(NewTask("example-watch", now, TaskArguments((dirs[0],)), policy=TaskPolicy.ONESHOT))
     created = store.create_tasks(tasks)
+    lister = store.get_or_create_lister(*EXAMPLE_LISTER, now)
+    origins = list_directories(Path.cwd())
+    store.record_listed_origins(lister.id, origins, now)
     click.echo(f"example task types: {', '.join(t.type for t in EXAMPLE_TYPES)}; tasks: {', '.join(str(t.id) for t in created)}")
-    click.echo("now run `ostinato run` and watch the runs; edit a file in a watched directory to see an eventful run")
+    click.echo(f"example origins: {len(origins)} sub-directories of {Path.cwd()} listed by {'/'.join(EXAMPLE_LISTER)} "
+               "(visit type directory)")
+    click.echo("now run `ostinato run` and watch the runs and visits; edit a file in a watched directory to see an "
+               "eventful run, run `ostinato example install` again to re-list the directories")

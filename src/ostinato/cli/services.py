@@ -1,4 +1,4 @@
-"""Commands that run Ostinato's services: ``ostinato runner`` and ``ostinato run``."""
+"""Commands that run Ostinato's services: ``ostinato runner``, ``ostinato orchestrator`` and ``ostinato run``."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def _serve(scheduler: EmbeddedScheduler, once: bool) -> Summary:
 
 
 def _print_summary(summary: Summary) -> None:
-    click.echo(f"stopped: {summary.dispatched} runs dispatched, {summary.finished} ended, in {summary.seconds:.1f}s")
+    visits = f"{summary.visits_dispatched} visits dispatched, {summary.visits_finished} ended, "
+    click.echo(f"stopped: {summary.dispatched} runs dispatched, {summary.finished} ended, {visits}in {summary.seconds:.1f}s")
 
 
 @cli.command("runner")
@@ -75,13 +76,37 @@ def runner_command(app: AppContext, with_priority, priority_only, task_types, on
     _print_summary(_serve(scheduler, once))
 
 
+@cli.command("orchestrator")
+@click.option("--visit-type", "visit_types", multiple=True, metavar="TYPE",
+              help="Serve only this visit type (repeatable; default: the visit_types setting, else every load-* task type).")
+@click.option("--once", is_flag=True, help="One pass: dispatch, wait for the visits to end, exit.")
+@click.option("--workers", type=click.IntRange(min=1), help="Embedded worker threads.")
+@click.option("-v", "--verbose", is_flag=True)
+@pass_app
+def orchestrator_command(app: AppContext, visit_types, once, workers, verbose):
+    """Keep the loaders' queues fed with origins to visit (seed 003's schedule-recurrent).
+
+    For each visit type whose queue is below the threshold, dispatch the
+    prioritised one-shot tasks of its load-<type> task type ("save code now"),
+    then origins picked by the scheduling policies in the configured ratios,
+    to the embedded workers. Visit statuses feed the visit stats back.
+    """
+    _setup_logging(verbose)
+    if workers:
+        app.settings = app.settings.with_values({"workers": workers})
+    store = _open_store(app, auto_init=False)
+    scheduler = EmbeddedScheduler(store, app.settings, app.clock, normal=False, priority=False, orchestrate=True,
+                                  visit_types=visit_types or None)
+    _print_summary(_serve(scheduler, once))
+
+
 @cli.command("run")
-@click.option("--once", is_flag=True, help="One pass of every service, wait for the runs to end, exit.")
+@click.option("--once", is_flag=True, help="One pass of every service, wait for the runs and visits to end, exit.")
 @click.option("--workers", type=click.IntRange(min=1), help="Embedded worker threads.")
 @click.option("-v", "--verbose", is_flag=True)
 @pass_app
 def run_command(app: AppContext, once, workers, verbose):
-    """Run everything in one process: runner, priority runner and embedded workers.
+    """Run everything in one process: runner, priority runner, orchestrator and embedded workers.
 
     On the embedded default (a SQLite file) the schema is created on first use
     and upgraded when Ostinato is newer.
@@ -91,5 +116,5 @@ def run_command(app: AppContext, once, workers, verbose):
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
     store = _open_store(app, auto_init=True)
-    scheduler = EmbeddedScheduler(store, app.settings, app.clock)
+    scheduler = EmbeddedScheduler(store, app.settings, app.clock, orchestrate=True)
     _print_summary(_serve(scheduler, once))

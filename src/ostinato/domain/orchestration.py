@@ -78,7 +78,7 @@ def fill_room(
         order = sorted(active, key=lambda p: -ratios[p])
         if rng is not None:
             rng.shuffle(order)
-        progress = False
+        progress = exhausted = False
         for policy in order:
             wanted = min(shares[policy], room)
             if wanted <= 0:
@@ -89,7 +89,10 @@ def fill_room(
             progress = progress or got > 0
             if got < wanted:
                 active.remove(policy)
-        if not progress:
+                exhausted = True
+        # a round where nobody took anything but somebody ran out gives the room to the
+        # rest next round (a share that rounded to nothing is asked then)
+        if not progress and not exhausted:
             break
     return taken
 

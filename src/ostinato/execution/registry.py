@@ -1,26 +1,54 @@
 """Where callables come from: explicit registration, the ``ostinato.tasks`` entry
-point group, or an import path (``package.module:function`` or ``package.module.function``).
+point group, or an import path (``package.module:function`` or ``package.module.function``),
+and how their results are read.
 
 A task type's ``backend_name`` names its callable. A callable returns a result
 that says whether the run was eventful (see :func:`outcome_of`); raising means
 failed, raising :class:`PermanentFailure` means permfailed.
+
+Loaders: the callable of the task type ``load-<visit_type>`` visits origins.
+It is called with the keyword arguments of ``NextVisit.loader_kwargs()``:
+``url``, ``lister_name``, ``lister_instance_name`` and the lister's extra
+loader arguments (a "save code now" task passes its own keyword arguments,
+``url`` among them). It returns a mapping::
+
+    {"status": "full" | "partial" | "not_found" | "failed",
+     "snapshot": "<hex>" | bytes | None,
+     "visit": 3}            # optional, the archive's visit number (default 0)
+
+Raising means ``failed``; raising :class:`OriginNotFound` means ``not_found``.
+A bad return value (not a mapping, an unknown status, a bad snapshot or visit
+number) counts as ``failed`` and is logged with the field at fault.
+:func:`visit_status_of` turns all of this into the journal's
+:class:`~ostinato.domain.visits.VisitStatus`; ``full``/``partial`` without a
+snapshot count as failed, as in the feedback loop.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping
 
+from ..domain.errors import ValidationError
 from ..domain.tasks import TaskRunStatus
+from ..domain.visits import JournalStatus, VisitOutcome, VisitStatus, parse_visit_status
+
+log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "ostinato.tasks"
 
 
 class PermanentFailure(Exception):
     """Raised by a task callable when retrying cannot help: the run is ``permfailed``."""
+
+
+class OriginNotFound(Exception):
+    """Raised by a loader when the origin does not exist (any more): the visit is ``not_found``."""
 
 
 class UnknownCallable(LookupError):
@@ -56,6 +84,59 @@ def outcome_of(result: Any) -> tuple[TaskRunStatus, dict[str, Any]]:
         "a task callable must return None, a bool, a TaskResult, 'eventful'/'uneventful' "
         f"or a dict with status eventful/uneventful; got {result!r}"
     )
+
+
+LOADER_STATUSES = (JournalStatus.FULL, JournalStatus.PARTIAL, JournalStatus.NOT_FOUND, JournalStatus.FAILED)
+_LOADER_STATUS_FORMS = ", ".join(s.value for s in LOADER_STATUSES)
+
+
+@dataclass(frozen=True, slots=True)
+class LoaderResult:
+    """A visit as the feedback loop sees it, and what the run that made it keeps as metadata."""
+
+    status: VisitStatus
+    metadata: Mapping[str, Any]
+
+    @property
+    def run_status(self) -> TaskRunStatus:
+        """The outcome of a task run that was this visit: success eventful, not found permfailed."""
+        outcome = self.status.outcome
+        if outcome is VisitOutcome.SUCCESSFUL:
+            return TaskRunStatus.EVENTFUL
+        if outcome is VisitOutcome.NOT_FOUND:
+            return TaskRunStatus.PERMFAILED
+        return TaskRunStatus.FAILED
+
+
+def visit_status_of(result: Any, *, url: str, visit_type: str, date: datetime,
+                    error: BaseException | None = None) -> LoaderResult:
+    """The one conversion of a loader's return value (or of what it raised) into a visit status.
+
+    ``date`` is when the visit ended (the caller's clock). Never raises: a bad
+    result is logged, naming the field at fault, and counts as ``failed``.
+    """
+    def failed(reason: str, status: JournalStatus = JournalStatus.FAILED) -> LoaderResult:
+        return LoaderResult(VisitStatus(url, 0, visit_type, status, date, None), {"visit_status": status.value, "error": reason})
+
+    if isinstance(error, OriginNotFound):
+        return failed(f"{type(error).__name__}: {error}", JournalStatus.NOT_FOUND)
+    if error is not None:
+        return failed(f"{type(error).__name__}: {error}")
+    try:
+        if not isinstance(result, Mapping):
+            raise ValidationError("result", "a mapping with status, snapshot and visit", type(result).__name__)
+        if result.get("status") not in [s.value for s in LOADER_STATUSES]:
+            raise ValidationError("status", f"one of {_LOADER_STATUS_FORMS}", result.get("status"))
+        visit = result.get("visit")
+        status = parse_visit_status({"origin": url, "type": visit_type, "date": date, "status": result["status"],
+                                     "visit": 0 if visit is None else visit, "snapshot": result.get("snapshot")})
+    except ValidationError as exc:
+        log.error("loader of %s (%s) returned a bad value, counted as failed: %s", url, visit_type, exc)
+        return failed(f"bad loader result: {exc}")
+    metadata: dict[str, Any] = {"visit_status": status.status.value, "visit": status.visit}
+    if status.snapshot is not None:
+        metadata["snapshot"] = status.snapshot.hex()
+    return LoaderResult(status, metadata)
 
 
 class TaskRegistry:

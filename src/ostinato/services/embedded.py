@@ -1,6 +1,11 @@
-"""One process that does it all on the embedded default: runner, priority runner
-and the embedded worker pool, sharing one store. ``ostinato run`` and
-``ostinato runner`` are thin over :class:`EmbeddedScheduler`.
+"""One process that does it all on the embedded default: runner, priority runner,
+orchestrator and the embedded worker pool, sharing one store. ``ostinato run``,
+``ostinato runner`` and ``ostinato orchestrator`` are thin over
+:class:`EmbeddedScheduler`.
+
+The executor's visit statuses go to the store's feedback loop
+(``record_visit_statuses`` with the settings' feedback policy), and visits it
+never started are handed back with ``release_visits``.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from typing import Sequence
 
 from ..config import Settings
 from ..domain.clock import Clock
+from ..domain.visits import VisitStatus
 from ..execution.embedded import EmbeddedExecutor
 from ..store import Store
+from .orchestrator import Orchestrator
 from .runner import TaskRunner, recover_dead_executors
 
 log = logging.getLogger(__name__)
@@ -42,6 +49,8 @@ class Summary:
     dispatched: int
     finished: int
     seconds: float
+    visits_dispatched: int = 0
+    visits_finished: int = 0
 
 
 class EmbeddedScheduler:
@@ -54,19 +63,34 @@ class EmbeddedScheduler:
         task_types: Sequence[str] | None = None,
         normal: bool = True,
         priority: bool = True,
+        orchestrate: bool = False,
+        visit_types: Sequence[str] | None = None,
     ):
         for module in settings.imports:
             importlib.import_module(module)
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.executor = EmbeddedExecutor(store.record_run_events, clock, node=settings.node, workers=settings.workers)
+        feedback = settings.feedback_policy()
+
+        def report_visits(statuses: Sequence[VisitStatus]) -> int:
+            return store.record_visit_statuses(statuses, feedback, now=clock.now())
+
+        self.executor = EmbeddedExecutor(store.record_run_events, clock, node=settings.node, workers=settings.workers,
+                                         report_visits=report_visits, release_visits=store.release_visits)
         options = dict(task_types=task_types, batch_size=settings.batch_size, lost_run_timeout=settings.lost_run_timeout)
-        self.runners = []
+        self.runners: list[TaskRunner] = []
         if normal:
             self.runners.append(TaskRunner(store, self.executor, clock, priority=False, **options))
         if priority:
             self.runners.append(TaskRunner(store, self.executor, clock, priority=True, **options))
+        self.orchestrator: Orchestrator | None = None
+        if orchestrate:
+            self.orchestrator = Orchestrator(
+                store, self.executor, clock, visit_types=visit_types or settings.visit_types or None,
+                ratios=settings.policy_ratios, threshold=settings.orchestrator_threshold,
+                grab_options=settings.grab_options(), batch_size=settings.batch_size,
+            )
         self._threads: list[threading.Thread] = []
         self.summary_every = 10
         self._started_at = time.monotonic()
@@ -77,33 +101,53 @@ class EmbeddedScheduler:
         self.executor.start()
 
     def run_once(self, *, wait: float = 60.0) -> int:
-        """One pass of every runner, then wait (at most ``wait`` s) for the dispatched runs to end."""
-        dispatched = sum(runner.run_once() for runner in self.runners)
+        """One pass of every runner and of the orchestrator, then wait (at most ``wait`` s) for
+        the dispatched runs and visits to end. Returns how many runs and visits were dispatched."""
+        runs_before, visits_before = self.executor.completed, self.executor.visits_completed
+        runs = sum(runner.run_once() for runner in self.runners)
+        visits = 0
+        if self.orchestrator is not None:
+            passed = self.orchestrator.run_once().values()
+            runs += sum(d.tasks for d in passed)
+            visits = sum(sum(d.visits.values()) for d in passed)
         deadline = time.monotonic() + wait
-        while self.executor.completed < dispatched and time.monotonic() < deadline:
+        while ((self.executor.completed - runs_before < runs or self.executor.visits_completed - visits_before < visits)
+               and time.monotonic() < deadline):
             time.sleep(0.05)
-        return dispatched
+        return runs + visits
 
     def run_until(self, stop: threading.Event) -> None:
         poll = self.settings.poll_interval.total_seconds()
-        for runner in self.runners:
-            thread = threading.Thread(target=runner.run_forever, args=(stop, poll), name=f"ostinato-{runner.name}", daemon=True)
+        services: list[TaskRunner | Orchestrator] = [*self.runners]
+        if self.orchestrator is not None:
+            services.append(self.orchestrator)
+        for service in services:
+            thread = threading.Thread(target=service.run_forever, args=(stop, poll), name=f"ostinato-{service.name}", daemon=True)
             thread.start()
             self._threads.append(thread)
-        seen = dict(self.executor.outcomes)
+        seen = self._outcomes()
         while not stop.wait(self.summary_every):
-            now = dict(self.executor.outcomes)
-            delta = {status.value: now.get(status, 0) - seen.get(status, 0) for status in now}
+            now = self._outcomes()
+            delta = {name: now.get(name, 0) - seen.get(name, 0) for name in now}
             seen = now
             if any(delta.values()):
                 log.info("last %ds: %s", self.summary_every, ", ".join(f"{n} {s}" for s, n in sorted(delta.items()) if n))
         for thread in self._threads:
             thread.join()
 
+    def _outcomes(self) -> dict[str, int]:
+        counts = {f"{status.value} runs": n for status, n in self.executor.outcomes.items()}
+        counts.update({f"{status.value} visits": n for status, n in self.executor.visit_outcomes.items()})
+        return counts
+
     def stop(self, grace: float = 30.0) -> Summary:
         self.executor.stop(grace)
+        orchestrator = self.orchestrator
         return Summary(
-            dispatched=sum(r.dispatched for r in self.runners),
+            dispatched=sum(r.dispatched for r in self.runners)
+            + (orchestrator.dispatched - orchestrator.visits_dispatched if orchestrator else 0),
             finished=self.executor.completed,
             seconds=time.monotonic() - self._started_at,
+            visits_dispatched=orchestrator.visits_dispatched if orchestrator else 0,
+            visits_finished=self.executor.visits_completed,
         )
