@@ -4,6 +4,7 @@ of them cooling down; SQLite: 50,000)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
@@ -111,11 +112,10 @@ def test_postgresql_grab_support_queries_use_keys(seeded_pg):
         (PG.release_cooldowns, {"visit_type": "git", "now": NOW - timedelta(hours=1)}, "visit_cooldown_idx"),
         (PG.release_grabbed, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
-    n = len(urls)
     batches = [  # in the store's batch transactions (index_driven_batches)
-        (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "urls": urls, "visit_types": ["git"] * n,
-                                    "extras": ["{}"] * n, "enableds": [True] * n, "last_updates": [NOW] * n,
-                                    "is_forks": [False] * n, "forked_from_urls": [None] * n}, "listed_origin_url_idx"),
+        (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "rows": json.dumps([
+            {"url": u, "visit_type": "git", "enabled": True, "last_update": NOW.isoformat()} for u in urls])},
+         "listed_origin_url_idx"),
         (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
     for (sql, params, index), setup in [(c, PG.index_ordered_picks) for c in cases] + [(c, TASK_QUERIES.index_driven_batches) for c in batches]:

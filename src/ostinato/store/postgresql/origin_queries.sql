@@ -25,6 +25,7 @@ WHERE id = %(id)s AND updated = %(expected_updated)s
 RETURNING *;
 
 -- name: record_listed_origins
+-- rows: a JSON array of listed origins (one parameter, parsed by PostgreSQL in C).
 -- One statement per batch: upsert the listings, then carry what they say to the
 -- origins' scheduling rows. A new origin's row is the listing itself; an existing
 -- one combines this listing with the other listers' (whose rows this statement
@@ -37,10 +38,11 @@ RETURNING *;
 WITH listed AS (
     INSERT INTO listed_origin AS o (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
                                     last_update, is_fork, forked_from_url)
-    SELECT %(lister_id)s, url, visit_type, extra::jsonb, enabled, %(now)s, %(now)s, last_update, is_fork, forked_from_url
-    FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(extras)b::text[], %(enableds)b::boolean[],
-                %(last_updates)b::timestamptz[], %(is_forks)b::boolean[], %(forked_from_urls)b::text[])
-        AS r(url, visit_type, extra, enabled, last_update, is_fork, forked_from_url)
+    SELECT %(lister_id)s, r.url, r.visit_type, coalesce(r.extra_loader_arguments, '{}'), r.enabled, %(now)s, %(now)s,
+           r.last_update, r.is_fork, r.forked_from_url
+    FROM json_to_recordset(%(rows)s::json) AS r(url text, visit_type text, extra_loader_arguments jsonb,
+                                                 enabled boolean, last_update timestamptz, is_fork boolean,
+                                                 forked_from_url text)
     ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
         extra_loader_arguments = excluded.extra_loader_arguments,
         enabled = excluded.enabled,
@@ -92,15 +94,19 @@ JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type
 ORDER BY k.n;
 
 -- name: upsert_visit_stats
+-- rows: a JSON array of visit stats objects (snapshots in hex): one parameter that
+-- PostgreSQL parses in C, where 14 array parameters cost more to build than to apply
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
                                 last_status_date, successful_visits, cooldown_until)
-SELECT * FROM unnest(%(urls)b::text[], %(visit_types)b::text[], %(last_visits)b::timestamptz[],
-                     %(last_visit_statuses)b::text[], %(last_successfuls)b::timestamptz[], %(last_snapshots)b::bytea[],
-                     %(last_eventfuls)b::timestamptz[], %(last_uneventfuls)b::timestamptz[],
-                     %(failure_counts)b::integer[], %(last_scheduleds)b::timestamptz[],
-                     %(next_visit_targets)b::timestamptz[], %(last_status_dates)b::timestamptz[],
-                     %(successful_visitss)b::integer[], %(cooldown_untils)b::timestamptz[])
+SELECT r.url, r.visit_type, r.last_visit, r.last_visit_status, r.last_successful, decode(r.last_snapshot, 'hex'),
+       r.last_eventful, r.last_uneventful, r.failure_count, r.last_scheduled, r.next_visit_target,
+       r.last_status_date, r.successful_visits, r.cooldown_until
+FROM json_to_recordset(%(rows)s::json) AS r(
+    url text, visit_type text, last_visit timestamptz, last_visit_status text, last_successful timestamptz,
+    last_snapshot text, last_eventful timestamptz, last_uneventful timestamptz, failure_count integer,
+    last_scheduled timestamptz, next_visit_target timestamptz, last_status_date timestamptz,
+    successful_visits integer, cooldown_until timestamptz)
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit,
     last_visit_status = excluded.last_visit_status,
