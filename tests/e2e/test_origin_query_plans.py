@@ -168,3 +168,31 @@ def test_sqlite_picks_walk_their_index(tmp_path):
     plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.release_cooldowns,
                                                     {"visit_type": "git", "now": iso(NOW)}))
     assert "visit_cooldown_idx" in plan, plan
+
+
+def test_postgresql_plans_hold_on_a_fresh_table_without_statistics(pg_dsn):
+    """Right after a first big listing nothing has been analyzed: the grab, the listing
+    and the feedback must still be index walks, not scans of a table that looks tiny."""
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for table in ("listed_origin", "origin_visit_stats", "lister"):
+            conn.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
+        for statement in filter(str.strip, SEED_PG.split(";")):
+            if "ANALYZE" not in statement:
+                conn.execute(statement.replace("%", "%%").replace("%%(now)s", "%(now)s"), {"now": NOW})
+        assert conn.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'origin_visit_stats'").fetchone()[0] == 0
+        urls = [f"https://forge.example/{i}" for i in range(1, 2001)]
+        statements = [(_grab_sql(pick), {**_params(), "cooldown_until": NOW}, PG.index_ordered_picks) for pick in PICKS]
+        statements += [
+            (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "rows": json.dumps([
+                {"url": u, "visit_type": "git", "enabled": True} for u in urls])}, TASK_QUERIES.index_driven_batches),
+            (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)},
+             TASK_QUERIES.index_driven_batches),
+        ]
+        for sql, params, setup in statements:
+            nodes = list(_nodes(_analyze(conn, sql, params, setup)))
+            assert not any(n["Node Type"] == "Seq Scan" and n.get("Relation Name") in ("origin_visit_stats", "listed_origin")
+                           for n in nodes), nodes
+            assert not any(n["Node Type"] == "Sort" for n in nodes), nodes
+            walked = sum(n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0)
+                         for n in nodes if n.get("Relation Name") in ("origin_visit_stats", "listed_origin"))
+            assert walked <= 10 * len(urls), (sql[:60], walked)

@@ -28,6 +28,12 @@ def bucket_label(index: int) -> str:
     return f"<{_short(LAG_BOUNDS[index])}"
 
 
+def in_bucket_order(histogram: Mapping[str, int]) -> dict[str, int]:
+    """A stored histogram with its buckets in order again (a JSON store may reorder keys)."""
+    rank = {bucket_label(i): i for i in range(len(LAG_BOUNDS) + 1)}
+    return dict(sorted(histogram.items(), key=lambda item: rank.get(item[0], len(rank))))
+
+
 def _short(seconds: float) -> str:
     return f"{int(seconds // _DAY)}d" if seconds >= _DAY else f"{int(seconds // _HOUR)}h"
 

@@ -139,11 +139,13 @@ WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.enabled;
 
 -- name: index_ordered_picks
 -- set at the start of a grab: a policy is a walk of its index in order, stopped
--- at the batch; a bitmap scan plus sort would read every candidate first, which
--- the planner may prefer on a small table or when a lister filter fools its
+-- at the batch; a bitmap scan plus sort would read every candidate first, and a
+-- sequential scan every row, which the planner may prefer on a small table, on a
+-- fresh one it has no statistics of, or when a lister filter fools its
 -- estimates, and which grows with the table
 SET LOCAL enable_sort = off;
 SET LOCAL enable_bitmapscan = off;
+SET LOCAL enable_seqscan = off;
 SET LOCAL enable_hashjoin = off;
 SET LOCAL enable_mergejoin = off;
 

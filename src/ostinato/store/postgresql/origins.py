@@ -15,7 +15,7 @@ import orjson
 from psycopg.rows import tuple_row
 
 from ...domain.errors import ConflictError, NotFoundError
-from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics
+from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
@@ -61,7 +61,8 @@ def _row_to_visit_stats(row: Mapping[str, Any]) -> VisitStats:
 def _row_to_metrics(row: Mapping[str, Any]) -> OriginMetrics:
     return OriginMetrics(
         row["lister_id"], row["visit_type"], row["computed_at"], row["origins_known"], row["origins_enabled"],
-        row["origins_never_visited"], row["origins_with_pending_changes"], row["lag_histogram"], row["lag_max"],
+        row["origins_never_visited"], row["origins_with_pending_changes"], in_bucket_order(row["lag_histogram"]),
+        row["lag_max"],
         row["lister_name"], row["lister_instance_name"],
     )
 

@@ -19,8 +19,9 @@ SELECT * FROM task_type WHERE type = ANY(%(types)s::text[]);
 
 -- name: index_driven_batches
 -- set at the start of a batch transaction: a batch of N ids is N primary-key probes
--- (nested loops), never a hash or merge join over the whole table, whatever the
--- statistics say (a fresh table has none)
+-- (nested loops), never a scan, hash or merge join over the whole table, whatever
+-- the statistics say (a fresh table has none and looks tiny)
+SET LOCAL enable_seqscan = off;
 SET LOCAL enable_hashjoin = off;
 SET LOCAL enable_mergejoin = off;
 

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import orjson
 
 from ...domain.errors import ConflictError, NotFoundError
-from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics
+from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
@@ -63,7 +63,7 @@ def _row_to_metrics(row: sqlite3.Row) -> OriginMetrics:
     return OriginMetrics(
         row["lister_id"], row["visit_type"], datetime.fromisoformat(row["computed_at"]), row["origins_known"],
         row["origins_enabled"], row["origins_never_visited"], row["origins_with_pending_changes"],
-        orjson.loads(row["lag_histogram"]), from_db_interval(row["lag_max"]), row["lister_name"],
+        in_bucket_order(orjson.loads(row["lag_histogram"])), from_db_interval(row["lag_max"]), row["lister_name"],
         row["lister_instance_name"],
     )
 
