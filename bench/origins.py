@@ -1,0 +1,664 @@
+"""Throughput of the origin-visit side of each store: record listed origins, feed visit statuses back, grab, metrics.
+
+For each store (SQLite in a temporary file, PostgreSQL in a throwaway
+``PostgresCluster``) on a fresh database, with one lister and N ``git``
+origins, the benchmark
+
+1. records the N listed origins with ``Store.record_listed_origins`` in batches
+   of ``--batch`` (80 % with a ``last_update`` over the past 5 years, 20 %
+   without; 10 % forks; 10 % with extra loader arguments);
+2. feeds N journal visit statuses back with ``Store.record_visit_statuses`` in
+   batches of ``--batch``: a first visit of 60 % of the origins, then a second
+   visit of two thirds of those (same snapshot: uneventful), with 3 % ``failed``
+   and 1 % ``not_found``; visit dates lie over the past 2 years;
+3. for each scheduling policy, times ``Store.grab_next_visits("git",
+   [GrabRequest(policy, --grab-batch)], now, dry_run=True)`` ``--rounds`` times,
+   then as many real grabs (each takes new origins: grabbed ones cool down);
+4. times ``Store.update_origin_metrics(now)`` once;
+
+then prints a table (origins/s, statuses/s, grab latency, PostgreSQL/SQLite
+ratio, the issue's aims) and writes the figures and the machine description as
+JSON. The data is a pure function of ``--seed`` and the index of each origin,
+generated batch by batch (nothing of size N is held), and the benchmark checks
+what the store answers against what the data allows: how many origins each
+grab can return, that they fit the policy, and the metrics' counts.
+
+Run from the repository root::
+
+    .venv/bin/python bench/origins.py                       # 1,000,000 origins, both stores
+    .venv/bin/python bench/origins.py --origins 20000 --stores postgresql --no-durable
+
+PostgreSQL runs with fsync on (``durable=True``, as in production) unless
+``--no-durable`` is given, and the benchmark runs ``ANALYZE`` on it before the
+grabs (a live database has the statistics autovacuum gathers) unless
+``--no-analyze`` is given. SQLite uses the store's own settings (WAL,
+``synchronous=NORMAL``) and, like the store, never runs ``ANALYZE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import math
+import os
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import psycopg
+from rich.console import Console
+from rich.table import Table
+
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.visit_policies import GrabOptions, GrabRequest, NextVisit, VisitPolicy
+from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStats, VisitStatus, apply_visit_status
+from ostinato.store.interface import Store
+
+# Shared with the tasks benchmark (bench/tasks.py, next to this file): the store set-up, the
+# progress display and the description of the code measured.
+from tasks import code_version, console, fresh_store, progress, timed_batches
+
+VISIT_TYPE = "git"
+LISTER = ("bench-forge", "forge.example.org")
+STORES = ("sqlite", "postgresql")
+POLICIES = tuple(VisitPolicy)
+FEEDBACK = FeedbackPolicy()
+GRAB_OPTIONS = GrabOptions()
+
+# The shape of the data (fractions of N, or of the statuses)
+WITH_LAST_UPDATE = 0.80
+FORKS = 0.10
+EXTRA_ARGUMENTS = 0.10
+VISITED = 0.60  # origins with a first visit; the rest of the N statuses are second visits
+FAILED = 0.03
+NOT_FOUND = 0.01
+LAST_UPDATE_SPAN = timedelta(days=5 * 365)  # last_update: now - span * u², u uniform (recent ones more common)
+VISIT_SPAN = timedelta(days=2 * 365)  # first visit: uniform over this; second visit: between the first and now
+
+# The issue's aims for PostgreSQL at N = 1,000,000: (comparison, value)
+AIMS: dict[str, tuple[str, float]] = {
+    "listed_origins_per_s": ("≥", 80_000),
+    "statuses_per_s": ("≥", 40_000),
+    **{f"grab_{p.value}_real_median_ms": ("≤", 15) for p in POLICIES},
+}
+AIM_N = 1_000_000
+
+
+def figures() -> list[tuple[str, str, str]]:
+    """(key in the results, row title, unit) of each row of the table."""
+    rows = [
+        ("listed_origins_per_s", "record_listed_origins", "origins/s"),
+        ("statuses_per_s", "record_visit_statuses", "statuses/s"),
+    ]
+    for p in POLICIES:
+        rows.append((f"grab_{p.value}_dry_run_median_ms", f"grab {p.value}, dry run", "ms"))
+        rows.append((f"grab_{p.value}_real_median_ms", f"grab {p.value}", "ms"))
+    rows.append(("metrics_ms", "update_origin_metrics", "ms"))
+    return rows
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--origins", type=int, default=1_000_000, help="number of origins N, and of visit statuses (default 1000000)")
+    parser.add_argument("--batch", type=int, default=10_000, help="origins per record_listed_origins call, statuses per record_visit_statuses call")
+    parser.add_argument("--grab-batch", type=int, default=1_000, help="count of the GrabRequest of one grab_next_visits call")
+    parser.add_argument("--rounds", type=int, default=5, help="dry-run grabs, then real grabs, per policy (the median is reported)")
+    parser.add_argument("--stores", default=",".join(STORES), help="comma-separated stores among sqlite,postgresql")
+    parser.add_argument("--seed", type=int, default=42, help="seed of the generated data")
+    parser.add_argument("--no-durable", dest="durable", action="store_false", help="PostgreSQL with fsync off (not like production)")
+    parser.add_argument("--no-analyze", dest="analyze", action="store_false",
+                        help="do not ANALYZE the PostgreSQL database before the grabs: plan with whatever autovacuum gathered")
+    parser.add_argument("--json-out", type=Path,
+                        help="where to write the results (default bench/results/origins-<date>-<commit>[-no-durable][-no-analyze].json)")
+    args = parser.parse_args(argv)
+    args.stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    unknown = sorted(set(args.stores) - set(STORES))
+    if unknown or not args.stores:
+        parser.error(f"--stores: expected some of {', '.join(STORES)}, got {args.stores}")
+    if min(args.origins, args.batch, args.grab_batch, args.rounds) < 1:
+        parser.error("--origins, --batch, --grab-batch and --rounds must be at least 1")
+    return args
+
+
+def default_json_out(code: dict[str, Any], durable: bool, analyze: bool) -> Path:
+    commit = (code["git_commit"] or "unknown")[:7]
+    suffix = ("" if durable else "-no-durable") + ("" if analyze else "-no-analyze")
+    return Path(__file__).parent / "results" / f"origins-{date.today().isoformat()}-{commit}{suffix}.json"
+
+
+# -- the data ------------------------------------------------------------------
+
+MASK64 = (1 << 64) - 1
+
+
+def mix64(x: int) -> int:
+    """splitmix64: a well-spread 64-bit hash, so that each origin's data depends on its index only."""
+    x = (x + 0x9E3779B97F4A7C15) & MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+
+def bits(h: int, shift: int, width: int) -> float:
+    """Bits ``shift .. shift + width`` of ``h`` as a number in [0, 1)."""
+    return ((h >> shift) & ((1 << width) - 1)) / (1 << width)
+
+
+class Permutation:
+    """``p -> (a p + c) mod n``: a cheap pseudo-random order of 0..n-1, invertible, held in three numbers."""
+
+    def __init__(self, n: int, key: int) -> None:
+        self.n = n
+        a = max(1, int(n * 0.6180339887)) + key % max(1, n // 100)
+        while math.gcd(a, n) != 1:
+            a += 1
+        self.a, self.c = a % n or 1, mix64(key) % n
+        self.a_inverse = pow(self.a, -1, n) if n > 1 else 0
+
+    def __call__(self, p: int) -> int:
+        return (self.a * p + self.c) % self.n
+
+    def inverse(self, i: int) -> int:
+        return ((i - self.c) * self.a_inverse) % self.n
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What a store should hold once the N origins and N statuses are recorded, at ``now``."""
+
+    #: policy -> origins it may grab before any grab
+    candidates: dict[VisitPolicy, int]
+    #: counts that describe the data (listed, statuses, cooldowns, metrics)
+    counts: dict[str, int]
+
+
+class Dataset:
+    """N listed origins and N visit statuses, each a function of (seed, index): regenerated, never stored."""
+
+    URL_PREFIX = "https://forge.example.org/"
+
+    def __init__(self, n: int, seed: int, now: datetime) -> None:
+        self.n, self.seed, self.now = n, seed, now
+        self.key = mix64(seed)
+        self.first_visits = round(n * VISITED)  # first visit of the origins at positions 0 .. first_visits - 1
+        self.second_visits = n - self.first_visits  # second visit of those at positions 0 .. second_visits - 1
+        self.order = Permutation(n, mix64(self.key + 1))  # position -> origin (journal order, who is visited)
+        self.second_order = Permutation(max(1, self.second_visits), mix64(self.key + 2))  # journal order of second visits
+        self.owners = max(1, n // 10)
+
+    # -- listed origins
+    def url(self, i: int) -> str:
+        return f"{self.URL_PREFIX}user{(i * 2654435761) % self.owners}/project-{i}"
+
+    def index_of(self, url: str) -> int:
+        return int(url.rsplit("-", 1)[1])
+
+    def listing(self, i: int) -> tuple[datetime | None, bool, dict[str, Any]]:
+        """(last_update, is_fork, extra_loader_arguments) of origin ``i``."""
+        h = mix64(self.key + 4 * i)
+        last_update = None
+        if bits(h, 32, 10) < WITH_LAST_UPDATE:
+            last_update = self.now - LAST_UPDATE_SPAN * bits(h, 0, 32) ** 2
+        extra: dict[str, Any] = {}
+        if bits(h, 52, 8) < EXTRA_ARGUMENTS:
+            extra = {"default_branch": ("main", "master", "develop", "trunk")[(h >> 60) & 3]}
+        return last_update, bits(h, 42, 10) < FORKS, extra
+
+    def listed_origin(self, i: int) -> ListedOrigin:
+        last_update, is_fork, extra = self.listing(i)
+        forked_from = self.url((i * 40503 + 17) % self.n) if is_fork else None
+        return ListedOrigin(self.url(i), VISIT_TYPE, extra, last_update, True, is_fork, forked_from)
+
+    def listed_batches(self, batch: int) -> Iterator[list[ListedOrigin]]:
+        for start in range(0, self.n, batch):
+            yield [self.listed_origin(i) for i in range(start, min(start + batch, self.n))]
+
+    # -- visit statuses
+    @staticmethod
+    def _status(h: int) -> JournalStatus:
+        u = bits(h, 32, 16)
+        return JournalStatus.FAILED if u < FAILED else JournalStatus.NOT_FOUND if u < FAILED + NOT_FOUND else JournalStatus.FULL
+
+    def snapshot(self, i: int, number: int) -> bytes:
+        return hashlib.sha1(f"{self.seed}/{i}/{number}".encode()).digest()
+
+    def first_visit(self, i: int) -> VisitStatus:
+        h = mix64(self.key + 4 * i + 1)
+        status = self._status(h)
+        when = self.now - timedelta(seconds=60) - (VISIT_SPAN - timedelta(seconds=60)) * bits(h, 0, 32)
+        return VisitStatus(self.url(i), 1, VISIT_TYPE, status, when, self.snapshot(i, 1) if status is JournalStatus.FULL else None)
+
+    def second_visit(self, i: int, first: VisitStatus) -> VisitStatus:
+        """Later than the first (by at least 1 % of its age); the same snapshot after a successful first visit."""
+        h = mix64(self.key + 4 * i + 2)
+        status = self._status(h)
+        when = self.now - (self.now - first.date) * (0.99 * bits(h, 0, 32))
+        snapshot = None
+        if status is JournalStatus.FULL:
+            snapshot = first.snapshot or self.snapshot(i, 2)
+        return VisitStatus(first.origin, 2, VISIT_TYPE, status, when, snapshot)
+
+    def visits(self, i: int) -> list[VisitStatus]:
+        position = self.order.inverse(i)
+        if position >= self.first_visits:
+            return []
+        first = self.first_visit(i)
+        return [first, self.second_visit(i, first)] if position < self.second_visits else [first]
+
+    def status_batches(self, batch: int) -> Iterator[list[VisitStatus]]:
+        """The first visits in journal order, then the second visits in another order."""
+        for start in range(0, self.first_visits, batch):
+            yield [self.first_visit(self.order(p)) for p in range(start, min(start + batch, self.first_visits))]
+        for start in range(0, self.second_visits, batch):
+            chunk = []
+            for q in range(start, min(start + batch, self.second_visits)):
+                i = self.order(self.second_order(q))
+                chunk.append(self.second_visit(i, self.first_visit(i)))
+            yield chunk
+
+    # -- what the store should then answer
+    def stats(self, i: int, visits: list[VisitStatus] | None = None) -> VisitStats:
+        """The visit stats of origin ``i`` after its statuses (``visits``, when known), by the domain's own rules."""
+        stats = VisitStats(self.url(i), VISIT_TYPE)
+        for status in self.visits(i) if visits is None else visits:
+            feedback = apply_visit_status(stats, status, FEEDBACK, self.now)
+            if feedback is not None:
+                stats = feedback.stats
+        return stats
+
+    def policies_of(self, i: int) -> set[VisitPolicy]:
+        """The policies that may grab origin ``i`` before any grab."""
+        return self.policies(self.stats(i), self.listing(i)[0])
+
+    def policies(self, stats: VisitStats, last_update: datetime | None) -> set[VisitPolicy]:
+        """The policies that may grab an origin with these stats and listing (the stores' pick_* conditions)."""
+        if stats.cooldown_until is not None:
+            return set()
+        never = stats.last_successful is None
+        policies = {VisitPolicy.OLDEST_SCHEDULED_FIRST}
+        if never:
+            policies.add(VisitPolicy.STOP_AFTER_SUCCESS)
+        if last_update is not None and never:
+            policies.add(VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST)
+        if last_update is not None and not never and last_update > stats.last_successful:
+            policies.add(VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG)
+        if last_update is None and (
+            never
+            or (stats.successful_visits == 1 and stats.last_visit <= self.now - GRAB_OPTIONS.minimum_interval)
+            or (stats.successful_visits > 1 and stats.next_visit_target <= self.now)
+        ):
+            policies.add(VisitPolicy.ORIGINS_WITHOUT_LAST_UPDATE)
+        return policies
+
+    def expected(self) -> Expected:
+        candidates = dict.fromkeys(POLICIES, 0)
+        counts = dict.fromkeys((
+            "listed_with_last_update", "listed_forks", "listed_with_extra_arguments",
+            "statuses_eventful", "statuses_uneventful", "statuses_failed", "statuses_not_found",
+            "origins_in_cooldown", "origins_never_visited", "origins_with_pending_changes",
+        ), 0)  # fmt: skip
+        with progress("expected counts", self.n) as advance:
+            for i in range(self.n):
+                last_update, is_fork, extra = self.listing(i)
+                counts["listed_with_last_update"] += last_update is not None
+                counts["listed_forks"] += is_fork
+                counts["listed_with_extra_arguments"] += bool(extra)
+                visits = self.visits(i)
+                snapshot = None
+                for status in visits:
+                    if status.status is JournalStatus.FAILED:
+                        counts["statuses_failed"] += 1
+                    elif status.status is JournalStatus.NOT_FOUND:
+                        counts["statuses_not_found"] += 1
+                    else:
+                        counts["statuses_eventful" if status.snapshot != snapshot else "statuses_uneventful"] += 1
+                        snapshot = status.snapshot
+                stats = self.stats(i, visits)
+                counts["origins_in_cooldown"] += stats.cooldown_until is not None
+                counts["origins_never_visited"] += stats.last_successful is None
+                counts["origins_with_pending_changes"] += last_update is not None and (
+                    stats.last_successful is None or last_update > stats.last_successful)
+                for policy in self.policies(stats, last_update):
+                    candidates[policy] += 1
+                if i % 10_000 == 9_999 or i == self.n - 1:
+                    advance(i % 10_000 + 1)
+        return Expected(candidates, counts)
+
+
+# -- the benchmark -------------------------------------------------------------
+
+
+class Checker:
+    """Compares the grabs' answers with what the data allows; collects what looks wrong."""
+
+    def __init__(self, data: Dataset, expected: Expected, store_name: str) -> None:
+        self.data, self.store_name = data, store_name
+        self.available = dict(expected.candidates)
+        self.grabbed: set[str] = set()
+        self.anomalies: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.anomalies.append(message)
+        console.print(f"  [yellow]warning[/yellow] ({self.store_name}): {message}")
+
+    def check(self, policy: VisitPolicy, visits: list[NextVisit], count: int, dry_run: bool, label: str) -> int:
+        """Check one grab's answer; return how many origins the data allowed it."""
+        allowed = min(count, self.available[policy])
+        if len(visits) != allowed:
+            self.warn(f"{label} returned {len(visits):,} origins of {count:,} asked, the data allows {allowed:,}")
+        elif len(visits) < count:  # not the store's fault: too few origins of this kind left
+            console.print(f"  [yellow]warning[/yellow] ({self.store_name}): {label} returned {len(visits):,} origins "
+                          f"of {count:,} asked: the data allows no more")
+        bad_policy, regrabbed, bad_listing, seen = [], [], [], set()
+        keys = []
+        for visit in visits:
+            i = self.data.index_of(visit.url)
+            policies = self.data.policies_of(i)
+            if visit.policy is not policy or policy not in policies:
+                bad_policy.append(visit.url)
+            if visit.url in self.grabbed or visit.url in seen:
+                regrabbed.append(visit.url)
+            seen.add(visit.url)
+            last_update, is_fork, extra = self.data.listing(i)
+            if visit.last_update != last_update or dict(visit.extra_loader_arguments) != extra or visit.lister_id is None:
+                bad_listing.append(visit.url)
+            if policy is VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST and last_update is not None:
+                keys.append((is_fork, last_update.timestamp()))
+            elif policy is VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG and last_update is not None:
+                last_successful = self.data.stats(i).last_successful
+                if last_successful is not None:
+                    keys.append((False, -(last_update - last_successful).total_seconds()))
+        if bad_policy:
+            self.warn(f"{label}: {len(bad_policy)} origins the policy should not pick, e.g. {bad_policy[0]}")
+        if regrabbed:
+            self.warn(f"{label}: {len(regrabbed)} origins grabbed before and still cooling down, e.g. {regrabbed[0]}")
+        if bad_listing:
+            self.warn(f"{label}: {len(bad_listing)} origins with a wrong listing (last_update, extra arguments or lister), "
+                      f"e.g. {bad_listing[0]}")
+        # ordered by the policy's key (1 ms of slack: SQLite orders the lag by julianday differences)
+        if any(b[0] < a[0] or (b[0] == a[0] and b[1] < a[1] - 0.001) for a, b in zip(keys, keys[1:])):
+            self.warn(f"{label}: origins not in the policy's order")
+        if not dry_run:
+            for visit in visits:
+                self.grabbed.add(visit.url)
+                for p in self.data.policies_of(self.data.index_of(visit.url)):
+                    self.available[p] -= 1
+        return allowed
+
+
+def run_grabs(store: Store, data: Dataset, checker: Checker, count: int, rounds: int) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with progress("grab_next_visits", len(POLICIES) * rounds * 2) as advance:
+        for policy in POLICIES:
+            entry: dict[str, Any] = {"dry_run_ms": [], "dry_run_returned": [], "real_ms": [], "real_returned": [],
+                                     "allowed_dry_run": [], "allowed_real": []}
+            results[policy.value] = entry
+            dry_urls: list[str] | None = None
+            for dry_run in (True, False):
+                kind = "dry_run" if dry_run else "real"
+                for r in range(rounds):
+                    label = f"{'dry-run' if dry_run else 'real'} grab {r + 1} of {policy.value}"
+                    start = time.perf_counter()
+                    try:
+                        visits = store.grab_next_visits(VISIT_TYPE, [GrabRequest(policy, count)], data.now, dry_run=dry_run)
+                    except Exception as exc:  # new store code: report, and go on with the next policy
+                        checker.warn(f"{label} raised {type(exc).__name__}: {exc}")
+                        entry["error"] = f"{type(exc).__name__}: {exc}"
+                        break
+                    entry[f"{kind}_ms"].append((time.perf_counter() - start) * 1000)
+                    entry[f"{kind}_returned"].append(len(visits))
+                    urls = [v.url for v in visits]
+                    # only where the policy's order has no ties: otherwise another plan may pick other equals
+                    strict = policy in (VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST, VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG)
+                    if strict and dry_run and dry_urls is not None and urls != dry_urls:
+                        checker.warn(f"{label} differs from the first dry run (a dry run changed something)")
+                    if strict and not dry_run and r == 0 and dry_urls is not None and urls != dry_urls:
+                        checker.warn(f"{label} differs from the dry runs before it")
+                    if dry_run and dry_urls is None:
+                        dry_urls = urls
+                    entry[f"allowed_{kind}"].append(checker.check(policy, visits, count, dry_run, label))
+                    advance(1)
+                if "error" in entry:
+                    break
+            for kind in ("dry_run", "real"):
+                times = entry[f"{kind}_ms"]
+                entry[f"{kind}_median_ms"] = statistics.median(times) if times else None
+    return results
+
+
+def planner_statistics(store_name: str, store: Store, db_path: Path, analyze: bool) -> dict[str, Any]:
+    """Say which statistics the planner has for the origin tables; on PostgreSQL, ANALYZE first if asked.
+
+    A live PostgreSQL database has statistics: autovacuum analyzes a table soon after many rows
+    change, but not necessarily between the feeding and the grabs of this benchmark, so by default
+    it runs ANALYZE itself. The SQLite store never runs ANALYZE, so neither does the benchmark.
+    """
+    tables = ("listed_origin", "origin_visit_stats")
+    if store_name == "sqlite":
+        with contextlib.closing(sqlite3.connect(db_path)) as conn:
+            has_stat = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone()[0]
+            analyzed = {t: bool(has_stat and conn.execute("SELECT count(*) FROM sqlite_stat1 WHERE tbl = ?", (t,)).fetchone()[0])
+                        for t in tables}
+        return {"analyze": False, "analyzed": analyzed}
+    with psycopg.connect(store.dsn, autocommit=True) as conn:  # type: ignore[attr-defined]
+        if analyze:
+            conn.execute("ANALYZE")
+        rows = conn.execute("SELECT relname, last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL, n_mod_since_analyze "
+                            "FROM pg_stat_user_tables WHERE relname = ANY(%s)", (list(tables),)).fetchall()
+    return {"analyze": analyze, "analyzed": {r[0]: r[1] for r in rows}, "rows_changed_since_analyze": {r[0]: r[2] for r in rows}}
+
+
+def run_store(store: Store, data: Dataset, expected: Expected, store_name: str, batch: int, count: int,
+              rounds: int, db_path: Path, analyze: bool) -> dict[str, Any]:
+    now, n = data.now, data.n
+    lister = store.get_or_create_lister(*LISTER, now)
+
+    # 1. record listed origins
+    recorded: list[int] = []
+
+    def record(origins: list[ListedOrigin]) -> int:
+        recorded.append(store.record_listed_origins(lister.id, origins, now))
+        return len(origins)
+
+    listed_s = timed_batches("record_listed", n, data.listed_batches(batch), record)
+    if sum(recorded) != n:
+        raise SystemExit(f"record_listed_origins wrote {sum(recorded)} origins, expected {n}")
+
+    # 2. feed visit statuses back
+    changed: list[int] = []
+
+    def feed(statuses: list[VisitStatus]) -> int:
+        changed.append(store.record_visit_statuses(statuses, FEEDBACK, now=now))
+        return len(statuses)
+
+    feed_s = timed_batches("record_statuses", n, data.status_batches(batch), feed)
+    checker = Checker(data, expected, store_name)
+    if sum(changed) != n:
+        checker.warn(f"record_visit_statuses changed {sum(changed):,} stats for {n:,} statuses, expected {n:,}")
+
+    # 3. grab, each policy in turn
+    statistics_ = planner_statistics(store_name, store, db_path, analyze)
+    console.print(f"  planner statistics before the grabs: {statistics_['analyzed']}")
+    grabs = run_grabs(store, data, checker, count, rounds)
+    statistics_ = {"before_grabs": statistics_, "after_grabs": planner_statistics(store_name, store, db_path, False)}
+
+    # 4. metrics
+    metrics_ms = None
+    metrics_row: dict[str, Any] = {}
+    start = time.perf_counter()
+    try:
+        metrics = store.update_origin_metrics(now)
+        metrics_ms = (time.perf_counter() - start) * 1000
+    except Exception as exc:
+        checker.warn(f"update_origin_metrics raised {type(exc).__name__}: {exc}")
+        metrics = []
+    mine = [m for m in metrics if m.lister_id == lister.id and m.visit_type == VISIT_TYPE]
+    if metrics_ms is not None and len(mine) != 1:
+        checker.warn(f"update_origin_metrics returned {len(mine)} rows for the lister, expected 1")
+    if mine:
+        m = mine[0]
+        metrics_row = {"origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
+                       "origins_never_visited": m.origins_never_visited,
+                       "origins_with_pending_changes": m.origins_with_pending_changes,
+                       "lag_histogram": dict(m.lag_histogram),
+                       "lag_max_s": m.lag_max.total_seconds() if m.lag_max is not None else None}
+        want = {"origins_known": n, "origins_enabled": n, "origins_never_visited": expected.counts["origins_never_visited"],
+                "origins_with_pending_changes": expected.counts["origins_with_pending_changes"]}
+        for key, value in want.items():
+            if metrics_row[key] != value:
+                checker.warn(f"update_origin_metrics: {key} = {metrics_row[key]:,}, expected {value:,}")
+        if sum(m.lag_histogram.values()) != m.origins_with_pending_changes:
+            checker.warn(f"update_origin_metrics: the lag histogram counts {sum(m.lag_histogram.values()):,} origins, "
+                         f"pending changes {m.origins_with_pending_changes:,}")
+
+    result: dict[str, Any] = {
+        "listed_seconds": listed_s,
+        "listed_origins_per_s": n / listed_s,
+        "statuses_seconds": feed_s,
+        "statuses_per_s": n / feed_s,
+        "statuses_changed": sum(changed),
+    }
+    for policy, entry in grabs.items():
+        result[f"grab_{policy}_dry_run_median_ms"] = entry["dry_run_median_ms"]
+        result[f"grab_{policy}_real_median_ms"] = entry["real_median_ms"]
+    result.update(metrics_ms=metrics_ms, planner_statistics=statistics_, grabs=grabs, metrics=metrics_row, anomalies=checker.anomalies)
+    return result
+
+
+# -- the report ----------------------------------------------------------------
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "error"
+    return f"{value:,.1f}" if unit == "ms" else f"{value:,.0f}"
+
+
+def short_grab(result: dict[str, Any], key: str, count: int) -> int | None:
+    """The fewest origins a grab row's calls returned, when fewer than asked."""
+    for policy in POLICIES:
+        for kind in ("dry_run", "real"):
+            if key == f"grab_{policy.value}_{kind}_median_ms":
+                returned = result["grabs"][policy.value][f"{kind}_returned"]
+                return min(returned) if returned and min(returned) < count else None
+    return None
+
+
+def aim_text(key: str, value: float | None) -> str:
+    if key not in AIMS:
+        return ""
+    sign, target = AIMS[key]
+    shown = f"{sign} {target:,.0f}"
+    if value is None:
+        return shown
+    met = value >= target if sign == "≥" else value <= target
+    return f"{shown}: {'met' if met else 'missed'}"
+
+
+def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> tuple[dict[str, float], dict[str, str]]:
+    """Print the table; return the PostgreSQL/SQLite ratio of each figure (when both ran) and the aims' verdicts."""
+    rows = figures()
+    ratios: dict[str, float] = {}
+    if "sqlite" in results and "postgresql" in results:
+        for key, *_ in rows:
+            pg, lite = results["postgresql"].get(key), results["sqlite"].get(key)
+            if pg is not None and lite:
+                ratios[key] = pg / lite
+    aims = {key: aim_text(key, results["postgresql"].get(key)) for key in AIMS} if "postgresql" in results else {}
+    title = (f"Ostinato origins benchmark: N={args.origins:,}, batch={args.batch:,}, grab batch={args.grab_batch:,}, "
+             f"rounds={args.rounds}")
+    if "postgresql" in results:
+        title += f", PostgreSQL durable={args.durable}"
+    table = Table(title=title, caption=None if args.origins == AIM_N else f"the aims are stated for N={AIM_N:,}")
+    table.add_column("figure")
+    table.add_column("unit")
+    for name in results:
+        table.add_column(f"{name} {results[name]['version']}", justify="right")
+    if ratios:
+        table.add_column("PostgreSQL / SQLite", justify="right")
+    if aims:
+        table.add_column("aim (PostgreSQL)", justify="right")
+    for key, row_title, unit in rows:
+        cells = [row_title, unit]
+        for name in results:
+            cell = fmt(results[name].get(key), unit)
+            short = short_grab(results[name], key, args.grab_batch)
+            cells.append(cell + (f" [{short:,}]" if short is not None else ""))
+        if ratios:
+            cells.append(f"{ratios[key]:.2f}×" if key in ratios else "")
+        if aims:
+            cells.append(aims.get(key, ""))
+        table.add_row(*cells)
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    if any(short_grab(results[name], key, args.grab_batch) is not None for name in results for key, *_ in rows):
+        print(f"[n]: the fewest origins one of the row's grabs returned, when fewer than {args.grab_batch:,}")
+    return ratios, aims
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    code = code_version()  # before the run: the modules measured are the ones imported now
+    console.print(f"ostinato in {code['package']}: commit {(code['git_commit'] or '?')[:12]}, store sha256 "
+                  f"{code['store_sha256'][:12]}{' (store modified locally)' if code['store_changes'] else ''}")  # fmt: skip
+    json_out = args.json_out or default_json_out(code, args.durable, args.analyze)
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    data = Dataset(args.origins, args.seed, now)
+    console.print(f"data: {args.origins:,} origins and statuses, seed {args.seed}, now {now.isoformat()}")
+    expected = data.expected()
+    console.print("  " + ", ".join(f"{p.value} {c:,}" for p, c in expected.candidates.items()) + " origins grabbable")
+    results: dict[str, dict[str, Any]] = {}
+    for name in args.stores:
+        console.print(f"[bold]{name}[/bold]: {args.origins:,} origins")
+        with tempfile.TemporaryDirectory(prefix="ostinato-bench-") as workdir:
+            with fresh_store(name, Path(workdir), args.durable) as (store, version):
+                figures_ = run_store(store, data, expected, name, args.batch, args.grab_batch, args.rounds,
+                                     Path(workdir) / "bench.db", args.analyze)
+        results[name] = {"version": version, **figures_}
+        real = [figures_[f"grab_{p.value}_real_median_ms"] for p in POLICIES]
+        console.print(
+            f"  recorded {figures_['listed_origins_per_s']:,.0f} origins/s, fed {figures_['statuses_per_s']:,.0f} statuses/s, "
+            f"grab median {', '.join(fmt(ms, 'ms') for ms in real)} ms, metrics {fmt(figures_['metrics_ms'], 'ms')} ms"
+        )
+    ratios, aims = report(results, args)
+    pythonpath = os.environ.get("PYTHONPATH")  # set when measuring another checkout (see bench/README.md)
+    command = ([f"PYTHONPATH={pythonpath}"] if pythonpath else []) + [Path(sys.executable).name, *sys.argv]
+    document = {
+        "benchmark": "bench/origins.py",
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(command),
+        "machine": {
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+            "psycopg": psycopg.__version__,
+            "sqlite": sqlite3.sqlite_version,
+            "postgresql": results.get("postgresql", {}).get("version"),
+        },
+        "code": code,
+        "parameters": {"origins": args.origins, "batch": args.batch, "grab_batch": args.grab_batch, "rounds": args.rounds,
+                       "seed": args.seed, "durable": args.durable, "analyze": args.analyze, "now": now.isoformat()},
+        "data": {"grabbable": {p.value: c for p, c in expected.candidates.items()}, **expected.counts},
+        "results": results,
+        "ratio_postgresql_over_sqlite": ratios,
+        "aims_postgresql": {key: text for key, text in aims.items()} | ({"stated_for_origins": AIM_N} if aims else {}),
+    }
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    console.print(f"results written to {json_out}")
+    anomalies = sum(len(r["anomalies"]) for r in results.values())
+    if anomalies:
+        console.print(f"[yellow]{anomalies} warning(s)[/yellow]: see `anomalies` in the JSON")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
