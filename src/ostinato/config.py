@@ -65,6 +65,8 @@ class Settings:
     minimum_interval: timedelta = timedelta(days=1)
     #: feedback: failures in a row that disable an origin until it is listed again
     max_failures: int = 3
+    #: feedback: next visit target after a failed visit
+    failure_delay: timedelta = timedelta(days=1)
 
     @classmethod
     def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -129,6 +131,7 @@ class Settings:
         """Seed 000's feedback knobs and the cooldowns after a visit, for ``record_visit_statuses``."""
         return FeedbackPolicy(
             adjust_factor=self.adjust_factor, minimum_interval=self.minimum_interval, max_failures=self.max_failures,
+            failure_delay=self.failure_delay,
             absolute_cooldown=self.absolute_cooldown, failed_cooldown=self.failed_cooldown,
             not_found_cooldown=self.not_found_cooldown,
         ).validated()

@@ -153,6 +153,20 @@ def test_visit_statuses_follow_seed_000(url, tmp_path):
     assert a.last_eventful == second + timedelta(days=2) and a.next_visit_target == second + timedelta(days=3)
 
 
+def test_visit_status_record_takes_its_knobs_from_the_settings(url, tmp_path):
+    (tmp_path / "ostinato.toml").write_text('[ostinato]\nfailure_delay = "3d"\nfailed_cooldown = "5d"\n')
+    # the CLI's clock is the wall clock: a cooldown already over would be stored as none
+    t = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    ok(url, "visit-status", "record", "-", input=lines(status(A, t, "failed", None)))
+    [a] = stats(url, (A, "git"))
+    assert a.next_visit_target == t + timedelta(days=3) and a.cooldown_until == t + timedelta(days=5)
+    # an option wins over the setting
+    ok(url, "visit-status", "record", "--failure-delay", "2h", "-",
+       input=lines(status(A, t + timedelta(minutes=1), "failed", None, visit=2)))
+    [a] = stats(url, (A, "git"))
+    assert a.next_visit_target == t + timedelta(minutes=1, hours=2) and a.failure_count == 2
+
+
 def test_origin_show(url):
     ok(url, "lister", "add", "gitlab", "gitlab.inria.fr")
     ok(url, "origin", "record", "--lister", "github", "-",

@@ -9,6 +9,7 @@ call is its own transaction: a bad line fails the whole file with
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta
 from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
@@ -18,7 +19,7 @@ from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColum
 
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.origins import Lister, StoredListedOrigin, parse_listed_origin
-from ..domain.visits import FeedbackPolicy, VisitStats, parse_visit_status
+from ..domain.visits import VisitStats, parse_visit_status
 from ..store import Store
 from .app import AppContext, command_group, pass_app
 from .output import DurationType, NumberType, WholeNumberType, console, echo_json, format_when, print_rows, readable
@@ -253,26 +254,30 @@ def visit_status() -> None:
 
 @visit_status.command("record")
 @file_argument
-@click.option("--adjust-factor", type=NumberType(), default=2.0, show_default=True, help="Interval divisor after an eventful visit, multiplier after an uneventful one.")
-@click.option("--minimum-interval", type=DurationType(), default="1d", show_default=True, help="Shortest interval between successful visits.")
-@click.option("--failure-delay", type=DurationType(), default="1d", show_default=True, help="Next visit target after a failed visit.")
-@click.option("--max-failures", type=WholeNumberType(1), default=3, show_default=True, help="Failures in a row that disable an origin until it is listed again.")
+@click.option("--adjust-factor", type=NumberType(), help="Interval divisor after an eventful visit, multiplier after an uneventful one (default: the setting, 2).")
+@click.option("--minimum-interval", type=DurationType(), help="Shortest interval between successful visits (default: the setting, 1d).")
+@click.option("--failure-delay", type=DurationType(), help="Next visit target after a failed visit (default: the setting, 1d).")
+@click.option("--max-failures", type=WholeNumberType(1), help="Failures in a row that disable an origin until it is listed again (default: the setting, 3).")
 @click.option("--batch-size", type=WholeNumberType(1), default=10_000, show_default=True, help="Statuses applied per transaction.")
 @json_option
 @pass_app
-def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float, minimum_interval: timedelta, failure_delay: timedelta,
-                        max_failures: int, batch_size: int, as_json: bool) -> None:
+def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float | None, minimum_interval: timedelta | None,
+                        failure_delay: timedelta | None, max_failures: int | None, batch_size: int, as_json: bool) -> None:
     """Apply visit statuses from FILE (JSON lines, - for stdin) to the visit stats.
 
     One journal message per line: origin, visit, type, status, date, snapshot
     (hex or null). Only final statuses count; replaying a file, duplicates and
     late arrivals change nothing. The whole file is checked before anything is
-    written, and applied oldest first.
+    written, and applied oldest first. The feedback knobs and the cooldowns
+    after a visit come from the settings (ostinato.toml); options override them.
 
     Example line: {"origin": "https://github.com/turtl/mobile", "visit": 3, "type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "snapshot": "9b92…"}
     """
+    overrides = {"adjust_factor": adjust_factor, "minimum_interval": minimum_interval, "failure_delay": failure_delay,
+                 "max_failures": max_failures}
     try:
-        policy = FeedbackPolicy(adjust_factor, minimum_interval, failure_delay, max_failures).validated()
+        policy = dataclasses.replace(app.settings.feedback_policy(),
+                                     **{k: v for k, v in overrides.items() if v is not None}).validated()
     except ValidationError as exc:
         raise readable(exc) from None
     store = app.store()
@@ -283,7 +288,7 @@ def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float, 
         writing = progress.add_task("applying", total=len(statuses))
         changed = 0
         for batch in batches(statuses, batch_size):
-            changed += store.record_visit_statuses(batch, policy)
+            changed += store.record_visit_statuses(batch, policy, now=app.clock.now())
             progress.advance(writing, len(batch))
     ignored = len(statuses) - changed
     if as_json:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..domain.errors import NotFoundError, ValidationError
-from ..domain.orchestration import default_ratios, plan_grab_requests, validate_ratios
+from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ..domain.durations import format_duration
@@ -18,10 +18,11 @@ from .origins import json_option, origin
 from .output import DurationType, WholeNumberType, echo_json, format_time, print_rows, readable
 
 
-def parse_policy_option(values: tuple[str, ...], visit_type: str) -> dict[str, float]:
-    """``--policy P`` or ``--policy P=RATIO``, repeatable; none: seed 003's ratios for the visit type."""
+def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> dict[str, float]:
+    """``--policy P`` or ``--policy P=RATIO``, repeatable; none: the configured ratios of the
+    visit type (seed 003's table unless ``policy_ratios`` says otherwise)."""
     if not values:
-        return default_ratios(visit_type)
+        return settings.ratios(visit_type)
     ratios: dict[str, Any] = {}
     for value in values:
         name, _, weight = value.partition("=")
@@ -44,7 +45,7 @@ def parse_policy_option(values: tuple[str, ...], visit_type: str) -> dict[str, f
 @click.option("--policy", "-p", "policies", multiple=True, metavar="POLICY[=RATIO]",
               help=f"Scheduling policy (repeatable, split by ratio; default: seed 003's table). One of {', '.join(sorted(POLICY_NAMES))}.")
 @click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only origins this lister lists.")
-@click.option("--in-flight-timeout", type=DurationType(), help="Grabbed origins are not picked again for this long unless their visit reports (default: the setting).")
+@click.option("--in-flight-timeout", type=DurationType(), help="Grabbed origins are not picked again for this long unless their visit reports (default: the setting, 1d).")
 @click.option("--dry-run", is_flag=True, help="Show what would be picked; change nothing.")
 @json_option
 @pass_app
@@ -59,7 +60,7 @@ def origin_grab_next(app: AppContext, visit_type: str, count: int, policies: tup
     Example: ostinato origin grab-next git --count 100 --policy never_visited_oldest_update_first --dry-run
     """
     try:
-        ratios = parse_policy_option(policies, visit_type)
+        ratios = parse_policy_option(policies, visit_type, app.settings)
     except ValidationError as exc:
         raise readable(exc) from None
     store = app.store()
@@ -78,8 +79,7 @@ def origin_grab_next(app: AppContext, visit_type: str, count: int, policies: tup
 
 
 def _grab_options(app: AppContext, in_flight_timeout: timedelta | None) -> GrabOptions:
-    settings_options = getattr(app.settings, "grab_options", None)
-    options = settings_options() if callable(settings_options) else GrabOptions()
+    options = app.settings.grab_options()
     if in_flight_timeout is not None:
         options = GrabOptions(in_flight_timeout, options.lister_id, options.minimum_interval)
     try:
