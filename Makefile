@@ -23,9 +23,11 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# the demo shortens the cooldowns after a visit (12 h and 1 day by default) so that a
+# changed directory is visited again within a minute
 run: install
 	$(BIN)/ostinato --db $(DB) example install
-	$(BIN)/ostinato --db $(DB) run
+	OSTINATO_ABSOLUTE_COOLDOWN=30s OSTINATO_MINIMUM_INTERVAL=30s $(BIN)/ostinato --db $(DB) run
 
 system-deps:
 	scripts/install-system-deps

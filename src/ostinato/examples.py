@@ -84,6 +84,19 @@ def list_directories(parent: str | Path) -> list[ListedOrigin]:
     return origins
 
 
+def relist_directories(parent: str, db: str, lister_name: str = "example", instance_name: str = "local") -> TaskResult:
+    """A lister run as a recurring task: list the sub-directories of ``parent`` again into the
+    store at ``db``, so that a directory changed since its last visit is pending again."""
+    from .store import open_store  # a task opens its own store, as a lister on another machine would
+
+    origins = list_directories(parent)
+    now = datetime.now(timezone.utc)
+    with open_store(db) as store:
+        lister = store.get_or_create_lister(lister_name, instance_name, now)
+        store.record_listed_origins(lister.id, origins, now)
+    return TaskResult(eventful=False, metadata={"listed": len(origins)})
+
+
 def load_directory(url: str, lister_name: str | None = None, lister_instance_name: str | None = None,
                    **extra: Any) -> dict[str, Any]:
     """Visit a ``file://`` origin: its snapshot is the SHA-1 of the sorted (relative path, size,

@@ -74,6 +74,24 @@ def test_a_changed_directory_is_visited_again_after_it_is_listed_again(fresh_url
     assert stats_of(fresh_url, tree / "beta")["successful_visits"] == 1  # unchanged: not visited again
 
 
+def test_the_example_lister_task_lists_the_directories_again(fresh_url, tree):
+    from ostinato.examples import relist_directories
+    from ostinato.store import open_store
+
+    ok(fresh_url, "example", "install")
+    tasks = ok_json(fresh_url, "task", "list", "-t", "example-list-directories")
+    assert len(tasks) == 1 and tasks[0]["arguments"]["args"][1] == fresh_url
+    changed = tree / "beta" / "later.txt"
+    changed.write_text("later\n")
+    later = time.time_ns() + 7_200 * 10**9
+    os.utime(changed, ns=(later, later))
+    result = relist_directories(str(tree), fresh_url)
+    assert result.metadata == {"listed": 2}
+    with open_store(fresh_url) as store:
+        [beta] = store.get_listed_origins(url=(tree / "beta").as_uri())
+    assert beta.origin.last_update.timestamp() == pytest.approx(later / 1e9)
+
+
 def test_the_example_loader_and_lister(tree):
     alpha = tree / "alpha"
     listed = {o.url: o for o in list_directories(tree)}

@@ -3,8 +3,9 @@
 Besides the task examples it declares the loader task type ``load-directory``
 and a lister ``example``/``local`` that lists the sub-directories of the
 current directory as origins of visit type ``directory``: ``ostinato run``'s
-orchestrator then visits them. Running it again re-lists them (a directory
-changed since its last visit is visited again) and changes nothing else.
+orchestrator then visits them. A recurring task (``example-list-directories``)
+lists them again every 15 seconds, as a lister would, so that a directory
+changed since its last visit is visited again. Running it again changes nothing.
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ EXAMPLE_TYPES = (
         retry_delay=timedelta(seconds=3),
     ),
     TaskType(
+        type="example-list-directories",
+        description="The example lister, run as a recurring task: list the sub-directories again",
+        backend_name="ostinato.examples:relist_directories",
+        default_interval=timedelta(seconds=15),
+        min_interval=timedelta(seconds=15),
+        max_interval=timedelta(seconds=15),
+        max_queue_length=10,
+        num_retries=1,
+        retry_delay=timedelta(seconds=15),
+    ),
+    TaskType(
         type="load-directory",
         description="Visit a local directory standing for an origin (visit type directory)",
         backend_name="ostinato.examples:load_directory",
@@ -76,6 +88,8 @@ def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     tasks = [NewTask("example-watch", now, TaskArguments((d,))) for d in dirs]
     tasks.append(NewTask("example-flaky", now, TaskArguments((), {"failure_rate": 0.3})))
     tasks.append(NewTask("example-watch", now, TaskArguments((dirs[0],)), policy=TaskPolicy.ONESHOT))
+    tasks.append(NewTask("example-list-directories", now + timedelta(seconds=15),
+                         TaskArguments((str(Path.cwd()), app.settings.db))))
     created = store.create_tasks(tasks)
     lister = store.get_or_create_lister(*EXAMPLE_LISTER, now)
     origins = list_directories(Path.cwd())
@@ -84,4 +98,5 @@ def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     click.echo(f"example origins: {len(origins)} sub-directories of {Path.cwd()} listed by {'/'.join(EXAMPLE_LISTER)} "
                "(visit type directory)")
     click.echo("now run `ostinato run` and watch the runs and visits; edit a file in a watched directory to see an "
-               "eventful run, run `ostinato example install` again to re-list the directories")
+               "eventful run; the directories are listed again every 15 s, and one changed since its last visit is "
+               "visited again once its cooldown is over (absolute_cooldown)")
