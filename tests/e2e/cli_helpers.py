@@ -21,3 +21,10 @@ def ok(url, *args, input=None):
 
 def ok_json(url, *args, input=None):
     return json.loads(ok(url, *args, "--json", input=input).stdout)
+
+
+def add_loaders(url, *visit_types):
+    """Declare a loader (task type ``load-<visit type>``) for each visit type: the CLI refuses
+    origins and statuses of visit types nobody can load."""
+    for visit_type in visit_types:
+        ok(url, "task-type", "add", f"load-{visit_type}", "ostinato.examples:load_directory", f"Load {visit_type} origins")

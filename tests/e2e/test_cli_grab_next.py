@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cli_helpers import ok, ok_json, run
+from cli_helpers import add_loaders, ok, ok_json, run
 
 ORIGINS = [
     {"url": "https://forge.example/old", "visit_type": "git", "last_update": "2024-01-01T00:00:00Z"},
@@ -21,8 +21,11 @@ ORIGINS = [
 def url(request, fresh_url):
     if request.param == "sqlite":
         ok(fresh_url, "db", "init")
-        return fresh_url
-    return request.getfixturevalue("pg_dsn")
+        url = fresh_url
+    else:
+        url = request.getfixturevalue("pg_dsn")
+    add_loaders(url, "git", "pypi")
+    return url
 
 
 def record(url, origins=ORIGINS, lister="gh"):
@@ -95,3 +98,17 @@ def test_metrics_update_and_show(url):
     assert [m["visit_type"] for m in ok_json(url, "metrics", "show", "--visit-type", "pypi")] == ["pypi"]
     assert len(ok_json(url, "metrics", "show", "--lister", "gh")) == 2
     assert "2 lister and visit type pairs" in ok(url, "metrics", "show").output
+
+
+def test_unknown_visit_types_are_refused_with_the_line_and_field(url):
+    bad_origin = [ORIGINS[0], {"url": "https://forge.example/typo", "visit_type": "gti"}]
+    result = run(url, "origin", "record", "--lister", "gh", "-", input="".join(json.dumps(o) + "\n" for o in bad_origin))
+    assert result.exit_code == 2 and "line 2: visit_type:" in result.output and "'gti'" in result.output
+    assert "load-git" not in result.output and "git, pypi" in result.output  # the known ones are named
+    assert ok_json(url, "origin", "grab-next", "git", "--dry-run")["visits"] == []  # line 1 was not written either
+    status = {"origin": "https://forge.example/old", "visit": 1, "type": "gti", "status": "full",
+              "date": "2026-01-01T00:00:00Z", "snapshot": "ab" * 20}
+    result = run(url, "visit-status", "record", "-", input=json.dumps(status) + "\n")
+    assert result.exit_code == 2 and "line 1: type:" in result.output
+    result = run(url, "origin", "grab-next", "gti")
+    assert result.exit_code == 2 and "visit_type:" in result.output

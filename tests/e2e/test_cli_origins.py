@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from ostinato.store import open_store
-from cli_helpers import run, ok, ok_json
+from cli_helpers import add_loaders, run, ok, ok_json
 
 A = "https://github.com/turtl/mobile"
 B = "https://github.com/turtl/server"
@@ -21,6 +21,7 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 def url(fresh_url):
     url = fresh_url
     ok(url, "db", "init")
+    add_loaders(url, "git", "git-checkout", "hg", "svn")
     return url
 
 

@@ -19,6 +19,7 @@ from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColum
 
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.origins import Lister, StoredListedOrigin, parse_listed_origin
+from ..domain.visit_policies import visit_type_of_task_type
 from ..domain.visits import VisitStats, parse_visit_status
 from ..store import Store
 from .app import AppContext, command_group, pass_app
@@ -120,7 +121,9 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
     instance_name = lister_name if instance_name is None else _name(instance_name, "instance")
     store = app.store()
     with _progress() as progress:
-        origins = read_json_lines(file, parse_listed_origin, _advancer(progress, "reading"))
+        known = loader_visit_types(store)
+        origins = read_json_lines(file, lambda record: _with_loader(parse_listed_origin(record), "visit_type", known),
+                                  _advancer(progress, "reading"))
         # the last line of a (url, visit_type) wins, as within one store batch
         unique = list({(o.url, o.visit_type): o for o in origins}.values())
         found, _created = get_or_create_lister(store, lister_name, instance_name, app.clock.now())
@@ -282,7 +285,9 @@ def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float |
         raise readable(exc) from None
     store = app.store()
     with _progress() as progress:
-        statuses = read_json_lines(file, parse_visit_status, _advancer(progress, "reading"))
+        known = loader_visit_types(store)
+        statuses = read_json_lines(file, lambda record: _with_loader(parse_visit_status(record), "type", known),
+                                   _advancer(progress, "reading"))
         # oldest first across batches too: the result does not depend on --batch-size
         statuses.sort(key=lambda s: s.date)
         writing = progress.add_task("applying", total=len(statuses))
@@ -296,6 +301,27 @@ def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float |
         return
     click.echo(f"Read {len(statuses)} visit status{'es' if len(statuses) != 1 else ''}: {changed} changed the visit stats, "
                f"{ignored} ignored (not final, duplicate or late)")
+
+
+# -- visit types ----------------------------------------------------------------
+def loader_visit_types(store: Store) -> set[str]:
+    """The visit types Ostinato can load: those with a task type ``load-<visit type>``."""
+    return {v for v in (visit_type_of_task_type(t.type) for t in store.list_task_types()) if v is not None}
+
+
+def check_visit_type(visit_type: str, known: set[str], field: str = "visit_type") -> str:
+    """A visit type with a loader, or a ValidationError naming ``field`` (a typo would list
+    origins nobody ever visits)."""
+    if visit_type not in known:
+        names = ", ".join(sorted(known)) or "none yet"
+        raise ValidationError(field, f"a visit type with a loader, a task type load-<visit type> (known: {names})",
+                              visit_type)
+    return visit_type
+
+
+def _with_loader(item: T, field: str, known: set[str]) -> T:
+    check_visit_type(item.visit_type if field == "visit_type" else item.type, known, field)
+    return item
 
 
 # -- reading and batching -------------------------------------------------------
@@ -355,4 +381,4 @@ def _advancer(progress: Progress, description: str) -> Callable[[int], None]:
     return lambda n: progress.advance(task_id, n)
 
 
-__all__ = ["batches", "get_or_create_lister", "lister", "lister_to_dict", "origin", "read_json_lines", "visit_status"]
+__all__ = ["batches", "check_visit_type", "get_or_create_lister", "loader_visit_types", "lister", "lister_to_dict", "origin", "read_json_lines", "visit_status"]

@@ -14,7 +14,7 @@ from ..domain.origin_metrics import OriginMetrics
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ..domain.durations import format_duration
 from .app import AppContext, command_group, pass_app
-from .origins import json_option, origin
+from .origins import check_visit_type, json_option, loader_visit_types, origin
 from .output import DurationType, WholeNumberType, echo_json, format_time, print_rows, readable
 
 
@@ -64,6 +64,10 @@ def origin_grab_next(app: AppContext, visit_type: str, count: int, policies: tup
     except ValidationError as exc:
         raise readable(exc) from None
     store = app.store()
+    try:
+        check_visit_type(visit_type, loader_visit_types(store))
+    except ValidationError as exc:
+        raise readable(exc) from None
     options = _grab_options(app, in_flight_timeout)
     if lister_name is not None:
         options = GrabOptions(options.in_flight_timeout, _lister_id(store, lister_name), options.minimum_interval)
