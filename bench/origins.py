@@ -115,6 +115,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--stores", default=",".join(STORES), help="comma-separated stores among sqlite,postgresql")
     parser.add_argument("--seed", type=int, default=42, help="seed of the generated data")
     parser.add_argument("--no-durable", dest="durable", action="store_false", help="PostgreSQL with fsync off (not like production)")
+    parser.add_argument("--shared-buffers", default="2GB", help="PostgreSQL shared_buffers (default 2GB)")
     parser.add_argument("--no-analyze", dest="analyze", action="store_false",
                         help="do not ANALYZE the PostgreSQL database before the grabs: plan with whatever autovacuum gathered")
     parser.add_argument("--json-out", type=Path,
@@ -619,7 +620,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.stores:
         console.print(f"[bold]{name}[/bold]: {args.origins:,} origins")
         with tempfile.TemporaryDirectory(prefix="ostinato-bench-") as workdir:
-            with fresh_store(name, Path(workdir), args.durable) as (store, version):
+            with fresh_store(name, Path(workdir), args.durable, args.shared_buffers) as (store, version):
                 figures_ = run_store(store, data, expected, name, args.batch, args.grab_batch, args.rounds,
                                      Path(workdir) / "bench.db", args.analyze)
         results[name] = {"version": version, **figures_}
@@ -645,7 +646,8 @@ def main(argv: list[str] | None = None) -> int:
         },
         "code": code,
         "parameters": {"origins": args.origins, "batch": args.batch, "grab_batch": args.grab_batch, "rounds": args.rounds,
-                       "seed": args.seed, "durable": args.durable, "analyze": args.analyze, "now": now.isoformat()},
+                       "seed": args.seed, "durable": args.durable, "analyze": args.analyze, "now": now.isoformat(),
+                       "shared_buffers": args.shared_buffers},
         "data": {"grabbable": {p.value: c for p, c in expected.candidates.items()}, **expected.counts},
         "results": results,
         "ratio_postgresql_over_sqlite": ratios,
