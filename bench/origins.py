@@ -42,8 +42,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
-import platform
 import sqlite3
 import statistics
 import sys
@@ -65,7 +63,7 @@ from ostinato.store.interface import Store
 
 # Shared with the tasks benchmark (bench/tasks.py, next to this file): the store set-up, the
 # progress display and the description of the code measured.
-from tasks import code_version, console, fresh_store, progress, timed_batches
+from tasks import code_version, console, fresh_store, progress, result_header, timed_batches
 
 VISIT_TYPE = "git"
 LISTER = ("bench-forge", "forge.example.org")
@@ -630,20 +628,8 @@ def main(argv: list[str] | None = None) -> int:
             f"grab median {', '.join(fmt(ms, 'ms') for ms in real)} ms, metrics {fmt(figures_['metrics_ms'], 'ms')} ms"
         )
     ratios, aims = report(results, args)
-    pythonpath = os.environ.get("PYTHONPATH")  # set when measuring another checkout (see bench/README.md)
-    command = ([f"PYTHONPATH={pythonpath}"] if pythonpath else []) + [Path(sys.executable).name, *sys.argv]
     document = {
-        "benchmark": "bench/origins.py",
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(command),
-        "machine": {
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "python": platform.python_version(),
-            "psycopg": psycopg.__version__,
-            "sqlite": sqlite3.sqlite_version,
-            "postgresql": results.get("postgresql", {}).get("version"),
-        },
+        **result_header("bench/origins.py", results),
         "code": code,
         "parameters": {"origins": args.origins, "batch": args.batch, "grab_batch": args.grab_batch, "rounds": args.rounds,
                        "seed": args.seed, "durable": args.durable, "analyze": args.analyze, "now": now.isoformat(),

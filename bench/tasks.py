@@ -286,19 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             f"recorded {figures['record_runs_per_s']:,.0f} runs/s"
         )
     ratios = report(results, args)
-    pythonpath = os.environ.get("PYTHONPATH")  # set when measuring another checkout (see bench/README.md)
-    command = ([f"PYTHONPATH={pythonpath}"] if pythonpath else []) + [Path(sys.executable).name, *sys.argv]
     document = {
-        "benchmark": "bench/tasks.py",
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(command),
-        "machine": {
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version,
-            "postgresql": results.get("postgresql", {}).get("version"),
-        },
+        **result_header("bench/tasks.py", results),
         "code": code,
         "parameters": {"tasks": args.tasks, "batch": args.batch, "grab_batch": args.grab_batch, "durable": args.durable},
         "results": results,
@@ -308,6 +297,25 @@ def main(argv: list[str] | None = None) -> int:
     args.json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     console.print(f"results written to {args.json_out}")
     return 0
+
+
+def result_header(benchmark: str, results: dict[str, Any]) -> dict[str, Any]:
+    """The head of a benchmark's JSON result: which benchmark, when, the exact command, the machine."""
+    pythonpath = os.environ.get("PYTHONPATH")  # set when measuring another checkout (see bench/README.md)
+    command = ([f"PYTHONPATH={pythonpath}"] if pythonpath else []) + [Path(sys.executable).name, *sys.argv]
+    return {
+        "benchmark": benchmark,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(command),
+        "machine": {
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+            "psycopg": psycopg.__version__,
+            "sqlite": sqlite3.sqlite_version,
+            "postgresql": results.get("postgresql", {}).get("version"),
+        },
+    }
 
 
 if __name__ == "__main__":
