@@ -1,0 +1,302 @@
+"""Calendar rules: when a calendar schedule fires (seed 004's ``cron_schedule``,
+seed 002's systemd-like ``timer``), in the schedule's IANA time zone.
+
+Three kinds of rule, each read by a well-kept library:
+
+- **cron**: five fields, or ``@hourly``, ``@daily``, ``@weekly``, ``@monthly``,
+  ``@yearly`` (``@annually``, ``@midnight``), read by ``cronsim``;
+- **systemd** calendar events (``OnCalendar=``): ``Mon..Fri *-*-* 02:00``,
+  ``*:0/15``, ``*-*~01``, ``quarterly``, … with an optional zone at the end,
+  read by ``oncalendar``;
+- **rrule** (RFC 5545): ``FREQ=DAILY;BYHOUR=2`` or ``DTSTART:…`` plus
+  ``RRULE:…`` lines, read by ``python-dateutil``.
+
+A rule yields wall-clock times of its zone; :func:`resolve_local` turns each
+into one instant, the same way for every kind, so that a daylight-saving
+change never runs a schedule twice and never skips it silently:
+
+- a wall time that does not exist (the hour skipped in spring) fires at the
+  end of the gap, the first instant after it (02:30 → 03:00 in Paris), and
+  several such times collapse into that one firing; systemd itself skips them,
+  so for systemd rules this is the one place where Ostinato fires and
+  ``systemd-analyze`` does not;
+- a wall time that happens twice (the hour repeated in autumn) fires once, at
+  its first occurrence (the earlier offset), as systemd and cron do.
+
+Every such firing carries a ``note`` saying what happened; the preview
+(``ostinato calendar next``) prints it.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Iterator
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .errors import ValidationError
+
+UTC = timezone.utc
+#: cron's named schedules, as five fields
+CRON_NICKNAMES = {
+    "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
+}
+_KIND_PREFIX = re.compile(r"^(cron|systemd|rrule):\s*", re.IGNORECASE)
+#: how far a rule is searched for its next firing before it is called exhausted
+_HORIZON_YEARS = 200
+
+
+class RuleKind(str, enum.Enum):
+    CRON = "cron"
+    SYSTEMD = "systemd"
+    RRULE = "rrule"
+
+
+@dataclass(frozen=True, slots=True)
+class FireTime:
+    at: datetime
+    #: what a daylight-saving change did to this firing, if anything
+    note: str | None = None
+    #: True when the firing is only there for wall times that do not exist (the rule names no
+    #: time at this instant): systemd would skip it
+    moved: bool = False
+
+
+def parse_zone(name: str, field: str = "tz") -> ZoneInfo:
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError(field, "an IANA time zone such as Europe/Paris or UTC", name)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(field, "an IANA time zone such as Europe/Paris or UTC", name) from None
+
+
+def detect_kind(text: str) -> RuleKind:
+    """``cron:``/``systemd:``/``rrule:`` prefixes win; else RRULE text, then five cron fields or a
+    cron nickname, else a systemd calendar event."""
+    stripped = text.strip()
+    prefix = _KIND_PREFIX.match(stripped)
+    if prefix:
+        return RuleKind(prefix.group(1).lower())
+    upper = stripped.upper()
+    if upper.startswith(("FREQ=", "RRULE:", "DTSTART")) or "\nRRULE:" in upper:
+        return RuleKind.RRULE
+    if stripped.startswith("@") or len(stripped.split()) == 5:
+        return RuleKind.CRON
+    return RuleKind.SYSTEMD
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarRule:
+    """A validated rule: its kind, its text (prefix removed) and the zone it is read in."""
+
+    kind: RuleKind
+    expression: str
+    tz: str
+
+    @classmethod
+    def parse(cls, text: str, tz: str = "UTC", *, kind: RuleKind | str | None = None, field: str = "calendar") -> "CalendarRule":
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError(field, "a cron, systemd calendar or RRULE expression", text)
+        parse_zone(tz)
+        rule_kind = RuleKind(kind) if kind is not None else detect_kind(text)
+        expression = _KIND_PREFIX.sub("", text.strip())
+        rule = cls(rule_kind, expression, tz)
+        next(rule._wall_times(datetime(2000, 1, 1), field=field), None)  # reading it is the check
+        return rule
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self._zone_name())
+
+    def _zone_name(self) -> str:
+        if self.kind is RuleKind.SYSTEMD:
+            head, _, last = self.expression.rpartition(" ")
+            if head and _is_zone(last):
+                return last
+        return self.tz
+
+    def next_fire_times(self, after: datetime, count: int = 1) -> list[FireTime]:
+        """The next ``count`` firings strictly after ``after`` (an aware instant)."""
+        if after.tzinfo is None:
+            raise ValidationError("after", "a time with a zone", after.isoformat())
+        zone = self.zone
+        start_local = after.astimezone(zone).replace(tzinfo=None) - timedelta(hours=3)  # a DST gap is at most 2 h
+        found: list[FireTime] = []
+        gap_walls: list[datetime] = []  # wall times of the gap collapsed into the last firing
+        for wall in self._wall_times(start_local):
+            instant, note = resolve_local(wall, zone)
+            if instant <= after:
+                continue
+            in_gap = note is not None and _IN_GAP in note
+            if found and instant == found[-1].at:
+                last = found[-1]
+                if in_gap:
+                    gap_walls.append(wall)
+                if in_gap and last.moved:
+                    found[-1] = FireTime(instant, _gap_note(gap_walls, instant), moved=True)
+                elif gap_walls:  # the gap's times and a time the rule names share this instant
+                    found[-1] = FireTime(instant, _gap_note(gap_walls, instant, with_rule_time=True))
+                continue
+            gap_walls = [wall] if in_gap else []
+            found.append(FireTime(instant, note, moved=in_gap))
+            if len(found) > count:
+                break
+        return found[:count]
+
+    def next_fire_time(self, after: datetime) -> datetime | None:
+        times = self.next_fire_times(after, 1)
+        return times[0].at if times else None
+
+    # -- wall-clock iteration, per kind ------------------------------------
+    def _wall_times(self, start: datetime, *, field: str = "calendar") -> Iterator[datetime]:
+        """Wall-clock times of the rule (naive, in its zone) after ``start``."""
+        if self.kind is RuleKind.CRON:
+            return _cron_times(self.expression, start, field)
+        if self.kind is RuleKind.SYSTEMD:
+            return _systemd_times(self.expression, start, field)
+        return _rrule_times(self.expression, start, field)
+
+
+def _is_zone(name: str) -> bool:
+    if not name or name[0] in "0123456789*":
+        return False
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+_IN_GAP = "does not exist"
+
+
+def _gap_note(walls: list[datetime], at: datetime, *, with_rule_time: bool = False) -> str:
+    times = ", ".join(f"{w:%H:%M:%S}" for w in walls)
+    verb = "does" if len(walls) == 1 else "do"
+    where = f"runs once, with {at:%H:%M:%S}" if with_rule_time else f"runs once, at the gap's end, {at:%H:%M:%S}"
+    return f"{times} {verb} not exist (daylight-saving gap): {where}"
+
+
+def _cron_times(expression: str, start: datetime, field: str) -> Iterator[datetime]:
+    from cronsim import CronSim, CronSimError
+
+    text = CRON_NICKNAMES.get(expression.strip().lower(), expression)
+    try:
+        iterator = CronSim(text, start)
+    except CronSimError as exc:
+        raise ValidationError(field, f"a cron expression of five fields or an @nickname ({exc})", expression) from None
+    limit = start.year + _HORIZON_YEARS
+    for wall in iterator:
+        if wall.year > limit:
+            return
+        yield wall
+
+
+def _systemd_times(expression: str, start: datetime, field: str) -> Iterator[datetime]:
+    from oncalendar import BaseIterator, OnCalendarError
+
+    head, _, last = expression.strip().rpartition(" ")
+    text = head if head and _is_zone(last) else expression
+    try:
+        iterator = BaseIterator(text, start)
+    except OnCalendarError as exc:
+        raise ValidationError(field, f"a systemd calendar event such as 'Mon..Fri *-*-* 02:00' ({exc})", expression) from None
+    try:
+        yield from iterator
+    except OnCalendarError as exc:
+        raise ValidationError(field, f"a systemd calendar event ({exc})", expression) from None
+
+
+def _rrule_times(expression: str, start: datetime, field: str) -> Iterator[datetime]:
+    from dateutil.rrule import rrule, rrulestr
+
+    text = expression.strip()
+    has_dtstart = "DTSTART" in text.upper()
+    body = text if "RRULE:" in text.upper() or has_dtstart else f"RRULE:{text}"
+    try:
+        rule = rrulestr(body, dtstart=None if has_dtstart else datetime(2000, 1, 1), ignoretz=True)
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(field, f"an RFC 5545 RRULE such as FREQ=DAILY;BYHOUR=2 ({exc})", expression) from None
+    if not isinstance(rule, rrule):
+        raise ValidationError(field, "a single RRULE (no RDATE, EXDATE or several rules)", expression)
+    _check_anchor(rule, has_dtstart, expression, field)
+    rule = _fast_forward(rule, start)
+    wall = start
+    while True:
+        wall = rule.after(wall)
+        if wall is None or wall.year > start.year + _HORIZON_YEARS:
+            return
+        yield wall
+
+
+def _check_anchor(rule, has_dtstart: bool, expression: str, field: str) -> None:
+    """Without DTSTART the rule is anchored at 2000-01-01 00:00: refuse rules whose meaning
+    would depend on that arbitrary anchor."""
+    if has_dtstart:
+        return
+    from dateutil.rrule import MONTHLY, WEEKLY, YEARLY
+
+    interval, freq = rule._interval, rule._freq  # dateutil keeps them as attributes only
+    anchored = interval > 1 or (freq == WEEKLY and rule._original_rule.get("byweekday") is None) \
+        or (freq == MONTHLY and not (rule._original_rule.get("bymonthday") or rule._original_rule.get("byweekday"))) \
+        or (freq == YEARLY and not (rule._original_rule.get("bymonth") or rule._original_rule.get("byyearday")
+                                    or rule._original_rule.get("byweekno")))
+    if anchored:
+        raise ValidationError(field, "a DTSTART line (the rule's anchor) with INTERVAL above 1, or with WEEKLY, "
+                                     "MONTHLY or YEARLY and no BYDAY, BYMONTHDAY or BYMONTH", expression)
+
+
+def _fast_forward(rule, start: datetime):
+    """A rule of fixed-length steps (daily or shorter, weekly) restarted close to ``start`` on the
+    same phase, so that finding the next firing does not walk from a DTSTART long ago."""
+    from dateutil.rrule import DAILY, HOURLY, MINUTELY, SECONDLY, WEEKLY
+
+    steps = {SECONDLY: timedelta(seconds=1), MINUTELY: timedelta(minutes=1), HOURLY: timedelta(hours=1),
+             DAILY: timedelta(days=1), WEEKLY: timedelta(weeks=1)}
+    step = steps.get(rule._freq)
+    if step is None or rule._count is not None or rule._dtstart >= start:
+        return rule
+    period = step * rule._interval
+    skipped = (start - rule._dtstart) // period
+    if skipped <= 1:
+        return rule
+    return rule.replace(dtstart=rule._dtstart + (skipped - 1) * period)
+
+
+def resolve_local(wall: datetime, zone: ZoneInfo) -> tuple[datetime, str | None]:
+    """The instant a wall-clock time of ``zone`` fires at, and a note when DST moved it."""
+    early = wall.replace(tzinfo=zone, fold=0)
+    late = wall.replace(tzinfo=zone, fold=1)
+    if early.utcoffset() == late.utcoffset():
+        return early, None
+    exists = early.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == wall
+    if exists:
+        return early, f"{wall:%H:%M:%S} happens twice ({_offset(early)} then {_offset(late)}): runs once, at the first"
+    end = _gap_end(wall, zone)
+    return end, _gap_note([wall], end)
+
+
+def _gap_end(wall: datetime, zone: ZoneInfo) -> datetime:
+    """The first instant after the spring-forward gap that contains ``wall``."""
+    low = wall.replace(tzinfo=zone, fold=1).astimezone(UTC)   # read with the offset after the change
+    high = wall.replace(tzinfo=zone, fold=0).astimezone(UTC)  # read with the offset before it
+    low, high = min(low, high), max(low, high)
+    before = low.astimezone(zone).utcoffset()
+    while high - low > timedelta(seconds=1):
+        middle = low + (high - low) / 2
+        if middle.astimezone(zone).utcoffset() == before:
+            low = middle
+        else:
+            high = middle
+    return high.replace(microsecond=0).astimezone(zone)
+
+
+def _offset(value: datetime) -> str:
+    offset = value.utcoffset() or timedelta(0)
+    sign = "+" if offset >= timedelta(0) else "-"
+    minutes = int(abs(offset).total_seconds() // 60)
+    return f"UTC{sign}{minutes // 60:02d}:{minutes % 60:02d}"
