@@ -1,0 +1,397 @@
+"""Schedules: seed 004's deadline-greedy scheduling, with seed 002's periodic
+tasks as one way to run them. Pure rules, by the seed's names:
+
+- a schedule is **periodic** (``scheduling_period``, ``cooldown_duration``) or
+  **calendar** (``cron_schedule``: any rule of ``domain.calendars``, and
+  ``cron_max_schedule_duration``);
+- :func:`get_schedule_condition`: ``OK``, ``WARNING`` or ``ERROR``, each
+  WARNING and ERROR with a reason code (the seed's future direction 5);
+- :func:`get_schedule_start_times`: ``can_start_by`` and ``should_start_by``,
+  with the retry backoff and the blackout periods;
+- :func:`apply_run_end`: a run's end moves the state (the EWMA of good
+  durations, the failure count).
+
+Where the seed leaves a case open, the rule chosen is written here:
+
+- a schedule that never succeeded counts from ``created_at`` (it is as late as
+  if it had last succeeded when it was created);
+- the seed writes the periodic "running" warning as ``owner_start_at +
+  average_good_duration > last_good_start_at - scheduling_period``; the
+  deadline is ``last_good_start_at + scheduling_period`` in every other
+  formula, and that is the one used;
+- ``average_good_duration`` unknown (never succeeded) counts as zero;
+- a paused schedule is WARNING (``PAUSED``), not ERROR, whatever its age.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime, time, timedelta
+from typing import Any, Mapping, Sequence
+
+from .calendars import CalendarRule, parse_zone, resolve_local
+from .errors import ValidationError, check_text
+from .tasks import TaskArguments
+
+#: seed 004: "75% of the weight of the average is equal to the last 3 runtimes"
+DEFAULT_ALPHA = 0.37
+#: seed 004's retry backoff after failure 1, 2, and 3 or more
+DEFAULT_RETRY_BACKOFF = (timedelta(minutes=5), timedelta(hours=1), timedelta(hours=4))
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,199}$")
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
+
+
+class ScheduleKind(str, enum.Enum):
+    PERIODIC = "periodic"
+    CALENDAR = "calendar"
+
+
+class RunMode(str, enum.Enum):
+    #: the scheduler runs the job itself, holding the schedule's ownership (seed 004)
+    RUN = "run"
+    #: the scheduler submits a one-shot task to the generic queue (seed 002)
+    SUBMIT = "submit"
+
+
+class State(str, enum.Enum):
+    OK = "OK"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+
+    @property
+    def rank(self) -> int:
+        """Worst first: ERROR 0, WARNING 1, OK 2."""
+        return {"ERROR": 0, "WARNING": 1, "OK": 2}[self.value]
+
+
+class Reason(str, enum.Enum):
+    #: periodic: no good start within ``scheduling_period``
+    STALE = "stale"
+    #: calendar: the run due at the last firing has not completed within ``cron_max_schedule_duration``
+    DEADLINE_MISSED = "deadline_missed"
+    #: not running, and even started now it would likely end after its deadline
+    LIKELY_LATE = "likely_late"
+    #: running, and likely to end after its deadline
+    RUNNING_LATE = "running_late"
+    #: the last run failed
+    LAST_RUN_FAILED = "last_run_failed"
+    #: running, but its owner has not pinged for longer than the ping timeout
+    OWNER_SILENT = "owner_silent"
+    #: paused: not run until resumed
+    PAUSED = "paused"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    state: State
+    reason: Reason | None = None
+    #: the time by which the constraint is violated, when the schedule has one
+    deadline: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BlackoutPeriod:
+    """A daily window, in the schedule's zone, when it must not run; ``end`` before ``start``
+    crosses midnight."""
+
+    start: time
+    end: time
+
+    def to_dict(self) -> dict[str, str]:
+        return {"start": self.start.isoformat(), "end": self.end.isoformat()}
+
+
+@dataclass(frozen=True, slots=True)
+class StartTimes:
+    can_start_by: datetime
+    should_start_by: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    name: str
+    kind: ScheduleKind
+    #: the job: a task type (its callable) and arguments
+    task_type: str
+    created_at: datetime
+    arguments: TaskArguments = field(default_factory=TaskArguments)
+    mode: RunMode = RunMode.RUN
+    scheduling_period: timedelta | None = None
+    cooldown_duration: timedelta | None = None
+    cron_schedule: str | None = None
+    cron_max_schedule_duration: timedelta | None = None
+    tz: str = "UTC"
+    enabled: bool = True
+    max_expected_duration: timedelta | None = None
+    max_allowed_duration: timedelta | None = None
+    blackout_periods: tuple[BlackoutPeriod, ...] = ()
+    dont_run_on_nodes: tuple[str, ...] = ()
+    # -- state (seed 004) --
+    last_good_start_at: datetime | None = None
+    last_good_end_at: datetime | None = None
+    last_start_at: datetime | None = None
+    last_end_at: datetime | None = None
+    failure_count: int | None = None
+    average_good_duration: timedelta | None = None
+    owner_started_at: datetime | None = None
+    owner_node: str | None = None
+    owner_name: str | None = None
+    owner_tag: str | None = None
+    owner_last_ping_at: datetime | None = None
+    steal_start_at: datetime | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.owner_tag is not None
+
+    @property
+    def rule(self) -> CalendarRule:
+        return CalendarRule.parse(self.cron_schedule or "", self.tz, field="cron_schedule")
+
+    def validated(self) -> "Schedule":
+        """The same schedule, checked: a ValidationError names the first field at fault."""
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ValidationError("name", "letters, digits and _ . @ : - (at most 200, not starting with a sign)", self.name)
+        if not isinstance(self.task_type, str) or not self.task_type.strip():
+            raise ValidationError("task_type", "the task type whose callable runs the job", self.task_type)
+        check_text(self.task_type, "task_type")
+        kind = ScheduleKind(self.kind)
+        parse_zone(self.tz)
+        for name in ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration",
+                     "max_expected_duration", "max_allowed_duration"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, timedelta) or value < timedelta(0)):
+                raise ValidationError(name, "a duration of 0 or more", value)
+        if kind is ScheduleKind.PERIODIC:
+            if self.scheduling_period is None or self.scheduling_period <= timedelta(0):
+                raise ValidationError("scheduling_period", "a positive duration (how stale the data may get)",
+                                      self.scheduling_period)
+            if self.cron_schedule is not None:
+                raise ValidationError("cron_schedule", "nothing for a periodic schedule", self.cron_schedule)
+            if self.cooldown_duration is not None and self.cooldown_duration > self.scheduling_period:
+                raise ValidationError("cooldown_duration", f"at most the scheduling_period ({self.scheduling_period})",
+                                      self.cooldown_duration)
+        else:
+            self.rule  # parses and checks the rule
+            if self.cron_max_schedule_duration is None or self.cron_max_schedule_duration <= timedelta(0):
+                raise ValidationError("cron_max_schedule_duration", "a positive duration (how long after a firing "
+                                      "the run must have completed)", self.cron_max_schedule_duration)
+            if self.scheduling_period is not None:
+                raise ValidationError("scheduling_period", "nothing for a calendar schedule", self.scheduling_period)
+        if (self.max_expected_duration and self.max_allowed_duration
+                and self.max_expected_duration > self.max_allowed_duration):
+            raise ValidationError("max_expected_duration", f"at most max_allowed_duration ({self.max_allowed_duration})",
+                                  self.max_expected_duration)
+        check_blackouts(self.blackout_periods)
+        for node in self.dont_run_on_nodes:
+            if not isinstance(node, str) or not node.strip():
+                raise ValidationError("dont_run_on_nodes", "node names", node)
+        return replace(self, kind=kind, mode=RunMode(self.mode))
+
+
+# -- blackout periods --------------------------------------------------------------
+def parse_blackout_periods(value: Any) -> tuple[BlackoutPeriod, ...]:
+    """``[{"start": "00:00", "end": "01:00"}, …]`` (or None) as checked periods."""
+    if value is None:
+        return ()
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
+        raise ValidationError("blackout_periods", 'a list of {"start": "HH:MM[:SS]", "end": "HH:MM[:SS]"}', value)
+    periods = []
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping) or set(item) != {"start", "end"}:
+            raise ValidationError(f"blackout_periods[{index}]", 'an object {"start": "HH:MM[:SS]", "end": "HH:MM[:SS]"}', item)
+        periods.append(BlackoutPeriod(_parse_time(item["start"], f"blackout_periods[{index}].start"),
+                                      _parse_time(item["end"], f"blackout_periods[{index}].end")))
+    return check_blackouts(tuple(periods))
+
+
+def _parse_time(value: Any, field_name: str) -> time:
+    match = _TIME.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValidationError(field_name, "a time of day HH:MM or HH:MM:SS", value)
+    hours, minutes, seconds = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    if hours > 23 or minutes > 59 or seconds > 59:
+        raise ValidationError(field_name, "a time of day HH:MM or HH:MM:SS", value)
+    return time(hours, minutes, seconds)
+
+
+def _minutes_covered(period: BlackoutPeriod) -> list[tuple[int, int]]:
+    """The period as seconds-of-day intervals [a, b), split at midnight."""
+    a = period.start.hour * 3600 + period.start.minute * 60 + period.start.second
+    b = period.end.hour * 3600 + period.end.minute * 60 + period.end.second
+    return [(a, b)] if a < b else [(a, 86400), (0, b)]
+
+
+def check_blackouts(periods: tuple[BlackoutPeriod, ...]) -> tuple[BlackoutPeriod, ...]:
+    intervals = []
+    for index, period in enumerate(periods):
+        if period.start == period.end:
+            raise ValidationError(f"blackout_periods[{index}]", "an end different from its start", period.to_dict())
+        intervals += [(a, b, index) for a, b in _minutes_covered(period) if a < b]
+    intervals.sort()
+    for (a1, b1, i1), (a2, b2, i2) in zip(intervals, intervals[1:]):
+        if a2 < b1:
+            raise ValidationError(f"blackout_periods[{max(i1, i2)}]",
+                                  f"no overlap with blackout_periods[{min(i1, i2)}]", periods[max(i1, i2)].to_dict())
+    return periods
+
+
+def blackout_end(schedule: Schedule, at: datetime) -> datetime | None:
+    """When the blackout period containing ``at`` ends (None when ``at`` is in none)."""
+    zone = parse_zone(schedule.tz)
+    local = at.astimezone(zone)
+    moment = local.time().replace(microsecond=0, tzinfo=None)
+    for period in schedule.blackout_periods:
+        if period.start < period.end:
+            inside, tomorrow = period.start <= moment < period.end, False
+        else:  # crosses midnight: the evening part ends tomorrow, the morning part today
+            inside, tomorrow = moment >= period.start or moment < period.end, moment >= period.start
+        if inside:
+            day = local.date() + timedelta(days=1 if tomorrow else 0)
+            return resolve_local(datetime.combine(day, period.end), zone)[0]
+    return None
+
+
+def out_of_blackout(schedule: Schedule, at: datetime) -> datetime:
+    """``at``, moved to the end of the blackout period it falls in (repeatedly, for adjacent ones)."""
+    for _ in range(len(schedule.blackout_periods) + 1):
+        end = blackout_end(schedule, at)
+        if end is None:
+            return at
+        at = end
+    return at
+
+
+# -- the seed's formulas -----------------------------------------------------------
+def next_cron_time(schedule: Schedule, after: datetime) -> datetime | None:
+    return schedule.rule.next_fire_time(after)
+
+
+def _reference(schedule: Schedule) -> datetime:
+    """The last good start, or the creation of a schedule that never succeeded."""
+    return schedule.last_good_start_at or schedule.created_at
+
+
+def deadline(schedule: Schedule) -> datetime | None:
+    """When the schedule's constraint is violated unless a run starts and completes before it."""
+    if schedule.kind is ScheduleKind.PERIODIC:
+        return _reference(schedule) + schedule.scheduling_period
+    due = next_cron_time(schedule, _reference(schedule))
+    return None if due is None else due + schedule.cron_max_schedule_duration
+
+
+def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta | None = None) -> Condition:
+    """Seed 004's ``get_schedule_condition()``, with a reason for every WARNING and ERROR."""
+    if not schedule.enabled:
+        return Condition(State.WARNING, Reason.PAUSED)
+    limit = deadline(schedule)
+    average = schedule.average_good_duration or timedelta(0)
+    if limit is not None:
+        if now > limit:
+            reason = Reason.STALE if schedule.kind is ScheduleKind.PERIODIC else Reason.DEADLINE_MISSED
+            return Condition(State.ERROR, reason, limit)
+        if schedule.running and schedule.owner_started_at is not None:
+            if schedule.owner_started_at + average > limit:
+                return Condition(State.WARNING, Reason.RUNNING_LATE, limit)
+        elif now + average > limit:
+            return Condition(State.WARNING, Reason.LIKELY_LATE, limit)
+    if (schedule.running and ping_timeout is not None and schedule.owner_last_ping_at is not None
+            and now - schedule.owner_last_ping_at > ping_timeout):
+        return Condition(State.WARNING, Reason.OWNER_SILENT, limit)
+    if schedule.failure_count:
+        return Condition(State.WARNING, Reason.LAST_RUN_FAILED, limit)
+    return Condition(State.OK, None, limit)
+
+
+def retry_at(schedule: Schedule, backoff: Sequence[timedelta] = DEFAULT_RETRY_BACKOFF) -> datetime | None:
+    """After ``failure_count`` failures: the last end plus the backoff of that many failures."""
+    if not schedule.failure_count or schedule.last_end_at is None:
+        return None
+    return schedule.last_end_at + backoff[min(schedule.failure_count, len(backoff)) - 1]
+
+
+def get_schedule_start_times(schedule: Schedule, now: datetime, *,
+                             backoff: Sequence[timedelta] = DEFAULT_RETRY_BACKOFF) -> StartTimes | None:
+    """Seed 004's ``get_schedule_start_times()``; None for a calendar rule that fires no more."""
+    average = schedule.average_good_duration or timedelta(0)
+    if schedule.kind is ScheduleKind.PERIODIC:
+        if schedule.last_good_end_at is None:
+            can = schedule.created_at
+        else:
+            can = schedule.last_good_end_at + (schedule.cooldown_duration or timedelta(0))
+        should = _reference(schedule) + schedule.scheduling_period - average
+    else:
+        due = next_cron_time(schedule, _reference(schedule))
+        if due is None:
+            return None
+        can = due
+        should = due + schedule.cron_max_schedule_duration - average
+    retry = retry_at(schedule, backoff)
+    if retry is not None:
+        can = max(can, retry)
+    return StartTimes(out_of_blackout(schedule, can), should)
+
+
+def updated_average(previous: timedelta | None, duration: timedelta, alpha: float = DEFAULT_ALPHA) -> timedelta:
+    """``average_good_duration = α * last_duration + (1 - α) * average_good_duration``."""
+    if previous is None:
+        return duration
+    return alpha * duration + (1 - alpha) * previous
+
+
+def apply_run_end(schedule: Schedule, started: datetime, ended: datetime, succeeded: bool, *,
+                  alpha: float = DEFAULT_ALPHA) -> Schedule:
+    """The schedule after a run that started at ``started`` ended; its ownership is released."""
+    released = dict(owner_started_at=None, owner_node=None, owner_name=None, owner_tag=None,
+                    owner_last_ping_at=None, steal_start_at=None, last_start_at=started, last_end_at=ended)
+    if succeeded:
+        return replace(schedule, **released, last_good_start_at=started, last_good_end_at=ended, failure_count=0,
+                       average_good_duration=updated_average(schedule.average_good_duration, ended - started, alpha))
+    return replace(schedule, **released, failure_count=(schedule.failure_count or 0) + 1)
+
+
+class Overrun(str, enum.Enum):
+    #: longer than ``max_expected_duration``: log an error, keep running
+    EXPECTED = "max_expected_duration"
+    #: longer than ``max_allowed_duration``: stop, count a failure
+    ALLOWED = "max_allowed_duration"
+    #: a blackout period reached while running: stop, count a failure
+    BLACKOUT = "blackout_period"
+
+
+def overruns(schedule: Schedule, now: datetime) -> list[Overrun]:
+    """What a run of ``schedule`` started at ``owner_started_at`` has overrun by ``now``."""
+    if schedule.owner_started_at is None:
+        return []
+    found = []
+    elapsed = now - schedule.owner_started_at
+    if schedule.max_allowed_duration is not None and elapsed > schedule.max_allowed_duration:
+        found.append(Overrun.ALLOWED)
+    elif schedule.max_expected_duration is not None and elapsed > schedule.max_expected_duration:
+        found.append(Overrun.EXPECTED)
+    if blackout_end(schedule, now) is not None:
+        found.append(Overrun.BLACKOUT)
+    return found
+
+
+class StealStep(str, enum.Enum):
+    #: the owner pings: nothing to do
+    NONE = "none"
+    #: no ping for the timeout: mark ``steal_start_at``
+    MARK = "mark"
+    #: marked long enough ago and still no ping: the schedule may be taken over
+    TAKE = "take"
+
+
+def steal_step(schedule: Schedule, now: datetime, *, ping_timeout: timedelta, grace: timedelta) -> StealStep:
+    """Seed 004's steal protocol, seen from another scheduler."""
+    if not schedule.running:
+        return StealStep.NONE
+    last_sign = schedule.owner_last_ping_at or schedule.owner_started_at
+    if last_sign is not None and now - last_sign <= ping_timeout:
+        return StealStep.NONE
+    if schedule.steal_start_at is None or (last_sign is not None and last_sign > schedule.steal_start_at):
+        return StealStep.MARK
+    return StealStep.TAKE if now - schedule.steal_start_at > grace else StealStep.NONE
