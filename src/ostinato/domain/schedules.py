@@ -395,3 +395,70 @@ def steal_step(schedule: Schedule, now: datetime, *, ping_timeout: timedelta, gr
     if schedule.steal_start_at is None or (last_sign is not None and last_sign > schedule.steal_start_at):
         return StealStep.MARK
     return StealStep.TAKE if now - schedule.steal_start_at > grace else StealStep.NONE
+
+
+class RunStatus(str, enum.Enum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    #: stopped by its owner: max_allowed_duration or a blackout period reached
+    STOPPED = "stopped"
+    #: its owner found the schedule taken over by another scheduler
+    STOLEN = "stolen"
+    #: its owner died or went silent; ended by the steal protocol or at the node's restart
+    LOST = "lost"
+    #: seed 002: the schedule submitted a one-shot task to the queue instead of running
+    SUBMITTED = "submitted"
+
+    @property
+    def succeeded(self) -> bool:
+        return self in (RunStatus.SUCCEEDED, RunStatus.SUBMITTED)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRun:
+    """One run of a schedule, in its history."""
+
+    id: int
+    schedule: str
+    owner_tag: str
+    owner_node: str
+    owner_name: str
+    started_at: datetime
+    ended_at: datetime | None
+    status: RunStatus
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleTiming:
+    """The knobs of seed 004 that are not per schedule (configurable)."""
+
+    #: the EWMA's α for average_good_duration
+    alpha: float = DEFAULT_ALPHA
+    #: the retry backoff after failure 1, 2, and 3 or more
+    backoff: tuple[timedelta, ...] = DEFAULT_RETRY_BACKOFF
+    #: an owner pings this often while running
+    ping_interval: timedelta = timedelta(seconds=30)
+    #: no ping for this long: another scheduler marks the schedule for stealing
+    ping_timeout: timedelta = timedelta(seconds=30)
+    #: a mark still there after this long: the schedule is taken over
+    steal_grace: timedelta = timedelta(seconds=30)
+
+    def validated(self) -> "ScheduleTiming":
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha <= 1:
+            raise ValidationError("alpha", "a number above 0 and at most 1", self.alpha)
+        if len(self.backoff) == 0 or any(not isinstance(b, timedelta) or b < timedelta(0) for b in self.backoff):
+            raise ValidationError("retry_backoff", "one or more durations of 0 or more", self.backoff)
+        for name in ("ping_interval", "ping_timeout", "steal_grace"):
+            value = getattr(self, name)
+            if not isinstance(value, timedelta) or value <= timedelta(0):
+                raise ValidationError(name, "a positive duration", value)
+        return self
+
+
+def stored_start_times(schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> StartTimes | None:
+    """The start times a store keeps beside a schedule: None while it is paused or its rule fires no more."""
+    if not schedule.enabled:
+        return None
+    return get_schedule_start_times(schedule, now, backoff=timing.backoff)

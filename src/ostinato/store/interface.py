@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ..domain.origin_metrics import OriginMetrics
+from ..domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
 from ..domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ..domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 from ..domain.tasks import (
@@ -262,6 +263,61 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def get_origin_metrics(self, *, lister_id: int | None = None, visit_type: str | None = None) -> list[OriginMetrics]:
         """The metrics last stored by :meth:`update_origin_metrics`."""
+
+    # -- schedules (seeds 002 and 004) -------------------------------------
+    @abc.abstractmethod
+    def create_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        """Store a new schedule (validated) with its start times; ConflictError if the name exists."""
+
+    @abc.abstractmethod
+    def get_schedule(self, name: str) -> Schedule | None: ...
+
+    @abc.abstractmethod
+    def list_schedules(self, *, after: str = "", limit: int = 100) -> list[Schedule]:
+        """Schedules by name, paged by ``after``, the last name of the previous page."""
+
+    @abc.abstractmethod
+    def save_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        """Write a changed schedule (definition or state) and its new start times; NotFoundError if missing."""
+
+    @abc.abstractmethod
+    def delete_schedule(self, name: str) -> bool:
+        """Delete a schedule and its run history; False if there was none."""
+
+    @abc.abstractmethod
+    def pick_schedule(self, *, node: str, owner_name: str, tag: str, now: datetime) -> tuple[Schedule, ScheduleRun] | None:
+        """Seed 004's pick, as one index walk: among enabled schedules not running and not
+        excluded on ``node``, with ``can_start_by`` past, the lowest ``should_start_by``; take its
+        ownership (``tag``) and open a run. Concurrent pickers never take the same schedule."""
+
+    @abc.abstractmethod
+    def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
+        """The owner's ping (clears a steal mark); False when the schedule is no longer ours."""
+
+    @abc.abstractmethod
+    def end_schedule_run(self, name: str, tag: str, *, status: RunStatus, ended: datetime,
+                         detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming()) -> bool:
+        """End our run: the schedule's state moves by seed 004's rules and ownership is released.
+        False (the run recorded as stolen) when the schedule was taken over meanwhile."""
+
+    @abc.abstractmethod
+    def steal_silent_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                               limit: int = 100) -> dict[str, list[str]]:
+        """Seed 004's steal protocol over owners silent for ``ping_timeout``: returns the names
+        ``marked`` and those ``taken`` (their runs ended as lost, a failure, the schedule free)."""
+
+    @abc.abstractmethod
+    def release_owner_schedules(self, node: str, owner_name: str, now: datetime,
+                                timing: ScheduleTiming = ScheduleTiming()) -> list[str]:
+        """At start-up: runs left by an earlier process of this node and name end as lost."""
+
+    @abc.abstractmethod
+    def next_can_start_by(self) -> datetime | None:
+        """The earliest ``can_start_by`` of a schedule that could be picked (how long to sleep)."""
+
+    @abc.abstractmethod
+    def list_schedule_runs(self, name: str, *, limit: int = 100, before_id: int | None = None) -> list[ScheduleRun]:
+        """A schedule's run history, newest first."""
 
     # -- archival ---------------------------------------------------------
     @abc.abstractmethod

@@ -43,6 +43,7 @@ from ..interface import ArchivedTask, SchemaState, Store
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .origins import PostgresOrigins, chunks as _chunks
+from .schedules import PostgresSchedules
 
 HERE = Path(__file__).parent
 QUERIES = Queries(HERE / "queries.sql")
@@ -129,7 +130,7 @@ def _configure(conn: psycopg.Connection) -> None:
     conn.commit()
 
 
-class PostgresStore(PostgresOrigins, Store):
+class PostgresStore(PostgresOrigins, PostgresSchedules, Store):
     dialect = "postgresql"
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):

@@ -1,0 +1,104 @@
+-- Named queries of the PostgreSQL store for schedules (seeds 002 and 004).
+-- Same conventions as queries.sql: %(named)s parameters, `now` from the caller.
+-- The state a run's end or a steal computes comes from the domain's rules
+-- (domain/schedules.py); these queries only read, lock and write it.
+
+-- name: insert_schedule
+INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period, cooldown_duration, cron_schedule,
+                      cron_max_schedule_duration, tz, enabled, max_expected_duration, max_allowed_duration,
+                      blackout_periods, dont_run_on_nodes, created_at, last_good_start_at, last_good_end_at,
+                      last_start_at, last_end_at, failure_count, average_good_duration, owner_started_at, owner_node,
+                      owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by)
+VALUES (%(name)s, %(kind)s, %(task_type)s, %(arguments)s::jsonb, %(mode)s, %(scheduling_period)s,
+        %(cooldown_duration)s, %(cron_schedule)s, %(cron_max_schedule_duration)s, %(tz)s, %(enabled)s,
+        %(max_expected_duration)s, %(max_allowed_duration)s, %(blackout_periods)s::jsonb, %(dont_run_on_nodes)s,
+        %(created_at)s, %(last_good_start_at)s, %(last_good_end_at)s, %(last_start_at)s, %(last_end_at)s,
+        %(failure_count)s, %(average_good_duration)s, %(owner_started_at)s, %(owner_node)s, %(owner_name)s,
+        %(owner_tag)s, %(owner_last_ping_at)s, %(steal_start_at)s, %(can_start_by)s, %(should_start_by)s)
+ON CONFLICT (name) DO NOTHING
+RETURNING name;
+
+-- name: update_schedule
+-- the whole row from the domain's view of it; only while its ownership is what the caller read
+UPDATE schedule SET kind = %(kind)s, task_type = %(task_type)s, arguments = %(arguments)s::jsonb, mode = %(mode)s,
+    scheduling_period = %(scheduling_period)s, cooldown_duration = %(cooldown_duration)s,
+    cron_schedule = %(cron_schedule)s, cron_max_schedule_duration = %(cron_max_schedule_duration)s, tz = %(tz)s,
+    enabled = %(enabled)s, max_expected_duration = %(max_expected_duration)s,
+    max_allowed_duration = %(max_allowed_duration)s, blackout_periods = %(blackout_periods)s::jsonb,
+    dont_run_on_nodes = %(dont_run_on_nodes)s, last_good_start_at = %(last_good_start_at)s,
+    last_good_end_at = %(last_good_end_at)s, last_start_at = %(last_start_at)s, last_end_at = %(last_end_at)s,
+    failure_count = %(failure_count)s, average_good_duration = %(average_good_duration)s,
+    owner_started_at = %(owner_started_at)s, owner_node = %(owner_node)s, owner_name = %(owner_name)s,
+    owner_tag = %(owner_tag)s, owner_last_ping_at = %(owner_last_ping_at)s, steal_start_at = %(steal_start_at)s,
+    can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s
+WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
+
+-- name: schedule_for_update
+SELECT * FROM schedule WHERE name = %(name)s FOR UPDATE;
+
+-- name: get_schedule
+SELECT * FROM schedule WHERE name = %(name)s;
+
+-- name: list_schedules
+SELECT * FROM schedule WHERE name > %(after)s ORDER BY name LIMIT %(limit)s;
+
+-- name: delete_schedule
+DELETE FROM schedule WHERE name = %(name)s RETURNING name;
+
+-- name: delete_schedule_runs
+DELETE FROM schedule_run WHERE schedule = %(name)s;
+
+-- name: pick_schedule
+-- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by
+SELECT * FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
+  AND NOT (%(node)s = ANY(dont_run_on_nodes))
+ORDER BY should_start_by
+LIMIT 1
+FOR UPDATE SKIP LOCKED;
+
+-- name: take_ownership
+UPDATE schedule SET owner_started_at = %(now)s, owner_node = %(node)s, owner_name = %(owner_name)s,
+    owner_tag = %(tag)s, owner_last_ping_at = %(now)s, steal_start_at = NULL
+WHERE name = %(name)s AND owner_tag IS NULL;
+
+-- name: insert_schedule_run
+INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
+VALUES (%(schedule)s, %(tag)s, %(node)s, %(owner_name)s, %(now)s, 'running', '{}')
+RETURNING id;
+
+-- name: end_schedule_run
+UPDATE schedule_run SET ended_at = %(ended)s, status = %(status)s, detail = detail || %(detail)s::jsonb
+WHERE owner_tag = %(tag)s AND status = 'running';
+
+-- name: ping_schedule
+-- the owner's ping: refreshes its sign of life and clears a steal mark; no row means stolen
+UPDATE schedule SET owner_last_ping_at = %(now)s, steal_start_at = NULL
+WHERE name = %(name)s AND owner_tag = %(tag)s
+RETURNING name;
+
+-- name: next_can_start_by
+SELECT min(can_start_by) AS at FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL;
+
+-- name: silent_owners
+-- running schedules with no sign of life since the cutoff
+SELECT * FROM schedule
+WHERE owner_tag IS NOT NULL AND owner_last_ping_at < %(cutoff)s
+ORDER BY owner_last_ping_at
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: mark_steal
+UPDATE schedule SET steal_start_at = %(now)s WHERE name = %(name)s AND owner_tag = %(tag)s;
+
+-- name: owned_by_node
+SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = %(node)s FOR UPDATE;
+
+-- name: schedule_runs
+SELECT * FROM schedule_run
+WHERE schedule = %(name)s AND id < %(before_id)s
+ORDER BY id DESC LIMIT %(limit)s;
+
+-- name: schedule_run_by_tag
+SELECT * FROM schedule_run WHERE owner_tag = %(tag)s;

@@ -1,0 +1,103 @@
+-- Named queries of the SQLite store for schedules (seeds 002 and 004).
+-- Same conventions as queries.sql: :named parameters, times as ISO 8601 text in
+-- UTC, durations in seconds, lists as JSON text; `now` from the caller.
+-- The state a run's end or a steal computes comes from the domain's rules
+-- (domain/schedules.py); these queries only read, lock and write it.
+
+-- name: insert_schedule
+INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period, cooldown_duration, cron_schedule,
+                      cron_max_schedule_duration, tz, enabled, max_expected_duration, max_allowed_duration,
+                      blackout_periods, dont_run_on_nodes, created_at, last_good_start_at, last_good_end_at,
+                      last_start_at, last_end_at, failure_count, average_good_duration, owner_started_at, owner_node,
+                      owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by)
+VALUES (:name, :kind, :task_type, :arguments, :mode, :scheduling_period,
+        :cooldown_duration, :cron_schedule, :cron_max_schedule_duration, :tz, :enabled,
+        :max_expected_duration, :max_allowed_duration, :blackout_periods, :dont_run_on_nodes,
+        :created_at, :last_good_start_at, :last_good_end_at, :last_start_at, :last_end_at,
+        :failure_count, :average_good_duration, :owner_started_at, :owner_node, :owner_name,
+        :owner_tag, :owner_last_ping_at, :steal_start_at, :can_start_by, :should_start_by)
+ON CONFLICT (name) DO NOTHING
+RETURNING name;
+
+-- name: update_schedule
+-- the whole row from the domain's view of it; only while its ownership is what the caller read
+UPDATE schedule SET kind = :kind, task_type = :task_type, arguments = :arguments, mode = :mode,
+    scheduling_period = :scheduling_period, cooldown_duration = :cooldown_duration,
+    cron_schedule = :cron_schedule, cron_max_schedule_duration = :cron_max_schedule_duration, tz = :tz,
+    enabled = :enabled, max_expected_duration = :max_expected_duration,
+    max_allowed_duration = :max_allowed_duration, blackout_periods = :blackout_periods,
+    dont_run_on_nodes = :dont_run_on_nodes, last_good_start_at = :last_good_start_at,
+    last_good_end_at = :last_good_end_at, last_start_at = :last_start_at, last_end_at = :last_end_at,
+    failure_count = :failure_count, average_good_duration = :average_good_duration,
+    owner_started_at = :owner_started_at, owner_node = :owner_node, owner_name = :owner_name,
+    owner_tag = :owner_tag, owner_last_ping_at = :owner_last_ping_at, steal_start_at = :steal_start_at,
+    can_start_by = :can_start_by, should_start_by = :should_start_by
+WHERE name = :name AND owner_tag IS :expected_tag;
+
+-- name: schedule_for_update
+SELECT * FROM schedule WHERE name = :name;
+
+-- name: get_schedule
+SELECT * FROM schedule WHERE name = :name;
+
+-- name: list_schedules
+SELECT * FROM schedule WHERE name > :after ORDER BY name LIMIT :limit;
+
+-- name: delete_schedule
+DELETE FROM schedule WHERE name = :name RETURNING name;
+
+-- name: delete_schedule_runs
+DELETE FROM schedule_run WHERE schedule = :name;
+
+-- name: pick_schedule
+-- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by
+SELECT * FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+  AND :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes))
+ORDER BY should_start_by
+LIMIT 1;
+
+-- name: take_ownership
+UPDATE schedule SET owner_started_at = :now, owner_node = :node, owner_name = :owner_name,
+    owner_tag = :tag, owner_last_ping_at = :now, steal_start_at = NULL
+WHERE name = :name AND owner_tag IS NULL;
+
+-- name: insert_schedule_run
+INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
+VALUES (:schedule, :tag, :node, :owner_name, :now, 'running', '{}')
+RETURNING id;
+
+-- name: end_schedule_run
+UPDATE schedule_run SET ended_at = :ended, status = :status, detail = json_patch(detail, :detail)
+WHERE owner_tag = :tag AND status = 'running';
+
+-- name: ping_schedule
+-- the owner's ping: refreshes its sign of life and clears a steal mark; no row means stolen
+UPDATE schedule SET owner_last_ping_at = :now, steal_start_at = NULL
+WHERE name = :name AND owner_tag = :tag
+RETURNING name;
+
+-- name: next_can_start_by
+SELECT min(can_start_by) AS at FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL;
+
+-- name: silent_owners
+-- running schedules with no sign of life since the cutoff
+SELECT * FROM schedule
+WHERE owner_tag IS NOT NULL AND owner_last_ping_at < :cutoff
+ORDER BY owner_last_ping_at
+LIMIT :limit;
+
+-- name: mark_steal
+UPDATE schedule SET steal_start_at = :now WHERE name = :name AND owner_tag = :tag;
+
+-- name: owned_by_node
+SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = :node;
+
+-- name: schedule_runs
+SELECT * FROM schedule_run
+WHERE schedule = :name AND id < :before_id
+ORDER BY id DESC LIMIT :limit;
+
+-- name: schedule_run_by_tag
+SELECT * FROM schedule_run WHERE owner_tag = :tag;
