@@ -1,0 +1,253 @@
+"""The deadline-greedy scheduler (seed 004) and periodic tasks into the job queue (seed 002).
+
+Each pass:
+
+1. the steal protocol over owners that went silent (``steal_silent_schedules``);
+2. while it has free capacity, it picks the schedule that can start and will
+   soonest be late (one indexed pick that takes ownership) and starts it:
+   - ``run`` mode: the task type's callable runs in a thread of this process,
+     pinging every ``ping_interval``; the run ends succeeded or failed;
+   - ``submit`` mode (seed 002): a one-shot task is submitted to the generic
+     queue unless the task submitted last time is still pending or running;
+     the run ends at once either way, which moves the next start;
+3. it watches its runs: a ping that finds the schedule taken over stops the run
+   (stolen); past ``max_expected_duration`` it logs an error; past
+   ``max_allowed_duration`` or inside a blackout period it stops the run and
+   counts a failure.
+
+A run is stopped cooperatively: a callable that takes a ``stop`` keyword gets
+a ``threading.Event`` it should watch; one that does not is left to finish
+and its result is discarded (the schedule already counts the stop). Between
+passes it sleeps until the next ``can_start_by``, at most ``max_sleep``, and
+wakes early when :meth:`wake` is called.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..domain.clock import Clock
+from ..domain.schedules import (
+    Overrun,
+    RunMode,
+    RunStatus,
+    Schedule,
+    ScheduleRun,
+    ScheduleTiming,
+    overruns,
+)
+from ..domain.tasks import NewTask, TaskPolicy, TaskStatus
+from ..execution.registry import PermanentFailure, TaskRegistry, outcome_of, registry as default_registry
+from ..store import Store
+
+log = logging.getLogger(__name__)
+_PENDING = (TaskStatus.NEXT_RUN_NOT_SCHEDULED, TaskStatus.NEXT_RUN_SCHEDULED)
+
+
+@dataclass
+class _ActiveRun:
+    schedule: Schedule
+    run: ScheduleRun
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    #: why this scheduler stopped it (then its own result is not reported)
+    stopped: RunStatus | None = None
+    warned_expected: bool = False
+
+
+class DeadlineScheduler:
+    name = "scheduler"
+
+    def __init__(self, store: Store, clock: Clock, *, node: str, instance: str = "default",
+                 registry: TaskRegistry = default_registry, timing: ScheduleTiming = ScheduleTiming(),
+                 capacity: int = 4, max_sleep: timedelta = timedelta(seconds=60)):
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.store = store
+        self.clock = clock
+        self.node = node
+        self.instance = instance
+        self.registry = registry
+        self.timing = timing.validated()
+        self.capacity = capacity
+        self.max_sleep = max_sleep
+        self._active: dict[str, _ActiveRun] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self.started = 0
+        self.finished = 0
+
+    # -- life cycle ------------------------------------------------------------
+    def start(self) -> list[str]:
+        """Clear what an earlier process of this node and instance left running."""
+        released = self.store.release_owner_schedules(self.node, self.instance, self.clock.now(), self.timing)
+        if released:
+            log.warning("%s: runs of %s left by an earlier %s/%s ended as lost", self.name, ", ".join(released),
+                        self.node, self.instance)
+        return released
+
+    def wake(self) -> None:
+        """A schedule was added or changed: pick again now rather than at the next deadline."""
+        self._wake.set()
+
+    def running(self) -> list[str]:
+        with self._lock:
+            return sorted(self._active)
+
+    # -- one pass --------------------------------------------------------------
+    def run_once(self) -> int:
+        now = self.clock.now()
+        stolen = self.store.steal_silent_schedules(now, self.timing)
+        for name in stolen["taken"]:
+            log.warning("%s: took %s over from a silent owner", self.name, name)
+        self.watch()
+        started = 0
+        while len(self.running()) < self.capacity:
+            picked = self.store.pick_schedule(node=self.node, owner_name=self.instance, tag=uuid.uuid4().hex, now=now)
+            if picked is None:
+                break
+            self._start(*picked)
+            started += 1
+        self.started += started
+        return started
+
+    def _start(self, schedule: Schedule, run: ScheduleRun) -> None:
+        if schedule.mode is RunMode.SUBMIT:
+            self._submit(schedule, run)
+            return
+        active = _ActiveRun(schedule, run)
+        active.thread = threading.Thread(target=self._run, args=(active,), name=f"ostinato-schedule-{schedule.name}",
+                                         daemon=True)
+        with self._lock:
+            self._active[schedule.name] = active
+        log.info("%s: started %s (run %d)", self.name, schedule.name, run.id)
+        active.thread.start()
+
+    def _submit(self, schedule: Schedule, run: ScheduleRun) -> None:
+        """Seed 002: a one-shot task into the queue, unless the last one is still pending or running."""
+        now = self.clock.now()
+        previous = next((r for r in self.store.list_schedule_runs(schedule.name, limit=5)
+                         if r.status is RunStatus.SUBMITTED and "task_id" in r.detail), None)
+        pending = previous is not None and any(
+            t.status in _PENDING for t in self.store.get_tasks([previous.detail["task_id"]]))
+        if pending:
+            detail: dict[str, Any] = {"skipped": f"task {previous.detail['task_id']} is still pending or running",
+                                      "task_id": previous.detail["task_id"]}
+        else:
+            [task] = self.store.create_tasks([NewTask(schedule.task_type, now, schedule.arguments,
+                                                      policy=TaskPolicy.ONESHOT)])
+            detail = {"task_id": task.id}
+        self.store.end_schedule_run(schedule.name, run.owner_tag, status=RunStatus.SUBMITTED, ended=self.clock.now(),
+                                    detail=detail, timing=self.timing)
+        self.finished += 1
+        log.info("%s: %s %s", self.name, schedule.name,
+                 f"skipped: {detail['skipped']}" if pending else f"submitted task {detail['task_id']}")
+
+    def _run(self, active: _ActiveRun) -> None:
+        schedule = active.schedule
+        detail: dict[str, Any] = {}
+        try:
+            task_type = self.store.get_task_type(schedule.task_type)
+            if task_type is None:
+                raise LookupError(f"no task type {schedule.task_type!r} (see `ostinato task-type list`)")
+            fn = self.registry.resolve(task_type.backend_name)
+            kwargs = dict(schedule.arguments.kwargs)
+            if "stop" in inspect.signature(fn).parameters:
+                kwargs["stop"] = active.stop
+            status, metadata = outcome_of(fn(*schedule.arguments.args, **kwargs))
+            ok = status.value in ("eventful", "uneventful")
+            detail.update(metadata)
+        except PermanentFailure as exc:
+            ok, detail["error"] = False, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # a job's failure must never kill the scheduler
+            ok, detail["error"] = False, f"{type(exc).__name__}: {exc}"
+        if active.stopped is not None:
+            return  # already ended by the watch (stolen, or stopped for overrunning)
+        try:
+            ended = self.store.end_schedule_run(schedule.name, active.run.owner_tag,
+                                                status=RunStatus.SUCCEEDED if ok else RunStatus.FAILED,
+                                                ended=self.clock.now(), detail=detail, timing=self.timing)
+        finally:
+            with self._lock:
+                if self._active.get(schedule.name) is active:
+                    del self._active[schedule.name]
+        self.finished += 1
+        if not ended:
+            log.error("%s: %s was taken over while it ran; its result is recorded as stolen", self.name, schedule.name)
+        elif not ok:
+            log.warning("%s: %s failed: %s", self.name, schedule.name, detail.get("error"))
+
+    # -- watching running schedules ---------------------------------------------
+    def watch(self) -> None:
+        """Ping every run; stop the stolen and the overrunning."""
+        now = self.clock.now()
+        with self._lock:
+            active = list(self._active.values())
+        for item in active:
+            if not self.store.ping_schedule(item.schedule.name, item.run.owner_tag, now):
+                self._stop(item, RunStatus.STOLEN, None)
+                log.error("%s: %s was taken over by another scheduler: stopping our run", self.name, item.schedule.name)
+                continue
+            found = overruns(item.schedule, now)
+            if Overrun.ALLOWED in found or Overrun.BLACKOUT in found:
+                reason = "max_allowed_duration exceeded" if Overrun.ALLOWED in found else "a blackout period began"
+                log.error("%s: %s: %s, stopping it (a failure)", self.name, item.schedule.name, reason)
+                self._stop(item, RunStatus.STOPPED, reason)
+            elif Overrun.EXPECTED in found and not item.warned_expected:
+                item.warned_expected = True
+                log.error("%s: %s runs longer than its max_expected_duration (%s)", self.name, item.schedule.name,
+                          item.schedule.max_expected_duration)
+
+    def _stop(self, item: _ActiveRun, status: RunStatus, reason: str | None) -> None:
+        item.stopped = status
+        item.stop.set()
+        if status is RunStatus.STOPPED:
+            self.store.end_schedule_run(item.schedule.name, item.run.owner_tag, status=status, ended=self.clock.now(),
+                                        detail={"reason": reason}, timing=self.timing)
+        with self._lock:
+            if self._active.get(item.schedule.name) is item:
+                del self._active[item.schedule.name]
+        self.finished += 1
+
+    # -- the loop ---------------------------------------------------------------
+    def sleep_for(self, now: datetime) -> float:
+        """Until the next can_start_by or the next ping, at most ``max_sleep``."""
+        limit = self.max_sleep
+        if self.running():
+            limit = min(limit, self.timing.ping_interval)
+        upcoming = self.store.next_can_start_by()
+        if upcoming is not None:
+            limit = min(limit, max(upcoming - now, timedelta(0)))
+        return max(limit.total_seconds(), 0.05)
+
+    def stop_runs(self, grace: float = 30.0) -> None:
+        """Ask running jobs to stop and wait for them (at most ``grace`` seconds); their ends are reported."""
+        with self._lock:
+            active = list(self._active.values())
+        for item in active:
+            item.stop.set()
+        for item in active:
+            if item.thread is not None:
+                item.thread.join(grace)
+
+    def run_forever(self, stop: threading.Event) -> None:
+        self.start()
+        while not stop.is_set():
+            try:
+                self.run_once()
+                wait = self.sleep_for(self.clock.now())
+            except Exception:
+                log.exception("%s: pass failed; retrying in 5s", self.name)
+                wait = 5.0
+            deadline = time.monotonic() + wait
+            while not stop.is_set() and not self._wake.is_set() and time.monotonic() < deadline:
+                stop.wait(min(0.5, max(deadline - time.monotonic(), 0.0)))
+            self._wake.clear()
+        self.stop_runs()
