@@ -223,13 +223,14 @@ class DurationType(click.ParamType):
 
     name = "duration"
 
-    def __init__(self, field: str | None = None):
+    def __init__(self, field: str | None = None, *, allow_zero: bool = False):
         self.field = field
+        self.allow_zero = allow_zero
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> timedelta:
         if isinstance(value, timedelta):
             return value
-        return parse_duration(value, self.field or _field(param, "duration"))
+        return parse_duration(value, self.field or _field(param, "duration"), allow_zero=self.allow_zero)
 
 
 class TimeType(click.ParamType):

@@ -54,7 +54,9 @@ def _serve(scheduler: EmbeddedScheduler, once: bool) -> Summary:
 
 def _print_summary(summary: Summary) -> None:
     visits = f"{summary.visits_dispatched} visits dispatched, {summary.visits_finished} ended, "
-    click.echo(f"stopped: {summary.dispatched} runs dispatched, {summary.finished} ended, {visits}in {summary.seconds:.1f}s")
+    schedules = f"{summary.schedule_runs} schedule runs, " if summary.schedule_runs else ""
+    click.echo(f"stopped: {summary.dispatched} runs dispatched, {summary.finished} ended, {visits}{schedules}"
+               f"in {summary.seconds:.1f}s")
 
 
 @cli.command("runner")
@@ -106,7 +108,7 @@ def orchestrator_command(app: AppContext, visit_types, once, workers, verbose):
 @click.option("-v", "--verbose", is_flag=True)
 @pass_app
 def run_command(app: AppContext, once, workers, verbose):
-    """Run everything in one process: runner, priority runner, orchestrator and embedded workers.
+    """Run everything in one process: runner, priority runner, orchestrator, schedules and embedded workers.
 
     On the embedded default (a SQLite file) the schema is created on first use
     and upgraded when Ostinato is newer.
@@ -116,5 +118,5 @@ def run_command(app: AppContext, once, workers, verbose):
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
     store = _open_store(app, auto_init=True)
-    scheduler = EmbeddedScheduler(store, app.settings, app.clock, orchestrate=True)
+    scheduler = EmbeddedScheduler(store, app.settings, app.clock, orchestrate=True, schedules=True)
     _print_summary(_serve(scheduler, once))

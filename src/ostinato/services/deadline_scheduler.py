@@ -227,6 +227,14 @@ class DeadlineScheduler:
             limit = min(limit, max(upcoming - now, timedelta(0)))
         return max(limit.total_seconds(), 0.05)
 
+    def wait_runs(self, timeout: float = 3600.0) -> None:
+        """Wait for the runs in progress to end on their own (``--once``)."""
+        with self._lock:
+            active = list(self._active.values())
+        for item in active:
+            if item.thread is not None:
+                item.thread.join(timeout)
+
     def stop_runs(self, grace: float = 30.0) -> None:
         """Ask running jobs to stop and wait for them (at most ``grace`` seconds); their ends are reported."""
         with self._lock:

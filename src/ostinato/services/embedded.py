@@ -23,6 +23,7 @@ from ..domain.visits import VisitStatus
 from ..execution.embedded import EmbeddedExecutor
 from ..store import Store
 from .orchestrator import Orchestrator
+from .deadline_scheduler import DeadlineScheduler
 from .runner import TaskRunner, recover_dead_executors
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class Summary:
     seconds: float
     visits_dispatched: int = 0
     visits_finished: int = 0
+    schedule_runs: int = 0
 
 
 class EmbeddedScheduler:
@@ -65,6 +67,7 @@ class EmbeddedScheduler:
         priority: bool = True,
         orchestrate: bool = False,
         visit_types: Sequence[str] | None = None,
+        schedules: bool = False,
     ):
         for module in settings.imports:
             importlib.import_module(module)
@@ -91,6 +94,9 @@ class EmbeddedScheduler:
                 ratios=settings.policy_ratios, threshold=settings.orchestrator_threshold,
                 grab_options=settings.grab_options(), batch_size=settings.batch_size,
             )
+        #: seed 004's deadline-greedy scheduler, for `ostinato run` (instance "run" on this node)
+        self.deadline_scheduler = (DeadlineScheduler(store, clock, node=settings.node, instance="run",
+                                                     capacity=settings.workers) if schedules else None)
         self._threads: list[threading.Thread] = []
         self.summary_every = 10
         self._started_at = time.monotonic()
@@ -99,6 +105,8 @@ class EmbeddedScheduler:
         self._started_at = time.monotonic()
         recover_dead_executors(self.store, self.clock, self.settings.node, self.executor.executor_id)
         self.executor.start()
+        if self.deadline_scheduler is not None:
+            self.deadline_scheduler.start()
 
     def run_once(self, *, wait: float = 60.0) -> int:
         """One pass of every runner and of the orchestrator, then wait (at most ``wait`` s) for
@@ -110,11 +118,16 @@ class EmbeddedScheduler:
             passed = self.orchestrator.run_once().values()
             runs += sum(d.tasks for d in passed)
             visits = sum(sum(d.visits.values()) for d in passed)
+        started = 0
+        if self.deadline_scheduler is not None:
+            started = self.deadline_scheduler.run_once()
         deadline = time.monotonic() + wait
         while ((self.executor.completed - runs_before < runs or self.executor.visits_completed - visits_before < visits)
                and time.monotonic() < deadline):
             time.sleep(0.05)
-        return runs + visits
+        if self.deadline_scheduler is not None:
+            self.deadline_scheduler.wait_runs(max(deadline - time.monotonic(), 0.0))
+        return runs + visits + started
 
     def run_until(self, stop: threading.Event) -> None:
         poll = self.settings.poll_interval.total_seconds()
@@ -123,6 +136,10 @@ class EmbeddedScheduler:
             services.append(self.orchestrator)
         for service in services:
             thread = threading.Thread(target=service.run_forever, args=(stop, poll), name=f"ostinato-{service.name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        if self.deadline_scheduler is not None:
+            thread = threading.Thread(target=self._run_schedules, args=(stop,), name="ostinato-scheduler", daemon=True)
             thread.start()
             self._threads.append(thread)
         seen = self._outcomes()
@@ -134,6 +151,18 @@ class EmbeddedScheduler:
                 log.info("last %ds: %s", self.summary_every, ", ".join(f"{n} {s}" for s, n in sorted(delta.items()) if n))
         for thread in self._threads:
             thread.join()
+
+    def _run_schedules(self, stop: threading.Event) -> None:
+        scheduler = self.deadline_scheduler
+        while not stop.is_set():
+            try:
+                scheduler.run_once()
+                wait = scheduler.sleep_for(self.clock.now())
+            except Exception:
+                log.exception("scheduler: pass failed; retrying in 5s")
+                wait = 5.0
+            stop.wait(min(wait, self.settings.poll_interval.total_seconds() * 5))
+        scheduler.stop_runs()
 
     def _outcomes(self) -> dict[str, int]:
         counts = {f"{status.value} runs": n for status, n in self.executor.outcomes.items()}
@@ -150,4 +179,5 @@ class EmbeddedScheduler:
             seconds=time.monotonic() - self._started_at,
             visits_dispatched=orchestrator.visits_dispatched if orchestrator else 0,
             visits_finished=self.executor.visits_completed,
+            schedule_runs=self.deadline_scheduler.started if self.deadline_scheduler else 0,
         )

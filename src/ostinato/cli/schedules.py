@@ -1,0 +1,333 @@
+"""``ostinato schedule …`` (seeds 002 and 004) and ``ostinato scheduler``.
+
+add | list | show | condition | next | runs | pause | resume | delete | export | import.
+A periodic schedule is added with ``--every PERIOD [--cooldown D]``, a calendar
+one with ``--calendar EXPR --max-duration D`` (cron, systemd calendar event or
+RRULE). ``condition`` with no name lists every schedule worst first;
+``--at`` evaluates at another moment. ``export``/``import`` carry the full
+state as JSON lines, for backup and migration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import signal
+import threading
+from datetime import datetime
+from typing import IO, Any
+
+import click
+
+from ..domain.durations import format_duration
+from ..domain.errors import NotFoundError, ValidationError
+from ..domain.schedules import (
+    RunMode,
+    Schedule,
+    ScheduleKind,
+    get_schedule_condition,
+    get_schedule_start_times,
+    parse_blackout_periods,
+    schedule_from_dict,
+    schedule_to_dict,
+)
+from ..services.deadline_scheduler import DeadlineScheduler
+from .app import AppContext, cli, command_group, pass_app
+from .origins import read_json_lines
+from .output import DurationType, TimeType, WholeNumberType, echo_json, format_when, print_rows, readable
+from .tasks import build_arguments
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+_PAGE = 1000
+
+
+@command_group("schedule", "Schedules: periodic or calendar, run by the deadline-greedy scheduler (seed 004).")
+def schedule() -> None:
+    pass
+
+
+def _blackouts(values: tuple[str, ...]) -> list[dict[str, str]]:
+    periods = []
+    for value in values:
+        start, sep, end = value.partition("-")
+        if not sep:
+            raise ValidationError("blackout", "HH:MM-HH:MM (a daily window in the schedule's zone)", value)
+        periods.append({"start": start.strip(), "end": end.strip()})
+    return periods
+
+
+@schedule.command("add")
+@click.argument("name")
+@click.argument("task_type")
+@click.argument("args", nargs=-1)
+@click.option("--every", "period", type=DurationType("scheduling_period"), help="Periodic: scheduling_period (how stale the data may get).")
+@click.option("--cooldown", type=DurationType("cooldown_duration", allow_zero=True), help="Periodic: cooldown_duration after a good run.")
+@click.option("--calendar", "calendar_rule", help="Calendar: cron, systemd calendar event or RRULE.")
+@click.option("--max-duration", type=DurationType("cron_max_schedule_duration"), help="Calendar: cron_max_schedule_duration.")
+@click.option("--tz", default="UTC", show_default=True, help="IANA zone of the calendar rule and blackout periods.")
+@click.option("--mode", type=click.Choice([m.value for m in RunMode]), default="run", show_default=True,
+              help="run: the scheduler runs the job; submit: it queues a one-shot task (seed 002).")
+@click.option("--max-expected", type=DurationType("max_expected_duration"), help="max_expected_duration: longer logs an error.")
+@click.option("--max-allowed", type=DurationType("max_allowed_duration"), help="max_allowed_duration: longer stops the run (a failure).")
+@click.option("--blackout", multiple=True, metavar="HH:MM-HH:MM", help="A daily blackout period (repeatable).")
+@click.option("--dont-run-on", multiple=True, metavar="NODE", help="A node that must not run it (repeatable).")
+@click.option("--paused", is_flag=True, help="Add it paused.")
+@click.option("--args-json", help="Positional arguments as a JSON array.")
+@click.option("--kwargs-json", help="Keyword arguments as a JSON object.")
+@json_option
+@pass_app
+def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calendar_rule, max_duration, tz, mode,
+                 max_expected, max_allowed, blackout, dont_run_on, paused, args_json, kwargs_json, as_json) -> None:
+    """Add schedule NAME running TASK_TYPE with ARGS (key=value for keyword arguments).
+
+    Examples: ostinato schedule add bills scrape-bills state=ca --every 24h --cooldown 2h;
+    ostinato schedule add nightly export --calendar "Mon..Fri *-*-* 02:00" --max-duration 4h --tz Europe/Paris
+    """
+    if (period is None) == (calendar_rule is None):
+        raise ValidationError("schedule", "either --every (periodic) or --calendar (calendar)", None)
+    store = app.store()
+    if store.get_task_type(task_type) is None:
+        raise ValidationError("task_type", "a known task type (see `ostinato task-type list`)", task_type)
+    try:
+        new = Schedule(
+            name=name, kind=ScheduleKind.PERIODIC if period is not None else ScheduleKind.CALENDAR,
+            task_type=task_type, created_at=app.clock.now(), arguments=build_arguments(args, args_json, kwargs_json),
+            mode=RunMode(mode), scheduling_period=period, cooldown_duration=cooldown, cron_schedule=calendar_rule,
+            cron_max_schedule_duration=max_duration, tz=tz, enabled=not paused, max_expected_duration=max_expected,
+            max_allowed_duration=max_allowed, blackout_periods=parse_blackout_periods(_blackouts(blackout)),
+            dont_run_on_nodes=tuple(dont_run_on),
+        )
+        created = store.create_schedule(new, app.clock.now())
+    except ValidationError as exc:
+        raise readable(exc) from None
+    if as_json:
+        echo_json(schedule_to_dict(created))
+    else:
+        _show(app, created)
+
+
+def _get(app: AppContext, name: str) -> Schedule:
+    found = app.store().get_schedule(name)
+    if found is None:
+        raise NotFoundError("schedule", name)
+    return found
+
+
+def _all(app: AppContext) -> list[Schedule]:
+    store, found, after = app.store(), [], ""
+    while True:
+        page = store.list_schedules(after=after, limit=_PAGE)
+        found += page
+        if len(page) < _PAGE:
+            return found
+        after = page[-1].name
+
+
+def _summary(schedule: Schedule, now: datetime) -> dict[str, Any]:
+    condition = get_schedule_condition(schedule, now)
+    times = get_schedule_start_times(schedule, now) if schedule.enabled else None
+    return {
+        "name": schedule.name, "kind": schedule.kind.value,
+        "timing": (f"every {format_duration(schedule.scheduling_period)}" if schedule.kind is ScheduleKind.PERIODIC
+                   else f"{schedule.cron_schedule} ({schedule.tz})"),
+        "task_type": schedule.task_type, "enabled": schedule.enabled, "condition": condition.state.value,
+        "reason": condition.reason.value if condition.reason else None,
+        "owner": f"{schedule.owner_node}/{schedule.owner_name}" if schedule.running else None,
+        "last_good_start_at": schedule.last_good_start_at,
+        "can_start_by": times.can_start_by if times else None,
+        "should_start_by": times.should_start_by if times else None,
+    }
+
+
+@schedule.command("list")
+@json_option
+@pass_app
+def schedule_list(app: AppContext, as_json: bool) -> None:
+    """Every schedule, by name, with its condition and next start times."""
+    now = app.clock.now()
+    rows = [_summary(s, now) for s in _all(app)]
+    print_rows(rows, as_json, [("name", "name"), ("timing", "timing"), ("condition", "condition"), ("reason", "reason"),
+                               ("owner", "running on"), ("should_start_by", "should start by")],
+               title=None if as_json else f"{len(rows)} schedule{'s' if len(rows) != 1 else ''}")
+
+
+@schedule.command("show")
+@click.argument("name")
+@json_option
+@pass_app
+def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
+    """One schedule: its definition, state, condition and start times."""
+    found = _get(app, name)
+    if as_json:
+        echo_json({**schedule_to_dict(found), **{k: v for k, v in _summary(found, app.clock.now()).items()
+                                                   if k in ("condition", "reason", "can_start_by", "should_start_by")}})
+    else:
+        _show(app, found)
+
+
+def _show(app: AppContext, found: Schedule) -> None:
+    now = app.clock.now()
+    summary = _summary(found, now)
+    lines = [f"Schedule {found.name} ({found.kind.value}, {'enabled' if found.enabled else 'paused'}): {summary['timing']}",
+             f"  Job: {found.task_type} {found.arguments.to_json()} ({found.mode.value})",
+             f"  Condition: {summary['condition']}" + (f" ({summary['reason']})" if summary["reason"] else "")]
+    for label, value in [("Can start by", summary["can_start_by"]), ("Should start by", summary["should_start_by"]),
+                         ("Last good start", found.last_good_start_at), ("Last good end", found.last_good_end_at),
+                         ("Last end", found.last_end_at)]:
+        lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
+    lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: {found.average_good_duration or 'unknown'}")
+    if found.running:
+        lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}")
+    click.echo("\n".join(lines))
+
+
+@schedule.command("condition")
+@click.argument("name", required=False)
+@click.option("--at", type=TimeType(), help="Evaluate at this moment instead of now.")
+@json_option
+@pass_app
+def schedule_condition(app: AppContext, name: str | None, at: datetime | None, as_json: bool) -> None:
+    """The condition (OK / WARNING / ERROR, with its reason) of NAME, or of every schedule worst first."""
+    when = at or app.clock.now()
+    found = [_get(app, name)] if name else _all(app)
+    rows = []
+    for item in found:
+        condition = get_schedule_condition(item, when)
+        rows.append({"name": item.name, "condition": condition.state.value,
+                     "reason": condition.reason.value if condition.reason else None, "deadline": condition.deadline,
+                     "_rank": condition.state.rank})
+    rows.sort(key=lambda r: (r.pop("_rank"), r["deadline"] or datetime.max.replace(tzinfo=when.tzinfo), r["name"]))
+    print_rows(rows, as_json, [("name", "name"), ("condition", "condition"), ("reason", "reason"), ("deadline", "deadline")])
+    if any(r["condition"] == "ERROR" for r in rows):
+        raise SystemExit(1 if not as_json else 0)
+
+
+@schedule.command("next")
+@click.argument("name")
+@click.option("--count", "-n", type=WholeNumberType(1), default=5, show_default=True)
+@json_option
+@pass_app
+def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None:
+    """The next firings of a calendar schedule's rule (a periodic one: its start times)."""
+    found = _get(app, name)
+    now = app.clock.now()
+    if found.kind is ScheduleKind.PERIODIC:
+        times = get_schedule_start_times(found, now)
+        echo_json({"can_start_by": times.can_start_by, "should_start_by": times.should_start_by}) if as_json else \
+            click.echo(f"can start by {times.can_start_by.isoformat()}, should start by {times.should_start_by.isoformat()}")
+        return
+    firings = found.rule.next_fire_times(now, count)
+    rows = [{"at": f.at, "note": f.note} for f in firings]
+    print_rows(rows, as_json, [("at", "at"), ("note", "daylight-saving note")])
+
+
+@schedule.command("runs")
+@click.argument("name")
+@click.option("--limit", type=WholeNumberType(1), default=20, show_default=True)
+@json_option
+@pass_app
+def schedule_runs(app: AppContext, name: str, limit: int, as_json: bool) -> None:
+    """A schedule's run history, newest first."""
+    _get(app, name)
+    rows = [{"id": r.id, "status": r.status.value, "started_at": r.started_at, "ended_at": r.ended_at,
+             "owner": f"{r.owner_node}/{r.owner_name}", "detail": dict(r.detail)}
+            for r in app.store().list_schedule_runs(name, limit=limit)]
+    print_rows(rows, as_json, [("id", "id"), ("status", "status"), ("started_at", "started"), ("ended_at", "ended"),
+                               ("owner", "owner"), ("detail", "detail")])
+
+
+def _set_enabled(app: AppContext, name: str, enabled: bool) -> None:
+    found = _get(app, name)
+    app.store().save_schedule(dataclasses.replace(found, enabled=enabled), app.clock.now())
+    click.echo(f"{'Resumed' if enabled else 'Paused'} {name}")
+
+
+@schedule.command("pause")
+@click.argument("name")
+@pass_app
+def schedule_pause(app: AppContext, name: str) -> None:
+    """Stop picking NAME (a run in progress finishes)."""
+    _set_enabled(app, name, False)
+
+
+@schedule.command("resume")
+@click.argument("name")
+@pass_app
+def schedule_resume(app: AppContext, name: str) -> None:
+    _set_enabled(app, name, True)
+
+
+@schedule.command("delete")
+@click.argument("name")
+@pass_app
+def schedule_delete(app: AppContext, name: str) -> None:
+    """Delete NAME and its run history."""
+    if not app.store().delete_schedule(name):
+        raise NotFoundError("schedule", name)
+    click.echo(f"Deleted {name}")
+
+
+@schedule.command("export")
+@click.option("--out", type=click.File("w"), default="-", help="Where to write (default: stdout).")
+@pass_app
+def schedule_export(app: AppContext, out: IO[str]) -> None:
+    """Every schedule with its full state, one JSON object per line."""
+    for item in _all(app):
+        out.write(json.dumps(schedule_to_dict(item), ensure_ascii=False) + "\n")
+
+
+@schedule.command("import")
+@click.argument("file", metavar="FILE|-", type=click.File("rb"))
+@click.option("--replace", "replace_existing", is_flag=True, help="Overwrite schedules that exist.")
+@pass_app
+def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) -> None:
+    """Schedules from `ostinato schedule export` (every line checked before anything is written)."""
+    items = read_json_lines(file, schedule_from_dict)
+    store, now = app.store(), app.clock.now()
+    existing = {s.name for s in _all(app)}
+    clashes = [s.name for s in items if s.name in existing]
+    if clashes and not replace_existing:
+        raise ValidationError("name", "schedules that do not exist yet (or --replace)", clashes[0])
+    for item in items:
+        (store.save_schedule if item.name in existing else store.create_schedule)(item, now)
+    click.echo(f"Imported {len(items)} schedule{'s' if len(items) != 1 else ''}")
+
+
+@cli.command("scheduler")
+@click.option("--node", help="This machine's name (default: the node setting, the host name).")
+@click.option("--name", "instance", default="default", show_default=True,
+              help="This scheduler's name on the node (unique per node: its stale runs are cleared at start-up).")
+@click.option("--capacity", type=WholeNumberType(1), default=4, show_default=True, help="Schedules run at once.")
+@click.option("--once", is_flag=True, help="One pass: start what is due, wait for it, exit.")
+@pass_app
+def scheduler_command(app: AppContext, node: str | None, instance: str, capacity: int, once: bool) -> None:
+    """Run schedules: the deadline-greedy scheduler of seed 004 (any number of them, on any nodes)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    scheduler = run_scheduler(app, node or app.settings.node, instance, once, capacity)
+    click.echo(f"stopped: {scheduler.started} schedule runs started, {scheduler.finished} ended")
+
+
+def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacity: int) -> DeadlineScheduler:
+    scheduler = DeadlineScheduler(app.store(), app.clock, node=node, instance=instance, capacity=capacity)
+    if once:
+        scheduler.start()
+        scheduler.run_once()
+        scheduler.wait_runs()
+        return scheduler
+    stop = threading.Event()
+
+    def on_signal(signum, frame):  # noqa: ARG001
+        logging.getLogger("ostinato").info("%s received: stopping the scheduler", signal.Signals(signum).name)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        scheduler.run_forever(stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return scheduler
+
+
+__all__ = ["run_scheduler", "schedule"]

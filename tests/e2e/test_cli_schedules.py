@@ -1,0 +1,91 @@
+"""End-to-end tests of ``ostinato schedule …`` and ``ostinato scheduler --once`` on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_helpers import ok, ok_json, run
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, fresh_url):
+    if request.param == "sqlite":
+        ok(fresh_url, "db", "init")
+        url = fresh_url
+    else:
+        url = request.getfixturevalue("pg_dsn")
+    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site")
+    return url
+
+
+def test_add_list_show_condition_pause_resume_delete(url):
+    added = ok_json(url, "schedule", "add", "bills", "scrape", "failure_rate=0", "--every", "24h", "--cooldown", "2h",
+                    "--tz", "Europe/Paris", "--blackout", "23:00-01:00", "--dont-run-on", "old-box")
+    assert added["kind"] == "periodic" and added["scheduling_period"] == 86400 and added["cooldown_duration"] == 7200
+    assert added["blackout_periods"] == [{"start": "23:00:00", "end": "01:00:00"}]
+    assert added["arguments"] == {"args": [], "kwargs": {"failure_rate": 0}}
+    ok(url, "schedule", "add", "nightly", "scrape", "--calendar", "Mon..Fri *-*-* 02:00", "--max-duration", "4h",
+       "--mode", "submit")
+    assert [s["name"] for s in ok_json(url, "schedule", "list")] == ["bills", "nightly"]
+    shown = ok_json(url, "schedule", "show", "nightly")
+    assert shown["mode"] == "submit" and shown["condition"] == "OK" and shown["can_start_by"].endswith("02:00:00+00:00")
+    # far in the future every schedule is late: worst first, with its reason, exit 1
+    result = run(url, "schedule", "condition", "--at", "+30d")
+    assert result.exit_code == 1 and "ERROR" in result.output
+    rows = ok_json(url, "schedule", "condition", "--at", "+30d")
+    assert {r["reason"] for r in rows} == {"stale", "deadline_missed"}
+    ok(url, "schedule", "pause", "bills")
+    assert ok_json(url, "schedule", "condition", "bills")[0]["reason"] == "paused"
+    ok(url, "schedule", "resume", "bills")
+    assert ok_json(url, "schedule", "show", "bills")["enabled"] is True
+    ok(url, "schedule", "delete", "nightly")
+    assert run(url, "schedule", "show", "nightly").exit_code == 1
+
+
+def test_scheduler_once_runs_what_is_due(url):
+    ok(url, "schedule", "add", "bills", "scrape", "failure_rate=0", "--every", "24h")
+    out = ok(url, "scheduler", "--once", "--node", "n1").output
+    assert "1 schedule runs started, 1 ended" in out
+    [run_] = ok_json(url, "schedule", "runs", "bills")
+    assert run_["status"] == "succeeded" and run_["owner"] == "n1/default"
+    assert ok_json(url, "schedule", "show", "bills")["last_good_start_at"] is not None
+
+
+def test_export_and_import_keep_the_full_state(url, tmp_path):
+    ok(url, "schedule", "add", "bills", "scrape", "failure_rate=0", "--every", "24h", "--max-allowed", "2h")
+    ok(url, "scheduler", "--once", "--node", "n1")
+    exported = ok(url, "schedule", "export").output
+    before = json.loads(exported)
+    result = run(url, "schedule", "import", "-", input=exported)
+    assert result.exit_code == 2 and "name:" in result.output  # exists: not overwritten without --replace
+    ok(url, "schedule", "delete", "bills")
+    ok(url, "schedule", "import", "-", input=exported)
+    after = json.loads(ok(url, "schedule", "export").output)
+    assert after == before and after["last_good_start_at"] is not None
+
+
+@pytest.mark.parametrize("args, field", [
+    (["--every", "1h", "--cooldown", "2h"], "cooldown_duration"),
+    (["--calendar", "61 * * * *", "--max-duration", "1h"], "cron_schedule"),
+    (["--calendar", "daily"], "cron_max_schedule_duration"),
+    (["--every", "1h", "--tz", "Mars/Base"], "tz"),
+    (["--every", "1h", "--blackout", "01:00-03:00", "--blackout", "02:00-04:00"], "blackout_periods[1]"),
+    (["--every", "1h", "--blackout", "1am-2am"], "blackout_periods[0].start"),
+    (["--every", "-1h"], "scheduling_period"),
+    ([], "schedule"),
+])
+def test_bad_schedules_name_the_field_and_store_nothing(url, args, field):
+    result = run(url, "schedule", "add", "bad", "scrape", *args)
+    assert result.exit_code == 2 and f"{field}:" in result.output, result.output
+    assert ok_json(url, "schedule", "list") == []
+
+
+def test_bad_import_lines_name_the_line(url):
+    good = {"name": "a", "kind": "periodic", "task_type": "scrape", "created_at": "2026-01-01T00:00:00+00:00",
+            "scheduling_period": 3600}
+    bad = {**good, "name": "b", "scheduling_period": -5}
+    result = run(url, "schedule", "import", "-", input=json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    assert result.exit_code == 2 and "line 2: scheduling_period:" in result.output
+    assert ok_json(url, "schedule", "list") == []
