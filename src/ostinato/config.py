@@ -24,6 +24,7 @@ from .domain.durations import parse_duration
 from .domain.errors import ValidationError
 from .domain.orchestration import default_ratios, validate_ratios
 from .domain.visit_policies import POLICY_NAMES, GrabOptions
+from .domain.schedules import ScheduleTiming
 from .domain.visits import FeedbackPolicy
 
 DEFAULT_DB = "sqlite:///ostinato.db"
@@ -67,6 +68,16 @@ class Settings:
     max_failures: int = 3
     #: feedback: next visit target after a failed visit
     failure_delay: timedelta = timedelta(days=1)
+    #: schedules: a running schedule's owner pings this often (seed 004: 30 s)
+    schedule_ping_interval: timedelta = timedelta(seconds=30)
+    #: schedules: no ping for this long and another scheduler marks the schedule for stealing
+    schedule_ping_timeout: timedelta = timedelta(seconds=30)
+    #: schedules: a steal mark still there after this long and the schedule is taken over
+    schedule_steal_grace: timedelta = timedelta(seconds=30)
+    #: schedules: the EWMA's alpha for average_good_duration (seed 004: 0.37)
+    schedule_alpha: float = 0.37
+    #: schedules: retry backoff after failure 1, 2, 3 or more (seed 004: 5m, 1h, 4h)
+    schedule_retry_backoff: tuple[str, ...] = ("5m", "1h", "4h")
 
     @classmethod
     def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -125,6 +136,7 @@ class Settings:
         settings = replace(self, **parsed)
         settings.feedback_policy()
         settings.grab_options()
+        settings.schedule_timing()
         return settings
 
     def feedback_policy(self) -> FeedbackPolicy:
@@ -135,6 +147,16 @@ class Settings:
             absolute_cooldown=self.absolute_cooldown, failed_cooldown=self.failed_cooldown,
             not_found_cooldown=self.not_found_cooldown,
         ).validated()
+
+    def schedule_timing(self) -> ScheduleTiming:
+        """Seed 004's knobs that are not per schedule, for the deadline scheduler."""
+        backoff = tuple(parse_duration(v, "schedule_retry_backoff", allow_zero=True) for v in self.schedule_retry_backoff)
+        try:
+            return ScheduleTiming(alpha=self.schedule_alpha, backoff=backoff, ping_interval=self.schedule_ping_interval,
+                                  ping_timeout=self.schedule_ping_timeout, steal_grace=self.schedule_steal_grace).validated()
+        except ValidationError as exc:  # name the setting, not the dataclass field
+            field = exc.field if exc.field.startswith("schedule_") else f"schedule_{exc.field}"
+            raise ValidationError(field, exc.expected, exc.got) from None
 
     def grab_options(self) -> GrabOptions:
         """How the orchestrator's grabs treat what they pick, for ``grab_next_visits``."""

@@ -16,3 +16,18 @@ def record(path: str, key: str, delay: float = 0.0) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def interval(path: str, name: str, seconds: float = 0.3, stop=None) -> bool:
+    """A schedule's job: sleep (stopping early when asked), then append `name start end pid` to `path`
+    with wall-clock times, so that a test can check that no two runs of one schedule overlapped."""
+    start = time.time()
+    deadline = start + seconds
+    while time.time() < deadline and not (stop is not None and stop.is_set()):
+        time.sleep(0.01)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, f"{name} {start:.6f} {time.time():.6f} {os.getpid()}\n".encode())
+    finally:
+        os.close(fd)
+    return True

@@ -309,7 +309,8 @@ def scheduler_command(app: AppContext, node: str | None, instance: str, capacity
 
 
 def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacity: int) -> DeadlineScheduler:
-    scheduler = DeadlineScheduler(app.store(), app.clock, node=node, instance=instance, capacity=capacity)
+    scheduler = DeadlineScheduler(app.store(), app.clock, node=node, instance=instance, capacity=capacity,
+                                  timing=app.settings.schedule_timing())
     if once:
         scheduler.start()
         scheduler.run_once()

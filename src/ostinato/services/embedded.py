@@ -96,7 +96,8 @@ class EmbeddedScheduler:
             )
         #: seed 004's deadline-greedy scheduler, for `ostinato run` (instance "run" on this node)
         self.deadline_scheduler = (DeadlineScheduler(store, clock, node=settings.node, instance="run",
-                                                     capacity=settings.workers) if schedules else None)
+                                                     capacity=settings.workers, timing=settings.schedule_timing())
+                                   if schedules else None)
         self._threads: list[threading.Thread] = []
         self.summary_every = 10
         self._started_at = time.monotonic()
