@@ -4,6 +4,7 @@ and the pick is an index walk on 200,000 stored schedules."""
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 
 import psycopg
@@ -70,3 +71,18 @@ def test_the_pick_walks_the_index_about_one_row(pg_dsn):
     assert not any(n["Node Type"] in ("Sort", "Seq Scan") for n in nodes)
     # about half of the schedules cannot start yet: the walk skips some, never the table
     assert scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) < 50
+
+
+def test_a_new_schedule_wakes_a_sleeping_scheduler(pg_dsn):
+    woken = threading.Event()
+    stop = threading.Event()
+    with PostgresStore(pg_dsn) as store:
+        listener = threading.Thread(target=store.listen_schedule_changes, args=(woken.set, stop), daemon=True)
+        listener.start()
+        time.sleep(0.5)  # LISTEN in place
+        assert not woken.is_set()
+        store.create_schedule(Schedule("new", ScheduleKind.PERIODIC, "scrape", T0, scheduling_period=H), T0)
+        assert woken.wait(5)
+        stop.set()
+        listener.join(5)
+        assert not listener.is_alive()

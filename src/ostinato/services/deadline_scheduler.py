@@ -245,8 +245,16 @@ class DeadlineScheduler:
             if item.thread is not None:
                 item.thread.join(grace)
 
+    def listen(self, stop: threading.Event) -> threading.Thread:
+        """Wake early when the store says a schedule changed (PostgreSQL: LISTEN/NOTIFY)."""
+        thread = threading.Thread(target=self.store.listen_schedule_changes, args=(self.wake, stop),
+                                  name="ostinato-schedule-listener", daemon=True)
+        thread.start()
+        return thread
+
     def run_forever(self, stop: threading.Event) -> None:
         self.start()
+        self.listen(stop)
         while not stop.is_set():
             try:
                 self.run_once()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Mapping, Sequence
+import threading
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ..domain.origin_metrics import OriginMetrics
@@ -310,6 +311,11 @@ class Store(abc.ABC):
     def release_owner_schedules(self, node: str, owner_name: str, now: datetime,
                                 timing: ScheduleTiming = ScheduleTiming()) -> list[str]:
         """At start-up: runs left by an earlier process of this node and name end as lost."""
+
+    def listen_schedule_changes(self, wake: Callable[[], None], stop: threading.Event) -> bool:
+        """Call ``wake`` whenever a schedule is added or changed, until ``stop`` (blocking).
+        Returns False at once where the store has no such hint (schedulers then poll)."""
+        return False
 
     @abc.abstractmethod
     def next_can_start_by(self) -> datetime | None:

@@ -102,3 +102,8 @@ ORDER BY id DESC LIMIT %(limit)s;
 
 -- name: schedule_run_by_tag
 SELECT * FROM schedule_run WHERE owner_tag = %(tag)s;
+
+-- name: notify_schedules_changed
+-- a hint to sleeping schedulers that a schedule was added or changed: one per
+-- transaction (PostgreSQL folds equal notifications of a transaction into one)
+SELECT pg_notify('ostinato_schedules', '');

@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping
+import threading
+from typing import Any, Callable, Mapping
 
 import orjson
+import psycopg
 
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.schedules import (
@@ -88,6 +90,7 @@ class PostgresSchedules:
         with self._tx() as conn:
             if conn.execute(QUERIES.insert_schedule, _schedule_params(schedule, now, timing)).fetchone() is None:
                 raise ConflictError(f"schedule {schedule.name!r} already exists")
+            conn.execute(QUERIES.notify_schedules_changed)
         return schedule
 
     def get_schedule(self, name: str) -> Schedule | None:
@@ -105,6 +108,7 @@ class PostgresSchedules:
                 raise NotFoundError("schedule", schedule.name)
             conn.execute(QUERIES.update_schedule,
                          {**_schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
+            conn.execute(QUERIES.notify_schedules_changed)
         return schedule
 
     def delete_schedule(self, name: str) -> bool:
@@ -182,6 +186,20 @@ class PostgresSchedules:
                               {"reason": f"{node}/{owner_name} restarted"}, timing)
                 released.append(row["name"])
         return released
+
+    def listen_schedule_changes(self, wake: Callable[[], None], stop: threading.Event) -> bool:
+        """Call ``wake`` when a schedule is added or changed (LISTEN/NOTIFY), until ``stop``;
+        runs in the caller's thread. A lost connection is retried; polling remains the fallback."""
+        while not stop.is_set():
+            try:
+                with psycopg.connect(self.dsn, autocommit=True) as conn:
+                    conn.execute("LISTEN ostinato_schedules")
+                    while not stop.is_set():
+                        for _ in conn.notifies(timeout=1.0, stop_after=1):
+                            wake()
+            except psycopg.Error:
+                stop.wait(5.0)
+        return True
 
     def next_can_start_by(self) -> datetime | None:
         return self._read(QUERIES.next_can_start_by)[0]["at"]
