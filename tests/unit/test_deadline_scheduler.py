@@ -86,6 +86,7 @@ def test_runs_the_job_and_moves_the_schedule(types, clock, registry):
     assert scheduler.run_once() == 0
     clock.advance(H)
     assert scheduler.run_once() == 2
+    settle(scheduler)
 
 
 def test_submit_mode_queues_one_task_at_a_time(types, clock, registry):

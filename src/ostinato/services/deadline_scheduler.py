@@ -109,12 +109,14 @@ class DeadlineScheduler:
             log.warning("%s: took %s over from a silent owner", self.name, name)
         self.watch()
         started = 0
-        while len(self.running()) < self.capacity:
-            picked = self.store.pick_schedule(node=self.node, owner_name=self.instance, tag=uuid.uuid4().hex, now=now)
-            if picked is None:
+        while (room := self.capacity - len(self.running())) > 0:
+            picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
+                                               tags=[uuid.uuid4().hex for _ in range(room)], now=now)
+            for schedule, run in picked:
+                self._start(schedule, run)
+            started += len(picked)
+            if len(picked) < room:
                 break
-            self._start(*picked)
-            started += 1
         self.started += started
         return started
 
@@ -174,6 +176,10 @@ class DeadlineScheduler:
             ended = self.store.end_schedule_run(schedule.name, active.run.owner_tag,
                                                 status=RunStatus.SUCCEEDED if ok else RunStatus.FAILED,
                                                 ended=self.clock.now(), detail=detail, timing=self.timing)
+        except Exception:
+            log.exception("%s: could not record the end of %s; the steal protocol will end it as lost",
+                          self.name, schedule.name)
+            return
         finally:
             with self._lock:
                 if self._active.get(schedule.name) is active:

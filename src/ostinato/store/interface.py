@@ -286,10 +286,17 @@ class Store(abc.ABC):
         """Delete a schedule and its run history; False if there was none."""
 
     @abc.abstractmethod
+    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
+                       now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
+        """Seed 004's pick, as one index walk, for up to ``len(tags)`` schedules at once: among
+        enabled schedules not running and not excluded on ``node``, with ``can_start_by`` past,
+        the lowest ``should_start_by`` first; take their ownership (one tag each) and open their
+        runs, in one transaction. Concurrent pickers never take the same schedule."""
+
     def pick_schedule(self, *, node: str, owner_name: str, tag: str, now: datetime) -> tuple[Schedule, ScheduleRun] | None:
-        """Seed 004's pick, as one index walk: among enabled schedules not running and not
-        excluded on ``node``, with ``can_start_by`` past, the lowest ``should_start_by``; take its
-        ownership (``tag``) and open a run. Concurrent pickers never take the same schedule."""
+        """One schedule: :meth:`pick_schedules` with one tag."""
+        picked = self.pick_schedules(node=node, owner_name=owner_name, tags=[tag], now=now)
+        return picked[0] if picked else None
 
     @abc.abstractmethod
     def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:

@@ -54,18 +54,20 @@ SELECT * FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
   AND NOT (%(node)s = ANY(dont_run_on_nodes))
 ORDER BY should_start_by
-LIMIT 1
+LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 
 -- name: take_ownership
-UPDATE schedule SET owner_started_at = %(now)s, owner_node = %(node)s, owner_name = %(owner_name)s,
-    owner_tag = %(tag)s, owner_last_ping_at = %(now)s, steal_start_at = NULL
-WHERE name = %(name)s AND owner_tag IS NULL;
+UPDATE schedule AS s SET owner_started_at = %(now)s, owner_node = %(node)s, owner_name = %(owner_name)s,
+    owner_tag = k.tag, owner_last_ping_at = %(now)s, steal_start_at = NULL
+FROM unnest(%(names)s::text[], %(tags)s::text[]) AS k(name, tag)
+WHERE s.name = k.name AND s.owner_tag IS NULL;
 
--- name: insert_schedule_run
+-- name: insert_schedule_runs
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
-VALUES (%(schedule)s, %(tag)s, %(node)s, %(owner_name)s, %(now)s, 'running', '{}')
-RETURNING id;
+SELECT k.name, k.tag, %(node)s, %(owner_name)s, %(now)s, 'running', '{}'
+FROM unnest(%(names)s::text[], %(tags)s::text[]) AS k(name, tag)
+RETURNING id, schedule;
 
 -- name: end_schedule_run
 UPDATE schedule_run SET ended_at = %(ended)s, status = %(status)s, detail = detail || %(detail)s::jsonb

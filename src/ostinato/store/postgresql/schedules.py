@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 import threading
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import orjson
 import psycopg
@@ -119,17 +119,25 @@ class PostgresSchedules:
         return deleted
 
     # -- running -------------------------------------------------------------
-    def pick_schedule(self, *, node: str, owner_name: str, tag: str, now: datetime) -> tuple[Schedule, ScheduleRun] | None:
+    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
+                       now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
+        if not tags:
+            return []
         with self._tx() as conn:
-            row = conn.execute(QUERIES.pick_schedule, {"now": now, "node": node}).fetchone()
-            if row is None:
-                return None
-            params = {"name": row["name"], "now": now, "node": node, "owner_name": owner_name, "tag": tag}
+            rows = conn.execute(QUERIES.pick_schedule, {"now": now, "node": node, "limit": len(tags)}).fetchall()
+            if not rows:
+                return []
+            names, tags = [r["name"] for r in rows], list(tags[:len(rows)])
+            params = {"names": names, "tags": tags, "now": now, "node": node, "owner_name": owner_name}
             conn.execute(QUERIES.take_ownership, params)
-            run_id = conn.execute(QUERIES.insert_schedule_run, {**params, "schedule": row["name"]}).fetchone()["id"]
-        schedule = replace(_row_to_schedule(row), owner_started_at=now, owner_node=node, owner_name=owner_name,
-                           owner_tag=tag, owner_last_ping_at=now, steal_start_at=None)
-        return schedule, ScheduleRun(run_id, schedule.name, tag, node, owner_name, now, None, RunStatus.RUNNING, {})
+            run_ids = {r["schedule"]: r["id"] for r in conn.execute(QUERIES.insert_schedule_runs, params)}
+        picked = []
+        for row, tag in zip(rows, tags):
+            schedule = replace(_row_to_schedule(row), owner_started_at=now, owner_node=node, owner_name=owner_name,
+                               owner_tag=tag, owner_last_ping_at=now, steal_start_at=None)
+            picked.append((schedule, ScheduleRun(run_ids[schedule.name], schedule.name, tag, node, owner_name, now, None,
+                                                 RunStatus.RUNNING, {})))
+        return picked
 
     def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
         with self._tx() as conn:

@@ -55,17 +55,19 @@ SELECT * FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
   AND :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes))
 ORDER BY should_start_by
-LIMIT 1;
+LIMIT :limit;
 
 -- name: take_ownership
+-- picks: JSON array of [name, tag]
 UPDATE schedule SET owner_started_at = :now, owner_node = :node, owner_name = :owner_name,
-    owner_tag = :tag, owner_last_ping_at = :now, steal_start_at = NULL
-WHERE name = :name AND owner_tag IS NULL;
+    owner_tag = (SELECT k.value ->> 1 FROM json_each(:picks) AS k WHERE k.value ->> 0 = schedule.name),
+    owner_last_ping_at = :now, steal_start_at = NULL
+WHERE owner_tag IS NULL AND name IN (SELECT k.value ->> 0 FROM json_each(:picks) AS k);
 
--- name: insert_schedule_run
+-- name: insert_schedule_runs
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
-VALUES (:schedule, :tag, :node, :owner_name, :now, 'running', '{}')
-RETURNING id;
+SELECT k.value ->> 0, k.value ->> 1, :node, :owner_name, :now, 'running', '{}' FROM json_each(:picks) AS k WHERE true
+RETURNING id, schedule;
 
 -- name: end_schedule_run
 UPDATE schedule_run SET ended_at = :ended, status = :status, detail = json_patch(detail, :detail)
