@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import queue
 import threading
 import time
 import uuid
@@ -80,6 +81,10 @@ class DeadlineScheduler:
         self.max_sleep = max_sleep
         self._active: dict[str, _ActiveRun] = {}
         self._lock = threading.Lock()
+        self._ends: queue.Queue[tuple[_ActiveRun, bool, dict[str, Any], datetime]] = queue.Queue()
+        self._reporter = threading.Thread(target=self._report_ends, name="ostinato-schedule-ends", daemon=True)
+        self._reporter.start()
+        self._task_types: dict[str, Any] = {}
         self._wake = threading.Event()
         self.started = 0
         self.finished = 0
@@ -108,6 +113,7 @@ class DeadlineScheduler:
         for name in stolen["taken"]:
             log.warning("%s: took %s over from a silent owner", self.name, name)
         self.watch()
+        self._task_types = {t.type: t for t in self.store.list_task_types()}
         started = 0
         while (room := self.capacity - len(self.running())) > 0:
             picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
@@ -156,7 +162,7 @@ class DeadlineScheduler:
         schedule = active.schedule
         detail: dict[str, Any] = {}
         try:
-            task_type = self.store.get_task_type(schedule.task_type)
+            task_type = self._task_types.get(schedule.task_type)
             if task_type is None:
                 raise LookupError(f"no task type {schedule.task_type!r} (see `ostinato task-type list`)")
             fn = self.registry.resolve(task_type.backend_name)
@@ -172,23 +178,30 @@ class DeadlineScheduler:
             ok, detail["error"] = False, f"{type(exc).__name__}: {exc}"
         if active.stopped is not None:
             return  # already ended by the watch (stolen, or stopped for overrunning)
-        try:
-            ended = self.store.end_schedule_run(schedule.name, active.run.owner_tag,
-                                                status=RunStatus.SUCCEEDED if ok else RunStatus.FAILED,
-                                                ended=self.clock.now(), detail=detail, timing=self.timing)
-        except Exception:
-            log.exception("%s: could not record the end of %s; the steal protocol will end it as lost",
-                          self.name, schedule.name)
-            return
-        finally:
+        self._ends.put((active, ok, detail, self.clock.now()))
+
+    def _report_ends(self) -> None:
+        """One thread records the ends of runs, so that thousands of short runs do not all
+        contend for the store at once; a run counts as running until its end is stored."""
+        while True:
+            active, ok, detail, ended_at = self._ends.get()
+            schedule = active.schedule
+            try:
+                ended = self.store.end_schedule_run(schedule.name, active.run.owner_tag,
+                                                    status=RunStatus.SUCCEEDED if ok else RunStatus.FAILED,
+                                                    ended=ended_at, detail=detail, timing=self.timing)
+            except Exception:
+                log.exception("%s: could not record the end of %s; the steal protocol will end it as lost",
+                              self.name, schedule.name)
+                ended = None
             with self._lock:
                 if self._active.get(schedule.name) is active:
                     del self._active[schedule.name]
-        self.finished += 1
-        if not ended:
-            log.error("%s: %s was taken over while it ran; its result is recorded as stolen", self.name, schedule.name)
-        elif not ok:
-            log.warning("%s: %s failed: %s", self.name, schedule.name, detail.get("error"))
+            self.finished += 1
+            if ended is False:
+                log.error("%s: %s was taken over while it ran; its result is recorded as stolen", self.name, schedule.name)
+            elif ended and not ok:
+                log.warning("%s: %s failed: %s", self.name, schedule.name, detail.get("error"))
 
     # -- watching running schedules ---------------------------------------------
     def watch(self) -> None:
@@ -234,12 +247,10 @@ class DeadlineScheduler:
         return max(limit.total_seconds(), 0.05)
 
     def wait_runs(self, timeout: float = 3600.0) -> None:
-        """Wait for the runs in progress to end on their own (``--once``)."""
-        with self._lock:
-            active = list(self._active.values())
-        for item in active:
-            if item.thread is not None:
-                item.thread.join(timeout)
+        """Wait for the runs in progress to end on their own and their ends to be stored (``--once``)."""
+        deadline = time.monotonic() + timeout
+        while self.running() and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def stop_runs(self, grace: float = 30.0) -> None:
         """Ask running jobs to stop and wait for them (at most ``grace`` seconds); their ends are reported."""
@@ -247,9 +258,7 @@ class DeadlineScheduler:
             active = list(self._active.values())
         for item in active:
             item.stop.set()
-        for item in active:
-            if item.thread is not None:
-                item.thread.join(grace)
+        self.wait_runs(grace)
 
     def listen(self, stop: threading.Event) -> threading.Thread:
         """Wake early when the store says a schedule changed (PostgreSQL: LISTEN/NOTIFY)."""

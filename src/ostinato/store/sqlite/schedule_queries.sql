@@ -50,8 +50,10 @@ DELETE FROM schedule WHERE name = :name RETURNING name;
 DELETE FROM schedule_run WHERE schedule = :name;
 
 -- name: pick_schedule
--- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by
-SELECT * FROM schedule
+-- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
+-- the walk of schedule_pick_idx is pinned: without statistics SQLite would range-scan the
+-- wake index and sort every due schedule
+SELECT * FROM schedule INDEXED BY schedule_pick_idx
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
   AND :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes))
 ORDER BY should_start_by
@@ -59,10 +61,10 @@ LIMIT :limit;
 
 -- name: take_ownership
 -- picks: JSON array of [name, tag]
-UPDATE schedule SET owner_started_at = :now, owner_node = :node, owner_name = :owner_name,
-    owner_tag = (SELECT k.value ->> 1 FROM json_each(:picks) AS k WHERE k.value ->> 0 = schedule.name),
+UPDATE schedule SET owner_started_at = :now, owner_node = :node, owner_name = :owner_name, owner_tag = k.tag,
     owner_last_ping_at = :now, steal_start_at = NULL
-WHERE owner_tag IS NULL AND name IN (SELECT k.value ->> 0 FROM json_each(:picks) AS k);
+FROM (SELECT value ->> 0 AS name, value ->> 1 AS tag FROM json_each(:picks)) AS k
+WHERE schedule.name = k.name AND schedule.owner_tag IS NULL;
 
 -- name: insert_schedule_runs
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)

@@ -1,4 +1,4 @@
-"""The schedule pick on PostgreSQL: concurrent pickers never take the same schedule,
+"""The schedule pick: on PostgreSQL concurrent pickers never take the same schedule,
 and the pick is an index walk on 200,000 stored schedules."""
 
 from __future__ import annotations
@@ -86,3 +86,16 @@ def test_a_new_schedule_wakes_a_sleeping_scheduler(pg_dsn):
         stop.set()
         listener.join(5)
         assert not listener.is_alive()
+
+
+def test_sqlite_pick_walks_the_pick_index(tmp_path):
+    import sqlite3
+
+    from ostinato.store.sqlite import SQLiteStore
+    from ostinato.store.sqlite.schedules import QUERIES as LITE
+
+    SQLiteStore(tmp_path / "plans.db").init_schema()
+    conn = sqlite3.connect(tmp_path / "plans.db")
+    plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.pick_schedule,
+                                                    {"now": T0.isoformat(), "node": "n1", "limit": 1}))
+    assert "USING INDEX schedule_pick_idx" in plan and "TEMP B-TREE" not in plan, plan
