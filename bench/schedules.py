@@ -44,7 +44,7 @@ INSERT INTO schedule (name, kind, task_type, mode, scheduling_period, tz, enable
 SELECT 'stored-' || i, 'periodic', 'noop', 'run', interval '1 day', 'UTC', i % 10 <> 0, %(now)s,
        CASE WHEN i % 7 = 0 THEN 'tag-' || i END,
        %(now)s + ((i % 3600) - 1800) * interval '1 second', %(now)s + ((i * 7919) % 86400) * interval '1 second'
-FROM generate_series(1, %(n)s) AS i;
+FROM generate_series(1::bigint, %(n)s::bigint) AS i;
 ANALYZE schedule;
 """
 SEED_SQLITE = """
