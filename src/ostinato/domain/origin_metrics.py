@@ -54,33 +54,31 @@ class OriginMetrics:
     lister_instance_name: str | None = None
 
 
-def fold_metrics(
-    now: datetime,
-    counts: list[Mapping],
-    lag_rows: list[Mapping],
-) -> list[OriginMetrics]:
-    """Join the stores' two aggregate queries into one record per (lister, visit type).
+def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
+    """Add up the stores' aggregate rows into one record per (lister, visit type).
 
-    ``counts`` rows have lister_id, visit_type and the four counts; ``lag_rows``
-    have lister_id, visit_type, bucket (0-based, as :func:`bucket_label`), n
-    and lag_max in seconds.
+    Each row has lister_id, visit_type, the four counts, lag_max (seconds, or
+    None) and ``b0`` … ``bN``, the histogram's buckets (as :func:`bucket_label`);
+    a (lister, visit type) may come in several rows (single- and multi-listed
+    origins are counted apart).
     """
-    histograms: dict[tuple[int, str], dict[int, int]] = {}
-    maxima: dict[tuple[int, str], float] = {}
-    for row in lag_rows:
+    keys = ("origins_known", "origins_enabled", "origins_never_visited", "origins_with_pending_changes")
+    totals: dict[tuple[int, str], dict] = {}
+    for row in rows:
         key = (row["lister_id"], row["visit_type"])
-        histograms.setdefault(key, {})[int(row["bucket"])] = int(row["n"])
-        maxima[key] = max(maxima.get(key, 0.0), float(row["lag_max"]))
-    metrics = []
-    for row in counts:
-        key = (row["lister_id"], row["visit_type"])
-        buckets = histograms.get(key, {})
-        metrics.append(OriginMetrics(
-            lister_id=key[0], visit_type=key[1], computed_at=now,
-            origins_known=int(row["origins_known"]), origins_enabled=int(row["origins_enabled"]),
-            origins_never_visited=int(row["origins_never_visited"]),
-            origins_with_pending_changes=int(row["origins_with_pending_changes"]),
-            lag_histogram={bucket_label(i): buckets[i] for i in sorted(buckets)},
-            lag_max=timedelta(seconds=maxima[key]) if key in maxima else None,
-        ))
-    return metrics
+        total = totals.setdefault(key, {**{k: 0 for k in keys}, "lag_max": None,
+                                        "buckets": [0] * (len(LAG_BOUNDS) + 1)})
+        for k in keys:
+            total[k] += int(row[k])
+        if row["lag_max"] is not None:
+            total["lag_max"] = max(total["lag_max"] or 0.0, float(row["lag_max"]))
+        for i in range(len(LAG_BOUNDS) + 1):
+            total["buckets"][i] += int(row[f"b{i}"])
+    return [
+        OriginMetrics(
+            lister_id=key[0], visit_type=key[1], computed_at=now, **{k: total[k] for k in keys},
+            lag_histogram={bucket_label(i): n for i, n in enumerate(total["buckets"]) if n},
+            lag_max=timedelta(seconds=total["lag_max"]) if total["lag_max"] is not None else None,
+        )
+        for key, total in sorted(totals.items())
+    ]

@@ -51,13 +51,17 @@ WITH listed AS (
         is_fork = excluded.is_fork,
         forked_from_url = excluded.forked_from_url
     RETURNING o.url, o.visit_type, o.enabled, o.first_seen, o.last_update, coalesce(o.is_fork, false) AS is_fork,
-              o.lister_id, o.extra_loader_arguments
+              o.lister_id, o.extra_loader_arguments, (o.xmax = 0) AS new_listing
 )
+-- listing_count carries "this listing is new" (1) or not (0) into `excluded`: a new
+-- scheduling row has one listing; an existing one recounts when a listing is new
 INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments)
-SELECT url, visit_type, enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments FROM listed
+                                     extra_loader_arguments, listing_count)
+SELECT url, visit_type, enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments,
+       CASE WHEN new_listing THEN 1 ELSE 0 END
+FROM listed
 ON CONFLICT (url, visit_type) DO UPDATE SET
-    (enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments, failure_count) = (
+    (enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments, failure_count, listing_count) = (
         SELECT excluded.enabled OR coalesce(bool_or(o.enabled), false),
                least(excluded.first_seen, min(o.first_seen)),
                greatest(excluded.last_update, max(o.last_update)),
@@ -67,10 +71,11 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
                CASE WHEN excluded.enabled OR count(o.*) = 0 THEN excluded.extra_loader_arguments
                     ELSE (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
                CASE WHEN NOT s.enabled AND (excluded.enabled OR coalesce(bool_or(o.enabled), false)) THEN 0
-                    ELSE s.failure_count END
+                    ELSE s.failure_count END,
+               1 + count(o.*)
         FROM listed_origin AS o
         WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id)
-WHERE NOT (s.enabled = excluded.enabled AND s.is_fork = excluded.is_fork
+WHERE NOT (excluded.listing_count = 0 AND s.enabled = excluded.enabled AND s.is_fork = excluded.is_fork
            AND s.last_update IS NOT DISTINCT FROM excluded.last_update AND s.first_seen <= excluded.first_seen
            AND s.lister_id IS NOT DISTINCT FROM excluded.lister_id
            AND s.extra_loader_arguments = excluded.extra_loader_arguments);
@@ -245,28 +250,60 @@ WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.cooldown_until IS NOT 
 -- Metrics per (lister, visit type). A full pass, run periodically by
 -- `ostinato metrics update`; readers use the stored origin_metrics rows.
 
--- name: count_origin_metrics
-SELECT o.lister_id, o.visit_type,
+-- name: single_listed_metrics
+-- origins one lister lists: their scheduling row says it all (one scan, no join)
+SELECT lister_id, visit_type,
        count(*) AS origins_known,
-       count(*) FILTER (WHERE o.enabled) AS origins_enabled,
-       count(*) FILTER (WHERE o.enabled AND s.last_successful IS NULL) AS origins_never_visited,
-       count(*) FILTER (WHERE o.enabled AND o.last_update IS NOT NULL
-                          AND (s.last_successful IS NULL OR o.last_update > s.last_successful)) AS origins_with_pending_changes
-FROM listed_origin AS o
-LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
-GROUP BY o.lister_id, o.visit_type;
+       count(*) FILTER (WHERE enabled) AS origins_enabled,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS origins_never_visited,
+       count(*) FILTER (WHERE pending) AS origins_with_pending_changes,
+       max(lag) FILTER (WHERE pending) AS lag_max,
+       count(*) FILTER (WHERE pending AND bucket = 0) AS b0,
+       count(*) FILTER (WHERE pending AND bucket = 1) AS b1,
+       count(*) FILTER (WHERE pending AND bucket = 2) AS b2,
+       count(*) FILTER (WHERE pending AND bucket = 3) AS b3,
+       count(*) FILTER (WHERE pending AND bucket = 4) AS b4,
+       count(*) FILTER (WHERE pending AND bucket = 5) AS b5,
+       count(*) FILTER (WHERE pending AND bucket = 6) AS b6,
+       count(*) FILTER (WHERE pending AND bucket = 7) AS b7,
+       count(*) FILTER (WHERE pending AND bucket = 8) AS b8,
+       count(*) FILTER (WHERE pending AND bucket = 9) AS b9,
+       count(*) FILTER (WHERE pending AND bucket = 10) AS b10
+FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful,
+             s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) AS pending,
+             extract(epoch FROM %(now)s - s.last_update)::float8 AS lag,
+             width_bucket(extract(epoch FROM %(now)s - s.last_update)::float8, %(bounds)s::float8[]) AS bucket
+      FROM origin_visit_stats AS s
+      WHERE s.listing_count = 1) AS x
+GROUP BY lister_id, visit_type;
 
--- name: lag_histogram
--- enabled origins with changes not yet archived, by lag bucket: the lag is at
--- least now - last_update; bucket i counts lags below bounds[i] (seconds), the
--- last bucket those beyond every bound
-SELECT o.lister_id, o.visit_type,
-       width_bucket(extract(epoch FROM %(now)s - o.last_update)::float8, %(bounds)s::float8[]) AS bucket,
-       count(*) AS n, max(extract(epoch FROM %(now)s - o.last_update)::float8) AS lag_max
-FROM listed_origin AS o
-LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
-WHERE o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful)
-GROUP BY o.lister_id, o.visit_type, bucket;
+-- name: multi_listed_metrics
+-- origins several listers list: each listing counts for its lister
+SELECT lister_id, visit_type,
+       count(*) AS origins_known,
+       count(*) FILTER (WHERE enabled) AS origins_enabled,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS origins_never_visited,
+       count(*) FILTER (WHERE pending) AS origins_with_pending_changes,
+       max(lag) FILTER (WHERE pending) AS lag_max,
+       count(*) FILTER (WHERE pending AND bucket = 0) AS b0,
+       count(*) FILTER (WHERE pending AND bucket = 1) AS b1,
+       count(*) FILTER (WHERE pending AND bucket = 2) AS b2,
+       count(*) FILTER (WHERE pending AND bucket = 3) AS b3,
+       count(*) FILTER (WHERE pending AND bucket = 4) AS b4,
+       count(*) FILTER (WHERE pending AND bucket = 5) AS b5,
+       count(*) FILTER (WHERE pending AND bucket = 6) AS b6,
+       count(*) FILTER (WHERE pending AND bucket = 7) AS b7,
+       count(*) FILTER (WHERE pending AND bucket = 8) AS b8,
+       count(*) FILTER (WHERE pending AND bucket = 9) AS b9,
+       count(*) FILTER (WHERE pending AND bucket = 10) AS b10
+FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful,
+             o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) AS pending,
+             extract(epoch FROM %(now)s - o.last_update)::float8 AS lag,
+             width_bucket(extract(epoch FROM %(now)s - o.last_update)::float8, %(bounds)s::float8[]) AS bucket
+      FROM origin_visit_stats AS s
+      JOIN listed_origin AS o ON o.url = s.url AND o.visit_type = s.visit_type
+      WHERE s.listing_count > 1) AS x
+GROUP BY lister_id, visit_type;
 
 -- name: upsert_origin_metrics
 INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,

@@ -176,9 +176,10 @@ class PostgresOrigins:
     # -- metrics ------------------------------------------------------------
     def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
         with self._tx() as conn:
-            counts = conn.execute(QUERIES.count_origin_metrics).fetchall()
-            lags = conn.execute(QUERIES.lag_histogram, {"now": now, "bounds": list(LAG_BOUNDS)}).fetchall()
-            metrics = fold_metrics(now, counts, lags)
+            params = {"now": now, "bounds": list(LAG_BOUNDS)}
+            rows = (conn.execute(QUERIES.single_listed_metrics, params).fetchall()
+                    + conn.execute(QUERIES.multi_listed_metrics, params).fetchall())
+            metrics = fold_metrics(now, rows)
             for m in metrics:
                 conn.execute(QUERIES.upsert_origin_metrics, {
                     "lister_id": m.lister_id, "visit_type": m.visit_type, "computed_at": m.computed_at,

@@ -117,6 +117,8 @@ CREATE TABLE origin_visit_stats (
     -- the listing a loader gets: an enabled one, the most recently seen
     lister_id bigint,
     extra_loader_arguments jsonb NOT NULL DEFAULT '{}',
+    -- how many listers list it: metrics read single-listed origins without a join
+    listing_count integer NOT NULL DEFAULT 0,
     PRIMARY KEY (url, visit_type)
 );
 
@@ -216,3 +218,6 @@ CREATE TABLE schedule_run (
 );
 CREATE INDEX schedule_run_schedule_idx ON schedule_run (schedule, started_at);
 CREATE UNIQUE INDEX schedule_run_tag_idx ON schedule_run (owner_tag);
+-- metrics join listed_origin only for the origins several listers list
+CREATE INDEX visit_stats_multi_listed_idx ON origin_visit_stats (visit_type)
+    WHERE listing_count > 1;

@@ -46,12 +46,13 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
 -- starts over with no failures. A row the listings do not change is not written.
 -- keys: JSON array of [url, visit_type]
 INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments)
+                                     extra_loader_arguments, listing_count)
 SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0),
        (SELECT b.lister_id FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
         ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1),
        (SELECT b.extra_loader_arguments FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
-        ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1)
+        ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1),
+       count(*)
 FROM json_each(:keys) AS k
 JOIN listed_origin AS o ON o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
 WHERE true
@@ -59,10 +60,11 @@ GROUP BY o.url, o.visit_type
 ON CONFLICT (url, visit_type) DO UPDATE SET
     failure_count = CASE WHEN NOT s.enabled AND excluded.enabled THEN 0 ELSE s.failure_count END,
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
-    is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments
-WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments)
+    is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments,
+    listing_count = excluded.listing_count
+WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments, s.listing_count)
       IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork, excluded.lister_id,
-              excluded.extra_loader_arguments);
+              excluded.extra_loader_arguments, excluded.listing_count);
 
 -- name: search_listed_origins
 SELECT * FROM listed_origin
@@ -198,29 +200,60 @@ WHERE cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
 -- Metrics per (lister, visit type). A full pass, run periodically by
 -- `ostinato metrics update`; readers use the stored origin_metrics rows.
 
--- name: count_origin_metrics
-SELECT o.lister_id, o.visit_type,
-       count(*) AS origins_known,
-       count(*) FILTER (WHERE o.enabled) AS origins_enabled,
-       count(*) FILTER (WHERE o.enabled AND s.last_successful IS NULL) AS origins_never_visited,
-       count(*) FILTER (WHERE o.enabled AND o.last_update IS NOT NULL
-                          AND (s.last_successful IS NULL OR o.last_update > s.last_successful)) AS origins_with_pending_changes
-FROM listed_origin AS o
-LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
-GROUP BY o.lister_id, o.visit_type;
-
--- name: lag_histogram
--- enabled origins with changes not yet archived, by lag bucket: the lag is at
--- least now - last_update; bucket i counts lags below bounds[i] (seconds), the
--- last bucket those beyond every bound
+-- name: single_listed_metrics
+-- origins one lister lists: their scheduling row says it all (one scan, no join)
 SELECT lister_id, visit_type,
-       (SELECT count(*) FROM json_each(:bounds) AS b WHERE b.value <= lag) AS bucket,
-       count(*) AS n, max(lag) AS lag_max
-FROM (SELECT o.lister_id, o.visit_type, (julianday(:now) - julianday(o.last_update)) * 86400.0 AS lag
-      FROM listed_origin AS o
-      LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
-      WHERE o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful))
-GROUP BY lister_id, visit_type, bucket;
+       count(*) AS origins_known,
+       count(*) FILTER (WHERE enabled) AS origins_enabled,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS origins_never_visited,
+       count(*) FILTER (WHERE pending) AS origins_with_pending_changes,
+       max(lag) FILTER (WHERE pending) AS lag_max,
+       count(*) FILTER (WHERE pending AND bucket = 0) AS b0,
+       count(*) FILTER (WHERE pending AND bucket = 1) AS b1,
+       count(*) FILTER (WHERE pending AND bucket = 2) AS b2,
+       count(*) FILTER (WHERE pending AND bucket = 3) AS b3,
+       count(*) FILTER (WHERE pending AND bucket = 4) AS b4,
+       count(*) FILTER (WHERE pending AND bucket = 5) AS b5,
+       count(*) FILTER (WHERE pending AND bucket = 6) AS b6,
+       count(*) FILTER (WHERE pending AND bucket = 7) AS b7,
+       count(*) FILTER (WHERE pending AND bucket = 8) AS b8,
+       count(*) FILTER (WHERE pending AND bucket = 9) AS b9,
+       count(*) FILTER (WHERE pending AND bucket = 10) AS b10
+FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful,
+             s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) AS pending,
+             (julianday(:now) - julianday(s.last_update)) * 86400.0 AS lag,
+             (SELECT count(*) FROM json_each(:bounds) AS q WHERE q.value <= (julianday(:now) - julianday(s.last_update)) * 86400.0) AS bucket
+      FROM origin_visit_stats AS s
+      WHERE s.listing_count = 1) AS x
+GROUP BY lister_id, visit_type;
+
+-- name: multi_listed_metrics
+-- origins several listers list: each listing counts for its lister
+SELECT lister_id, visit_type,
+       count(*) AS origins_known,
+       count(*) FILTER (WHERE enabled) AS origins_enabled,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS origins_never_visited,
+       count(*) FILTER (WHERE pending) AS origins_with_pending_changes,
+       max(lag) FILTER (WHERE pending) AS lag_max,
+       count(*) FILTER (WHERE pending AND bucket = 0) AS b0,
+       count(*) FILTER (WHERE pending AND bucket = 1) AS b1,
+       count(*) FILTER (WHERE pending AND bucket = 2) AS b2,
+       count(*) FILTER (WHERE pending AND bucket = 3) AS b3,
+       count(*) FILTER (WHERE pending AND bucket = 4) AS b4,
+       count(*) FILTER (WHERE pending AND bucket = 5) AS b5,
+       count(*) FILTER (WHERE pending AND bucket = 6) AS b6,
+       count(*) FILTER (WHERE pending AND bucket = 7) AS b7,
+       count(*) FILTER (WHERE pending AND bucket = 8) AS b8,
+       count(*) FILTER (WHERE pending AND bucket = 9) AS b9,
+       count(*) FILTER (WHERE pending AND bucket = 10) AS b10
+FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful,
+             o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) AS pending,
+             (julianday(:now) - julianday(o.last_update)) * 86400.0 AS lag,
+             (SELECT count(*) FROM json_each(:bounds) AS q WHERE q.value <= (julianday(:now) - julianday(o.last_update)) * 86400.0) AS bucket
+      FROM origin_visit_stats AS s
+      JOIN listed_origin AS o ON o.url = s.url AND o.visit_type = s.visit_type
+      WHERE s.listing_count > 1) AS x
+GROUP BY lister_id, visit_type;
 
 -- name: upsert_origin_metrics
 INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,

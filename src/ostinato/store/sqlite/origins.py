@@ -179,10 +179,10 @@ class SQLiteOrigins:
     # -- metrics ------------------------------------------------------------
     def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
         with self._write() as conn:
-            counts = [dict(r) for r in conn.execute(QUERIES.count_origin_metrics)]
-            lags = [dict(r) for r in conn.execute(QUERIES.lag_histogram,
-                                                   {"now": to_db_time(now), "bounds": json_array(LAG_BOUNDS)})]
-            metrics = fold_metrics(now, counts, lags)
+            params = {"now": to_db_time(now), "bounds": json_array(LAG_BOUNDS)}
+            rows = [dict(r) for query in (QUERIES.single_listed_metrics, QUERIES.multi_listed_metrics)
+                    for r in conn.execute(query, params)]
+            metrics = fold_metrics(now, rows)
             conn.executemany(QUERIES.upsert_origin_metrics, [{
                 "lister_id": m.lister_id, "visit_type": m.visit_type, "computed_at": to_db_time(m.computed_at),
                 "origins_known": m.origins_known, "origins_enabled": m.origins_enabled,

@@ -15,7 +15,8 @@ ALTER TABLE origin_visit_stats
     ADD COLUMN last_update timestamptz,
     ADD COLUMN is_fork boolean NOT NULL DEFAULT false,
     ADD COLUMN lister_id bigint,
-    ADD COLUMN extra_loader_arguments jsonb NOT NULL DEFAULT '{}';
+    ADD COLUMN extra_loader_arguments jsonb NOT NULL DEFAULT '{}',
+    ADD COLUMN listing_count integer NOT NULL DEFAULT 0;
 
 -- a per-row foreign key check cost a sixth of recording listed origins; the
 -- store checks the lister once per batch instead
@@ -27,12 +28,13 @@ ON CONFLICT (url, visit_type) DO NOTHING;
 
 UPDATE origin_visit_stats AS s
 SET enabled = a.enabled, first_seen = a.first_seen, last_update = a.last_update, is_fork = a.is_fork,
-    lister_id = a.listings[1], extra_loader_arguments = a.extras[1],
+    lister_id = a.listings[1], extra_loader_arguments = a.extras[1], listing_count = a.listing_count,
     successful_visits = CASE WHEN s.last_successful IS NULL THEN 0 ELSE 1 END
 FROM (SELECT url, visit_type, bool_or(enabled) AS enabled, min(first_seen) AS first_seen,
              max(last_update) AS last_update, coalesce(bool_or(is_fork), false) AS is_fork,
              array_agg(lister_id ORDER BY enabled DESC, last_seen DESC) AS listings,
-             array_agg(extra_loader_arguments ORDER BY enabled DESC, last_seen DESC) AS extras
+             array_agg(extra_loader_arguments ORDER BY enabled DESC, last_seen DESC) AS extras,
+             count(*) AS listing_count
       FROM listed_origin GROUP BY url, visit_type) AS a
 WHERE s.url = a.url AND s.visit_type = a.visit_type;
 
@@ -66,3 +68,6 @@ CREATE INDEX visit_oldest_scheduled_idx ON origin_visit_stats (visit_type, last_
     WHERE enabled AND cooldown_until IS NULL;
 CREATE INDEX visit_stop_after_success_idx ON origin_visit_stats (visit_type, last_scheduled NULLS FIRST)
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
+-- metrics join listed_origin only for the origins several listers list
+CREATE INDEX visit_stats_multi_listed_idx ON origin_visit_stats (visit_type)
+    WHERE listing_count > 1;

@@ -36,6 +36,8 @@ CREATE TABLE origin_visit_stats (
     -- the listing a loader gets: an enabled one, the most recently seen
     lister_id INTEGER,
     extra_loader_arguments TEXT NOT NULL DEFAULT '{}',
+    -- how many listers list it: metrics read single-listed origins without a join
+    listing_count INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (url, visit_type)
 ) STRICT;
 
@@ -58,9 +60,10 @@ SET enabled = a.enabled, first_seen = a.first_seen, last_update = a.last_update,
                  ORDER BY o.enabled DESC, o.last_seen DESC LIMIT 1),
     extra_loader_arguments = (SELECT o.extra_loader_arguments FROM listed_origin AS o
                               WHERE o.url = a.url AND o.visit_type = a.visit_type
-                              ORDER BY o.enabled DESC, o.last_seen DESC LIMIT 1)
+                              ORDER BY o.enabled DESC, o.last_seen DESC LIMIT 1),
+    listing_count = a.listing_count
 FROM (SELECT url, visit_type, max(enabled) AS enabled, min(first_seen) AS first_seen,
-             max(last_update) AS last_update, coalesce(max(is_fork), 0) AS is_fork
+             max(last_update) AS last_update, coalesce(max(is_fork), 0) AS is_fork, count(*) AS listing_count
       FROM listed_origin GROUP BY url, visit_type) AS a
 WHERE origin_visit_stats.url = a.url AND origin_visit_stats.visit_type = a.visit_type;
 
@@ -94,3 +97,6 @@ CREATE INDEX visit_oldest_scheduled_idx ON origin_visit_stats (visit_type, last_
     WHERE enabled AND cooldown_until IS NULL;
 CREATE INDEX visit_stop_after_success_idx ON origin_visit_stats (visit_type, last_scheduled)
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
+-- metrics join listed_origin only for the origins several listers list
+CREATE INDEX visit_stats_multi_listed_idx ON origin_visit_stats (visit_type)
+    WHERE listing_count > 1;
