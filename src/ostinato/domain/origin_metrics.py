@@ -57,27 +57,31 @@ class OriginMetrics:
 def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
     """Add up the stores' aggregate rows into one record per (lister, visit type).
 
-    Each row has lister_id, visit_type, the four counts, lag_max (seconds, or
-    None) and ``b0`` … ``bN``, the histogram's buckets (as :func:`bucket_label`);
-    a (lister, visit type) may come in several rows (single- and multi-listed
-    origins are counted apart).
+    Each row has lister_id, visit_type, bucket (the lag bucket of origins with
+    pending changes, as :func:`bucket_label`, or None for the others), origins,
+    enabled, never_visited and lag_max (seconds, or None); a (lister, visit
+    type) comes in several rows.
     """
-    keys = ("origins_known", "origins_enabled", "origins_never_visited", "origins_with_pending_changes")
     totals: dict[tuple[int, str], dict] = {}
     for row in rows:
         key = (row["lister_id"], row["visit_type"])
-        total = totals.setdefault(key, {**{k: 0 for k in keys}, "lag_max": None,
-                                        "buckets": [0] * (len(LAG_BOUNDS) + 1)})
-        for k in keys:
-            total[k] += int(row[k])
-        if row["lag_max"] is not None:
-            total["lag_max"] = max(total["lag_max"] or 0.0, float(row["lag_max"]))
-        for i in range(len(LAG_BOUNDS) + 1):
-            total["buckets"][i] += int(row[f"b{i}"])
+        total = totals.setdefault(key, {"known": 0, "enabled": 0, "never": 0, "pending": 0, "lag_max": None,
+                                        "buckets": {}})
+        total["known"] += int(row["origins"])
+        total["enabled"] += int(row["enabled"])
+        total["never"] += int(row["never_visited"])
+        if row["bucket"] is not None:
+            total["pending"] += int(row["origins"])
+            bucket = int(row["bucket"])
+            total["buckets"][bucket] = total["buckets"].get(bucket, 0) + int(row["origins"])
+            if row["lag_max"] is not None:
+                total["lag_max"] = max(total["lag_max"] or 0.0, float(row["lag_max"]))
     return [
         OriginMetrics(
-            lister_id=key[0], visit_type=key[1], computed_at=now, **{k: total[k] for k in keys},
-            lag_histogram={bucket_label(i): n for i, n in enumerate(total["buckets"]) if n},
+            lister_id=key[0], visit_type=key[1], computed_at=now, origins_known=total["known"],
+            origins_enabled=total["enabled"], origins_never_visited=total["never"],
+            origins_with_pending_changes=total["pending"],
+            lag_histogram={bucket_label(i): total["buckets"][i] for i in sorted(total["buckets"])},
             lag_max=timedelta(seconds=total["lag_max"]) if total["lag_max"] is not None else None,
         )
         for key, total in sorted(totals.items())

@@ -251,59 +251,29 @@ WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.cooldown_until IS NOT 
 -- `ostinato metrics update`; readers use the stored origin_metrics rows.
 
 -- name: single_listed_metrics
--- origins one lister lists: their scheduling row says it all (one scan, no join)
-SELECT lister_id, visit_type,
-       count(*) AS origins_known,
-       count(*) FILTER (WHERE enabled) AS origins_enabled,
-       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS origins_never_visited,
-       count(*) FILTER (WHERE pending) AS origins_with_pending_changes,
-       max(lag) FILTER (WHERE pending) AS lag_max,
-       count(*) FILTER (WHERE pending AND bucket = 0) AS b0,
-       count(*) FILTER (WHERE pending AND bucket = 1) AS b1,
-       count(*) FILTER (WHERE pending AND bucket = 2) AS b2,
-       count(*) FILTER (WHERE pending AND bucket = 3) AS b3,
-       count(*) FILTER (WHERE pending AND bucket = 4) AS b4,
-       count(*) FILTER (WHERE pending AND bucket = 5) AS b5,
-       count(*) FILTER (WHERE pending AND bucket = 6) AS b6,
-       count(*) FILTER (WHERE pending AND bucket = 7) AS b7,
-       count(*) FILTER (WHERE pending AND bucket = 8) AS b8,
-       count(*) FILTER (WHERE pending AND bucket = 9) AS b9,
-       count(*) FILTER (WHERE pending AND bucket = 10) AS b10
+-- origins one lister lists: their scheduling row says it all (one scan, no join); one row per (lister, visit type, lag bucket), the bucket
+-- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
+SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max
 FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful,
-             s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) AS pending,
-             extract(epoch FROM %(now)s - s.last_update)::float8 AS lag,
-             width_bucket(extract(epoch FROM %(now)s - s.last_update)::float8, %(bounds)s::float8[]) AS bucket
+             CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN width_bucket(extract(epoch FROM %(now)s - s.last_update)::float8, %(bounds)s::float8[]) END AS bucket,
+             CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - s.last_update)::float8 END AS lag
       FROM origin_visit_stats AS s
       WHERE s.listing_count = 1) AS x
-GROUP BY lister_id, visit_type;
+GROUP BY lister_id, visit_type, bucket;
 
 -- name: multi_listed_metrics
--- origins several listers list: each listing counts for its lister
-SELECT lister_id, visit_type,
-       count(*) AS origins_known,
-       count(*) FILTER (WHERE enabled) AS origins_enabled,
-       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS origins_never_visited,
-       count(*) FILTER (WHERE pending) AS origins_with_pending_changes,
-       max(lag) FILTER (WHERE pending) AS lag_max,
-       count(*) FILTER (WHERE pending AND bucket = 0) AS b0,
-       count(*) FILTER (WHERE pending AND bucket = 1) AS b1,
-       count(*) FILTER (WHERE pending AND bucket = 2) AS b2,
-       count(*) FILTER (WHERE pending AND bucket = 3) AS b3,
-       count(*) FILTER (WHERE pending AND bucket = 4) AS b4,
-       count(*) FILTER (WHERE pending AND bucket = 5) AS b5,
-       count(*) FILTER (WHERE pending AND bucket = 6) AS b6,
-       count(*) FILTER (WHERE pending AND bucket = 7) AS b7,
-       count(*) FILTER (WHERE pending AND bucket = 8) AS b8,
-       count(*) FILTER (WHERE pending AND bucket = 9) AS b9,
-       count(*) FILTER (WHERE pending AND bucket = 10) AS b10
+-- origins several listers list: each listing counts for its lister; one row per (lister, visit type, lag bucket), the bucket
+-- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
+SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max
 FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful,
-             o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) AS pending,
-             extract(epoch FROM %(now)s - o.last_update)::float8 AS lag,
-             width_bucket(extract(epoch FROM %(now)s - o.last_update)::float8, %(bounds)s::float8[]) AS bucket
+             CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN width_bucket(extract(epoch FROM %(now)s - o.last_update)::float8, %(bounds)s::float8[]) END AS bucket,
+             CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - o.last_update)::float8 END AS lag
       FROM origin_visit_stats AS s
       JOIN listed_origin AS o ON o.url = s.url AND o.visit_type = s.visit_type
       WHERE s.listing_count > 1) AS x
-GROUP BY lister_id, visit_type;
+GROUP BY lister_id, visit_type, bucket;
 
 -- name: upsert_origin_metrics
 INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,
