@@ -47,6 +47,9 @@ def test_example_origins_are_visited_and_shown(fresh_url, tree, command, runs):
     proc = ostinato(fresh_url, tree, command, "--once")
     assert f"stopped: {runs} runs dispatched, {runs} ended, 2 visits dispatched, 2 ended" in proc.stdout
     assert "orchestrator: dispatched 2 load-directory" in proc.stdout
+    if command == "run":  # `ostinato run` also runs the example schedule
+        assert "1 schedule runs" in proc.stdout
+        assert ok_json(fresh_url, "schedule", "runs", "example-heartbeat")[0]["status"] in ("succeeded", "failed")
     for name in ("alpha", "beta"):
         stats = stats_of(fresh_url, tree / name)
         assert stats["last_visit_status"] == "successful" and stats["successful_visits"] == 1

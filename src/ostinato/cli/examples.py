@@ -10,11 +10,13 @@ changed since its last visit is visited again. Running it again changes nothing.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import click
 
+from ..domain.schedules import Schedule, ScheduleKind
 from ..domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
 from ..examples import list_directories
 from ..services.embedded import prepare_embedded_schema
@@ -65,6 +67,12 @@ EXAMPLE_TYPES = (
     ),
 )
 EXAMPLE_LISTER = ("example", "local")
+#: a deadline-greedy schedule (seed 004): keep "example-flaky" fresh within 2 minutes, at most every 20 s
+EXAMPLE_SCHEDULE = Schedule(
+    name="example-heartbeat", kind=ScheduleKind.PERIODIC, task_type="example-flaky",
+    created_at=datetime(2000, 1, 1, tzinfo=timezone.utc), arguments=TaskArguments((), {"failure_rate": 0.2}),
+    scheduling_period=timedelta(minutes=2), cooldown_duration=timedelta(seconds=20),
+)
 
 
 @command_group("example", "Example task types and tasks for a first run.")
@@ -94,9 +102,13 @@ def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     lister = store.get_or_create_lister(*EXAMPLE_LISTER, now)
     origins = list_directories(Path.cwd())
     store.record_listed_origins(lister.id, origins, now)
+    if store.get_schedule(EXAMPLE_SCHEDULE.name) is None:
+        store.create_schedule(replace(EXAMPLE_SCHEDULE, created_at=now), now)
     click.echo(f"example task types: {', '.join(t.type for t in EXAMPLE_TYPES)}; tasks: {', '.join(str(t.id) for t in created)}")
     click.echo(f"example origins: {len(origins)} sub-directories of {Path.cwd()} listed by {'/'.join(EXAMPLE_LISTER)} "
                "(visit type directory)")
+    click.echo(f"example schedule: {EXAMPLE_SCHEDULE.name} (periodic, every 2 minutes at most, 20 s apart at least; "
+               "`ostinato schedule condition` shows how it does)")
     click.echo("now run `ostinato run` and watch the runs and visits; edit a file in a watched directory to see an "
                "eventful run; the directories are listed again every 15 s, and one changed since its last visit is "
                "visited again once its cooldown is over (absolute_cooldown)")
