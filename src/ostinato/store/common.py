@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from ..domain.errors import ValidationError
 from ..domain.origins import ListedOrigin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
-from ..domain.visit_policies import GrabRequest, NextVisit, VisitPolicy
+from ..domain.schedules import RunStatus, Schedule, ScheduleRun
+from ..domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
 
 DedupKey = tuple[str, str, str, str | None]
 
@@ -69,3 +71,32 @@ def check_limit(limit: int | None, requests: Sequence[GrabRequest]) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise ValidationError("limit", "a whole number of 0 or more", limit)
     return limit
+
+
+def run_picks(requests: Sequence[GrabRequest], total: int,
+              pick: Callable[[str, int], Sequence[tuple]]) -> list[tuple[VisitPolicy, tuple]]:
+    """A grab's walk through its requests: each policy's picks tried in order, none taking more
+    than the request's count or the room left under ``total``. ``pick(name, limit)`` runs the
+    named pick (and marks what it took) and returns its rows."""
+    picked: list[tuple[VisitPolicy, tuple]] = []
+    for request in requests:
+        remaining = min(request.count, total - len(picked))
+        for name in POLICY_PICKS[request.policy]:
+            if remaining <= 0:
+                break
+            rows = pick(name, remaining)
+            picked.extend((request.policy, row) for row in rows)
+            remaining -= len(rows)
+    return picked
+
+
+def picked_schedules(rows: Sequence[Schedule], tags: Sequence[str], run_ids: Mapping[str, int], *, node: str,
+                     owner_name: str, now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
+    """The schedules a pick took, as now owned, with their open runs."""
+    picked = []
+    for row, tag in zip(rows, tags):
+        schedule = replace(row, owner_started_at=now, owner_node=node, owner_name=owner_name, owner_tag=tag,
+                           owner_last_ping_at=now, steal_start_at=None)
+        picked.append((schedule, ScheduleRun(run_ids[schedule.name], schedule.name, tag, node, owner_name, now, None,
+                                             RunStatus.RUNNING, {})))
+    return picked

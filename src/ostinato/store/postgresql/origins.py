@@ -17,9 +17,9 @@ from psycopg.rows import tuple_row
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit, VisitPolicy
+from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import check_limit, latest_listed, next_visit
+from ..common import check_limit, latest_listed, next_visit, run_picks
 from ..queries import Queries
 
 QUERIES = Queries(Path(__file__).parent / "origin_queries.sql")
@@ -142,7 +142,6 @@ class PostgresOrigins:
         requests = [r.validated() for r in requests]
         total = check_limit(limit, requests)
         options = options.validated()
-        picked: list[tuple[VisitPolicy, tuple]] = []
         with self._pool.connection() as conn, conn.transaction(force_rollback=dry_run):
             conn.execute(QUERIES.index_ordered_picks)
             conn.execute(QUERIES.release_cooldowns, {"visit_type": visit_type, "now": now})
@@ -150,15 +149,9 @@ class PostgresOrigins:
             params = {"visit_type": visit_type, "now": now, "lister_id": options.lister_id,
                       "visited_before": now - options.minimum_interval,
                       "cooldown_until": now + options.in_flight_timeout}
-            for request in requests:
-                remaining = min(request.count, total - len(picked))
-                for pick in POLICY_PICKS[request.policy]:
-                    if remaining <= 0:
-                        break
-                    sql = QUERIES.grab_picked.replace("{pick}", getattr(QUERIES, pick).rstrip().rstrip(";"))
-                    rows = cursor.execute(sql, {**params, "limit": remaining}).fetchall()
-                    picked.extend((request.policy, row) for row in rows)
-                    remaining -= len(rows)
+            picked = run_picks(requests, total, lambda name, limit: cursor.execute(
+                QUERIES.grab_picked.replace("{pick}", getattr(QUERIES, name).rstrip().rstrip(";")),
+                {**params, "limit": limit}).fetchall())
             if not picked:
                 return []
             ids = sorted({row[1] for _, row in picked if row[1] is not None})

@@ -9,7 +9,6 @@ a run's end or a steal produces is computed by ``domain.schedules``; SQL in
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 import threading
@@ -33,6 +32,7 @@ from ...domain.schedules import (
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
+from ..common import picked_schedules
 from ..queries import Queries
 
 QUERIES = Queries(Path(__file__).parent / "schedule_queries.sql")
@@ -131,13 +131,8 @@ class PostgresSchedules:
             params = {"names": names, "tags": tags, "now": now, "node": node, "owner_name": owner_name}
             conn.execute(QUERIES.take_ownership, params)
             run_ids = {r["schedule"]: r["id"] for r in conn.execute(QUERIES.insert_schedule_runs, params)}
-        picked = []
-        for row, tag in zip(rows, tags):
-            schedule = replace(_row_to_schedule(row), owner_started_at=now, owner_node=node, owner_name=owner_name,
-                               owner_tag=tag, owner_last_ping_at=now, steal_start_at=None)
-            picked.append((schedule, ScheduleRun(run_ids[schedule.name], schedule.name, tag, node, owner_name, now, None,
-                                                 RunStatus.RUNNING, {})))
-        return picked
+        return picked_schedules([_row_to_schedule(r) for r in rows], tags, run_ids, node=node, owner_name=owner_name,
+                                now=now)
 
     def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
         with self._tx() as conn:

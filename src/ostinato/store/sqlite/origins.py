@@ -17,9 +17,9 @@ import orjson
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit, VisitPolicy
+from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import check_limit, latest_listed, next_visit
+from ..common import check_limit, latest_listed, next_visit, run_picks
 from ..queries import Queries
 from .codec import chunks, from_db_interval, from_db_time, json_array, to_db_interval, to_db_time
 
@@ -143,26 +143,22 @@ class SQLiteOrigins:
         requests = [r.validated() for r in requests]
         total = check_limit(limit, requests)
         options = options.validated()
-        picked: list[tuple[VisitPolicy, tuple]] = []
         with self._write(rollback=dry_run) as conn:
             db_now = to_db_time(now)
             conn.execute(QUERIES.release_cooldowns, {"visit_type": visit_type, "now": db_now})
             params = {"visit_type": visit_type, "now": db_now, "lister_id": options.lister_id,
                       "visited_before": to_db_time(now - options.minimum_interval)}
-            for request in requests:
-                remaining = min(request.count, total - len(picked))
-                for pick in POLICY_PICKS[request.policy]:
-                    if remaining <= 0:
-                        break
-                    rows = [(r[0], r[1], orjson.loads(r[2]), from_db_time(r[3]))
-                            for r in conn.execute(getattr(QUERIES, pick), {**params, "limit": remaining})]
-                    if rows:
-                        conn.execute(QUERIES.mark_scheduled, {
-                            "visit_type": visit_type, "urls": json_array(r[0] for r in rows), "now": db_now,
-                            "cooldown_until": to_db_time(now + options.in_flight_timeout),
-                        })
-                        picked.extend((request.policy, row) for row in rows)
-                        remaining -= len(rows)
+            cooldown = to_db_time(now + options.in_flight_timeout)
+
+            def pick(name: str, limit: int) -> list[tuple]:
+                rows = [(r[0], r[1], orjson.loads(r[2]), from_db_time(r[3]))
+                        for r in conn.execute(getattr(QUERIES, name), {**params, "limit": limit})]
+                if rows:
+                    conn.execute(QUERIES.mark_scheduled, {"visit_type": visit_type, "urls": json_array(r[0] for r in rows),
+                                                          "now": db_now, "cooldown_until": cooldown})
+                return rows
+
+            picked = run_picks(requests, total, pick)
             if not picked:
                 return []
             ids = sorted({row[1] for _, row in picked if row[1] is not None})

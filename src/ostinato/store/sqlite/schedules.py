@@ -9,7 +9,6 @@ a run's end or a steal produces is computed by ``domain.schedules``; SQL in
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -31,6 +30,7 @@ from ...domain.schedules import (
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
+from ..common import picked_schedules
 from ..queries import Queries
 from .codec import from_db_interval, from_db_time, to_db_interval, to_db_time
 
@@ -128,13 +128,8 @@ class SQLiteSchedules:
             params = {"picks": picks, "now": db_now, "node": node, "owner_name": owner_name}
             conn.execute(QUERIES.take_ownership, params)
             run_ids = {r["schedule"]: r["id"] for r in conn.execute(QUERIES.insert_schedule_runs, params).fetchall()}
-        picked = []
-        for row, tag in zip(rows, tags):
-            schedule = replace(_row_to_schedule(row), owner_started_at=now, owner_node=node, owner_name=owner_name,
-                               owner_tag=tag, owner_last_ping_at=now, steal_start_at=None)
-            picked.append((schedule, ScheduleRun(run_ids[schedule.name], schedule.name, tag, node, owner_name, now, None,
-                                                 RunStatus.RUNNING, {})))
-        return picked
+        return picked_schedules([_row_to_schedule(r) for r in rows], tags, run_ids, node=node, owner_name=owner_name,
+                                now=now)
 
     def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
         with self._write() as conn:
