@@ -28,6 +28,7 @@ from .domain.schedules import ScheduleTiming
 from .domain.visits import FeedbackPolicy
 
 DEFAULT_DB = "sqlite:///ostinato.db"
+EXECUTORS = ("embedded", "celery")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,14 @@ class Settings:
     schedule_alpha: float = 0.37
     #: schedules: retry backoff after failure 1, 2, 3 or more (seed 004: 5m, 1h, 4h)
     schedule_retry_backoff: tuple[str, ...] = ("5m", "1h", "4h")
+    #: where runs, visits and schedule runs execute: "embedded" (threads of this process) or "celery"
+    executor: str = "embedded"
+    #: Celery: the broker's URL (redis://host:6379/0 or amqp://user:password@host:5672//)
+    broker_url: str = ""
+    #: Celery: a queue's depth read from the broker is reused for this long
+    queue_depth_cache: timedelta = timedelta(seconds=2)
+    #: Celery listener: a worker with no heartbeat for this long is dead; its started runs are lost
+    worker_lost_after: timedelta = timedelta(seconds=30)
 
     @classmethod
     def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -112,6 +121,10 @@ class Settings:
             default = getattr(self, key)
             if key == "policy_ratios":
                 parsed[key] = _parse_policy_ratios(value)
+            elif key == "executor":
+                if value not in EXECUTORS:
+                    raise ValidationError(key, f"one of {', '.join(EXECUTORS)}", value)
+                parsed[key] = value
             elif key == "orchestrator_threshold":
                 parsed[key] = _parse_number(value, key, minimum=0.0, maximum=1.0)
             elif isinstance(default, float):
@@ -138,6 +151,13 @@ class Settings:
         settings.grab_options()
         settings.schedule_timing()
         return settings
+
+    def celery_broker(self) -> str:
+        """The broker URL, required when ``executor`` is celery."""
+        if not self.broker_url:
+            raise ValidationError("broker_url", "a broker URL such as redis://127.0.0.1:6379/0 (setting broker_url, "
+                                  "or OSTINATO_BROKER_URL)", self.broker_url or None)
+        return self.broker_url
 
     def feedback_policy(self) -> FeedbackPolicy:
         """Seed 000's feedback knobs and the cooldowns after a visit, for ``record_visit_statuses``."""

@@ -31,3 +31,28 @@ def interval(path: str, name: str, seconds: float = 0.3, stop=None) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def load_hashed(url: str, lister_name=None, lister_instance_name=None, **extra) -> dict:
+    """A loader: a full visit whose snapshot is a hash of the url; an url with "gone" in it does not exist."""
+    import hashlib
+
+    from ostinato.execution.registry import OriginNotFound
+
+    if "gone" in url:
+        raise OriginNotFound(url)
+    return {"status": "full", "snapshot": hashlib.sha1(url.encode()).hexdigest(), "visit": 1}
+
+
+def slow_once(path: str, key: str, seconds: float = 60.0, stop=None) -> bool:
+    """The first call (no `path` yet) creates `path` and sleeps `seconds` (a run to kill);
+    later calls append `key pid` to it at once."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return record(path, key)
+    os.close(fd)
+    deadline = time.time() + seconds
+    while time.time() < deadline and not (stop is not None and stop.is_set()):
+        time.sleep(0.05)
+    return True

@@ -6,9 +6,13 @@ the clock through :class:`AppContext`, so tests can hand in their own.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -59,6 +63,31 @@ class OstinatoGroup(click.Group):
             _fail(f"error: {exc}", 1)
         except OstinatoError as exc:
             _fail(f"error: {exc}", 1)
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: threading.Event, message: str = "stopping") -> Iterator[None]:
+    """Set ``stop`` on SIGINT or SIGTERM while the block runs (in the main thread only).
+
+    The handler never touches ``stop``'s lock itself: a signal can arrive while
+    the main thread holds it (inside ``stop.wait()``), and a second Ctrl-C would
+    otherwise deadlock; a short thread sets the event instead.
+    """
+    def on_signal(signum: int, frame: Any) -> None:  # noqa: ARG001
+        if stop.is_set():
+            return
+        logging.getLogger("ostinato").info("%s received: %s", signal.Signals(signum).name, message)
+        threading.Thread(target=stop.set, name="ostinato-stop", daemon=True).start()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _fail(message: str, code: int) -> None:

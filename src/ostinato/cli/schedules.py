@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import signal
 import threading
 from datetime import datetime
 from typing import IO, Any
@@ -33,7 +32,7 @@ from ..domain.schedules import (
     schedule_to_dict,
 )
 from ..services.deadline_scheduler import DeadlineScheduler
-from .app import AppContext, cli, command_group, pass_app
+from .app import AppContext, cli, command_group, pass_app, stop_on_signals
 from .origins import read_json_lines
 from .output import DurationType, TimeType, WholeNumberType, echo_json, format_when, print_rows, readable
 from .tasks import build_arguments
@@ -302,32 +301,35 @@ def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) ->
 @click.option("--once", is_flag=True, help="One pass: start what is due, wait for it, exit.")
 @pass_app
 def scheduler_command(app: AppContext, node: str | None, instance: str, capacity: int, once: bool) -> None:
-    """Run schedules: the deadline-greedy scheduler of seed 004 (any number of them, on any nodes)."""
+    """Run schedules: the deadline-greedy scheduler of seed 004 (any number of them, on any nodes).
+
+    With the executor setting celery, runs are sent to Celery workers, which
+    ping them and record their ends; --capacity is then how many may be out at once.
+    """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     scheduler = run_scheduler(app, node or app.settings.node, instance, once, capacity)
     click.echo(f"stopped: {scheduler.started} schedule runs started, {scheduler.finished} ended")
 
 
 def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacity: int) -> DeadlineScheduler:
+    remote = None
+    if app.settings.executor == "celery":  # runs go to Celery workers, which ping them
+        from ..execution.celery_app import make_celery_app
+        from ..execution.celery_executor import CeleryExecutor
+
+        store = app.store()
+        remote = CeleryExecutor(make_celery_app(app.settings.celery_broker()), app.clock, node=node,
+                                report=store.record_run_events, release_visits=store.release_visits)
     scheduler = DeadlineScheduler(app.store(), app.clock, node=node, instance=instance, capacity=capacity,
-                                  timing=app.settings.schedule_timing())
+                                  timing=app.settings.schedule_timing(), remote=remote)
     if once:
         scheduler.start()
         scheduler.run_once()
         scheduler.wait_runs()
         return scheduler
     stop = threading.Event()
-
-    def on_signal(signum, frame):  # noqa: ARG001
-        logging.getLogger("ostinato").info("%s received: stopping the scheduler", signal.Signals(signum).name)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stop_on_signals(stop, "stopping the scheduler"):
         scheduler.run_forever(stop)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     return scheduler
 
 

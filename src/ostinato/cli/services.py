@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 
 import click
 from rich.logging import RichHandler
 
 from ..services.embedded import EmbeddedScheduler, Summary, prepare_embedded_schema
-from .app import AppContext, cli, pass_app
+from .app import AppContext, cli, pass_app, stop_on_signals
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -38,17 +37,8 @@ def _serve(scheduler: EmbeddedScheduler, once: bool) -> Summary:
         scheduler.run_once()
         return scheduler.stop()
     stop = threading.Event()
-
-    def on_signal(signum, frame):  # noqa: ARG001
-        logging.getLogger("ostinato").info("%s received: finishing running tasks, then stopping", signal.Signals(signum).name)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stop_on_signals(stop, "finishing running tasks, then stopping"):
         scheduler.run_until(stop)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     return scheduler.stop()
 
 
@@ -110,6 +100,9 @@ def orchestrator_command(app: AppContext, visit_types, once, workers, verbose):
 def run_command(app: AppContext, once, workers, verbose):
     """Run everything in one process: runner, priority runner, orchestrator, schedules and embedded workers.
 
+    With the executor setting celery, the work goes to Celery workers (`ostinato
+    worker`, other processes) and this process also runs the listener.
+
     On the embedded default (a SQLite file) the schema is created on first use
     and upgraded when Ostinato is newer.
     Stops cleanly on Ctrl-C or SIGTERM: running tasks finish, nothing is lost.
@@ -118,5 +111,5 @@ def run_command(app: AppContext, once, workers, verbose):
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
     store = _open_store(app, auto_init=True)
-    scheduler = EmbeddedScheduler(store, app.settings, app.clock, orchestrate=True, schedules=True)
+    scheduler = EmbeddedScheduler(store, app.settings, app.clock, orchestrate=True, schedules=True, listen=True)
     _print_summary(_serve(scheduler, once))

@@ -60,3 +60,7 @@ def check_text(value: str, field: str) -> str:
     except UnicodeEncodeError:
         raise ValidationError(field, "valid Unicode text (no unpaired surrogate)", value.encode("utf-8", "backslashreplace").decode()) from None
     return value
+
+
+class QueueUnavailable(OstinatoError):
+    """The depth of an executor's queue cannot be known (its broker is unreachable): dispatch to it waits."""

@@ -36,17 +36,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..domain.clock import Clock
-from ..domain.tasks import RunEvent, ScheduledRun, TaskRunStatus
-from ..domain.visit_policies import NextVisit, loader_task_type, visit_type_of_task_type
+from ..domain.tasks import RunEvent, ScheduledRun, TaskRunStatus, TaskType
+from ..domain.visit_policies import NextVisit, loader_task_type
 from ..domain.visits import JournalStatus, VisitStatus
-from .registry import (
-    PermanentFailure,
-    TaskRegistry,
-    UnknownCallable,
-    outcome_of,
-    registry as default_registry,
-    visit_status_of,
-)
+from .calls import call_loader, call_task
+from .registry import TaskRegistry, registry as default_registry
 
 log = logging.getLogger(__name__)
 
@@ -198,10 +192,12 @@ class EmbeddedExecutor:
                           "timeout", len(keys))
 
     # -- dispatch ---------------------------------------------------------
-    def waiting(self, task_type: str) -> int:
-        """Runs and visits of this task type queued and not yet started (the queue's length)."""
+    def waiting(self, task_type: TaskType | str, *, priority: bool | None = None) -> int:
+        """Runs and visits of this task type queued and not yet started (the queue's length; prioritised
+        work shares it, whatever ``priority`` asks)."""
+        name = task_type.type if isinstance(task_type, TaskType) else task_type
         with self._lock:
-            return self._waiting.get(task_type, 0)
+            return self._waiting.get(name, 0)
 
     def submit(self, runs: Sequence[ScheduledRun], backend_name: str, *, priority: bool = False) -> None:
         self._enqueue([_Job(scheduled, backend_name) for scheduled in runs], priority)
@@ -249,56 +245,25 @@ class EmbeddedExecutor:
 
     def _visit(self, job: _VisitJob) -> None:
         visit = job.visit
-        result: Any = None
-        error: BaseException | None = None
-        try:
-            fn = self._registry.resolve(job.backend_name)
-            result = fn(**visit.loader_kwargs())
-        except Exception as exc:  # a loader's failure must never kill its worker
-            error = exc
-        loaded = visit_status_of(result, url=visit.url, visit_type=visit.visit_type, date=self._clock.now(), error=error)
-        if loaded.status.status is JournalStatus.FAILED:
-            log.warning("visit of %s (%s) failed: %s", visit.url, visit.visit_type, loaded.metadata.get("error"))
+        status, metadata = call_loader(self._registry, job.backend_name, visit.loader_kwargs(), visit_type=visit.visit_type,
+                                       clock=self._clock)
+        if status.status is JournalStatus.FAILED:
+            log.warning("visit of %s (%s) failed: %s", visit.url, visit.visit_type, metadata.get("error"))
         else:
-            log.debug("visit of %s (%s): %s", visit.url, visit.visit_type, loaded.status.status.value)
-        self._events.put(_VisitReport(loaded.status, dispatched=True))
+            log.debug("visit of %s (%s): %s", visit.url, visit.visit_type, status.status.value)
+        self._events.put(_VisitReport(status, dispatched=True))
 
     def _run(self, job: _Job) -> None:
         run_id = job.scheduled.run.id
         self._events.put(RunEvent(run_id, TaskRunStatus.STARTED, self._clock.now(), self.executor_id))
-        args = job.scheduled.task.arguments
-        visit_type = visit_type_of_task_type(job.task_type)
-        url = args.kwargs.get("url")
-        as_visit = visit_type is not None and isinstance(url, str) and bool(url.strip())
-        result: Any = None
-        error: BaseException | None = None
-        status, metadata = TaskRunStatus.FAILED, {}
-        kwargs = dict(args.kwargs)
-        if as_visit:  # the loader contract's keywords, as a grab would pass them
-            kwargs = {"lister_name": None, "lister_instance_name": None, **kwargs}
-        try:
-            fn = self._registry.resolve(job.backend_name)
-            result = fn(*args.args, **kwargs)
-            if not as_visit:
-                status, metadata = outcome_of(result)
-        except PermanentFailure as exc:
-            error, status, metadata = exc, TaskRunStatus.PERMFAILED, {"error": f"{type(exc).__name__}: {exc}"}
-        except UnknownCallable as exc:
-            error, status, metadata = exc, TaskRunStatus.FAILED, {"error": str(exc)}
-        except Exception as exc:  # a task's failure must never kill its worker
-            error, status, metadata = exc, TaskRunStatus.FAILED, {"error": f"{type(exc).__name__}: {exc}"}
-        if as_visit:  # a save code now request: the loader contract, and a visit status too
-            loaded = visit_status_of(result, url=url, visit_type=visit_type, date=self._clock.now(), error=error)
-            if not isinstance(error, PermanentFailure):
-                status = loaded.run_status
-            metadata = {**loaded.metadata, **metadata} if error is not None else dict(loaded.metadata)
-            if self._report_visits is not None:
-                self._events.put(_VisitReport(loaded.status, dispatched=False))
-        if status is TaskRunStatus.FAILED:
-            log.warning("run %s of %s failed: %s", run_id, job.task_type, metadata.get("error"))
+        outcome = call_task(self._registry, job.backend_name, job.task_type, job.scheduled.task.arguments, self._clock)
+        if outcome.visit_status is not None and self._report_visits is not None:
+            self._events.put(_VisitReport(outcome.visit_status, dispatched=False))
+        if outcome.status is TaskRunStatus.FAILED:
+            log.warning("run %s of %s failed: %s", run_id, job.task_type, outcome.metadata.get("error"))
         else:
-            log.debug("run %s of %s: %s", run_id, job.task_type, status.value)
-        self._events.put(RunEvent(run_id, status, self._clock.now(), self.executor_id, metadata))
+            log.debug("run %s of %s: %s", run_id, job.task_type, outcome.status.value)
+        self._events.put(RunEvent(run_id, outcome.status, self._clock.now(), self.executor_id, dict(outcome.metadata)))
 
     # -- reporting --------------------------------------------------------
     def _report_loop(self) -> None:

@@ -6,7 +6,10 @@ Each pass:
 2. while it has free capacity, it picks the schedule that can start and will
    soonest be late (one indexed pick that takes ownership) and starts it:
    - ``run`` mode: the task type's callable runs in a thread of this process,
-     pinging every ``ping_interval``; the run ends succeeded or failed;
+     pinging every ``ping_interval``; the run ends succeeded or failed. With a
+     ``remote`` (the Celery executor) the run is sent to a worker instead, which
+     pings and ends it by the same rule (:func:`run_verdict`); the scheduler
+     counts it against its capacity until the schedule's ownership is released;
    - ``submit`` mode (seed 002): a one-shot task is submitted to the generic
      queue unless the task submitted last time is still pending or running;
      the run ends at once either way, which moves the next start;
@@ -24,7 +27,6 @@ wakes early when :meth:`wake` is called.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import queue
 import threading
@@ -32,7 +34,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain.clock import Clock
 from ..domain.schedules import (
@@ -45,11 +47,41 @@ from ..domain.schedules import (
     overruns,
 )
 from ..domain.tasks import NewTask, TaskPolicy, TaskStatus
-from ..execution.registry import PermanentFailure, TaskRegistry, outcome_of, registry as default_registry
+from ..execution.calls import call_schedule_job
+from ..execution.registry import TaskRegistry, registry as default_registry
 from ..store import Store
 
 log = logging.getLogger(__name__)
 _PENDING = (TaskStatus.NEXT_RUN_NOT_SCHEDULED, TaskStatus.NEXT_RUN_SCHEDULED)
+
+
+class RemoteRuns(Protocol):
+    """Where runs go when they do not run in this process (the Celery executor)."""
+
+    def send_schedule_run(self, schedule: Schedule, run: ScheduleRun, backend_name: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a running schedule's owner should do after a ping."""
+
+    #: STOLEN (taken over: stop, report nothing), STOPPED (overran: stop, a failure) or None (go on)
+    status: RunStatus | None = None
+    reason: str | None = None
+    #: past max_expected_duration (log an error once)
+    expected_overrun: bool = False
+
+
+def run_verdict(store: Store, schedule: Schedule, tag: str, now: datetime) -> Verdict:
+    """Ping a run the caller owns, and judge it (seed 004): the one rule for the scheduler's
+    own threads and for Celery workers."""
+    if not store.ping_schedule(schedule.name, tag, now):
+        return Verdict(RunStatus.STOLEN)
+    found = overruns(schedule, now)
+    if Overrun.ALLOWED in found or Overrun.BLACKOUT in found:
+        reason = "max_allowed_duration exceeded" if Overrun.ALLOWED in found else "a blackout period began"
+        return Verdict(RunStatus.STOPPED, reason)
+    return Verdict(expected_overrun=Overrun.EXPECTED in found)
 
 
 @dataclass
@@ -68,7 +100,7 @@ class DeadlineScheduler:
 
     def __init__(self, store: Store, clock: Clock, *, node: str, instance: str = "default",
                  registry: TaskRegistry = default_registry, timing: ScheduleTiming = ScheduleTiming(),
-                 capacity: int = 4, max_sleep: timedelta = timedelta(seconds=60)):
+                 capacity: int = 4, max_sleep: timedelta = timedelta(seconds=60), remote: RemoteRuns | None = None):
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self.store = store
@@ -85,13 +117,19 @@ class DeadlineScheduler:
         self._reporter = threading.Thread(target=self._report_ends, name="ostinato-schedule-ends", daemon=True)
         self._reporter.start()
         self._task_types: dict[str, Any] = {}
+        #: Celery: runs sent to workers and not seen ended yet, schedule name -> owner tag
+        self.remote = remote
+        self._remote: dict[str, str] = {}
         self._wake = threading.Event()
         self.started = 0
         self.finished = 0
 
     # -- life cycle ------------------------------------------------------------
     def start(self) -> list[str]:
-        """Clear what an earlier process of this node and instance left running."""
+        """Clear what an earlier process of this node and instance left running (not with Celery:
+        runs sent to workers live on without this process, and their workers ping them)."""
+        if self.remote is not None:
+            return []
         released = self.store.release_owner_schedules(self.node, self.instance, self.clock.now(), self.timing)
         if released:
             log.warning("%s: runs of %s left by an earlier %s/%s ended as lost", self.name, ", ".join(released),
@@ -115,7 +153,7 @@ class DeadlineScheduler:
         self.watch()
         self._task_types = {t.type: t for t in self.store.list_task_types()}
         started = 0
-        while (room := self.capacity - len(self.running())) > 0:
+        while (room := self.capacity - len(self.running()) - self._remote_in_flight()) > 0:
             picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
                                                tags=[uuid.uuid4().hex for _ in range(room)], now=now)
             for schedule, run in picked:
@@ -126,9 +164,20 @@ class DeadlineScheduler:
         self.started += started
         return started
 
+    def _remote_in_flight(self) -> int:
+        """Runs sent to Celery workers whose schedule is still owned by them."""
+        for name, tag in list(self._remote.items()):
+            schedule = self.store.get_schedule(name)
+            if schedule is None or schedule.owner_tag != tag:
+                del self._remote[name]
+        return len(self._remote)
+
     def _start(self, schedule: Schedule, run: ScheduleRun) -> None:
         if schedule.mode is RunMode.SUBMIT:
             self._submit(schedule, run)
+            return
+        if self.remote is not None:
+            self._send(schedule, run)
             return
         active = _ActiveRun(schedule, run)
         active.thread = threading.Thread(target=self._run, args=(active,), name=f"ostinato-schedule-{schedule.name}",
@@ -137,6 +186,25 @@ class DeadlineScheduler:
             self._active[schedule.name] = active
         log.info("%s: started %s (run %d)", self.name, schedule.name, run.id)
         active.thread.start()
+
+    def _send(self, schedule: Schedule, run: ScheduleRun) -> None:
+        """Celery: the run goes to a worker, which pings it and ends it."""
+        assert self.remote is not None
+        task_type = self._task_types.get(schedule.task_type)
+        try:
+            if task_type is None:
+                raise LookupError(f"no task type {schedule.task_type!r} (see `ostinato task-type list`)")
+            self.remote.send_schedule_run(schedule, run, task_type.backend_name)
+        except Exception as exc:
+            log.error("%s: could not send %s to a worker (%s: %s); counted as a failure, it will be retried",
+                      self.name, schedule.name, type(exc).__name__, exc)
+            self.store.end_schedule_run(schedule.name, run.owner_tag, status=RunStatus.FAILED, ended=self.clock.now(),
+                                        detail={"error": f"not sent to a worker: {type(exc).__name__}: {exc}"},
+                                        timing=self.timing)
+            self.finished += 1
+            return
+        self._remote[schedule.name] = run.owner_tag
+        log.info("%s: sent %s to a worker (run %d)", self.name, schedule.name, run.id)
 
     def _submit(self, schedule: Schedule, run: ScheduleRun) -> None:
         """Seed 002: a one-shot task into the queue, unless the last one is still pending or running."""
@@ -160,22 +228,11 @@ class DeadlineScheduler:
 
     def _run(self, active: _ActiveRun) -> None:
         schedule = active.schedule
-        detail: dict[str, Any] = {}
-        try:
-            task_type = self._task_types.get(schedule.task_type)
-            if task_type is None:
-                raise LookupError(f"no task type {schedule.task_type!r} (see `ostinato task-type list`)")
-            fn = self.registry.resolve(task_type.backend_name)
-            kwargs = dict(schedule.arguments.kwargs)
-            if "stop" in inspect.signature(fn).parameters:
-                kwargs["stop"] = active.stop
-            status, metadata = outcome_of(fn(*schedule.arguments.args, **kwargs))
-            ok = status.value in ("eventful", "uneventful")
-            detail.update(metadata)
-        except PermanentFailure as exc:
-            ok, detail["error"] = False, f"{type(exc).__name__}: {exc}"
-        except Exception as exc:  # a job's failure must never kill the scheduler
-            ok, detail["error"] = False, f"{type(exc).__name__}: {exc}"
+        task_type = self._task_types.get(schedule.task_type)
+        if task_type is None:
+            ok, detail = False, {"error": f"LookupError: no task type {schedule.task_type!r} (see `ostinato task-type list`)"}
+        else:
+            ok, detail = call_schedule_job(self.registry, task_type.backend_name, schedule.arguments, active.stop)
         if active.stopped is not None:
             return  # already ended by the watch (stolen, or stopped for overrunning)
         self._ends.put((active, ok, detail, self.clock.now()))
@@ -210,16 +267,14 @@ class DeadlineScheduler:
         with self._lock:
             active = list(self._active.values())
         for item in active:
-            if not self.store.ping_schedule(item.schedule.name, item.run.owner_tag, now):
+            verdict = run_verdict(self.store, item.schedule, item.run.owner_tag, now)
+            if verdict.status is RunStatus.STOLEN:
                 self._stop(item, RunStatus.STOLEN, None)
                 log.error("%s: %s was taken over by another scheduler: stopping our run", self.name, item.schedule.name)
-                continue
-            found = overruns(item.schedule, now)
-            if Overrun.ALLOWED in found or Overrun.BLACKOUT in found:
-                reason = "max_allowed_duration exceeded" if Overrun.ALLOWED in found else "a blackout period began"
-                log.error("%s: %s: %s, stopping it (a failure)", self.name, item.schedule.name, reason)
-                self._stop(item, RunStatus.STOPPED, reason)
-            elif Overrun.EXPECTED in found and not item.warned_expected:
+            elif verdict.status is RunStatus.STOPPED:
+                log.error("%s: %s: %s, stopping it (a failure)", self.name, item.schedule.name, verdict.reason)
+                self._stop(item, RunStatus.STOPPED, verdict.reason)
+            elif verdict.expected_overrun and not item.warned_expected:
                 item.warned_expected = True
                 log.error("%s: %s runs longer than its max_expected_duration (%s)", self.name, item.schedule.name,
                           item.schedule.max_expected_duration)
@@ -247,9 +302,9 @@ class DeadlineScheduler:
         return max(limit.total_seconds(), 0.05)
 
     def wait_runs(self, timeout: float = 3600.0) -> None:
-        """Wait for the runs in progress to end on their own and their ends to be stored (``--once``)."""
+        """Wait for the runs in progress (here or sent to workers) to end and their ends to be stored (``--once``)."""
         deadline = time.monotonic() + timeout
-        while self.running() and time.monotonic() < deadline:
+        while (self.running() or self._remote_in_flight()) and time.monotonic() < deadline:
             time.sleep(0.01)
 
     def stop_runs(self, grace: float = 30.0) -> None:

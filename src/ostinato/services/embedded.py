@@ -1,9 +1,11 @@
-"""One process that does it all on the embedded default: runner, priority runner,
-orchestrator and the embedded worker pool, sharing one store. ``ostinato run``,
-``ostinato runner`` and ``ostinato orchestrator`` are thin over
+"""One process that runs the services over one store: runner, priority runner,
+orchestrator, deadline scheduler, and either the embedded worker pool or, with
+the ``executor`` setting ``celery``, dispatch to Celery workers and the
+listener that records what they report. ``ostinato run``, ``ostinato runner``,
+``ostinato orchestrator`` and ``ostinato listener`` are thin over
 :class:`EmbeddedScheduler`.
 
-The executor's visit statuses go to the store's feedback loop
+The embedded executor's visit statuses go to the store's feedback loop
 (``record_visit_statuses`` with the settings' feedback policy), and visits it
 never started are handed back with ``release_visits``.
 """
@@ -15,7 +17,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..config import Settings
 from ..domain.clock import Clock
@@ -25,6 +27,10 @@ from ..store import Store
 from .orchestrator import Orchestrator
 from .deadline_scheduler import DeadlineScheduler
 from .runner import TaskRunner, recover_dead_executors
+
+if TYPE_CHECKING:  # Celery is imported only when the executor is celery
+    from ..execution.celery_executor import CeleryExecutor
+    from .celery_listener import CeleryListener
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +74,7 @@ class EmbeddedScheduler:
         orchestrate: bool = False,
         visit_types: Sequence[str] | None = None,
         schedules: bool = False,
+        listen: bool = False,
     ):
         for module in settings.imports:
             importlib.import_module(module)
@@ -79,8 +86,24 @@ class EmbeddedScheduler:
         def report_visits(statuses: Sequence[VisitStatus]) -> int:
             return store.record_visit_statuses(statuses, feedback, now=clock.now())
 
-        self.executor = EmbeddedExecutor(store.record_run_events, clock, node=settings.node, workers=settings.workers,
-                                         report_visits=report_visits, release_visits=store.release_visits)
+        self.celery_app = None
+        self.listener: CeleryListener | None = None
+        self.executor: EmbeddedExecutor | CeleryExecutor
+        if settings.executor == "celery":
+            from ..execution.celery_app import make_celery_app
+            from ..execution.celery_executor import CeleryExecutor
+            from .celery_listener import CeleryListener
+
+            self.celery_app = make_celery_app(settings.celery_broker())
+            self.executor = CeleryExecutor(self.celery_app, clock, node=settings.node, report=store.record_run_events,
+                                           release_visits=store.release_visits,
+                                           queue_depth_cache=settings.queue_depth_cache.total_seconds())
+            if listen:
+                self.listener = CeleryListener(store, self.celery_app, clock, feedback,
+                                               worker_lost_after=settings.worker_lost_after)
+        else:
+            self.executor = EmbeddedExecutor(store.record_run_events, clock, node=settings.node, workers=settings.workers,
+                                             report_visits=report_visits, release_visits=store.release_visits)
         options = dict(task_types=task_types, batch_size=settings.batch_size, lost_run_timeout=settings.lost_run_timeout)
         self.runners: list[TaskRunner] = []
         if normal:
@@ -96,7 +119,9 @@ class EmbeddedScheduler:
             )
         #: seed 004's deadline-greedy scheduler, for `ostinato run` (instance "run" on this node)
         self.deadline_scheduler = (DeadlineScheduler(store, clock, node=settings.node, instance="run",
-                                                     capacity=settings.workers, timing=settings.schedule_timing())
+                                                     capacity=settings.workers, timing=settings.schedule_timing(),
+                                                     remote=None if isinstance(self.executor, EmbeddedExecutor)
+                                                     else self.executor)
                                    if schedules else None)
         self._threads: list[threading.Thread] = []
         self.summary_every = 10
@@ -104,7 +129,8 @@ class EmbeddedScheduler:
 
     def start(self) -> None:
         self._started_at = time.monotonic()
-        recover_dead_executors(self.store, self.clock, self.settings.node, self.executor.executor_id)
+        if isinstance(self.executor, EmbeddedExecutor):
+            recover_dead_executors(self.store, self.clock, self.settings.node, self.executor.executor_id)
         self.executor.start()
         if self.deadline_scheduler is not None:
             self.deadline_scheduler.start()
@@ -112,7 +138,7 @@ class EmbeddedScheduler:
     def run_once(self, *, wait: float = 60.0) -> int:
         """One pass of every runner and of the orchestrator, then wait (at most ``wait`` s) for
         the dispatched runs and visits to end. Returns how many runs and visits were dispatched."""
-        runs_before, visits_before = self.executor.completed, self.executor.visits_completed
+        runs_before, visits_before = self._finished()
         runs = sum(runner.run_once() for runner in self.runners)
         visits = 0
         if self.orchestrator is not None:
@@ -123,12 +149,22 @@ class EmbeddedScheduler:
         if self.deadline_scheduler is not None:
             started = self.deadline_scheduler.run_once()
         deadline = time.monotonic() + wait
-        while ((self.executor.completed - runs_before < runs or self.executor.visits_completed - visits_before < visits)
-               and time.monotonic() < deadline):
+        while time.monotonic() < deadline:
+            runs_now, visits_now = self._finished()
+            if runs_now is None or (runs_now - runs_before >= runs and visits_now - visits_before >= visits):
+                break
             time.sleep(0.05)
         if self.deadline_scheduler is not None:
             self.deadline_scheduler.wait_runs(max(deadline - time.monotonic(), 0.0))
         return runs + visits + started
+
+    def _finished(self) -> tuple[int | None, int]:
+        """Runs and visits whose end was recorded so far (None: this process cannot tell)."""
+        if isinstance(self.executor, EmbeddedExecutor):
+            return self.executor.completed, self.executor.visits_completed
+        if self.listener is not None:
+            return self.listener.runs_recorded, self.listener.visits_recorded
+        return None, 0
 
     def run_until(self, stop: threading.Event) -> None:
         poll = self.settings.poll_interval.total_seconds()
@@ -139,6 +175,8 @@ class EmbeddedScheduler:
             thread = threading.Thread(target=service.run_forever, args=(stop, poll), name=f"ostinato-{service.name}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        if self.listener is not None:
+            self._threads.extend(self.listener.start(stop))
         if self.deadline_scheduler is not None:
             thread = threading.Thread(target=self._run_schedules, args=(stop,), name="ostinato-scheduler", daemon=True)
             thread.start()
@@ -166,6 +204,10 @@ class EmbeddedScheduler:
         scheduler.stop_runs()
 
     def _outcomes(self) -> dict[str, int]:
+        if not isinstance(self.executor, EmbeddedExecutor):
+            listener = self.listener
+            return ({"runs ended": listener.runs_recorded, "visits ended": listener.visits_recorded}
+                    if listener is not None else {"sent to Celery": self.executor.sent})
         counts = {f"{status.value} runs": n for status, n in self.executor.outcomes.items()}
         counts.update({f"{status.value} visits": n for status, n in self.executor.visit_outcomes.items()})
         return counts
@@ -173,12 +215,13 @@ class EmbeddedScheduler:
     def stop(self, grace: float = 30.0) -> Summary:
         self.executor.stop(grace)
         orchestrator = self.orchestrator
+        runs_finished, visits_finished = self._finished()
         return Summary(
             dispatched=sum(r.dispatched for r in self.runners)
             + (orchestrator.dispatched - orchestrator.visits_dispatched if orchestrator else 0),
-            finished=self.executor.completed,
+            finished=runs_finished or 0,
             seconds=time.monotonic() - self._started_at,
             visits_dispatched=orchestrator.visits_dispatched if orchestrator else 0,
-            visits_finished=self.executor.visits_completed,
+            visits_finished=visits_finished,
             schedule_runs=self.deadline_scheduler.started if self.deadline_scheduler else 0,
         )

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Mapping, Protocol, Sequence
 
 from ..domain.clock import Clock
-from ..domain.errors import ValidationError
+from ..domain.errors import QueueUnavailable, ValidationError
 from ..domain.orchestration import default_ratios, plan_grab_requests, validate_ratios
 from ..domain.tasks import ScheduledRun, TaskType
 from ..domain.visit_policies import (
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 class VisitExecutor(Protocol):
     executor_id: str
 
-    def waiting(self, task_type: str) -> int: ...
+    def waiting(self, task_type: TaskType, *, priority: bool | None = None) -> int: ...
 
     def submit(self, runs: Sequence[ScheduledRun], backend_name: str, *, priority: bool = False) -> None: ...
 
@@ -125,7 +125,14 @@ class Orchestrator:
     def free_room(self, task_type: TaskType) -> int:
         """The queue's free room, uncapped: its length (``batch_size`` if unbounded) minus what waits."""
         length = task_type.max_queue_length if task_type.max_queue_length is not None else self.batch_size
-        return max(0, length - self.executor.waiting(task_type.type))
+        try:
+            waiting = self.executor.waiting(task_type)
+        except QueueUnavailable as exc:
+            self._warn_once(f"queue:{task_type.type}", "%s: %s not served while its queue's depth is unknown: %s",
+                            self.name, task_type.type, exc)
+            return 0
+        self._warned.discard(f"queue:{task_type.type}")
+        return max(0, length - waiting)
 
     def room(self, task_type: TaskType) -> int:
         """How many may be dispatched now: 0 while the queue is above the threshold, else its free room

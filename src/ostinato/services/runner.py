@@ -17,6 +17,7 @@ from typing import Protocol, Sequence
 
 from ..domain.clock import Clock
 from ..domain.tasks import ScheduledRun, TaskType
+from ..domain.errors import QueueUnavailable
 from ..store import Store
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,9 @@ log = logging.getLogger(__name__)
 class Executor(Protocol):
     executor_id: str
 
-    def waiting(self, task_type: str) -> int: ...
+    def waiting(self, task_type: TaskType, *, priority: bool | None = None) -> int:
+        """Work of this task type waiting in its queue (the priority queue's, the normal one's, or both: None);
+        raises QueueUnavailable when it cannot be known."""
 
     def submit(self, runs: Sequence[ScheduledRun], backend_name: str, *, priority: bool = False) -> None: ...
 
@@ -69,10 +72,15 @@ class TaskRunner:
         return [t for t in types if t.type in self.task_types]
 
     def room(self, task_type: TaskType) -> int:
-        """How many runs of this type may be dispatched now."""
+        """How many runs of this type may be dispatched now (0 while its queue's depth is unknown)."""
         if task_type.max_queue_length is None:
             return self.batch_size
-        return max(0, min(self.batch_size, task_type.max_queue_length - self.executor.waiting(task_type.type)))
+        try:
+            waiting = self.executor.waiting(task_type, priority=self.priority)
+        except QueueUnavailable as exc:
+            log.error("%s: %s not dispatched: %s", self.name, task_type.type, exc)
+            return 0
+        return max(0, min(self.batch_size, task_type.max_queue_length - waiting))
 
     def run_once(self) -> int:
         """One pass over every served task type; returns how many runs were dispatched."""

@@ -1,0 +1,33 @@
+"""The Celery app for running workers with Celery's own command line::
+
+    OSTINATO_DB=postgresql://… OSTINATO_BROKER_URL=redis://… \\
+        celery -A ostinato.celery worker -Q load-git,load-git:priority -E
+
+Importing this module reads the settings (``ostinato.toml``, ``OSTINATO_*``),
+imports the modules of the ``imports`` setting, and registers, for every task
+type in the database, the task named after its ``backend_name``, plus the
+schedule-run task: the same worker as ``ostinato worker``, which picks the
+queues and the worker's name for you. Task events (``-E``) must be on for
+``ostinato listener`` to see runs start.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .config import Settings
+from .domain.clock import SystemClock
+from .execution.celery_app import make_celery_app
+from .services.celery_worker import WorkerRuntime, install_worker_tasks
+from .store import open_store
+
+settings = Settings.load()
+for _module in settings.imports:
+    importlib.import_module(_module)
+app = make_celery_app(settings.celery_broker())
+with open_store(settings.db) as _store:
+    _store.check_schema()
+    _backends = {t.backend_name for t in _store.list_task_types()}
+install_worker_tasks(app, WorkerRuntime(settings, SystemClock()), _backends)
+
+__all__ = ["app"]

@@ -1,0 +1,110 @@
+"""``ostinato journal-client``: seed 001's scheduler-journal-client, visit statuses from Kafka into the visit stats.
+
+A thin face over :class:`ostinato.services.journal_client.JournalClient` (imported
+when the command runs, so other commands do not load confluent-kafka): it
+opens the store, reads the feedback knobs from the settings, handles SIGINT and
+SIGTERM like the other services (the batch in hand is stored and committed,
+then the client leaves) and prints what it did.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import click
+from rich.console import Console
+from rich.logging import RichHandler
+
+from ..domain.errors import ValidationError
+from ..execution.journal_messages import DEFAULT_TOPIC
+from .app import AppContext, cli, pass_app, stop_on_signals
+from .output import NumberType, WholeNumberType, echo_json, readable
+
+
+def _setup_logging(verbose: bool) -> None:
+    """Logs on stderr (stdout is for the summary, or its JSON)."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s", datefmt="[%X]",
+                        handlers=[RichHandler(console=Console(stderr=True), show_path=False, rich_tracebacks=True)],
+                        force=True)
+    logging.getLogger("psycopg.pool").setLevel(logging.WARNING)
+
+
+def _consumer_options(values: tuple[str, ...]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for value in values:
+        key, sep, setting = value.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError("consumer_option", "KEY=VALUE (a librdkafka setting)", value)
+        options[key.strip()] = setting.strip()
+    return options
+
+
+@cli.command("journal-client")
+@click.option("--brokers", required=True, envvar="OSTINATO_JOURNAL_BROKERS", metavar="HOST:PORT[,…]",
+              help="Kafka bootstrap servers (or $OSTINATO_JOURNAL_BROKERS).")
+@click.option("--group-id", required=True, envvar="OSTINATO_JOURNAL_GROUP_ID", metavar="ID",
+              help="Consumer group whose committed offsets say where to resume (or $OSTINATO_JOURNAL_GROUP_ID).")
+@click.option("--topic", "topics", multiple=True, metavar="TOPIC",
+              help=f"Topic to read (repeatable; default {DEFAULT_TOPIC}).")
+@click.option("--from-beginning/--from-end", default=True, show_default=True,
+              help="Where a partition the group has no committed offset for starts: its earliest message, "
+                   "or only messages written from now on.")
+@click.option("--batch-size", type=WholeNumberType(1), default=1000, show_default=True,
+              help="Most statuses handed to the store at once.")
+@click.option("--batch-timeout", type=NumberType(), default=0.5, show_default=True,
+              help="Seconds to wait for a batch to fill.")
+@click.option("--max-messages", type=WholeNumberType(1), help="Exit after this many messages (stored and committed).")
+@click.option("--once", is_flag=True, help="Read every partition to its end, store, commit, exit.")
+@click.option("--consumer-option", "consumer_options", multiple=True, metavar="KEY=VALUE",
+              help="Extra librdkafka consumer setting, e.g. security.protocol=SSL (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the counters as JSON on exit.")
+@click.option("-v", "--verbose", is_flag=True)
+@pass_app
+def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[str, ...], from_beginning: bool,
+                   batch_size: int, batch_timeout: float, max_messages: int | None, once: bool,
+                   consumer_options: tuple[str, ...], as_json: bool, verbose: bool) -> None:
+    """Feed visit statuses from Kafka back into the visit stats (seed 001's scheduler-journal-client).
+
+    Messages are journal visit statuses, each either a JSON object (origin,
+    visit, type, status, date, snapshot in hex) or the Software Heritage
+    archive's msgpack. Offsets are committed once the store has the batch
+    (at least once; replays change nothing). A bad message is logged with its
+    topic, partition, offset and the field at fault, counted and skipped. If
+    the store fails, the batch is retried with backoff and nothing is
+    committed. Every partition of the topics is read (partitions are assigned,
+    not balanced across a group): run one client per group id. The feedback
+    knobs come from the settings (ostinato.toml).
+
+    Stops cleanly on Ctrl-C or SIGTERM.
+    """
+    from ..services.journal_client import JournalClient  # confluent-kafka: imported only when the command runs
+
+    _setup_logging(verbose)
+    if not batch_timeout > 0:
+        raise ValidationError("batch_timeout", "a positive number of seconds", batch_timeout)
+    consumer_config = _consumer_options(consumer_options)
+    try:
+        policy = app.settings.feedback_policy().validated()
+    except ValidationError as exc:
+        raise readable(exc) from None
+    client = JournalClient(app.store(), policy, app.clock, brokers=brokers, group_id=group_id,
+                           topics=topics or (DEFAULT_TOPIC,), batch_size=batch_size, batch_timeout=batch_timeout,
+                           from_beginning=from_beginning, consumer_config=consumer_config)
+    stop = threading.Event()
+
+    started = time.monotonic()
+    with stop_on_signals(stop, "storing the batch in hand, then stopping"), client:
+        client.run_forever(stop, max_messages=max_messages, until_caught_up=once)
+        left_behind = client.waiting_for_store
+    counters = client.counters
+    if as_json:
+        echo_json({**counters.as_dict(), "seconds": round(time.monotonic() - started, 3), "uncommitted_batch": left_behind})
+        return
+    click.echo(f"stopped: {counters.consumed} messages read, {counters.recorded} statuses recorded "
+               f"({counters.changed} changed the visit stats), {counters.rejected} rejected, "
+               f"{counters.batches} batches in {time.monotonic() - started:.1f}s")
+    if left_behind:
+        click.echo("the store did not take the last batch: its offsets are not committed, it is read again on the next start",
+                   err=True)

@@ -1,0 +1,96 @@
+"""Commands of the Celery path: ``ostinato worker`` (a Celery worker that runs Ostinato's
+callables) and ``ostinato listener`` (seed 001's scheduler-listener)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+
+import click
+
+from ..domain.errors import NotFoundError
+from .app import AppContext, cli, pass_app, stop_on_signals
+from .services import _setup_logging
+
+
+def _broker(app: AppContext, broker: str | None) -> str:
+    if broker:
+        app.settings = app.settings.with_values({"broker_url": broker})
+    return app.settings.celery_broker()
+
+
+@cli.command("worker")
+@click.option("--task-type", "-t", "task_types", multiple=True, help="Serve only these task types (repeatable; default: all).")
+@click.option("--concurrency", "-c", type=click.IntRange(min=1), help="Jobs at once (default: the workers setting).")
+@click.option("--pool", "-P", type=click.Choice(["threads", "prefork", "solo"]), default="threads", show_default=True,
+              help="Celery execution pool.")
+@click.option("--hostname", "-n", help="The worker's name (default: ostinato-PID@NODE, new at each start).")
+@click.option("--broker", help="Broker URL (default: the broker_url setting).")
+@click.option("-v", "--verbose", is_flag=True)
+@pass_app
+def worker_command(app: AppContext, task_types, concurrency, pool, hostname, broker, verbose):
+    """Run a Celery worker for the queues of the task types: their runs, origin visits and schedule runs.
+
+    It consumes, for every task type served, the queue named after its
+    backend_name and <backend_name>:priority, and calls the same callables as
+    the embedded workers. Outcomes go back to `ostinato listener` through the
+    broker; schedule runs ping and end in the database themselves. Task types
+    added later are served after a restart.
+    """
+    from ..execution.celery_app import make_celery_app, queue_name
+    from ..services.celery_worker import WorkerRuntime, install_worker_tasks
+
+    _setup_logging(verbose)
+    broker_url = _broker(app, broker)
+    for module in app.settings.imports:
+        importlib.import_module(module)
+    known = app.store().list_task_types()
+    if task_types:
+        missing = sorted(set(task_types) - {t.type for t in known})
+        if missing:
+            raise NotFoundError(f"no task type {', '.join(missing)} (see `ostinato task-type list`)")
+        known = [t for t in known if t.type in task_types]
+    if not known:
+        raise NotFoundError("no task type to serve: add one with `ostinato task-type add`")
+    backends = sorted({t.backend_name for t in known})
+    queues = [queue_name(b, priority=p) for b in backends for p in (False, True)]
+    celery_app = make_celery_app(broker_url)
+    celery_app.conf.worker_hijack_root_logger = True  # Celery's own log lines: received, succeeded, ready
+    install_worker_tasks(celery_app, WorkerRuntime(app.settings, app.clock), backends)
+    name = hostname or f"ostinato-{os.getpid()}@{app.settings.node}"
+    logging.getLogger("ostinato").info("worker %s: queues %s", name, ", ".join(queues))
+    celery_app.worker_main(["worker", "-Q", ",".join(queues), "-c", str(concurrency or app.settings.workers), "-P", pool,
+                            "-n", name, "-E", "--without-mingle", "--without-gossip",
+                            "-l", "DEBUG" if verbose else "INFO"])
+
+
+@cli.command("listener")
+@click.option("--broker", help="Broker URL (default: the broker_url setting).")
+@click.option("-v", "--verbose", is_flag=True)
+@pass_app
+def listener_command(app: AppContext, broker, verbose):
+    """Record what Celery workers report: run outcomes and visit statuses (seed 001's scheduler-listener).
+
+    Outcomes come from a durable queue and are acknowledged once stored, so a
+    restart loses and doubles nothing; Celery events mark runs started, and
+    runs of workers silent for worker_lost_after are marked lost.
+    """
+    from ..execution.celery_app import make_celery_app
+    from ..services.celery_listener import CeleryListener
+
+    _setup_logging(verbose)
+    broker_url = _broker(app, broker)
+    store = app.store()
+    listener = CeleryListener(store, make_celery_app(broker_url), app.clock, app.settings.feedback_policy(),
+                              worker_lost_after=app.settings.worker_lost_after)
+    stop = threading.Event()
+    with stop_on_signals(stop, "storing what is in hand, then stopping"):
+        threads = listener.start(stop)
+        while not stop.wait(1.0):
+            pass
+        for thread in threads:
+            thread.join(10)
+    click.echo(f"stopped: {listener.runs_recorded} run outcomes and {listener.visits_recorded} visit statuses recorded, "
+               f"{listener.lost_marked} runs of dead workers marked lost, {listener.rejected} messages rejected")

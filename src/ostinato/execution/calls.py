@@ -1,0 +1,116 @@
+"""Calling a task's callable, a loader, or a schedule's job, and reading what came back.
+
+Every executor (the embedded worker pool, a Celery worker, the deadline
+scheduler's own threads) calls user code through these three functions, so a
+task run, a visit and a schedule run mean the same thing wherever they ran:
+
+- :func:`call_task` runs one task run: its outcome (eventful, uneventful,
+  failed, permfailed) and metadata, and, for a "save code now" run (a
+  ``load-<visit_type>`` task whose keyword arguments have a ``url``), the visit
+  status the loader contract reads from the result;
+- :func:`call_loader` runs one origin visit and returns its visit status;
+- :func:`call_schedule_job` runs a schedule's job, handing it the ``stop``
+  event when it takes one.
+
+None of them raises for what the user code does: a failure is an outcome.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..domain.clock import Clock
+from ..domain.tasks import TaskArguments, TaskRunStatus
+from ..domain.visit_policies import visit_type_of_task_type
+from ..domain.visits import VisitStatus
+from .registry import PermanentFailure, TaskRegistry, UnknownCallable, outcome_of, visit_status_of
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutcome:
+    """How a task run ended, and the visit it was if it was one."""
+
+    status: TaskRunStatus
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: a "save code now" run's visit status, to feed back too
+    visit_status: VisitStatus | None = None
+
+
+def _error_text(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, UnknownCallable) else f"{type(exc).__name__}: {exc}"
+
+
+def save_code_now_url(task_type: str, arguments: TaskArguments) -> str | None:
+    """The url of a run that is a visit ("save code now"): a loader's task with a ``url`` keyword."""
+    url = arguments.kwargs.get("url")
+    if visit_type_of_task_type(task_type) is None or not isinstance(url, str) or not url.strip():
+        return None
+    return url
+
+
+def call_task(registry: TaskRegistry, backend_name: str, task_type: str, arguments: TaskArguments,
+              clock: Clock) -> TaskOutcome:
+    """Run one task run's callable and read its result (see :mod:`ostinato.execution.registry`)."""
+    url = save_code_now_url(task_type, arguments)
+    kwargs = dict(arguments.kwargs)
+    if url is not None:  # the loader contract's keywords, as a grab would pass them
+        kwargs = {"lister_name": None, "lister_instance_name": None, **kwargs}
+    result: Any = None
+    error: BaseException | None = None
+    status, metadata = TaskRunStatus.FAILED, {}
+    try:
+        fn = registry.resolve(backend_name)
+        result = fn(*arguments.args, **kwargs)
+        if url is None:
+            status, metadata = outcome_of(result)
+    except PermanentFailure as exc:
+        error, status, metadata = exc, TaskRunStatus.PERMFAILED, {"error": _error_text(exc)}
+    except Exception as exc:  # a task's failure must never kill its worker
+        error, status, metadata = exc, TaskRunStatus.FAILED, {"error": _error_text(exc)}
+    if url is None:
+        return TaskOutcome(status, metadata)
+    visit_type = visit_type_of_task_type(task_type)
+    assert visit_type is not None
+    loaded = visit_status_of(result, url=url, visit_type=visit_type, date=clock.now(), error=error)
+    if not isinstance(error, PermanentFailure):
+        status = loaded.run_status
+    metadata = {**loaded.metadata, **metadata} if error is not None else dict(loaded.metadata)
+    return TaskOutcome(status, metadata, loaded.status)
+
+
+def call_loader(registry: TaskRegistry, backend_name: str, loader_kwargs: Mapping[str, Any], *, visit_type: str,
+                clock: Clock) -> tuple[VisitStatus, Mapping[str, Any]]:
+    """Visit one origin: the loader's visit status, and the metadata (``error`` on failure)."""
+    result: Any = None
+    error: BaseException | None = None
+    try:
+        fn = registry.resolve(backend_name)
+        result = fn(**loader_kwargs)
+    except Exception as exc:  # a loader's failure must never kill its worker
+        error = exc
+    loaded = visit_status_of(result, url=loader_kwargs["url"], visit_type=visit_type, date=clock.now(), error=error)
+    return loaded.status, loaded.metadata
+
+
+def call_schedule_job(registry: TaskRegistry, backend_name: str, arguments: TaskArguments,
+                      stop: threading.Event) -> tuple[bool, dict[str, Any]]:
+    """Run a schedule's job: (succeeded, detail). A job that takes ``stop`` gets the event to watch."""
+    detail: dict[str, Any] = {}
+    try:
+        fn = registry.resolve(backend_name)
+        kwargs = dict(arguments.kwargs)
+        try:
+            takes_stop = "stop" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # a callable without a signature (a builtin)
+            takes_stop = False
+        if takes_stop:
+            kwargs["stop"] = stop
+        status, metadata = outcome_of(fn(*arguments.args, **kwargs))
+        detail.update(metadata)
+        return status in (TaskRunStatus.EVENTFUL, TaskRunStatus.UNEVENTFUL), detail
+    except Exception as exc:  # a job's failure must never kill the scheduler or the worker
+        detail["error"] = _error_text(exc)
+        return False, detail

@@ -1,0 +1,180 @@
+"""Celery workers that run Ostinato's work: the tasks they register, what they report.
+
+:func:`install_worker_tasks` registers on a Celery app, for every backend name
+served, a task of that name that calls the same callables as the embedded
+executor (:mod:`ostinato.execution.calls`), and the schedule-run task:
+
+- a **task run** (header ``kind: run``; Celery task id = run id) publishes
+  its start and its end, and an **origin visit** (``kind: visit``) its status,
+  as :class:`~ostinato.execution.celery_app.Outcome` messages on the durable
+  outcomes queue, which the listener records; a message without Ostinato's header (sent
+  by another tool) just calls the callable;
+- a **schedule run** (``ostinato.schedule-run``) keeps its ownership the way
+  seed 004 says, from the worker: it pings every ``schedule_ping_interval``
+  while the job runs in a thread, stops the job when a ping finds the schedule
+  taken over (its result is then discarded) or when it overruns
+  ``max_allowed_duration`` or enters a blackout period, and records the end
+  itself. A message whose ownership is already gone (it waited in the queue
+  past the steal protocol) is dropped without running.
+
+The worker reaches the store only for schedule runs, through a store opened
+lazily in each worker process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from celery import Celery
+from kombu import Queue
+
+from ..config import Settings
+from ..domain.clock import Clock
+from ..domain.schedules import RunStatus
+from ..domain.tasks import RunEvent, TaskArguments, TaskRunStatus
+from ..execution.calls import call_loader, call_schedule_job, call_task
+from ..execution.celery_app import HEADER, OUTCOMES_QUEUE, SCHEDULE_RUN_TASK, Outcome, worker_backend_id
+from ..execution.registry import TaskRegistry, registry as default_registry
+from ..store import Store, open_store
+from .deadline_scheduler import run_verdict
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WorkerRuntime:
+    """What the tasks of a worker process share: settings, clock, registry, and a store per process."""
+
+    settings: Settings
+    clock: Clock
+    registry: TaskRegistry = default_registry
+    open_store: Callable[[str], Store] = open_store
+    _stores: dict[int, Store] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def store(self) -> Store:
+        """The store of this process (a forked pool process opens its own)."""
+        pid = os.getpid()
+        with self._lock:
+            store = self._stores.get(pid)
+            if store is None:
+                store = self._stores[pid] = self.open_store(self.settings.db)
+            return store
+
+
+def outcomes_queue() -> Queue:
+    return Queue(OUTCOMES_QUEUE, durable=True)
+
+
+def publish_outcome(app: Celery, outcome: Outcome) -> None:
+    """Publish an outcome on the durable queue (retried while the broker is away, then raised)."""
+    with app.producer_or_acquire() as producer:
+        producer.publish(outcome.to_message(), exchange="", routing_key=OUTCOMES_QUEUE, serializer="json",
+                         declare=[outcomes_queue()], delivery_mode=2, retry=True,
+                         retry_policy={"max_retries": 20, "interval_start": 0.5, "interval_step": 1, "interval_max": 5})
+
+
+def _header(request: Any) -> dict[str, Any]:
+    found = getattr(request, HEADER, None)
+    if not isinstance(found, dict):
+        found = (getattr(request, "headers", None) or {}).get(HEADER)
+    return found if isinstance(found, dict) else {}
+
+
+def _backend_task(app: Celery, runtime: WorkerRuntime, backend_name: str) -> Callable[..., Any]:
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        header = _header(self.request)
+        kind = header.get("kind")
+        clock = runtime.clock
+        if kind == "visit":
+            visit_type = header.get("visit_type") or ""
+            status, metadata = call_loader(runtime.registry, backend_name, kwargs, visit_type=visit_type, clock=clock)
+            publish_outcome(app, Outcome(visit_status=status))
+            return {"visit_status": status.status.value, **({"error": metadata["error"]} if "error" in metadata else {})}
+        if kind == "run" and str(self.request.id).isdigit():
+            started = clock.now()
+            backend_id = worker_backend_id(self.request.hostname or "unknown")
+            # durable, unlike the task-started event: a listener that was away still learns who holds the run
+            publish_outcome(app, Outcome(run=RunEvent(int(self.request.id), TaskRunStatus.STARTED, started, backend_id)))
+            outcome = call_task(runtime.registry, backend_name, header.get("task_type") or "",
+                                TaskArguments(tuple(args), kwargs), clock)
+            event = RunEvent(int(self.request.id), outcome.status, clock.now(), backend_id, dict(outcome.metadata))
+            publish_outcome(app, Outcome(run=event, visit_status=outcome.visit_status, started=started))
+            return {"status": outcome.status.value}
+        # not sent by Ostinato: a plain Celery call of the callable
+        return runtime.registry.resolve(backend_name)(*args, **kwargs)
+
+    run.__name__ = run.__qualname__ = "ostinato_task_" + re.sub(r"\W", "_", backend_name)
+    return run
+
+
+def _schedule_task(runtime: WorkerRuntime) -> Callable[..., Any]:
+    def schedule_run(self: Any, name: str, tag: str, run_id: int, backend_name: str,
+                     arguments: dict[str, Any]) -> dict[str, Any]:
+        return run_schedule_here(runtime, name=name, tag=tag, backend_name=backend_name,
+                                 arguments=TaskArguments.parse(arguments))
+
+    return schedule_run
+
+
+def run_schedule_here(runtime: WorkerRuntime, *, name: str, tag: str, backend_name: str,
+                      arguments: TaskArguments) -> dict[str, Any]:
+    """Run a schedule's job in this process under seed 004's ownership rules; returns what happened."""
+    store, clock = runtime.store(), runtime.clock
+    timing = runtime.settings.schedule_timing()
+    schedule = store.get_schedule(name)
+    if schedule is None or schedule.owner_tag != tag or not store.ping_schedule(name, tag, clock.now()):
+        log.warning("schedule %s: this run (%s) is no longer its owner's; not running it", name, tag)
+        return {"status": "skipped", "reason": "the schedule's ownership was taken over before the run began"}
+    stop = threading.Event()
+    ended: dict[str, Any] = {}
+
+    def job() -> None:
+        ended["ok"], ended["detail"] = call_schedule_job(runtime.registry, backend_name, arguments, stop)
+
+    thread = threading.Thread(target=job, name=f"ostinato-schedule-{name}", daemon=True)
+    thread.start()
+    interval = timing.ping_interval.total_seconds()
+    warned = False
+    while True:
+        thread.join(interval)
+        if not thread.is_alive():
+            break
+        try:
+            verdict = run_verdict(store, schedule, tag, clock.now())
+        except Exception:  # the database is away: keep running, the steal protocol decides
+            log.exception("schedule %s: ping failed; trying again in %.1fs", name, interval)
+            continue
+        if verdict.status is RunStatus.STOLEN:
+            stop.set()
+            log.error("schedule %s was taken over by another owner: stopping this run", name)
+            return {"status": RunStatus.STOLEN.value}
+        if verdict.status is RunStatus.STOPPED:
+            stop.set()
+            log.error("schedule %s: %s, stopping it (a failure)", name, verdict.reason)
+            store.end_schedule_run(name, tag, status=RunStatus.STOPPED, ended=clock.now(),
+                                   detail={"reason": verdict.reason}, timing=timing)
+            return {"status": RunStatus.STOPPED.value, "reason": verdict.reason}
+        if verdict.expected_overrun and not warned:
+            warned = True
+            log.error("schedule %s runs longer than its max_expected_duration (%s)", name, schedule.max_expected_duration)
+    status = RunStatus.SUCCEEDED if ended["ok"] else RunStatus.FAILED
+    recorded = store.end_schedule_run(name, tag, status=status, ended=clock.now(), detail=ended["detail"], timing=timing)
+    if recorded is False:
+        log.error("schedule %s was taken over while it ran; its result is recorded as stolen", name)
+        return {"status": RunStatus.STOLEN.value}
+    return {"status": status.value, **ended["detail"]}
+
+
+def install_worker_tasks(app: Celery, runtime: WorkerRuntime, backend_names: Iterable[str]) -> list[str]:
+    """Register the tasks of ``backend_names`` and the schedule-run task; returns the names registered."""
+    names = sorted(set(backend_names))
+    for backend_name in names:
+        app.task(name=backend_name, bind=True)(_backend_task(app, runtime, backend_name))
+    app.task(name=SCHEDULE_RUN_TASK, bind=True)(_schedule_task(runtime))
+    return [*names, SCHEDULE_RUN_TASK]

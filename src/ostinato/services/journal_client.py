@@ -1,0 +1,334 @@
+"""The journal client: seed 001's ``scheduler-journal-client``, which closes the feedback loop from Kafka.
+
+It reads visit statuses from Kafka topics (by default the archive's
+``swh.journal.objects.origin_visit_status``), decodes each message
+(:mod:`ostinato.execution.journal_messages`: JSON or the archive's msgpack) and
+hands them in batches to the store's ``record_visit_statuses``, seed 000's
+feedback rules.
+
+Delivery is at least once: a batch's offsets are committed only after the
+store has the batch. If the store fails, nothing is committed; the batch stays
+in memory and is retried (``run_forever`` backs off between tries), so nothing
+is lost, and a client that dies before committing reads the batch again on its
+next start. Replays are harmless: the feedback takes "now" from each status's
+own date and ignores statuses not newer than the last one applied.
+
+A bad message (undecodable, or a field ``parse_visit_status`` refuses) never
+stops the client: it is logged once with its topic, partition, offset and the
+field at fault, counted in ``counters.rejected`` and committed past, since it
+can never succeed.
+
+Partitions are assigned explicitly (``assign``, no consumer-group membership):
+the client reads every partition of its topics, starting at the group's
+committed offsets (``auto.offset.reset`` where the group has none), and looks
+for new partitions and topics every ``refresh_interval``. Run one client per
+group id; two would both read everything (harmlessly, but twice the work).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Final, Mapping, Sequence
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from ..domain.clock import Clock
+from ..domain.errors import ValidationError
+from ..domain.visits import FeedbackPolicy, VisitStatus
+from ..execution.journal_messages import DEFAULT_TOPIC, decode_visit_status
+from ..store import Store
+
+log = logging.getLogger(__name__)
+
+#: seconds between tries of a batch the store failed to take, the last one repeated
+RETRY_DELAYS: Final = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+#: how soon to look again for topics that do not exist yet
+_MISSING_TOPIC_RETRY_S: Final = 5.0
+
+PartitionKey = tuple[str, int]
+
+__all__ = ["DEFAULT_TOPIC", "JournalClient", "JournalCounters", "RETRY_DELAYS"]
+
+
+@dataclass
+class JournalCounters:
+    """What the client has done since it started."""
+
+    #: messages read from Kafka (good and bad)
+    consumed: int = 0
+    #: statuses the store took (record_visit_statuses returned)
+    recorded: int = 0
+    #: of those, statuses that changed visit stats (not late, duplicate or non-final)
+    changed: int = 0
+    #: bad messages, logged and skipped
+    rejected: int = 0
+    #: batches stored and committed
+    batches: int = 0
+    #: record_visit_statuses calls that raised (the batch was tried again)
+    store_failures: int = 0
+    #: offset commits that failed (tried again with the next batch)
+    commit_failures: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class _Batch:
+    statuses: list[VisitStatus] = field(default_factory=list)
+    #: next offset to commit per partition: last offset read + 1
+    offsets: dict[PartitionKey, int] = field(default_factory=dict)
+    messages: int = 0
+
+
+class JournalClient:
+    """Consume visit statuses from Kafka into ``store.record_visit_statuses``.
+
+    ``consumer_config`` adds or overrides librdkafka settings (security,
+    timeouts…); ``from_beginning`` chooses where a partition without a committed
+    offset starts: its earliest message (True) or only new messages (False).
+    """
+
+    def __init__(self, store: Store, policy: FeedbackPolicy, clock: Clock, *, brokers: str, group_id: str,
+                 topics: Sequence[str] = (DEFAULT_TOPIC,), batch_size: int = 1000, batch_timeout: float = 0.5,
+                 from_beginning: bool = True, consumer_config: Mapping[str, Any] | None = None,
+                 retry_delays: Sequence[float] = RETRY_DELAYS, refresh_interval: float = 60.0,
+                 metadata_timeout: float = 10.0,
+                 consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer):
+        if not brokers or not brokers.strip():
+            raise ValidationError("brokers", "HOST:PORT[,HOST:PORT…]", brokers)
+        if not group_id or not group_id.strip():
+            raise ValidationError("group_id", "a non-empty consumer group id", group_id)
+        topics = tuple(dict.fromkeys(t.strip() for t in topics))
+        if not topics or not all(topics):
+            raise ValidationError("topics", "one or more topic names", list(topics))
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValidationError("batch_size", "a whole number of at least 1", batch_size)
+        if not batch_timeout > 0:
+            raise ValidationError("batch_timeout", "a positive number of seconds", batch_timeout)
+        if not retry_delays or min(retry_delays) < 0:
+            raise ValidationError("retry_delays", "one or more non-negative numbers of seconds", list(retry_delays))
+        self.store = store
+        self.policy = policy.validated()
+        self.clock = clock
+        self.group_id = group_id
+        self.topics = topics
+        self.batch_size = batch_size
+        self.batch_timeout = batch_timeout
+        self.retry_delays = tuple(retry_delays)
+        self.refresh_interval = refresh_interval
+        self.metadata_timeout = metadata_timeout
+        self.counters = JournalCounters()
+        self.config: dict[str, Any] = {
+            "bootstrap.servers": brokers,
+            "group.id": group_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest" if from_beginning else "latest",
+            "enable.partition.eof": True,
+            **dict(consumer_config or {}),
+        }
+        self._consumer_factory = consumer_factory
+        self._consumer: Consumer | None = None
+        self._assigned: set[PartitionKey] = set()
+        self._at_end: set[PartitionKey] = set()
+        self._missing_topics: set[str] = set()
+        self._assignment_complete = False
+        self._next_refresh = 0.0
+        self._pending: _Batch | None = None
+        self._uncommitted: dict[PartitionKey, int] = {}
+        self._failures_in_a_row = 0
+
+    # -- life cycle ---------------------------------------------------------------
+    def start(self) -> None:
+        """Connect and assign the topics' partitions at the group's committed offsets (idempotent)."""
+        if self._consumer is None:
+            self._consumer = self._consumer_factory(dict(self.config))
+            self._refresh_assignment()
+
+    def close(self) -> None:
+        """Commit what the store already has, then leave. A batch the store has not taken is not committed."""
+        if self._consumer is None:
+            return
+        try:
+            if self._uncommitted:
+                self._commit()
+        finally:
+            self._consumer.close()
+            self._consumer = None
+            self._assigned.clear()
+            self._at_end.clear()
+
+    def __enter__(self) -> "JournalClient":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- state ----------------------------------------------------------------------
+    @property
+    def assignment(self) -> list[PartitionKey]:
+        return sorted(self._assigned)
+
+    @property
+    def waiting_for_store(self) -> bool:
+        """A batch is read but the store has not taken it yet (the last try failed)."""
+        return self._pending is not None
+
+    @property
+    def caught_up(self) -> bool:
+        """Every assigned partition is read to its end and stored, and the offsets are committed."""
+        return (self._assignment_complete and self._pending is None and not self._uncommitted
+                and self._at_end >= self._assigned)
+
+    # -- the loop ---------------------------------------------------------------------
+    def run_once(self, timeout: float | None = None, max_messages: int | None = None) -> int:
+        """Read one batch (up to ``batch_size`` messages, waiting at most ``timeout``,
+        by default ``batch_timeout``), store it, commit its offsets.
+
+        Returns how many messages were read, stored (or rejected) and committed;
+        0 when nothing came or when the store failed. After a store failure
+        (``waiting_for_store``) the next call tries the same batch again before
+        reading anything new.
+        """
+        self.start()
+        if self._uncommitted:  # an earlier commit failed: the store has those statuses, try again
+            self._commit()
+        if self._pending is None:
+            if time.monotonic() >= self._next_refresh:
+                self._refresh_assignment()
+            limit = self.batch_size if max_messages is None else max(1, min(self.batch_size, max_messages))
+            self._pending = self._read(limit, self.batch_timeout if timeout is None else timeout)
+        return self._store_pending()
+
+    def run_forever(self, stop: threading.Event, max_messages: int | None = None,
+                    until_caught_up: bool = False) -> None:
+        """Run batches until ``stop`` is set (or ``max_messages`` are handled, or, with
+        ``until_caught_up``, every partition is read to its end), backing off while the store fails."""
+        self.start()
+        handled = 0
+        while not stop.is_set():
+            if max_messages is not None and handled >= max_messages:
+                break
+            if until_caught_up and self.caught_up:
+                break
+            handled += self.run_once(max_messages=None if max_messages is None else max_messages - handled)
+            if self._pending is not None:
+                stop.wait(self.retry_delays[min(self._failures_in_a_row, len(self.retry_delays)) - 1])
+        if self._uncommitted:
+            self._commit()
+
+    # -- internals ------------------------------------------------------------------
+    def _read(self, limit: int, timeout: float) -> _Batch | None:
+        assert self._consumer is not None
+        batch = _Batch()
+        for message in self._consumer.consume(limit, timeout):
+            key = (message.topic(), message.partition())
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    self._at_end.add(key)
+                elif error.fatal():
+                    raise KafkaException(error)
+                else:
+                    log.warning("kafka: %s", error)
+                continue
+            self._at_end.discard(key)
+            offset = message.offset()
+            batch.messages += 1
+            batch.offsets[key] = max(batch.offsets.get(key, 0), offset + 1)
+            try:
+                batch.statuses.append(decode_visit_status(message.value()))
+            except ValidationError as exc:
+                self.counters.rejected += 1
+                log.warning("rejected message %s[%d]@%d: %s", key[0], key[1], offset, exc,
+                            extra={"topic": key[0], "partition": key[1], "offset": offset, "field": exc.field})
+        self.counters.consumed += batch.messages
+        return batch if batch.messages else None
+
+    def _store_pending(self) -> int:
+        batch = self._pending
+        if batch is None:
+            return 0
+        if batch.statuses:
+            try:
+                changed = self.store.record_visit_statuses(batch.statuses, self.policy, now=self.clock.now())
+            except Exception:  # noqa: BLE001 - whatever the store's trouble, keep the batch and try again
+                self.counters.store_failures += 1
+                self._failures_in_a_row += 1
+                log.exception("the store failed to record %d visit statuses (try %d); offsets not committed, "
+                              "the batch will be tried again", len(batch.statuses), self._failures_in_a_row)
+                return 0
+            self.counters.recorded += len(batch.statuses)
+            self.counters.changed += changed
+        self._failures_in_a_row = 0
+        self._pending = None
+        for key, offset in batch.offsets.items():
+            self._uncommitted[key] = max(self._uncommitted.get(key, 0), offset)
+        self._commit()
+        self.counters.batches += 1
+        return batch.messages
+
+    def _commit(self) -> None:
+        assert self._consumer is not None
+        offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self._uncommitted.items()]
+        try:
+            result = self._consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:
+            self.counters.commit_failures += 1
+            log.warning("could not commit offsets %s (the statuses are stored; tried again with the next batch): %s",
+                        _describe(offsets), exc)
+            return
+        failed = {(tp.topic, tp.partition) for tp in result or () if tp.error is not None}
+        if failed:
+            self.counters.commit_failures += 1
+            log.warning("could not commit offsets of %s (tried again with the next batch)", sorted(failed))
+        for key in list(self._uncommitted):
+            if key not in failed:
+                del self._uncommitted[key]
+
+    def _refresh_assignment(self) -> None:
+        """Assign partitions not assigned yet, each at the group's committed offset."""
+        assert self._consumer is not None
+        found: set[PartitionKey] = set()
+        missing: set[str] = set()
+        for topic in self.topics:
+            try:
+                metadata = self._consumer.list_topics(topic, timeout=self.metadata_timeout).topics.get(topic)
+            except KafkaException as exc:
+                log.warning("cannot read the metadata of topic %s: %s", topic, exc)
+                missing.add(topic)
+                continue
+            if metadata is None or metadata.error is not None or not metadata.partitions:
+                missing.add(topic)
+                continue
+            found.update((topic, partition) for partition in metadata.partitions)
+        if missing - self._missing_topics:
+            log.warning("topic%s %s not found on the brokers yet; looking again every %.0f s",
+                        "s" if len(missing) > 1 else "", ", ".join(sorted(missing)), _MISSING_TOPIC_RETRY_S)
+        self._missing_topics = missing
+        retry_soon = bool(missing)
+        new = sorted(found - self._assigned)
+        if new:
+            try:
+                committed = self._consumer.committed([TopicPartition(t, p) for t, p in new],
+                                                     timeout=self.metadata_timeout)
+            except KafkaException as exc:
+                log.warning("cannot read the committed offsets of group %s (looking again soon): %s", self.group_id, exc)
+                retry_soon = True
+            else:
+                # an offset < 0 (none committed) starts at auto.offset.reset
+                self._consumer.incremental_assign(committed)
+                self._assigned.update(new)
+                log.info("group %s reads %s", self.group_id, _describe(committed))
+        self._assignment_complete = not retry_soon
+        delay = _MISSING_TOPIC_RETRY_S if retry_soon else self.refresh_interval
+        self._next_refresh = time.monotonic() + min(delay, self.refresh_interval)
+
+
+def _describe(offsets: Sequence[TopicPartition]) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]@{tp.offset if tp.offset >= 0 else 'start'}" for tp in offsets)
