@@ -257,3 +257,24 @@ def test_a_broker_restart_and_a_listener_down_lose_nothing(pg_dsn, redis, tmp_pa
         runs = final_runs(store)
         assert sorted(r.task for r in runs) == sorted(t.id for t in tasks + late)  # one outcome per run, none twice
         assert {r.status for r in runs} == {TaskRunStatus.EVENTFUL}
+
+
+def test_ostinato_run_once_dispatches_to_a_worker_and_records_what_it_reports(pg_dsn, redis, tmp_path):
+    out = tmp_path / "out.txt"
+    now = datetime.now(timezone.utc)
+    with PostgresStore(pg_dsn) as store:
+        store.create_task_type(TaskType("rec", "record a key", "callables:record"))
+        tasks = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}")), policy=TaskPolicy.ONESHOT)
+                                    for i in range(5)])
+        worker = start_worker(pg_dsn, redis.url, tmp_path / "worker.log")
+        try:
+            env = {**os.environ, "OSTINATO_DB": pg_dsn, "OSTINATO_EXECUTOR": "celery", "OSTINATO_BROKER_URL": redis.url}
+            done = subprocess.run([sys.executable, "-m", "ostinato", "run", "--once"], env=env, capture_output=True,
+                                  text=True, timeout=120)
+        finally:
+            stop_process(worker)
+        assert done.returncode == 0, done.stderr
+        assert "5 runs dispatched, 5 ended" in done.stdout
+        runs = final_runs(store)
+        assert sorted(r.task for r in runs) == sorted(t.id for t in tasks)
+        assert {r.status for r in runs} == {TaskRunStatus.EVENTFUL}

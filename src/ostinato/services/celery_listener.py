@@ -152,9 +152,8 @@ class CeleryListener:
                     connection.ensure_connection(max_retries=1, interval_start=0.2, interval_step=0.2, timeout=5)
                     receiver = self.app.events.Receiver(connection, handlers=handlers)
                     self._events_since = self.clock.now()
-                    watcher = threading.Thread(target=lambda: (stop.wait(), setattr(receiver, "should_stop", True)),
-                                               daemon=True)
-                    watcher.start()
+                    # kombu calls on_iteration at least once a second, events or not
+                    receiver.on_iteration = lambda receiver=receiver: setattr(receiver, "should_stop", stop.is_set())
                     for _ in receiver.itercapture(limit=None, timeout=None, wakeup=False):
                         if stop.is_set():
                             break

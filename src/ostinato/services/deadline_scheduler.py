@@ -304,8 +304,10 @@ class DeadlineScheduler:
     def wait_runs(self, timeout: float = 3600.0) -> None:
         """Wait for the runs in progress (here or sent to workers) to end and their ends to be stored (``--once``)."""
         deadline = time.monotonic() + timeout
-        while (self.running() or self._remote_in_flight()) and time.monotonic() < deadline:
+        while self.running() and time.monotonic() < deadline:
             time.sleep(0.01)
+        while self._remote and self._remote_in_flight() and time.monotonic() < deadline:
+            time.sleep(0.25)  # each look is a read per run sent
 
     def stop_runs(self, grace: float = 30.0) -> None:
         """Ask running jobs to stop and wait for them (at most ``grace`` seconds); their ends are reported."""

@@ -123,7 +123,8 @@ class EmbeddedScheduler:
                                                      remote=None if isinstance(self.executor, EmbeddedExecutor)
                                                      else self.executor)
                                    if schedules else None)
-        self._threads: list[threading.Thread] = []
+        self._listener_threads: list[threading.Thread] = []
+        self._listener_stop = threading.Event()
         self.summary_every = 10
         self._started_at = time.monotonic()
 
@@ -132,6 +133,8 @@ class EmbeddedScheduler:
         if isinstance(self.executor, EmbeddedExecutor):
             recover_dead_executors(self.store, self.clock, self.settings.node, self.executor.executor_id)
         self.executor.start()
+        if self.listener is not None:
+            self._listener_threads = self.listener.start(self._listener_stop)
         if self.deadline_scheduler is not None:
             self.deadline_scheduler.start()
 
@@ -168,19 +171,18 @@ class EmbeddedScheduler:
 
     def run_until(self, stop: threading.Event) -> None:
         poll = self.settings.poll_interval.total_seconds()
+        started: list[threading.Thread] = []
         services: list[TaskRunner | Orchestrator] = [*self.runners]
         if self.orchestrator is not None:
             services.append(self.orchestrator)
         for service in services:
             thread = threading.Thread(target=service.run_forever, args=(stop, poll), name=f"ostinato-{service.name}", daemon=True)
             thread.start()
-            self._threads.append(thread)
-        if self.listener is not None:
-            self._threads.extend(self.listener.start(stop))
+            started.append(thread)
         if self.deadline_scheduler is not None:
             thread = threading.Thread(target=self._run_schedules, args=(stop,), name="ostinato-scheduler", daemon=True)
             thread.start()
-            self._threads.append(thread)
+            started.append(thread)
         seen = self._outcomes()
         while not stop.wait(self.summary_every):
             now = self._outcomes()
@@ -188,7 +190,7 @@ class EmbeddedScheduler:
             seen = now
             if any(delta.values()):
                 log.info("last %ds: %s", self.summary_every, ", ".join(f"{n} {s}" for s, n in sorted(delta.items()) if n))
-        for thread in self._threads:
+        for thread in started:
             thread.join()
 
     def _run_schedules(self, stop: threading.Event) -> None:
@@ -214,6 +216,10 @@ class EmbeddedScheduler:
 
     def stop(self, grace: float = 30.0) -> Summary:
         self.executor.stop(grace)
+        if self.listener is not None:
+            self._listener_stop.set()
+            for thread in self._listener_threads:
+                thread.join(10)
         orchestrator = self.orchestrator
         runs_finished, visits_finished = self._finished()
         return Summary(
