@@ -87,6 +87,12 @@ class Settings:
     queue_depth_cache: timedelta = timedelta(seconds=2)
     #: Celery listener: a worker with no heartbeat for this long is dead; its started runs are lost
     worker_lost_after: timedelta = timedelta(seconds=30)
+    #: journal client: Kafka bootstrap servers (``ostinato run`` runs the journal client when set)
+    journal_brokers: str = ""
+    #: journal client: the consumer group whose committed offsets say where to resume
+    journal_group_id: str = "ostinato-journal-client"
+    #: journal client: the topics of visit statuses
+    journal_topics: tuple[str, ...] = ("swh.journal.objects.origin_visit_status",)
 
     @classmethod
     def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "Settings":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -300,3 +301,33 @@ def test_a_missing_broker_binary_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("OSTINATO_TANSU_BIN", str(tmp_path / "no-tansu"))
     with pytest.raises(RuntimeError, match="OSTINATO_TANSU_BIN=.*no-tansu is not an executable file"):
         TansuBroker()
+
+
+def test_ostinato_run_runs_the_journal_client_when_brokers_are_set(broker, topic, sqlite_store, clock):
+    from ostinato.config import Settings
+    from ostinato.services.embedded import EmbeddedScheduler
+
+    items = statuses(origins=4)
+    produce_statuses(broker, topic, items)
+    settings = Settings().with_values({"journal_brokers": broker.bootstrap_servers, "journal_group_id": f"g-{topic}",
+                                       "journal_topics": topic})
+    scheduler = EmbeddedScheduler(sqlite_store, settings, clock, normal=False, priority=False, journal=True)
+    scheduler.start()
+    try:
+        deadline = time.monotonic() + 30
+        while scheduler.journal_client.counters.consumed < len(items) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        scheduler.stop(5)
+    assert scheduler.journal_client.counters.consumed == len(items)
+    keys = sorted({(s.origin, s.type) for s in items})
+    stats = sqlite_store.get_visit_stats(keys)
+    assert len(stats) == len(keys) and all(s.last_status_date is not None for s in stats)
+
+
+def test_the_journal_client_needs_brokers_from_an_option_or_the_settings(tmp_path, monkeypatch):
+    monkeypatch.delenv("OSTINATO_JOURNAL_BROKERS", raising=False)
+    url = f"sqlite:///{tmp_path}/t.db"
+    ok(url, "db", "init")
+    result = run(url, "journal-client", "--once")
+    assert result.exit_code == 2 and "brokers: expected Kafka bootstrap servers" in result.output

@@ -42,12 +42,13 @@ def _consumer_options(values: tuple[str, ...]) -> dict[str, str]:
 
 
 @cli.command("journal-client")
-@click.option("--brokers", required=True, envvar="OSTINATO_JOURNAL_BROKERS", metavar="HOST:PORT[,…]",
-              help="Kafka bootstrap servers (or $OSTINATO_JOURNAL_BROKERS).")
-@click.option("--group-id", required=True, envvar="OSTINATO_JOURNAL_GROUP_ID", metavar="ID",
-              help="Consumer group whose committed offsets say where to resume (or $OSTINATO_JOURNAL_GROUP_ID).")
+@click.option("--brokers", metavar="HOST:PORT[,…]",
+              help="Kafka bootstrap servers (default: the journal_brokers setting, $OSTINATO_JOURNAL_BROKERS).")
+@click.option("--group-id", metavar="ID",
+              help="Consumer group whose committed offsets say where to resume (default: the journal_group_id "
+                   "setting, $OSTINATO_JOURNAL_GROUP_ID).")
 @click.option("--topic", "topics", multiple=True, metavar="TOPIC",
-              help=f"Topic to read (repeatable; default {DEFAULT_TOPIC}).")
+              help=f"Topic to read (repeatable; default: the journal_topics setting, {DEFAULT_TOPIC}).")
 @click.option("--from-beginning/--from-end", default=True, show_default=True,
               help="Where a partition the group has no committed offset for starts: its earliest message, "
                    "or only messages written from now on.")
@@ -89,8 +90,12 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
         policy = app.settings.feedback_policy().validated()
     except ValidationError as exc:
         raise readable(exc) from None
-    client = JournalClient(app.store(), policy, app.clock, brokers=brokers, group_id=group_id,
-                           topics=topics or (DEFAULT_TOPIC,), batch_size=batch_size, batch_timeout=batch_timeout,
+    brokers = brokers or app.settings.journal_brokers
+    if not brokers:
+        raise ValidationError("brokers", "Kafka bootstrap servers HOST:PORT[,…] (--brokers, or the journal_brokers "
+                              "setting)", None)
+    client = JournalClient(app.store(), policy, app.clock, brokers=brokers, group_id=group_id or app.settings.journal_group_id,
+                           topics=topics or app.settings.journal_topics, batch_size=batch_size, batch_timeout=batch_timeout,
                            from_beginning=from_beginning, consumer_config=consumer_config)
     stop = threading.Event()
 

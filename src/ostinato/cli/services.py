@@ -101,7 +101,8 @@ def run_command(app: AppContext, once, workers, verbose):
     """Run everything in one process: runner, priority runner, orchestrator, schedules and embedded workers.
 
     With the executor setting celery, the work goes to Celery workers (`ostinato
-    worker`, other processes) and this process also runs the listener.
+    worker`, other processes) and this process also runs the listener; with the
+    journal_brokers setting, it also runs the Kafka journal client.
 
     On the embedded default (a SQLite file) the schema is created on first use
     and upgraded when Ostinato is newer.
@@ -111,5 +112,6 @@ def run_command(app: AppContext, once, workers, verbose):
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
     store = _open_store(app, auto_init=True)
-    scheduler = EmbeddedScheduler(store, app.settings, app.clock, orchestrate=True, schedules=True, listen=True)
+    scheduler = EmbeddedScheduler(store, app.settings, app.clock, orchestrate=True, schedules=True, listen=True,
+                                  journal=True)
     _print_summary(_serve(scheduler, once))

@@ -75,6 +75,7 @@ class EmbeddedScheduler:
         visit_types: Sequence[str] | None = None,
         schedules: bool = False,
         listen: bool = False,
+        journal: bool = False,
     ):
         for module in settings.imports:
             importlib.import_module(module)
@@ -123,6 +124,13 @@ class EmbeddedScheduler:
                                                      remote=None if isinstance(self.executor, EmbeddedExecutor)
                                                      else self.executor)
                                    if schedules else None)
+        #: seed 001's journal client, when the journal_brokers setting names Kafka brokers
+        self.journal_client = None
+        if journal and settings.journal_brokers:
+            from .journal_client import JournalClient  # confluent-kafka: only when it is used
+
+            self.journal_client = JournalClient(store, feedback, clock, brokers=settings.journal_brokers,
+                                                group_id=settings.journal_group_id, topics=settings.journal_topics)
         self._listener_threads: list[threading.Thread] = []
         self._listener_stop = threading.Event()
         self.summary_every = 10
@@ -135,6 +143,10 @@ class EmbeddedScheduler:
         self.executor.start()
         if self.listener is not None:
             self._listener_threads = self.listener.start(self._listener_stop)
+        if self.journal_client is not None:
+            thread = threading.Thread(target=self._run_journal_client, name="ostinato-journal-client", daemon=True)
+            thread.start()
+            self._listener_threads.append(thread)
         if self.deadline_scheduler is not None:
             self.deadline_scheduler.start()
 
@@ -193,6 +205,14 @@ class EmbeddedScheduler:
         for thread in started:
             thread.join()
 
+    def _run_journal_client(self) -> None:
+        assert self.journal_client is not None
+        try:
+            with self.journal_client:
+                self.journal_client.run_forever(self._listener_stop)
+        except Exception:
+            log.exception("journal client: stopped by an error")
+
     def _run_schedules(self, stop: threading.Event) -> None:
         scheduler = self.deadline_scheduler
         while not stop.is_set():
@@ -216,8 +236,8 @@ class EmbeddedScheduler:
 
     def stop(self, grace: float = 30.0) -> Summary:
         self.executor.stop(grace)
-        if self.listener is not None:
-            self._listener_stop.set()
+        self._listener_stop.set()
+        if self._listener_threads:
             for thread in self._listener_threads:
                 thread.join(10)
         orchestrator = self.orchestrator
