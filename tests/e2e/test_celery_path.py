@@ -47,13 +47,14 @@ def settings_for(dsn: str, broker: str, **extra) -> Settings:
     return Settings().with_values(values)
 
 
-def start_worker(dsn: str, broker: str, log: Path, *extra: str) -> subprocess.Popen:
+def start_worker(dsn: str, broker: str, log: Path, *extra: str,
+                 command: tuple[str, ...] = (sys.executable, "-m", "ostinato", "worker", "-c", "4")) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(HERE), "OSTINATO_DB": dsn, "OSTINATO_BROKER_URL": broker,
            "OSTINATO_SCHEDULE_PING_INTERVAL": "0.3s", "OSTINATO_SCHEDULE_PING_TIMEOUT": "1.5s",
            "OSTINATO_SCHEDULE_STEAL_GRACE": "1s"}
     handle = open(log, "ab")
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "ostinato", "worker", "-c", "4", *extra], env=env,
+        proc = subprocess.Popen([*command, *extra], env=env,
                                 stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         handle.close()
@@ -278,3 +279,24 @@ def test_ostinato_run_once_dispatches_to_a_worker_and_records_what_it_reports(pg
         runs = final_runs(store)
         assert sorted(r.task for r in runs) == sorted(t.id for t in tasks)
         assert {r.status for r in runs} == {TaskRunStatus.EVENTFUL}
+
+
+def test_celerys_own_command_line_runs_the_same_worker(pg_dsn, redis, tmp_path):
+    out = tmp_path / "out.txt"
+    now = datetime.now(timezone.utc)
+    with PostgresStore(pg_dsn) as store:
+        store.create_task_type(TaskType("rec", "record a key", "callables:record"))
+        tasks = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}")), policy=TaskPolicy.ONESHOT)
+                                    for i in range(3)])
+        celery = (str(Path(sys.executable).parent / "celery"), "-A", "ostinato.celery", "worker", "-Q",
+                  "callables:record,callables:record:priority", "-P", "threads", "-c", "2", "-E", "-n", "plain@node-9",
+                  "--without-mingle", "--without-gossip", "-l", "INFO")
+        worker = start_worker(pg_dsn, redis.url, tmp_path / "worker.log", command=celery)
+        try:
+            with Services(store, settings_for(pg_dsn, redis.url)):
+                wait_for(lambda: len(final_runs(store)) == 3, 60, "the three runs to end")
+        finally:
+            stop_process(worker)
+        runs = final_runs(store)
+        assert sorted(r.task for r in runs) == sorted(t.id for t in tasks)
+        assert {(r.status, r.backend_id) for r in runs} == {(TaskRunStatus.EVENTFUL, "celery:plain@node-9")}
