@@ -86,7 +86,8 @@ def make_celery_app(broker_url: str, *, name: str = "ostinato") -> Celery:
         task_send_sent_event=False,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": 12 * 3600},
+        # RabbitMQ: a send returns once the broker has the message on disk (publisher confirms); Redis ignores it
+        broker_transport_options={"visibility_timeout": 12 * 3600, "confirm_publish": True},
         task_create_missing_queues=True,
         enable_utc=True,
     )

@@ -5,7 +5,9 @@ served, a task of that name that calls the same callables as the embedded
 executor (:mod:`ostinato.execution.calls`), and the schedule-run task:
 
 - a **task run** (header ``kind: run``; Celery task id = run id) publishes
-  its start and its end, and an **origin visit** (``kind: visit``) its status,
+  its end, carrying its start, and, when it runs longer than
+  :data:`STARTED_MESSAGE_AFTER`, its start as soon as that passes; an **origin
+  visit** (``kind: visit``) publishes its status,
   as :class:`~ostinato.execution.celery_app.Outcome` messages on the durable
   outcomes queue, which the listener records; a message without Ostinato's header (sent
   by another tool) just calls the callable;
@@ -44,6 +46,9 @@ from ..store import Store, open_store
 from .deadline_scheduler import run_verdict
 
 log = logging.getLogger(__name__)
+
+#: seconds after which a task run still going publishes a durable start message
+STARTED_MESSAGE_AFTER = 1.0
 
 
 @dataclass
@@ -99,10 +104,17 @@ def _backend_task(app: Celery, runtime: WorkerRuntime, backend_name: str) -> Cal
         if kind == "run" and str(self.request.id).isdigit():
             started = clock.now()
             backend_id = worker_backend_id(self.request.hostname or "unknown")
-            # durable, unlike the task-started event: a listener that was away still learns who holds the run
-            publish_outcome(app, Outcome(run=RunEvent(int(self.request.id), TaskRunStatus.STARTED, started, backend_id)))
-            outcome = call_task(runtime.registry, backend_name, header.get("task_type") or "",
-                                TaskArguments(tuple(args), kwargs), clock)
+            # a run still going after STARTED_MESSAGE_AFTER says so durably (unlike the task-started event, which a
+            # listener that was away misses); a shorter one's end carries its start
+            started_message = threading.Timer(STARTED_MESSAGE_AFTER, publish_outcome, args=(app, Outcome(
+                run=RunEvent(int(self.request.id), TaskRunStatus.STARTED, started, backend_id))))
+            started_message.daemon = True
+            started_message.start()
+            try:
+                outcome = call_task(runtime.registry, backend_name, header.get("task_type") or "",
+                                    TaskArguments(tuple(args), kwargs), clock)
+            finally:
+                started_message.cancel()
             event = RunEvent(int(self.request.id), outcome.status, clock.now(), backend_id, dict(outcome.metadata))
             publish_outcome(app, Outcome(run=event, visit_status=outcome.visit_status, started=started))
             return {"status": outcome.status.value}
