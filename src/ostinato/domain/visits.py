@@ -62,6 +62,9 @@ class VisitStatus:
     status: JournalStatus
     date: datetime
     snapshot: bytes | None = None
+    #: how many changes the loader found since the last archived snapshot (a git fetch counts new
+    #: commits), when it can tell; None: only "changed or not" is known
+    changes: int | None = None
 
     @property
     def outcome(self) -> VisitOutcome | None:
@@ -112,7 +115,10 @@ def parse_visit_status(message: Any) -> VisitStatus:
         date = parse_iso_time(date, "date")
     else:
         raise ValidationError("date", "an ISO 8601 time with a zone", date)
-    return VisitStatus(origin, visit, visit_type, status, date, _parse_snapshot(message.get("snapshot")))
+    changes = message.get("changes")
+    if changes is not None and (isinstance(changes, bool) or not isinstance(changes, int) or changes < 0):
+        raise ValidationError("changes", "a whole number of 0 or more, or null", changes)
+    return VisitStatus(origin, visit, visit_type, status, date, _parse_snapshot(message.get("snapshot")), changes)
 
 
 def _parse_snapshot(value: Any) -> bytes | None:

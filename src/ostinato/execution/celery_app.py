@@ -138,6 +138,8 @@ class Outcome:
             message["visit_status"] = {"origin": v.origin, "visit": v.visit, "type": v.type,
                                        "status": v.status.value, "date": v.date.isoformat(),
                                        "snapshot": v.snapshot.hex() if v.snapshot is not None else None}
+            if v.changes is not None:
+                message["visit_status"]["changes"] = v.changes
         return message
 
     @classmethod

@@ -60,7 +60,7 @@ MAX_VISIT: Final = 2**63 - 1
 MIN_DATE: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MAX_DATE: Final = datetime(3000, 1, 1, tzinfo=timezone.utc)
 
-_FIELDS: Final = ("origin", "visit", "type", "status", "date", "snapshot")
+_FIELDS: Final = ("origin", "visit", "type", "status", "date", "snapshot", "changes")
 _TEXT_FIELDS: Final = ("origin", "type", "status")
 _JSON_START: Final = frozenset(b" \t\r\n")
 _EXCERPT_BYTES: Final = 80

@@ -14,7 +14,8 @@ loader arguments (a "save code now" task passes its own keyword arguments,
 
     {"status": "full" | "partial" | "not_found" | "failed",
      "snapshot": "<hex>" | bytes | None,
-     "visit": 3}            # optional, the archive's visit number (default 0)
+     "visit": 3,            # optional, the archive's visit number (default 0)
+     "changes": 12}         # optional, changes found since the last snapshot (new commits), when known
 
 Raising means ``failed``; raising :class:`OriginNotFound` means ``not_found``.
 A bad return value (not a mapping, an unknown status, a bad snapshot or visit
@@ -129,7 +130,8 @@ def visit_status_of(result: Any, *, url: str, visit_type: str, date: datetime,
             raise ValidationError("status", f"one of {_LOADER_STATUS_FORMS}", result.get("status"))
         visit = result.get("visit")
         status = parse_visit_status({"origin": url, "type": visit_type, "date": date, "status": result["status"],
-                                     "visit": 0 if visit is None else visit, "snapshot": result.get("snapshot")})
+                                     "visit": 0 if visit is None else visit, "snapshot": result.get("snapshot"),
+                                     "changes": result.get("changes")})
     except ValidationError as exc:
         log.error("loader of %s (%s) returned a bad value, counted as failed: %s", url, visit_type, exc)
         return failed(f"bad loader result: {exc}")
