@@ -49,6 +49,12 @@ def test_loader_results_become_visit_statuses(result, status, visit, snapshot):
     assert loaded.metadata["visit_status"] == status.value
 
 
+def test_a_loader_may_count_the_changes_it_found():
+    loaded = visit_status_of({"status": "full", "snapshot": SNAP, "changes": 4}, url=url("a"), visit_type="git", date=T0)
+    assert loaded.status.changes == 4
+    assert visit_status_of({"status": "full", "snapshot": SNAP}, url=url("a"), visit_type="git", date=T0).status.changes is None
+
+
 @pytest.mark.parametrize("result, field", [
     (None, "result"),
     (True, "result"),
@@ -62,12 +68,6 @@ def test_loader_results_become_visit_statuses(result, status, visit, snapshot):
     ({"status": "full", "snapshot": SNAP, "changes": -1}, "changes"),
     ({"status": "full", "snapshot": SNAP, "changes": "4"}, "changes"),
 ])
-def test_a_loader_may_count_the_changes_it_found():
-    loaded = visit_status_of({"status": "full", "snapshot": SNAP, "changes": 4}, url=url("a"), visit_type="git", date=T0)
-    assert loaded.status.changes == 4
-    assert visit_status_of({"status": "full", "snapshot": SNAP}, url=url("a"), visit_type="git", date=T0).status.changes is None
-
-
 def test_a_bad_return_value_is_a_failed_visit_and_the_log_names_the_field(result, field, caplog):
     with caplog.at_level(logging.ERROR, logger="ostinato.execution.registry"):
         loaded = visit_status_of(result, url=url("a"), visit_type="git", date=T0)
