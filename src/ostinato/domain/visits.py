@@ -22,10 +22,11 @@ duplicates and late arrivals are harmless.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping
 
+from .change_rates import RevisitModel, default_threshold, estimated_rate, observe, revisit_interval
 from .durations import parse_iso_time
 from .errors import ValidationError, check_text
 from .visit_policies import cooldown_until, live_cooldown
@@ -154,6 +155,8 @@ class FeedbackPolicy:
     failed_cooldown: timedelta = timedelta(days=1)
     #: not grabbed again within this of a visit that found nothing
     not_found_cooldown: timedelta = timedelta(days=7)
+    #: ``change_rate_optimal``: how change rates are learnt and revisits spaced
+    revisit: RevisitModel = field(default_factory=RevisitModel)
 
     def validated(self) -> "FeedbackPolicy":
         if isinstance(self.adjust_factor, bool) or not isinstance(self.adjust_factor, (int, float)) or not self.adjust_factor > 1:
@@ -164,6 +167,7 @@ class FeedbackPolicy:
                 raise ValidationError(name, "a positive duration", value)
         if isinstance(self.max_failures, bool) or not isinstance(self.max_failures, int) or self.max_failures < 1:
             raise ValidationError("max_failures", "a whole number of at least 1", self.max_failures)
+        self.revisit.validated()
         return self
 
 
@@ -188,6 +192,11 @@ class VisitStats:
     successful_visits: int = 0
     #: not grabbed again before this (see ``domain.visit_policies``); None: free
     cooldown_until: datetime | None = None
+    #: the change rate's belief (see ``domain.change_rates``): changes seen over days observed; None: the prior
+    rate_changes: float | None = None
+    rate_days: float | None = None
+    #: when ``change_rate_optimal`` visits it next
+    next_optimal_visit: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,11 +208,13 @@ class Feedback:
 
 
 def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy,
-                       clock_now: datetime | None = None) -> Feedback | None:
+                       clock_now: datetime | None = None, threshold: float | None = None) -> Feedback | None:
     """Seed 000's feedback for one final status; None when the status changes nothing.
 
     ``clock_now`` (the wall clock, when known) only lets a cooldown already
-    over be stored as none.
+    over be stored as none. A successful visit also updates the change rate's
+    belief and ``next_optimal_visit`` (``domain.change_rates``), at the visit
+    type's ``threshold`` (its default before one is steered).
     """
     outcome = status.outcome
     if outcome is None:
@@ -237,6 +248,9 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
             last_status_date=now,
             successful_visits=stats.successful_visits,
             cooldown_until=cooldown,
+            rate_changes=stats.rate_changes,
+            rate_days=stats.rate_days,
+            next_optimal_visit=stats.next_optimal_visit,
         )
         return Feedback(new, disable=failures >= policy.max_failures, eventful=None)
     eventful = status.snapshot != stats.last_snapshot
@@ -245,6 +259,13 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         interval = max(since_success / policy.adjust_factor, policy.minimum_interval)
     else:
         interval = since_success * policy.adjust_factor
+    model = policy.revisit
+    rate_changes, rate_days = stats.rate_changes, stats.rate_days
+    if stats.last_successful is not None:  # a first visit tells nothing of the rate
+        rate_changes, rate_days = observe(rate_changes, rate_days, now - stats.last_successful, changed=eventful,
+                                          counted=status.changes, model=model)
+    rate = estimated_rate(rate_changes, rate_days, model)
+    next_optimal = now + revisit_interval(rate, threshold if threshold is not None else default_threshold(model), model)
     new = VisitStats(
         stats.url, stats.visit_type,
         last_visit=now,
@@ -259,6 +280,9 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         last_status_date=now,
         successful_visits=stats.successful_visits + 1,
         cooldown_until=cooldown,
+        rate_changes=rate_changes,
+        rate_days=rate_days,
+        next_optimal_visit=next_optimal,
     )
     return Feedback(new, disable=False, eventful=eventful)
 
@@ -277,9 +301,10 @@ class VisitFeedbackPlan:
 
 def plan_visit_feedback(
     current: Mapping[VisitKey, VisitStats], statuses: "list[VisitStatus] | tuple[VisitStatus, ...]", policy: FeedbackPolicy,
-    clock_now: datetime | None = None,
+    clock_now: datetime | None = None, thresholds: Mapping[str, float] | None = None,
 ) -> VisitFeedbackPlan:
-    """Fold a batch of statuses, oldest first per (url, visit type), onto the stored stats."""
+    """Fold a batch of statuses, oldest first per (url, visit type), onto the stored stats
+    (``thresholds``: ``change_rate_optimal``'s threshold per visit type, where one was steered)."""
     by_key: dict[VisitKey, list[VisitStatus]] = {}
     for status in statuses:
         by_key.setdefault((status.origin, status.type), []).append(status)
@@ -291,7 +316,7 @@ def plan_visit_feedback(
         disabled_now = False
         touched = False
         for status in sorted(group, key=lambda s: s.date):
-            feedback = apply_visit_status(stats, status, policy, clock_now)
+            feedback = apply_visit_status(stats, status, policy, clock_now, (thresholds or {}).get(status.type))
             if feedback is None:
                 continue
             stats, disabled_now, touched = feedback.stats, feedback.disable, True

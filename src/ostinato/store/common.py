@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
+from ..domain.change_rates import RevisitThreshold
 from ..domain.errors import ValidationError
 from ..domain.origins import ListedOrigin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
@@ -100,3 +102,31 @@ def picked_schedules(rows: Sequence[Schedule], tags: Sequence[str], run_ids: Map
         picked.append((schedule, ScheduleRun(run_ids[schedule.name], schedule.name, tag, node, owner_name, now, None,
                                              RunStatus.RUNNING, {})))
     return picked
+
+
+# -- change_rate_optimal's threshold -----------------------------------------------
+#: below this many rows a sample reads the whole table
+SMALL_TABLE = 50_000
+#: a page sample reads this many times the rows asked for (other visit types, disabled origins)
+SAMPLE_OVERREAD = 3
+
+
+def thin_sample(found: list[Any], size: int, seed: int) -> list[Any]:
+    """At most ``size`` of ``found``, chosen at random (reproducibly)."""
+    if len(found) <= size:
+        return found
+    return random.Random(seed).sample(found, size)
+
+
+def check_revisit_threshold(threshold: RevisitThreshold) -> None:
+    """ValidationError naming the field unless the threshold can be stored."""
+    if not isinstance(threshold.visit_type, str) or not threshold.visit_type.strip():
+        raise ValidationError("visit_type", "a visit type such as git", threshold.visit_type)
+    for name in ("threshold", "visits_per_day"):
+        value = getattr(threshold, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise ValidationError(name, "a positive number", value)
+    if isinstance(threshold.origins, bool) or not isinstance(threshold.origins, int) or threshold.origins < 0:
+        raise ValidationError("origins", "a whole number of 0 or more", threshold.origins)
+    if not isinstance(threshold.computed_at, datetime) or threshold.computed_at.tzinfo is None:
+        raise ValidationError("computed_at", "a time with a zone", threshold.computed_at)

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 import threading
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..domain.change_rates import RateSample, RevisitThreshold
 from ..domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
@@ -255,6 +256,22 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:
         """Hand back grabbed (url, visit_type) whose visits never started: free again at once."""
+
+    # -- change_rate_optimal's threshold ----------------------------------------
+    @abc.abstractmethod
+    def get_revisit_thresholds(self) -> dict[str, RevisitThreshold]:
+        """The steered threshold of each visit type that has one."""
+
+    @abc.abstractmethod
+    def set_revisit_threshold(self, threshold: RevisitThreshold) -> None:
+        """Store a visit type's threshold: the feedback of its next visits uses it (ValidationError
+        naming the field if it cannot be stored)."""
+
+    @abc.abstractmethod
+    def sample_change_rates(self, visit_type: str, size: int, *, seed: int = 0) -> RateSample:
+        """At most ``size`` enabled origins of ``visit_type`` at random, with their change rates' beliefs,
+        and the number of enabled origins (exact on a small table, else estimated from the sample).
+        Reads about the sample, never the whole table, once the table is large."""
 
     # -- metrics ------------------------------------------------------------
     @abc.abstractmethod

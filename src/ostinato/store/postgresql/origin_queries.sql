@@ -103,15 +103,17 @@ ORDER BY k.n;
 -- PostgreSQL parses in C, where 14 array parameters cost more to build than to apply
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
-                                last_status_date, successful_visits, cooldown_until)
+                                last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
+                                next_optimal_visit)
 SELECT r.url, r.visit_type, r.last_visit, r.last_visit_status, r.last_successful, decode(r.last_snapshot, 'hex'),
        r.last_eventful, r.last_uneventful, r.failure_count, r.last_scheduled, r.next_visit_target,
-       r.last_status_date, r.successful_visits, r.cooldown_until
+       r.last_status_date, r.successful_visits, r.cooldown_until, r.rate_changes, r.rate_days, r.next_optimal_visit
 FROM json_to_recordset(%(rows)s::json) AS r(
     url text, visit_type text, last_visit timestamptz, last_visit_status text, last_successful timestamptz,
     last_snapshot text, last_eventful timestamptz, last_uneventful timestamptz, failure_count integer,
     last_scheduled timestamptz, next_visit_target timestamptz, last_status_date timestamptz,
-    successful_visits integer, cooldown_until timestamptz)
+    successful_visits integer, cooldown_until timestamptz, rate_changes double precision,
+    rate_days double precision, next_optimal_visit timestamptz)
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit,
     last_visit_status = excluded.last_visit_status,
@@ -124,7 +126,10 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     next_visit_target = excluded.next_visit_target,
     last_status_date = excluded.last_status_date,
     successful_visits = excluded.successful_visits,
-    cooldown_until = excluded.cooldown_until;
+    cooldown_until = excluded.cooldown_until,
+    rate_changes = excluded.rate_changes,
+    rate_days = excluded.rate_days,
+    next_optimal_visit = excluded.next_optimal_visit;
 
 -- name: disable_listed_origins
 UPDATE listed_origin AS o SET enabled = false
@@ -226,6 +231,23 @@ WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL A
 ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
+-- name: pick_change_rate_optimal_never_visited
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.first_seen
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
+-- name: pick_change_rate_optimal_due
+-- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
+  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.next_optimal_visit
+LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
+
 -- name: grab_picked
 -- one pick_* query (in place of the braced word pick, without its semicolon) and the marking of what it
 -- locked, in one statement: the update finds each row by its tuple id, which
@@ -292,3 +314,23 @@ FROM origin_metrics AS m JOIN lister AS l ON l.id = m.lister_id
 WHERE (%(lister_id)s::bigint IS NULL OR m.lister_id = %(lister_id)s::bigint)
   AND (%(visit_type)s::text IS NULL OR m.visit_type = %(visit_type)s::text)
 ORDER BY l.name, l.instance_name, m.visit_type;
+
+-- name: revisit_thresholds
+SELECT visit_type, threshold, visits_per_day, origins, computed_at FROM revisit_threshold;
+
+-- name: upsert_revisit_threshold
+INSERT INTO revisit_threshold (visit_type, threshold, visits_per_day, origins, computed_at)
+VALUES (%(visit_type)s, %(threshold)s, %(visits_per_day)s, %(origins)s, %(computed_at)s)
+ON CONFLICT (visit_type) DO UPDATE SET threshold = excluded.threshold, visits_per_day = excluded.visits_per_day,
+    origins = excluded.origins, computed_at = excluded.computed_at;
+
+-- name: table_size_estimate
+SELECT greatest(reltuples, 0)::bigint AS rows, relpages FROM pg_class WHERE oid = 'origin_visit_stats'::regclass;
+
+-- name: sample_change_rates
+-- a share of the table's pages (SYSTEM): reads about that share, never the whole table
+SELECT rate_changes, rate_days FROM origin_visit_stats TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (%(seed)s)
+WHERE visit_type = %(visit_type)s AND enabled;
+
+-- name: count_enabled_origins
+SELECT count(*) AS n FROM origin_visit_stats WHERE visit_type = %(visit_type)s AND enabled;

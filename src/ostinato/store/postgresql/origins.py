@@ -14,19 +14,30 @@ from typing import Any, Iterator, Mapping, Sequence
 import orjson
 from psycopg.rows import tuple_row
 
+from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import check_limit, latest_listed, next_visit, run_picks
+from ..common import (
+    SAMPLE_OVERREAD,
+    SMALL_TABLE,
+    check_limit,
+    check_revisit_threshold,
+    latest_listed,
+    next_visit,
+    run_picks,
+    thin_sample,
+)
 from ..queries import Queries
 
 QUERIES = Queries(Path(__file__).parent / "origin_queries.sql")
 CHUNK = 10_000
 
 _VISIT_FIELDS = ("last_visit", "last_successful", "last_snapshot", "last_eventful", "last_uneventful", "failure_count",
-                 "last_scheduled", "next_visit_target", "last_status_date", "successful_visits", "cooldown_until")
+                 "last_scheduled", "next_visit_target", "last_status_date", "successful_visits", "cooldown_until",
+                 "rate_changes", "rate_days", "next_optimal_visit")
 
 
 def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
@@ -116,12 +127,13 @@ class PostgresOrigins:
                               now: datetime | None = None) -> int:
         changed = 0
         with self._batch_tx() as conn:
+            thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(QUERIES.revisit_thresholds)}
             for chunk in chunks(list(statuses)):
                 keys = sorted({(s.origin, s.type) for s in chunk})
                 rows = conn.execute(QUERIES.visit_stats_for_update,
                                     {"urls": [k[0] for k in keys], "visit_types": [k[1] for k in keys]})
                 current = {(r["url"], r["visit_type"]): _row_to_visit_stats(r) for r in rows}
-                plan = plan_visit_feedback(current, chunk, policy, now)
+                plan = plan_visit_feedback(current, chunk, policy, now, thresholds)
                 if plan.stats:
                     conn.execute(QUERIES.upsert_visit_stats, {"rows": orjson.dumps(plan.stats, default=_hex).decode()})
                 if plan.disable:
@@ -134,6 +146,31 @@ class PostgresOrigins:
     def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
         return [_row_to_visit_stats(r) for chunk in chunks(list(keys)) for r in self._read(
             QUERIES.visit_stats_in, {"urls": [k[0] for k in chunk], "visit_types": [k[1] for k in chunk]})]
+
+    # -- change_rate_optimal's threshold ---------------------------------------
+    def get_revisit_thresholds(self) -> dict[str, RevisitThreshold]:
+        return {r["visit_type"]: RevisitThreshold(r["visit_type"], r["threshold"], r["visits_per_day"], r["origins"],
+                                                  r["computed_at"]) for r in self._read(QUERIES.revisit_thresholds)}
+
+    def set_revisit_threshold(self, threshold: RevisitThreshold) -> None:
+        check_revisit_threshold(threshold)
+        with self._tx() as conn:
+            conn.execute(QUERIES.upsert_revisit_threshold, {
+                "visit_type": threshold.visit_type, "threshold": threshold.threshold,
+                "visits_per_day": threshold.visits_per_day, "origins": threshold.origins,
+                "computed_at": threshold.computed_at})
+
+    def sample_change_rates(self, visit_type: str, size: int, *, seed: int = 0) -> RateSample:
+        [estimate] = self._read(QUERIES.table_size_estimate)
+        rows = estimate["rows"] if estimate["relpages"] > 0 else 0
+        percent = 100.0 if rows < SMALL_TABLE else min(100.0, 100.0 * size * SAMPLE_OVERREAD / rows)
+        found = [(r["rate_changes"], r["rate_days"]) for r in self._read(
+            QUERIES.sample_change_rates, {"visit_type": visit_type, "percent": percent, "seed": seed})]
+        if percent >= 100.0:
+            enabled = len(found)
+        else:
+            enabled = round(len(found) * 100.0 / percent)
+        return RateSample(thin_sample(found, size, seed), enabled)
 
     # -- scheduling policies ------------------------------------------------
     def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,

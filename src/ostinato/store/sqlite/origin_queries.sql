@@ -81,10 +81,11 @@ ORDER BY k.key;
 -- name: upsert_visit_stats
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
-                                last_status_date, successful_visits, cooldown_until)
+                                last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
+                                next_optimal_visit)
 VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot,
         :last_eventful, :last_uneventful, :failure_count, :last_scheduled, :next_visit_target, :last_status_date,
-        :successful_visits, :cooldown_until)
+        :successful_visits, :cooldown_until, :rate_changes, :rate_days, :next_optimal_visit)
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit,
     last_visit_status = excluded.last_visit_status,
@@ -97,7 +98,10 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     next_visit_target = excluded.next_visit_target,
     last_status_date = excluded.last_status_date,
     successful_visits = excluded.successful_visits,
-    cooldown_until = excluded.cooldown_until;
+    cooldown_until = excluded.cooldown_until,
+    rate_changes = excluded.rate_changes,
+    rate_days = excluded.rate_days,
+    next_optimal_visit = excluded.next_optimal_visit;
 
 -- name: disable_listed_origins
 UPDATE listed_origin SET enabled = 0
@@ -173,6 +177,23 @@ WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
 ORDER BY s.visit_type, s.last_scheduled
 LIMIT :limit;
 
+-- name: pick_change_rate_optimal_never_visited
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.first_seen
+LIMIT :limit;
+
+-- name: pick_change_rate_optimal_due
+-- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
+  AND (:lister_id IS NULL OR EXISTS (
+      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
+ORDER BY s.visit_type, s.next_optimal_visit
+LIMIT :limit;
+
 -- name: pick_stop_after_success
 SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
@@ -242,3 +263,23 @@ FROM origin_metrics AS m JOIN lister AS l ON l.id = m.lister_id
 WHERE (:lister_id IS NULL OR m.lister_id = :lister_id)
   AND (:visit_type IS NULL OR m.visit_type = :visit_type)
 ORDER BY l.name, l.instance_name, m.visit_type;
+
+-- name: revisit_thresholds
+SELECT visit_type, threshold, visits_per_day, origins, computed_at FROM revisit_threshold;
+
+-- name: upsert_revisit_threshold
+INSERT INTO revisit_threshold (visit_type, threshold, visits_per_day, origins, computed_at)
+VALUES (:visit_type, :threshold, :visits_per_day, :origins, :computed_at)
+ON CONFLICT (visit_type) DO UPDATE SET threshold = excluded.threshold, visits_per_day = excluded.visits_per_day,
+    origins = excluded.origins, computed_at = excluded.computed_at;
+
+-- name: max_visit_rowid
+SELECT max(rowid) AS top FROM origin_visit_stats;
+
+-- name: change_rates_at
+-- rows at random rowids: a probe of the table's b-tree each, never a scan
+SELECT rate_changes, rate_days FROM origin_visit_stats
+WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND visit_type = :visit_type AND enabled;
+
+-- name: all_change_rates
+SELECT rate_changes, rate_days FROM origin_visit_stats WHERE visit_type = :visit_type AND enabled;

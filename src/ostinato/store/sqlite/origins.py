@@ -7,6 +7,7 @@ and write transactions it uses; its SQL is in ``origin_queries.sql``.
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -14,19 +15,29 @@ from typing import Any, Sequence
 
 import orjson
 
+from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
-from ..common import check_limit, latest_listed, next_visit, run_picks
+from ..common import (
+    SAMPLE_OVERREAD,
+    SMALL_TABLE,
+    check_limit,
+    check_revisit_threshold,
+    latest_listed,
+    next_visit,
+    run_picks,
+    thin_sample,
+)
 from ..queries import Queries
 from .codec import chunks, from_db_interval, from_db_time, json_array, to_db_interval, to_db_time
 
 QUERIES = Queries(Path(__file__).parent / "origin_queries.sql")
 
 _VISIT_TIMES = ("last_visit", "last_successful", "last_eventful", "last_uneventful", "last_scheduled",
-                "next_visit_target", "last_status_date", "cooldown_until")
+                "next_visit_target", "last_status_date", "cooldown_until", "next_optimal_visit")
 
 
 def _row_to_lister(row: sqlite3.Row) -> Lister:
@@ -48,13 +59,15 @@ def _row_to_visit_stats(row: sqlite3.Row) -> VisitStats:
     status = row["last_visit_status"]
     return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
                       last_snapshot=row["last_snapshot"], failure_count=row["failure_count"],
-                      successful_visits=row["successful_visits"], **times)
+                      successful_visits=row["successful_visits"], rate_changes=row["rate_changes"],
+                      rate_days=row["rate_days"], **times)
 
 
 def _visit_stats_params(stats: VisitStats) -> dict[str, Any]:
     params = {name: to_db_time(getattr(stats, name)) for name in _VISIT_TIMES}
     params.update(url=stats.url, visit_type=stats.visit_type, failure_count=stats.failure_count,
                   last_snapshot=stats.last_snapshot, successful_visits=stats.successful_visits,
+                  rate_changes=stats.rate_changes, rate_days=stats.rate_days,
                   last_visit_status=stats.last_visit_status.value if stats.last_visit_status else None)
     return params
 
@@ -120,11 +133,12 @@ class SQLiteOrigins:
                               now: datetime | None = None) -> int:
         changed = 0
         with self._write() as conn:
+            thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(QUERIES.revisit_thresholds)}
             for chunk in chunks(list(statuses)):
                 keys = sorted({(s.origin, s.type) for s in chunk})
                 current = {(r["url"], r["visit_type"]): _row_to_visit_stats(r)
                            for r in conn.execute(QUERIES.visit_stats_in, {"keys": json_array(keys)})}
-                plan = plan_visit_feedback(current, chunk, policy, now)
+                plan = plan_visit_feedback(current, chunk, policy, now, thresholds)
                 conn.executemany(QUERIES.upsert_visit_stats, [_visit_stats_params(st) for st in plan.stats])
                 if plan.disable:
                     conn.execute(QUERIES.disable_listed_origins, {"keys": json_array(plan.disable)})
@@ -135,6 +149,32 @@ class SQLiteOrigins:
     def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
         return [_row_to_visit_stats(r) for chunk in chunks(list(keys))
                 for r in self._read(QUERIES.visit_stats_in, {"keys": json_array(chunk)})]
+
+    # -- change_rate_optimal's threshold ---------------------------------------
+    def get_revisit_thresholds(self) -> dict[str, RevisitThreshold]:
+        return {r["visit_type"]: RevisitThreshold(r["visit_type"], r["threshold"], r["visits_per_day"], r["origins"],
+                                                  datetime.fromisoformat(r["computed_at"]))
+                for r in self._read(QUERIES.revisit_thresholds)}
+
+    def set_revisit_threshold(self, threshold: RevisitThreshold) -> None:
+        check_revisit_threshold(threshold)
+        with self._write() as conn:
+            conn.execute(QUERIES.upsert_revisit_threshold, {
+                "visit_type": threshold.visit_type, "threshold": float(threshold.threshold),
+                "visits_per_day": float(threshold.visits_per_day), "origins": threshold.origins,
+                "computed_at": to_db_time(threshold.computed_at)})
+
+    def sample_change_rates(self, visit_type: str, size: int, *, seed: int = 0) -> RateSample:
+        [row] = self._read(QUERIES.max_visit_rowid)
+        top = row["top"] or 0
+        if top < SMALL_TABLE:
+            found = [(r["rate_changes"], r["rate_days"]) for r in self._read(QUERIES.all_change_rates,
+                                                                             {"visit_type": visit_type})]
+            return RateSample(thin_sample(found, size, seed), len(found))
+        probes = sorted(random.Random(seed).sample(range(1, top + 1), min(top, size * SAMPLE_OVERREAD)))
+        found = [(r["rate_changes"], r["rate_days"]) for r in self._read(
+            QUERIES.change_rates_at, {"rowids": json_array(probes), "visit_type": visit_type})]
+        return RateSample(thin_sample(found, size, seed), round(len(found) * top / len(probes)))
 
     # -- scheduling policies ------------------------------------------------
     def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,

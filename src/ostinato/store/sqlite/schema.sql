@@ -117,6 +117,11 @@ CREATE TABLE origin_visit_stats (
     extra_loader_arguments TEXT NOT NULL DEFAULT '{}',
     -- how many listers list it: metrics read single-listed origins without a join
     listing_count INTEGER NOT NULL DEFAULT 0,
+    -- change_rate_optimal: the change rate's belief (changes seen over days observed; NULL: the prior)
+    rate_changes REAL,
+    rate_days REAL,
+    -- when change_rate_optimal visits it next
+    next_optimal_visit TEXT,
     PRIMARY KEY (url, visit_type)
 ) STRICT;
 
@@ -152,6 +157,20 @@ CREATE INDEX visit_oldest_scheduled_idx ON origin_visit_stats (visit_type, last_
     WHERE enabled AND cooldown_until IS NULL;
 CREATE INDEX visit_stop_after_success_idx ON origin_visit_stats (visit_type, last_scheduled)
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
+CREATE INDEX visit_optimal_never_visited_idx ON origin_visit_stats (visit_type, first_seen)
+    WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
+CREATE INDEX visit_optimal_due_idx ON origin_visit_stats (visit_type, next_optimal_visit)
+    WHERE enabled AND cooldown_until IS NULL AND last_successful IS NOT NULL;
+
+CREATE TABLE revisit_threshold (
+    visit_type TEXT PRIMARY KEY,
+    -- the Lagrange multiplier that spaces revisits (see ostinato.domain.change_rates)
+    threshold REAL NOT NULL CHECK (threshold > 0),
+    -- what it was steered to: visits a day, over this many enabled origins
+    visits_per_day REAL NOT NULL,
+    origins INTEGER NOT NULL,
+    computed_at TEXT NOT NULL
+) STRICT;
 
 -- schedules (seeds 002 and 004) and their run history
 

@@ -1,0 +1,251 @@
+"""The ``change_rate_optimal`` policy's maths: each origin's change rate, learnt from its
+visits, and the revisit interval that spends the visit capacity where it buys most.
+
+**Estimating the rate.** An origin changes as a Poisson process of unknown rate
+λ (changes a day). Its state is two numbers, kept in its visit stats: a
+Gamma(α, β) belief about λ, α counting changes and β the days observed, from a
+prior (``prior_changes`` over ``prior_days``) so that a new origin starts
+sensible. A visit that comes ``I`` days after the last successful one adds:
+
+- where the loader counts the changes it found (``k``): α += k, β += I (the
+  Gamma is the exact posterior of Poisson counts);
+- where only "changed or not" is known: β += I, and after a change
+  α += λI / (1 − e^{−λI}), the expected number of changes given at least one,
+  at the current estimate λ = α/β. This is an online EM step for the
+  irregular-interval model of Cho & Garcia-Molina ("Estimating frequency of
+  change", 2003): its fixed point is the maximum-likelihood estimate solving
+  Σ_changed Iⱼ / (e^{λIⱼ} − 1) = Σ_unchanged Iⱼ, here kept in constant space;
+- older observations fade with ``horizon`` (weight e^{−I/horizon} per visit),
+  so a rate that changes is followed.
+
+**Revisiting.** For a capacity of C visits a day shared by N origins, the
+revisit frequencies fᵢ that minimise the mean age Σ A(λᵢ, fᵢ), with
+A(λ, f) = 1/(2f) − 1/λ + (f/λ²)(1 − e^{−λ/f}), satisfy, with x = λ/f,
+
+    g(x) = x²/2 − 1 + (1 + x)e^{−x} = μ λ²          (age, the default)
+
+and for the mean freshness F(λ, f) = (f/λ)(1 − e^{−λ/f}),
+
+    h(x) = 1 − (1 + x)e^{−x} = μ λ                  (freshness; f = 0 when μλ ≥ 1)
+
+for one multiplier μ common to all origins (Lagrange). As Olston & Pandey
+(WWW 2008) note, that is a local rule: each origin stores its next visit,
+``last visit + x/λ``, and one global threshold μ per visit type is steered so
+that the visits it asks for match the capacity (:func:`solve_threshold`).
+No origin waits longer than ``ceiling`` (60 days by default).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Sequence
+
+from .errors import ValidationError
+
+_DAY = 86_400.0
+
+
+class Objective(str, enum.Enum):
+    #: minimise the mean time since the first change not yet archived (the default)
+    AGE = "age"
+    #: maximise the share of origins whose archived copy is current
+    FRESHNESS = "freshness"
+
+
+@dataclass(frozen=True, slots=True)
+class RevisitModel:
+    """The knobs of ``change_rate_optimal`` (settings ``revisit_*``)."""
+
+    objective: Objective = Objective.AGE
+    #: the prior: this many changes seen over ``prior_days`` (mean rate prior_changes / prior_days a day)
+    prior_changes: float = 0.5
+    prior_days: float = 30.0
+    #: no origin waits longer than this between visits
+    ceiling: timedelta = timedelta(days=60)
+    #: observations older than this weigh e⁻¹ as much as a new one
+    horizon: timedelta = timedelta(days=365)
+
+    def validated(self) -> "RevisitModel":
+        if not isinstance(self.objective, Objective):
+            try:
+                object.__setattr__(self, "objective", Objective(self.objective))
+            except ValueError:
+                raise ValidationError("revisit_objective", "age or freshness", self.objective) from None
+        for name in ("prior_changes", "prior_days"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
+                raise ValidationError(f"revisit_{name}", "a positive number", value)
+        for name in ("ceiling", "horizon"):
+            value = getattr(self, name)
+            if not isinstance(value, timedelta) or value <= timedelta(0):
+                raise ValidationError(f"revisit_{name}", "a positive duration", value)
+        return self
+
+    @property
+    def prior_rate(self) -> float:
+        return self.prior_changes / self.prior_days
+
+
+@dataclass(frozen=True, slots=True)
+class RevisitThreshold:
+    """A visit type's steered threshold μ, and what it was steered to."""
+
+    visit_type: str
+    threshold: float
+    #: the visits a day ``change_rate_optimal`` has for this visit type, over this many enabled origins
+    visits_per_day: float
+    origins: int
+    computed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RateSample:
+    """A random sample of a visit type's enabled origins' beliefs (changes, days; None: the prior),
+    and how many enabled origins there are (exact, or estimated from the sample)."""
+
+    beliefs: list[tuple[float | None, float | None]]
+    enabled_origins: int
+
+
+# -- the rate -----------------------------------------------------------------------
+def estimated_rate(changes: float | None, days: float | None, model: RevisitModel) -> float:
+    """λ, changes a day: the Gamma belief's mean (the prior's when nothing was observed yet)."""
+    if changes is None or days is None or days <= 0:
+        return model.prior_rate
+    return changes / days
+
+
+def observe(changes: float | None, days: float | None, interval: timedelta, *, changed: bool,
+            counted: int | None, model: RevisitModel) -> tuple[float, float]:
+    """The belief (α, β) after a successful visit ``interval`` after the previous successful one.
+
+    ``counted``: the changes the loader found, when it can tell; else ``changed`` (a new snapshot).
+    """
+    alpha = model.prior_changes if changes is None else changes
+    beta = model.prior_days if days is None else days
+    elapsed = max(interval.total_seconds() / _DAY, 0.0)
+    if elapsed == 0.0:
+        return alpha, beta
+    weight = math.exp(-elapsed / (model.horizon.total_seconds() / _DAY))
+    alpha = model.prior_changes + (alpha - model.prior_changes) * weight
+    beta = model.prior_days + (beta - model.prior_days) * weight
+    rate = alpha / beta
+    if counted is not None:
+        alpha += counted
+    elif changed:
+        alpha += _expected_changes_given_some(rate * elapsed)
+    return alpha, beta + elapsed
+
+
+def _expected_changes_given_some(mean: float) -> float:
+    """E[k | k ≥ 1] for k ~ Poisson(mean): mean / (1 − e^{−mean}), 1 as mean → 0."""
+    if mean < 1e-8:
+        return 1.0 + mean / 2
+    return mean / -math.expm1(-mean)
+
+
+# -- the optimal interval --------------------------------------------------------------
+def age_marginal(x: float) -> float:
+    """g(x) = x²/2 − 1 + (1 + x)e^{−x}, increasing from g(0) = 0 (a series near 0, where the terms cancel)."""
+    if x < 0.05:
+        return x ** 3 / 3 - x ** 4 / 8 + x ** 5 / 30 - x ** 6 / 144 + x ** 7 / 840
+    return x * x / 2 - 1 + (1 + x) * math.exp(-x)
+
+
+def freshness_marginal(x: float) -> float:
+    """h(x) = 1 − (1 + x)e^{−x}, increasing from 0 to 1."""
+    if x < 0.05:
+        return x ** 2 / 2 - x ** 3 / 3 + x ** 4 / 8 - x ** 5 / 30 + x ** 6 / 144
+    return 1 - (1 + x) * math.exp(-x)
+
+
+def _age_slope(x: float) -> float:
+    """g'(x) = x(1 − e^{−x})."""
+    return -x * math.expm1(-x)
+
+
+def _freshness_slope(x: float) -> float:
+    """h'(x) = x e^{−x}."""
+    return x * math.exp(-x)
+
+
+def _solve_increasing(fn, slope, target: float, guess: float) -> float:
+    """x > 0 with fn(x) = target, fn increasing from fn(0) = 0: Newton from ``guess``, bisection if it strays."""
+    x = guess
+    for _ in range(60):
+        step = (fn(x) - target) / slope(x)
+        new = x - step
+        if not new > 0:
+            new = x / 4
+        if abs(new - x) <= 1e-13 * x:
+            return new
+        x = new
+    lo, hi = guess / 2, guess * 2  # Newton did not settle: bracket and bisect in log space
+    while fn(lo) > target and lo > 1e-300:
+        lo /= 8
+    while fn(hi) < target:
+        hi *= 8
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fn(mid) < target else (lo, mid)
+        if hi / lo < 1 + 1e-12:
+            break
+    return math.sqrt(lo * hi)
+
+
+def revisit_days(rate: float, threshold: float, model: RevisitModel) -> float:
+    """Days until the next visit of an origin changing ``rate`` times a day, at the threshold μ."""
+    ceiling = model.ceiling.total_seconds() / _DAY
+    if not rate > 0 or not threshold > 0:
+        return ceiling
+    if model.objective is Objective.AGE:
+        target = threshold * rate * rate
+        guess = (3 * target) ** (1 / 3) if target < 1 else math.sqrt(2 * target + 2)
+        x = _solve_increasing(age_marginal, _age_slope, target, guess)
+    else:
+        target = threshold * rate
+        if target >= 1:
+            return ceiling  # worth no visit of its own: the ceiling's
+        guess = math.sqrt(2 * target) if target < 0.5 else -math.log1p(-target) + 1
+        x = _solve_increasing(freshness_marginal, _freshness_slope, target, guess)
+    return min(x / rate, ceiling)
+
+
+def revisit_interval(rate: float, threshold: float, model: RevisitModel) -> timedelta:
+    return timedelta(days=revisit_days(rate, threshold, model))
+
+
+def solve_threshold(rates: Sequence[float], visits_per_origin_day: float, model: RevisitModel) -> float:
+    """μ such that origins with these rates (a sample) ask for ``visits_per_origin_day`` visits a day each,
+    on average (capacity C over N origins: C / N). Visits are counted with the ceiling's floor, so a
+    capacity below one visit per ceiling per origin gives the largest threshold that keeps the ceiling."""
+    if not rates:
+        raise ValidationError("rates", "a sample of at least one origin's change rate", rates)
+    if not visits_per_origin_day > 0:
+        raise ValidationError("visits_per_origin_day", "a positive number", visits_per_origin_day)
+
+    def demand(mu: float) -> float:
+        return sum(1 / revisit_days(r, mu, model) for r in rates) / len(rates)
+
+    lo, hi = 1e-12, 1e12
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if demand(mid) > visits_per_origin_day:
+            lo = mid  # too many visits: a higher threshold spaces them out
+        else:
+            hi = mid
+        if hi / lo < 1 + 1e-6:
+            break
+    return math.sqrt(lo * hi)
+
+
+def default_threshold(model: RevisitModel, interval: timedelta = timedelta(days=7)) -> float:
+    """Before any capacity is known: the threshold that revisits an origin at the prior rate every ``interval``."""
+    rate = model.prior_rate
+    x = rate * interval.total_seconds() / _DAY
+    if model.objective is Objective.AGE:
+        return age_marginal(x) / (rate * rate)
+    return freshness_marginal(x) / rate

@@ -1,0 +1,159 @@
+"""The change_rate_optimal maths: the rate learnt from visits (from counts and from changed /
+unchanged bits, at irregular intervals), the revisit interval that meets the Lagrange
+condition, and the threshold steered to a capacity."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import timedelta
+
+import pytest
+
+from ostinato.domain.change_rates import (
+    Objective,
+    RevisitModel,
+    age_marginal,
+    default_threshold,
+    estimated_rate,
+    freshness_marginal,
+    observe,
+    revisit_days,
+    solve_threshold,
+)
+from ostinato.domain.errors import ValidationError
+
+AGE = RevisitModel()
+FRESHNESS = RevisitModel(objective=Objective.FRESHNESS)
+
+
+def learn(rate: float, *, visits: int, counted: bool, seed: int, model: RevisitModel = AGE,
+          mean_interval: float = 10.0) -> float:
+    """Visit a Poisson source of ``rate`` changes a day at irregular (exponential) intervals; the estimate."""
+    rng = random.Random(seed)
+    changes = days = None
+    for _ in range(visits):
+        interval = rng.expovariate(1 / mean_interval)
+        k = _poisson(rng, rate * interval)
+        changes, days = observe(changes, days, timedelta(days=interval), changed=k > 0,
+                                counted=k if counted else None, model=model)
+    return estimated_rate(changes, days, model)
+
+
+def _poisson(rng: random.Random, mean: float) -> int:
+    k, total = 0, rng.expovariate(1.0)
+    while total < mean:
+        k += 1
+        total += rng.expovariate(1.0)
+    return k
+
+
+@pytest.mark.parametrize("rate", [1 / 365, 1 / 60, 1 / 7, 0.5])
+def test_the_rate_is_learnt_from_counts(rate):
+    model = RevisitModel(horizon=timedelta(days=100_000))
+    estimates = [learn(rate, visits=300, counted=True, seed=s, model=model) for s in range(20)]
+    assert sum(estimates) / len(estimates) == pytest.approx(rate, rel=0.15)
+
+
+@pytest.mark.parametrize("rate", [1 / 365, 1 / 60, 1 / 7, 0.5])
+def test_the_rate_is_learnt_from_changed_or_not_bits_at_irregular_intervals(rate):
+    # visits about once per expected change (where an optimal policy puts them), at exponential intervals
+    model = RevisitModel(horizon=timedelta(days=100_000))
+    estimates = sorted(learn(rate, visits=300, counted=False, seed=s, model=model, mean_interval=1 / rate)
+                       for s in range(20))
+    median = estimates[len(estimates) // 2]
+    assert median == pytest.approx(rate, rel=0.3)
+
+
+def test_bits_alone_cannot_tell_how_fast_past_one_change_per_visit_but_the_estimate_says_at_least_that():
+    # visits every 10 days of a source changing 5 times a day: every visit "changed", which any rate well
+    # above a change per visit explains; the estimate must rise past one change per interval, and stay finite
+    estimate = learn(5.0, visits=200, counted=False, seed=1, mean_interval=10.0)
+    assert 1 / 10 < estimate < 5.0 and math.isfinite(estimate)
+
+
+def test_a_new_origin_starts_at_the_prior_and_old_observations_fade():
+    assert estimated_rate(None, None, AGE) == AGE.prior_rate
+    fast = observe(None, None, timedelta(days=10), changed=True, counted=50, model=AGE)
+    faded = observe(*fast, timedelta(days=3650), changed=False, counted=0, model=AGE)
+    assert estimated_rate(*faded, AGE) < estimated_rate(*fast, AGE) / 20
+
+
+@pytest.mark.parametrize("x", [1e-6, 1e-3, 0.049, 0.051, 0.5, 3.0, 40.0])
+def test_the_marginals_match_their_closed_forms(x):
+    exact_g = x * x / 2 - 1 + (1 + x) * math.exp(-x)
+    exact_h = 1 - (1 + x) * math.exp(-x)
+    if x > 0.01:
+        assert age_marginal(x) == pytest.approx(exact_g, rel=1e-9)
+        assert freshness_marginal(x) == pytest.approx(exact_h, rel=1e-9)
+    else:  # the closed forms lose every digit to cancellation here: the series' leading terms
+        assert age_marginal(x) == pytest.approx(x ** 3 / 3, rel=x)
+        assert freshness_marginal(x) == pytest.approx(x ** 2 / 2, rel=x)
+
+
+def _age(rate: float, days: float) -> float:
+    """A(λ, f) with f = 1 / days."""
+    f = 1 / days
+    return 1 / (2 * f) - 1 / rate + (f / rate ** 2) * (1 - math.exp(-rate / f))
+
+
+@pytest.mark.parametrize("rate", [1 / 3650, 1 / 60, 0.3, 4.0, 40.0])
+@pytest.mark.parametrize("threshold", [1e-3, 1.0, 1e3])
+def test_the_age_interval_meets_the_lagrange_condition(rate, threshold):
+    days = revisit_days(rate, threshold, AGE)
+    if days >= 60 or rate * days < 0.05:
+        return  # the ceiling's; or where A's closed form loses its digits to cancellation (the series' domain)
+    # d/dT [A(λ, 1/T) + μ/T] = 0 at the optimum: check numerically
+    h = days * 1e-5
+
+    def cost(t):
+        return _age(rate, t) + threshold / t
+
+    assert (cost(days + h) - cost(days - h)) / (2 * h) == pytest.approx(0, abs=1e-6 * max(1, threshold / days ** 2))
+
+
+def test_faster_origins_are_visited_more_often_and_the_ceiling_holds():
+    intervals = [revisit_days(r, 10.0, AGE) for r in (1e-5, 1e-3, 0.01, 0.1, 1, 10)]
+    assert intervals == sorted(intervals, reverse=True)
+    assert intervals[0] == 60.0
+    assert revisit_days(0.0, 10.0, AGE) == 60.0
+
+
+def test_freshness_gives_up_on_origins_too_fast_to_keep_fresh():
+    # μλ ≥ 1: no frequency is worth it; the ceiling's visits only
+    assert revisit_days(10.0, 0.2, FRESHNESS) == 60.0
+    assert revisit_days(1.0, 0.2, FRESHNESS) < 60.0
+
+
+@pytest.mark.parametrize("model", [AGE, FRESHNESS], ids=["age", "freshness"])
+def test_the_threshold_meets_the_capacity(model):
+    rng = random.Random(5)
+    rates = [math.exp(rng.gauss(math.log(1 / 60), 2)) for _ in range(400)]
+    mu = solve_threshold(rates, 1 / 7, model)
+    assert sum(1 / revisit_days(r, mu, model) for r in rates) / len(rates) == pytest.approx(1 / 7, rel=1e-4)
+    assert solve_threshold(rates, 1 / 2, model) < mu  # more capacity: a lower threshold, more visits
+
+
+def test_the_default_threshold_revisits_the_prior_weekly():
+    for model in (AGE, FRESHNESS):
+        assert revisit_days(model.prior_rate, default_threshold(model), model) == pytest.approx(7.0)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"objective": "speed"}, "revisit_objective"),
+    ({"prior_changes": 0}, "revisit_prior_changes"),
+    ({"prior_days": -1.0}, "revisit_prior_days"),
+    ({"ceiling": timedelta(0)}, "revisit_ceiling"),
+    ({"horizon": "1y"}, "revisit_horizon"),
+])
+def test_a_bad_model_names_its_setting(kwargs, field):
+    with pytest.raises(ValidationError) as caught:
+        RevisitModel(**kwargs).validated()
+    assert caught.value.field == field
+
+
+def test_solve_threshold_refuses_what_it_cannot_use():
+    with pytest.raises(ValidationError, match="rates"):
+        solve_threshold([], 1.0, AGE)
+    with pytest.raises(ValidationError, match="visits_per_origin_day"):
+        solve_threshold([0.1], 0.0, AGE)
