@@ -26,6 +26,8 @@ PICK_INDEXES = {
     "pick_without_last_update_loaded_more": "visit_without_update_loaded_more_idx",
     "pick_oldest_scheduled_first": "visit_oldest_scheduled_idx",
     "pick_stop_after_success": "visit_stop_after_success_idx",
+    "pick_change_rate_optimal_never_visited": "visit_optimal_never_visited_idx",
+    "pick_change_rate_optimal_due": "visit_optimal_due_idx",
 }
 BATCH = 1000
 
@@ -39,7 +41,8 @@ SELECT 1, 'https://forge.example/' || i, CASE WHEN i % 10 < 8 THEN 'git' ELSE 'h
        CASE WHEN i % 5 <> 0 THEN %(now)s - (i % 1000) * interval '1 hour' END, i % 10 = 3
 FROM generate_series(1, 200000) AS i;
 INSERT INTO origin_visit_stats (url, visit_type, enabled, first_seen, last_update, is_fork, last_visit, last_successful,
-                                successful_visits, next_visit_target, last_scheduled, cooldown_until, last_status_date)
+                                successful_visits, next_visit_target, last_scheduled, cooldown_until, last_status_date,
+                                next_optimal_visit)
 SELECT o.url, o.visit_type, true, o.first_seen, o.last_update, coalesce(o.is_fork, false),
        CASE WHEN i % 3 > 0 THEN %(now)s - (i % 700) * interval '1 hour' END,
        CASE WHEN i % 3 > 0 THEN %(now)s - (i % 700) * interval '1 hour' END,
@@ -47,7 +50,8 @@ SELECT o.url, o.visit_type, true, o.first_seen, o.last_update, coalesce(o.is_for
        CASE WHEN i % 3 > 0 THEN %(now)s - (i % 40) * interval '1 day' + interval '20 days' END,
        CASE WHEN i % 7 > 0 THEN %(now)s - (i % 30) * interval '1 day' END,
        CASE WHEN i % 2 = 0 THEN %(now)s + interval '1 day' END,
-       CASE WHEN i % 3 > 0 THEN %(now)s - (i % 700) * interval '1 hour' END
+       CASE WHEN i % 3 > 0 THEN %(now)s - (i % 700) * interval '1 hour' END,
+       CASE WHEN i % 3 > 0 THEN %(now)s - (i % 50) * interval '1 day' + interval '25 days' END
 FROM listed_origin AS o, LATERAL (SELECT substr(o.url, 23)::int AS i) AS n;
 ANALYZE;
 """
@@ -130,7 +134,7 @@ SEED_LITE = """
 INSERT INTO lister (name, instance_name, updated) VALUES ('forge', 'forge', '2026-01-01T00:00:00.000000+00:00');
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
 INSERT INTO origin_visit_stats (url, visit_type, enabled, first_seen, last_update, is_fork, last_visit, last_successful,
-                                successful_visits, next_visit_target, last_scheduled, cooldown_until)
+                                successful_visits, next_visit_target, last_scheduled, cooldown_until, next_optimal_visit)
 SELECT 'https://forge.example/' || i, CASE WHEN i % 10 < 8 THEN 'git' ELSE 'hg' END, 1,
        strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2025-01-01', '+' || (i % 1000) || ' minutes'),
        CASE WHEN i % 5 <> 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '-' || (i % 1000) || ' hours') END,
@@ -140,7 +144,8 @@ SELECT 'https://forge.example/' || i, CASE WHEN i % 10 < 8 THEN 'git' ELSE 'hg' 
        CASE i % 3 WHEN 0 THEN 0 WHEN 1 THEN 1 ELSE 3 END,
        CASE WHEN i % 3 > 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '+' || (20 - i % 40) || ' days') END,
        CASE WHEN i % 7 > 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '-' || (i % 30) || ' days') END,
-       CASE WHEN i % 2 = 0 THEN '2026-01-02T00:00:00.000000+00:00' END
+       CASE WHEN i % 2 = 0 THEN '2026-01-02T00:00:00.000000+00:00' END,
+       CASE WHEN i % 3 > 0 THEN strftime('%Y-%m-%dT%H:%M:%f000+00:00', '2026-01-01', '+' || (25 - i % 50) || ' days') END
 FROM n;
 INSERT INTO listed_origin (lister_id, url, visit_type, first_seen, last_seen, last_update, is_fork)
 SELECT 1, url, visit_type, first_seen, first_seen, last_update, is_fork FROM origin_visit_stats;
@@ -196,3 +201,31 @@ def test_postgresql_plans_hold_on_a_fresh_table_without_statistics(pg_dsn):
             walked = sum(n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0)
                          for n in nodes if n.get("Relation Name") in ("origin_visit_stats", "listed_origin"))
             assert walked <= 10 * len(urls), (sql[:60], walked)
+
+
+def test_postgresql_rate_sample_reads_a_share_of_the_pages(seeded_pg):
+    plan = _analyze(seeded_pg, PG.sample_change_rates, {"visit_type": "git", "percent": 1.5, "seed": 1}, setup="SELECT 1")
+    [scan] = [n for n in _nodes(plan) if n["Node Type"].endswith("Scan")]
+    assert scan["Node Type"] == "Sample Scan", plan
+    pages = seeded_pg.execute("SELECT relpages FROM pg_class WHERE relname = 'origin_visit_stats'").fetchone()[0]
+    read = plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
+    assert read < pages * 0.05, (read, pages)
+
+
+def test_sqlite_rate_sample_probes_rowids(tmp_path):
+    from ostinato.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "plans.db")
+    store.init_schema()
+    store.close()
+    conn = sqlite3.connect(tmp_path / "plans.db")
+    conn.executescript(SEED_LITE)
+    plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.change_rates_at,
+                                                    {"rowids": "[1, 5, 9]", "visit_type": "git"}))
+    assert "USING INTEGER PRIMARY KEY" in plan or "USING ROWID" in plan.upper(), plan
+    assert "SCAN origin_visit_stats" not in plan, plan
+    conn.close()
+    with SQLiteStore(tmp_path / "plans.db") as seeded:  # 50,000 rows: sampled, not read whole
+        sample = seeded.sample_change_rates("git", 200, seed=2)
+        assert len(sample.beliefs) == 200
+        assert sample.enabled_origins == pytest.approx(40_000, rel=0.15)  # 80 % of the rows are git
