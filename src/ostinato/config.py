@@ -20,6 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Mapping
 
+from .domain.change_rates import RevisitModel
 from .domain.durations import parse_duration
 from .domain.errors import ValidationError
 from .domain.orchestration import default_ratios, validate_ratios
@@ -87,6 +88,19 @@ class Settings:
     queue_depth_cache: timedelta = timedelta(seconds=2)
     #: Celery listener: a worker with no heartbeat for this long is dead; its started runs are lost
     worker_lost_after: timedelta = timedelta(seconds=30)
+    #: change_rate_optimal: what the revisits optimise, "age" (time since the first unarchived change) or "freshness"
+    revisit_objective: str = "age"
+    #: change_rate_optimal: the prior of a new origin's change rate, this many changes over revisit_prior_days
+    revisit_prior_changes: float = 0.5
+    revisit_prior_days: float = 30.0
+    #: change_rate_optimal: no origin waits longer than this between visits
+    revisit_ceiling: timedelta = timedelta(days=60)
+    #: change_rate_optimal: observations older than this weigh e⁻¹ as much as new ones
+    revisit_horizon: timedelta = timedelta(days=365)
+    #: change_rate_optimal: visits a day per visit type to steer to (0: what the orchestrator measures it dispatches)
+    revisit_capacity: float = 0.0
+    #: change_rate_optimal: how often the orchestrator steers each visit type's threshold
+    revisit_steer_every: timedelta = timedelta(minutes=10)
     #: journal client: Kafka bootstrap servers (``ostinato run`` runs the journal client when set)
     journal_brokers: str = ""
     #: journal client: the consumer group whose committed offsets say where to resume
@@ -131,6 +145,8 @@ class Settings:
                 if value not in EXECUTORS:
                     raise ValidationError(key, f"one of {', '.join(EXECUTORS)}", value)
                 parsed[key] = value
+            elif key == "revisit_capacity":
+                parsed[key] = _parse_number(value, key, minimum=0.0)
             elif key == "orchestrator_threshold":
                 parsed[key] = _parse_number(value, key, minimum=0.0, maximum=1.0)
             elif isinstance(default, float):
@@ -171,8 +187,14 @@ class Settings:
             adjust_factor=self.adjust_factor, minimum_interval=self.minimum_interval, max_failures=self.max_failures,
             failure_delay=self.failure_delay,
             absolute_cooldown=self.absolute_cooldown, failed_cooldown=self.failed_cooldown,
-            not_found_cooldown=self.not_found_cooldown,
+            not_found_cooldown=self.not_found_cooldown, revisit=self.revisit_model(),
         ).validated()
+
+    def revisit_model(self) -> RevisitModel:
+        """change_rate_optimal's knobs (errors name the revisit_* setting)."""
+        return RevisitModel(objective=self.revisit_objective, prior_changes=self.revisit_prior_changes,
+                            prior_days=self.revisit_prior_days, ceiling=self.revisit_ceiling,
+                            horizon=self.revisit_horizon).validated()
 
     def schedule_timing(self) -> ScheduleTiming:
         """Seed 004's knobs that are not per schedule, for the deadline scheduler."""
@@ -227,6 +249,11 @@ def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum
     except (TypeError, ValueError):
         raise ValidationError(key, "a number", value) from None
     if number != number or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
-        bounds = f"a number from {minimum:g} to {maximum:g}" if minimum is not None and maximum is not None else "a number"
+        if minimum is not None and maximum is not None:
+            bounds = f"a number from {minimum:g} to {maximum:g}"
+        elif minimum is not None:
+            bounds = f"a number of at least {minimum:g}"
+        else:
+            bounds = "a number"
         raise ValidationError(key, bounds, value)
     return number

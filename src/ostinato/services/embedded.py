@@ -25,6 +25,7 @@ from ..domain.visits import VisitStatus
 from ..execution.embedded import EmbeddedExecutor
 from ..store import Store
 from .orchestrator import Orchestrator
+from .revisit_steering import ThresholdSteering
 from .deadline_scheduler import DeadlineScheduler
 from .runner import TaskRunner, recover_dead_executors
 
@@ -117,6 +118,8 @@ class EmbeddedScheduler:
                 store, self.executor, clock, visit_types=visit_types or settings.visit_types or None,
                 ratios=settings.policy_ratios, threshold=settings.orchestrator_threshold,
                 grab_options=settings.grab_options(), batch_size=settings.batch_size,
+                steering=ThresholdSteering(store, settings.revisit_model(), capacity=settings.revisit_capacity,
+                                           every=settings.revisit_steer_every),
             )
         #: seed 004's deadline-greedy scheduler, for `ostinato run` (instance "run" on this node)
         self.deadline_scheduler = (DeadlineScheduler(store, clock, node=settings.node, instance="run",

@@ -41,6 +41,7 @@ from ..domain.visit_policies import (
     visit_type_of_task_type,
 )
 from ..store import Store
+from .revisit_steering import ThresholdSteering
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class Orchestrator:
         threshold: float = 0.1,
         grab_options: GrabOptions = GrabOptions(),
         batch_size: int = 1000,
+        steering: ThresholdSteering | None = None,
     ):
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
             raise ValidationError("orchestrator_threshold", "a number from 0 to 1", threshold)
@@ -101,6 +103,8 @@ class Orchestrator:
         self.dispatched = 0
         self.visits_dispatched = 0
         self._warned: set[str] = set()
+        #: change_rate_optimal's threshold, steered to the capacity (None: thresholds are left as they are)
+        self.steering = steering
 
     @staticmethod
     def _merged(visit_type: str, table: Mapping[str, float]) -> dict[str, float]:
@@ -156,7 +160,10 @@ class Orchestrator:
             except LookupError as exc:
                 self._warn_once(f"callable:{task_type.type}", "%s: %s not served: %s", self.name, task_type.type, exc)
                 continue
+            self._steer(visit_type, now)
             done = self._fill(visit_type, task_type, room, now)
+            if self.steering is not None:
+                self.steering.dispatched(visit_type, sum(done.visits.values()), now)
             if done.total:
                 result[visit_type] = done
                 shares = ", ".join(f"{n} {policy}" for policy, n in sorted(done.visits.items()) if n)
@@ -165,6 +172,16 @@ class Orchestrator:
         self.dispatched += sum(d.total for d in result.values())
         self.visits_dispatched += sum(sum(d.visits.values()) for d in result.values())
         return result
+
+    def _steer(self, visit_type: str, now: datetime) -> None:
+        ratios = self.ratios(visit_type)
+        share = ratios.get(VisitPolicy.CHANGE_RATE_OPTIMAL.value, 0.0) / (sum(ratios.values()) or 1.0)
+        if self.steering is None or share <= 0 or not self.steering.due(visit_type, now):
+            return
+        try:
+            self.steering.steer(visit_type, share, now)
+        except Exception:  # steering is an optimisation: the grab goes on with the last threshold
+            log.exception("%s: could not steer %s's change_rate_optimal threshold", self.name, visit_type)
 
     def _fill(self, visit_type: str, task_type: TaskType, room: int, now: datetime) -> Dispatched:
         done = Dispatched()

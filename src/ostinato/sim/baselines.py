@@ -1,0 +1,198 @@
+"""Idealised policies simulated directly, with no store: the yardsticks of the report.
+
+- :class:`UniformScheduler`: each step, the quota of sources visited longest ago
+  (never visited first, in discovery order): every source every N/C days.
+- :class:`MultiplicativeScheduler`: seed 000's interval rule without its store
+  and cooldowns: after a success the next target is the time since the previous
+  success ÷ ``adjust_factor`` (eventful, at least ``minimum_interval``) or ×
+  ``adjust_factor`` (uneventful); after a failure ``failure_delay``. Each step
+  it visits the quota of sources with the earliest targets, due or not, so it
+  uses the whole capacity.
+- :class:`OracleScheduler`: Cho & Garcia-Molina's optimum for the true rates
+  (``oracle.allocate``): source i is visited at fixed intervals 1/fᵢ from a
+  random phase, whatever the quota (Σ fᵢ = C on average). The allocation is over
+  the live sources listed so far; a new source gets the frequency the current
+  Lagrange multiplier gives it, and the multiplier is solved again once the
+  population has grown by :data:`RESOLVE_GROWTH`. It knows which sources are
+  dead and never visits them.
+
+The uniform and multiplicative schedulers see only what a scheduler sees (the
+listings and the visits' outcomes), disable a source after ``max_failures``
+failures in a row, and enable it again when a listing reports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..domain.visits import FeedbackPolicy
+from .metrics import SUCCESS
+from .oracle import Allocation, allocate
+
+#: the oracle solves its multiplier again when the population has grown by this share
+RESOLVE_GROWTH = 0.005
+
+
+class _QuotaScheduler:
+    """Shared by the uniform and multiplicative rules: discovery, in-flight visits, failures."""
+
+    def __init__(self, size: int, feedback: FeedbackPolicy):
+        self.feedback = feedback
+        self.discovered_at = np.full(size, np.nan)
+        self.known = np.zeros(size, dtype=bool)
+        self.busy = np.zeros(size, dtype=bool)
+        self.disabled = np.zeros(size, dtype=bool)
+        self.failures = np.zeros(size, dtype=np.int64)
+
+    def listing(self, t: float, sources: np.ndarray, last_change: np.ndarray) -> None:
+        new = sources[~self.known[sources]]
+        self.known[new] = True
+        self.discovered_at[new] = t
+        self._discovered(t, new)
+        relisted = sources[self.disabled[sources]]
+        self.disabled[relisted] = False
+        self.failures[relisted] = 0
+
+    def _discovered(self, t: float, sources: np.ndarray) -> None:
+        pass
+
+    def _order(self, t: float, candidates: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def pick(self, t: float, until: float, quota: int) -> tuple[np.ndarray, np.ndarray]:
+        candidates = np.flatnonzero(self.known & ~self.busy & ~self.disabled)
+        if quota <= 0 or candidates.size == 0:
+            chosen = np.empty(0, dtype=np.int64)
+        elif quota >= candidates.size:
+            chosen = candidates
+        else:
+            key = self._order(t, candidates)
+            chosen = candidates[np.argpartition(key, quota - 1)[:quota]]
+        self.busy[chosen] = True
+        self._picked(t, chosen)
+        return chosen, np.full(chosen.size, t)
+
+    def _picked(self, t: float, sources: np.ndarray) -> None:
+        pass
+
+    def feed(self, t: float, visits: Mapping[str, np.ndarray]) -> None:
+        sources, outcome = visits["source"], visits["outcome"]
+        self.busy[sources] = False
+        ok = outcome == SUCCESS
+        self.failures[sources[ok]] = 0
+        failed = sources[~ok]
+        self.failures[failed] += 1
+        self.disabled[failed[self.failures[failed] >= self.feedback.max_failures]] = True
+        self._learn(visits)
+
+    def _learn(self, visits: Mapping[str, np.ndarray]) -> None:
+        pass
+
+    def notes(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class UniformScheduler(_QuotaScheduler):
+    def __init__(self, size: int, feedback: FeedbackPolicy):
+        super().__init__(size, feedback)
+        self.last_pick = np.full(size, np.nan)
+
+    def _order(self, t: float, candidates: np.ndarray) -> np.ndarray:
+        last = self.last_pick[candidates]
+        # never visited first, in discovery order
+        return np.where(np.isnan(last), self.discovered_at[candidates] - 1e9, last)
+
+    def _picked(self, t: float, sources: np.ndarray) -> None:
+        self.last_pick[sources] = t
+
+
+class MultiplicativeScheduler(_QuotaScheduler):
+    def __init__(self, size: int, feedback: FeedbackPolicy):
+        super().__init__(size, feedback)
+        self.target = np.full(size, np.inf)
+        self.last_success = np.full(size, np.nan)
+        self.factor = float(feedback.adjust_factor)
+        self.minimum = feedback.minimum_interval.total_seconds() / 86400
+        self.failure_delay = feedback.failure_delay.total_seconds() / 86400
+
+    def _discovered(self, t: float, sources: np.ndarray) -> None:
+        self.target[sources] = t
+
+    def _order(self, t: float, candidates: np.ndarray) -> np.ndarray:
+        return self.target[candidates]
+
+    def _learn(self, visits: Mapping[str, np.ndarray]) -> None:
+        sources, end, ok = visits["source"], visits["end"], visits["outcome"] == SUCCESS
+        good, when = sources[ok], end[ok]
+        last = self.last_success[good]
+        since = np.where(np.isnan(last), self.minimum, when - last)
+        eventful = visits["eventful"][ok]
+        interval = np.where(eventful, np.maximum(since / self.factor, self.minimum), since * self.factor)
+        self.target[good] = when + interval
+        self.last_success[good] = when
+        self.target[sources[~ok]] = end[~ok] + self.failure_delay
+
+
+class OracleScheduler:
+    def __init__(self, rates: np.ndarray, dead: np.ndarray, capacity: float, *, objective: str, floor: float,
+                 rng: np.random.Generator):
+        self.rates = rates
+        self.dead = dead
+        self.capacity = capacity
+        self.objective = objective
+        self.floor = floor
+        self.rng = rng
+        self.known = np.zeros(rates.size, dtype=bool)
+        self.freq = np.zeros(rates.size)
+        self.next_visit = np.full(rates.size, np.inf)
+        self.allocation: Allocation | None = None
+        self.solved_for = 0
+        self.solves = 0
+
+    def listing(self, t: float, sources: np.ndarray, last_change: np.ndarray) -> None:
+        new = sources[~self.known[sources] & ~self.dead[sources]]
+        if new.size == 0:
+            return
+        self.known[new] = True
+        members = np.flatnonzero(self.known)
+        if self.allocation is None or members.size >= self.solved_for * (1 + RESOLVE_GROWTH):
+            self.allocation = allocate(self.rates[members], self.capacity, objective=self.objective, floor=self.floor)
+            self.freq[members] = self.allocation.freqs
+            self.solved_for = members.size
+            self.solves += 1
+            # a source the last solution left alone (it changed too fast to be worth it) and this one does not
+            new = members[np.isinf(self.next_visit[members]) & (self.freq[members] > 0)]
+        else:
+            self.freq[new] = self.allocation.freqs_for(self.rates[new])
+        with np.errstate(divide="ignore"):
+            self.next_visit[new] = t + self.rng.random(new.size) / self.freq[new]
+
+    def pick(self, t: float, until: float, quota: int) -> tuple[np.ndarray, np.ndarray]:
+        found_sources, found_starts = [], []
+        due = np.flatnonzero(self.next_visit < until)
+        while due.size:
+            found_sources.append(due)
+            found_starts.append(np.maximum(self.next_visit[due], t))
+            with np.errstate(divide="ignore"):
+                self.next_visit[due] += 1 / self.freq[due]
+            due = due[self.next_visit[due] < until]
+        if not found_sources:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        return np.concatenate(found_sources), np.concatenate(found_starts)
+
+    def feed(self, t: float, visits: Mapping[str, np.ndarray]) -> None:
+        pass
+
+    def notes(self) -> dict[str, Any]:
+        members = self.known
+        return {"multiplier": self.allocation.multiplier if self.allocation else None, "solves": self.solves,
+                "sources_never_visited_by_design": int((members & (self.freq == 0)).sum()),
+                "max_visits_per_day": float(self.freq.max()) if self.freq.size else 0.0}
+
+    def close(self) -> None:
+        pass
