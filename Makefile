@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DB     ?= sqlite:///.ostinato/ostinato.db
 
-.PHONY: run test lint install install-test system-deps bench clean
+.PHONY: run example test lint install install-test system-deps bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,15 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-# the demo shortens the cooldowns after a visit (12 h and 1 day by default) so that a
-# changed directory is visited again within a minute
+# the demo: a simulated forge of 3,000 sources kept fresh by the real scheduler, in
+# accelerated time, for a minute (its own SQLite file, .ostinato/demo.db)
 run: install
+	$(BIN)/ostinato demo
+
+# the example jobs of `ostinato example install`, run by `ostinato run` until Ctrl-C; it
+# shortens the cooldowns after a visit (12 h and 1 day by default) so that a changed
+# directory is visited again within a minute
+example: install
 	$(BIN)/ostinato --db $(DB) example install
 	OSTINATO_ABSOLUTE_COOLDOWN=30s OSTINATO_MINIMUM_INTERVAL=30s $(BIN)/ostinato --db $(DB) run
 
