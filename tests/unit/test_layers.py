@@ -16,6 +16,8 @@ ALLOWED = {
     "execution": {"domain", "execution"},
     "services": {"domain", "store", "execution", "services", "config"},
     "testing": {"testing"},
+    "api": {"domain", "store", "services", "execution", "config", "api"},
+    "sim": {"domain", "store", "execution", "services", "config", "sim"},
 }
 
 

@@ -406,3 +406,40 @@ class PostgresStore(PostgresOrigins, PostgresSchedules, Store):
                 conn.execute(QUERIES.delete_runs_of_tasks, {"ids": list(chunk)})
                 deleted += conn.execute(QUERIES.delete_tasks, {"ids": list(chunk)}).rowcount
         return deleted
+
+    # -- tokens of the HTTP API -------------------------------------------
+    def create_api_token(self, name: str, scope: str, secret_hash: str, now: datetime) -> dict[str, Any]:
+        self._checked_api_token(name, scope, secret_hash)
+        params = {"name": name, "scope": scope, "secret_hash": secret_hash, "now": now}
+        try:
+            with self._tx() as conn:
+                row = conn.execute(QUERIES.insert_api_token, params).fetchone()
+        except psycopg.errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == "api_token_name_key":
+                raise ConflictError(f"api token {name!r} already exists") from None
+            raise ConflictError("an api token with this secret already exists") from None
+        return dict(row)
+
+    def list_api_tokens(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._read(QUERIES.list_api_tokens)]
+
+    def revoke_api_token(self, name: str, now: datetime) -> dict[str, Any]:
+        with self._tx() as conn:
+            row = conn.execute(QUERIES.revoke_api_token, {"name": name, "now": now}).fetchone()
+        if row is None:
+            from ...domain.errors import NotFoundError
+
+            raise NotFoundError("api token", name)
+        return dict(row)
+
+    def find_api_token(self, secret_hash: str, *, now: datetime | None = None) -> dict[str, Any] | None:
+        rows = self._read(QUERIES.find_api_token, {"secret_hash": secret_hash})
+        if not rows:
+            return None
+        token = dict(rows[0])
+        last = token["last_used_at"]
+        if now is not None and token["revoked_at"] is None and (last is None or now - last >= self.API_TOKEN_TOUCH_EVERY):
+            with self._tx() as conn:
+                conn.execute(QUERIES.touch_api_token, {"id": token["id"], "now": now})
+            token["last_used_at"] = now
+        return token

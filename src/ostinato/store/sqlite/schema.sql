@@ -237,3 +237,15 @@ CREATE UNIQUE INDEX schedule_run_tag_idx ON schedule_run (owner_tag);
 -- metrics join listed_origin only for the origins several listers list
 CREATE INDEX visit_stats_multi_listed_idx ON origin_visit_stats (visit_type)
     WHERE listing_count > 1;
+
+-- tokens of the HTTP API: a unique name, a scope, the SHA-256 of the secret (never the secret)
+CREATE TABLE api_token (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'admin')),
+    secret_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT,
+    last_used_at TEXT
+) STRICT;
+CREATE UNIQUE INDEX api_token_secret_hash_idx ON api_token (secret_hash);

@@ -1,0 +1,126 @@
+"""The application factory: :func:`create_app` wires the routes, the error handlers,
+the token checks and the metrics to one store, settings and clock.
+
+Open without a token: ``/health``, the OpenAPI description (``/openapi.json``) and
+its pages (``/docs``, ``/redoc``), which describe the API and show no data.
+``/metrics`` needs a read token unless ``open_metrics`` is set (``ostinato api
+serve --open-metrics``, or ``OSTINATO_API_OPEN_METRICS=1``), for a Prometheus
+that scrapes without credentials on a trusted network. Everything under
+``/api/v1`` needs a token: read scope for GET, admin for the rest.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Callable
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..config import Settings
+from ..domain.clock import Clock, SystemClock
+from ..domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
+from ..store import Store
+from . import origins, schedules, tasks
+from .common import READ, ApiContext, ApiError, context, json_safe, validation_body
+from .metrics import RequestMetrics, StoreCollector, make_registry
+
+API_VERSION = "1"
+DESCRIPTION = """Ostinato's HTTP API: what the command line does, for programs.
+
+Authenticate with `Authorization: Bearer <secret>`, a token made by
+`ostinato token add NAME --scope read|admin` (the secret is shown once). Read
+tokens may GET; admin tokens may do everything. Lists are paged: `limit` (at most
+1000) and `after`, the `next` of the previous page (null on the last page).
+Errors are `{"error": {"field", "expected", "got", "message"}}`, with `index`
+when an item of a bulk request is at fault: 400 bad input, 401 no valid token,
+403 a token of too small a scope, 404 not found, 409 conflict. Durations are
+seconds (or written `90s`, `12h`, `1d12h`, `P1DT2H`), times ISO 8601 with a zone.
+"""
+
+
+def create_app(store: Store | Callable[[], Store], settings: Settings | None = None, clock: Clock | None = None, *,
+               open_metrics: bool = False) -> FastAPI:
+    """An API over ``store`` (or a factory called once, on the first request, and whose store
+    is closed at shutdown), reading ``settings`` and the time from ``clock``."""
+    ctx = ApiContext(store, settings or Settings(), clock or SystemClock(), open_metrics=open_metrics)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        ctx.close()
+
+    app = FastAPI(title="Ostinato", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
+    app.state.ostinato = ctx
+    collector = StoreCollector(lambda: ctx.store, ctx.clock.now, lambda: schedules.all_schedules(ctx),
+                               lambda: ctx.settings.schedule_timing().ping_timeout)
+    registry, requests, latency = make_registry(collector)
+    app.state.registry = registry
+    app.add_middleware(RequestMetrics, requests=requests, latency=latency)
+    _add_error_handlers(app)
+    for router in (tasks.router, schedules.router, origins.router):
+        app.include_router(router)
+
+    @app.get("/health", tags=["meta"], summary="Is the API up, and its database reachable at the right schema?")
+    def health(ctx: ApiContext = Depends(context)) -> Any:
+        state = ctx.store.schema_state()
+        body = {"status": "ok" if state.up_to_date else "schema", "schema_version": state.current,
+                "schema_latest": state.latest, "dialect": ctx.store.dialect}
+        return JSONResponse(body, status_code=200 if state.up_to_date else 503)
+
+    def metrics_response() -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    if open_metrics:
+        @app.get("/metrics", tags=["meta"], summary="Prometheus metrics (open: no token needed)")
+        def open_metrics_route() -> Response:
+            return metrics_response()
+    else:
+        @app.get("/metrics", tags=["meta"], dependencies=READ, summary="Prometheus metrics (a read token)")
+        def metrics_route() -> Response:
+            return metrics_response()
+
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(ValidationError)
+    async def bad_input(request: Request, exc: ValidationError) -> JSONResponse:
+        return JSONResponse(validation_body(exc), status_code=400)
+
+    @app.exception_handler(NotFoundError)
+    async def not_found(request: Request, exc: NotFoundError) -> JSONResponse:
+        return JSONResponse({"error": {"field": None, "expected": f"an existing {exc.kind}", "got": json_safe(exc.key),
+                                       "message": str(exc)}}, status_code=404)
+
+    @app.exception_handler(ConflictError)
+    async def conflict(request: Request, exc: ConflictError) -> JSONResponse:
+        return JSONResponse({"error": {"field": None, "expected": None, "got": None, "message": str(exc)}}, status_code=409)
+
+    @app.exception_handler(SchemaError)
+    async def schema(request: Request, exc: SchemaError) -> JSONResponse:
+        return JSONResponse({"error": {"field": None, "expected": None, "got": None, "message": str(exc)}}, status_code=503)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        location = [str(part) for part in first.get("loc", ())]
+        where = location[0] if location else "request"
+        field = ".".join(location[1:]) or where
+        if first.get("type") == "json_invalid":
+            field = "body"
+        message = f"{field}: {first.get('msg', 'invalid')}"
+        return JSONResponse({"error": {"field": field, "expected": first.get("msg"), "got": json_safe(first.get("input")),
+                                       "message": message}}, status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": {"field": None, "expected": None, "got": None, "message": str(exc.detail)}},
+                            status_code=exc.status_code, headers=getattr(exc, "headers", None))

@@ -1,0 +1,172 @@
+"""Routes of schedules (seeds 002 and 004): list, get, create, pause and resume, their
+condition (OK / WARNING / ERROR with a reason), next start and fire times, and runs.
+
+A schedule is created from the JSON of ``ostinato schedule export`` without its
+state (``created_at`` is the clock's now); the condition takes the setting
+``schedule_ping_timeout`` into account, so a running schedule whose owner went
+silent shows ``owner_silent``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends, Query
+
+from ..domain.durations import parse_time
+from ..domain.errors import NotFoundError, ValidationError
+from ..domain.schedules import (
+    Schedule,
+    ScheduleKind,
+    ScheduleRun,
+    get_schedule_condition,
+    get_schedule_start_times,
+    schedule_from_dict,
+    schedule_to_dict,
+)
+from .common import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, int_cursor, iso, page
+
+router = APIRouter(prefix="/api/v1", tags=["schedules"])
+
+#: what a client defines; the rest of schedule_to_dict is state the scheduler keeps
+DEFINITION_FIELDS = {"name", "kind", "task_type", "arguments", "mode", "scheduling_period", "cooldown_duration",
+                     "cron_schedule", "cron_max_schedule_duration", "tz", "enabled", "max_expected_duration",
+                     "max_allowed_duration", "blackout_periods", "dont_run_on_nodes"}
+_PAGE = 1000
+
+
+def all_schedules(ctx: ApiContext) -> list[Schedule]:
+    found: list[Schedule] = []
+    after = ""
+    while True:
+        batch = ctx.store.list_schedules(after=after, limit=_PAGE)
+        found += batch
+        if len(batch) < _PAGE:
+            return found
+        after = batch[-1].name
+
+
+def condition_of(ctx: ApiContext, schedule: Schedule, at: datetime) -> dict[str, Any]:
+    condition = get_schedule_condition(schedule, at, ping_timeout=ctx.settings.schedule_timing().ping_timeout)
+    return {"condition": condition.state.value, "reason": condition.reason.value if condition.reason else None,
+            "deadline": iso(condition.deadline), "_rank": condition.state.rank}
+
+
+def schedule_detail(ctx: ApiContext, schedule: Schedule, now: datetime) -> dict[str, Any]:
+    """The schedule's every field (as exported), its condition and its start times."""
+    condition = condition_of(ctx, schedule, now)
+    condition.pop("_rank")
+    times = (get_schedule_start_times(schedule, now, backoff=ctx.settings.schedule_timing().backoff)
+             if schedule.enabled else None)
+    return {**schedule_to_dict(schedule), **condition, "running": schedule.running,
+            "can_start_by": iso(times.can_start_by) if times else None,
+            "should_start_by": iso(times.should_start_by) if times else None}
+
+
+def _get(ctx: ApiContext, name: str) -> Schedule:
+    found = ctx.store.get_schedule(name)
+    if found is None:
+        raise NotFoundError("schedule", name)
+    return found
+
+
+def _at(ctx: ApiContext, at: str | None) -> datetime:
+    now = ctx.clock.now()
+    return now if at is None else parse_time(at, now, "at")
+
+
+@router.get("/schedules", dependencies=READ, summary="List schedules, by name, with their conditions")
+def list_schedules(limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), after: str | None = Query(None),
+                   ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    now = ctx.clock.now()
+    found = ctx.store.list_schedules(after=after or "", limit=limit + 1)
+    return page(found, limit, lambda s: s.name, lambda s: schedule_detail(ctx, s, now))
+
+
+@router.get("/schedule-conditions", dependencies=READ, summary="Every schedule's condition, worst first")
+def list_conditions(at: str | None = Query(None, description="Evaluate at this time (ISO 8601, +2h …) instead of now."),
+                    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+                    after: str | None = Query(None, description="The next of the previous page (a position)."),
+                    ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    when = _at(ctx, at)
+    rows = [{"name": s.name, **condition_of(ctx, s, when)} for s in all_schedules(ctx)]
+    rows.sort(key=lambda r: (r.pop("_rank"), r["deadline"] or "9999", r["name"]))
+    start = int_cursor(after)
+    shown = rows[start:start + limit]
+    more = start + limit < len(rows)
+    return {"items": shown, "next": str(start + limit) if more else None}
+
+
+@router.post("/schedules", dependencies=ADMIN, status_code=201, summary="Create a schedule")
+def create_schedule(body: Any = Body(..., examples=[
+        {"name": "bills", "kind": "periodic", "task_type": "scrape-bills", "arguments": {"args": [], "kwargs": {"state": "ca"}},
+         "scheduling_period": "24h", "cooldown_duration": "2h", "tz": "America/Los_Angeles",
+         "blackout_periods": [{"start": "23:00", "end": "01:00"}]},
+        {"name": "nightly", "kind": "calendar", "task_type": "export", "cron_schedule": "Mon..Fri *-*-* 02:00",
+         "cron_max_schedule_duration": "4h", "tz": "Europe/Paris", "mode": "submit"}]),
+        ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    data = check_object(body, DEFINITION_FIELDS, "a schedule's definition; its state is the scheduler's")
+    now = ctx.clock.now()
+    schedule = schedule_from_dict({**data, "created_at": now.isoformat()})
+    if ctx.store.get_task_type(schedule.task_type) is None:
+        raise ValidationError("task_type", "a known task type", schedule.task_type)
+    created = ctx.store.create_schedule(schedule, now, ctx.settings.schedule_timing())
+    return schedule_detail(ctx, created, now)
+
+
+@router.get("/schedules/{name}", dependencies=READ, summary="One schedule, its condition and start times")
+def get_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    return schedule_detail(ctx, _get(ctx, name), ctx.clock.now())
+
+
+def _set_enabled(ctx: ApiContext, name: str, enabled: bool) -> dict[str, Any]:
+    found = _get(ctx, name)
+    now = ctx.clock.now()
+    saved = ctx.store.save_schedule(dataclasses.replace(found, enabled=enabled), now, ctx.settings.schedule_timing())
+    return schedule_detail(ctx, saved, now)
+
+
+@router.post("/schedules/{name}/pause", dependencies=ADMIN, summary="Stop picking it (a run in progress finishes)")
+def pause_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    return _set_enabled(ctx, name, False)
+
+
+@router.post("/schedules/{name}/resume", dependencies=ADMIN, summary="Pick it again")
+def resume_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    return _set_enabled(ctx, name, True)
+
+
+@router.get("/schedules/{name}/condition", dependencies=READ, summary="OK, WARNING or ERROR, with the reason")
+def schedule_condition(name: str, at: str | None = Query(None, description="Evaluate at this time instead of now."),
+                       ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    condition = condition_of(ctx, _get(ctx, name), _at(ctx, at))
+    condition.pop("_rank")
+    return {"name": name, **condition}
+
+
+@router.get("/schedules/{name}/next", dependencies=READ, summary="Next start times; a calendar rule's next firings")
+def schedule_next(name: str, count: int = Query(5, ge=1, le=100), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    found = _get(ctx, name)
+    now = ctx.clock.now()
+    times = get_schedule_start_times(found, now, backoff=ctx.settings.schedule_timing().backoff)
+    firings = []
+    if found.kind is ScheduleKind.CALENDAR:
+        firings = [{"at": iso(f.at), "note": f.note} for f in found.rule.next_fire_times(now, count)]
+    return {"name": name, "enabled": found.enabled, "can_start_by": iso(times.can_start_by) if times else None,
+            "should_start_by": iso(times.should_start_by) if times else None, "firings": firings}
+
+
+def run_to_dict(run: ScheduleRun) -> dict[str, Any]:
+    return {"id": run.id, "status": run.status.value, "started_at": iso(run.started_at), "ended_at": iso(run.ended_at),
+            "owner_node": run.owner_node, "owner_name": run.owner_name, "detail": dict(run.detail)}
+
+
+@router.get("/schedules/{name}/runs", dependencies=READ, summary="A schedule's runs, newest first")
+def schedule_runs(name: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), after: str | None = Query(None),
+                  ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    _get(ctx, name)
+    before = int_cursor(after) or None
+    runs = ctx.store.list_schedule_runs(name, limit=limit + 1, before_id=before)
+    return page(runs, limit, lambda r: r.id, run_to_dict)

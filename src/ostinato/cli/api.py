@@ -1,0 +1,55 @@
+"""``ostinato api serve``: the HTTP API (and /metrics) with uvicorn, on the database of ``--db``."""
+
+from __future__ import annotations
+
+import signal
+
+import click
+
+from .app import AppContext, command_group, pass_app
+from .output import WholeNumberType
+
+
+@command_group("api", "The HTTP API: OpenAPI at /openapi.json and /docs, Prometheus metrics at /metrics.")
+def api() -> None:
+    pass
+
+
+@api.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=WholeNumberType(1, field="port"), default=8000, show_default=True, help="TCP port.")
+@click.option("--open-metrics", is_flag=True, envvar="OSTINATO_API_OPEN_METRICS",
+              help="Serve /metrics without a token (for a Prometheus on a trusted network).")
+@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
+              show_default=True)
+@pass_app
+def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, log_level: str) -> None:
+    """Serve the API until SIGINT or SIGTERM. Requests need a token (`ostinato token add`),
+    except /health and the OpenAPI description.
+
+    Example: ostinato api serve --host 0.0.0.0 --port 8000
+    """
+    import uvicorn
+
+    from ..api import create_app
+
+    if port > 65535:
+        from ..domain.errors import ValidationError
+
+        raise ValidationError("port", "a TCP port from 1 to 65535", port)
+    store = app.store()  # checks the schema before listening
+    application = create_app(store, app.settings, app.clock, open_metrics=open_metrics)
+    server = uvicorn.Server(uvicorn.Config(application, host=host, port=port, log_level=log_level))
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again for the handler
+    # it found: with these no-op handlers a stop asked for ends with status 0, like the other commands
+    previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if not server.started:
+        raise SystemExit(1)  # could not listen (uvicorn logged why)
+
+
+__all__ = ["api"]
