@@ -1,0 +1,18 @@
+"""The simulator (issue 7): Ostinato's real store, orchestrator and feedback loop, driven by a
+simulated clock over a world of sources that change as Poisson processes, compared with
+idealised baselines and Cho & Garcia-Molina's oracle.
+
+- ``workloads``: change-rate distributions by name;
+- ``world``: sources, births, deaths and their changes (numpy);
+- ``oracle``: the optimal revisit frequencies for known rates (freshness and age, free or floored);
+- ``policies``: the policies under test by name (store mixes and baselines);
+- ``store_driver``: a store policy through the real store and orchestrator;
+- ``baselines``: uniform, multiplicative and oracle schedules without a store;
+- ``metrics``: what the archive holds, and the exact freshness and age integrals;
+- ``engine``: the step loop; ``report``: tables, JSON and plots.
+"""
+
+from .engine import PolicyRun, SimulationConfig, run_policy, run_simulation
+from .policies import Baseline, StorePolicy, policies_under_test
+
+__all__ = ["Baseline", "PolicyRun", "SimulationConfig", "StorePolicy", "policies_under_test", "run_policy", "run_simulation"]

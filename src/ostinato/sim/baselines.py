@@ -10,7 +10,9 @@
   uses the whole capacity.
 - :class:`OracleScheduler`: Cho & Garcia-Molina's optimum for the true rates
   (``oracle.allocate``): source i is visited at fixed intervals 1/fᵢ from a
-  random phase, whatever the quota (Σ fᵢ = C on average). The allocation is over
+  random phase, whatever the quota (Σ fᵢ = C on average). The archive starts empty: the
+  first visit of each initial source is spread over one sweep (sources / C days), that
+  of a later one over the listing period, or its period 1/fᵢ when shorter. The allocation is over
   the live sources listed so far; a new source gets the frequency the current
   Lagrange multiplier gives it, and the multiplier is solved again once the
   population has grown by :data:`RESOLVE_GROWTH`. It knows which sources are
@@ -140,13 +142,15 @@ class MultiplicativeScheduler(_QuotaScheduler):
 
 class OracleScheduler:
     def __init__(self, rates: np.ndarray, dead: np.ndarray, capacity: float, *, objective: str, floor: float,
-                 rng: np.random.Generator):
+                 rng: np.random.Generator, first_visit_within: float = 1.0):
         self.rates = rates
         self.dead = dead
         self.capacity = capacity
         self.objective = objective
         self.floor = floor
         self.rng = rng
+        #: days within which a source listed after the start gets its first visit (at most its period)
+        self.first_visit_within = first_visit_within
         self.known = np.zeros(rates.size, dtype=bool)
         self.freq = np.zeros(rates.size)
         self.next_visit = np.full(rates.size, np.inf)
@@ -158,6 +162,7 @@ class OracleScheduler:
         new = sources[~self.known[sources] & ~self.dead[sources]]
         if new.size == 0:
             return
+        started = self.known.any()
         self.known[new] = True
         members = np.flatnonzero(self.known)
         if self.allocation is None or members.size >= self.solved_for * (1 + RESOLVE_GROWTH):
@@ -169,8 +174,13 @@ class OracleScheduler:
             new = members[np.isinf(self.next_visit[members]) & (self.freq[members] > 0)]
         else:
             self.freq[new] = self.allocation.freqs_for(self.rates[new])
+        # the first visit comes within a sweep of the capacity (every source it knows once), or the
+        # period when that is sooner: the archive starts empty and a source waiting a whole slow period
+        # for its first visit would count as stale all that time
+        sweep = max(self.known.sum() / self.capacity, self.first_visit_within) if self.solves == 1 and not started \
+            else self.first_visit_within
         with np.errstate(divide="ignore"):
-            self.next_visit[new] = t + self.rng.random(new.size) / self.freq[new]
+            self.next_visit[new] = t + self.rng.random(new.size) * np.minimum(1 / self.freq[new], sweep)
 
     def pick(self, t: float, until: float, quota: int) -> tuple[np.ndarray, np.ndarray]:
         found_sources, found_starts = [], []

@@ -68,6 +68,17 @@ class SimulatedExecutor:
         return None
 
 
+def _steering(store: Store, settings: Settings) -> dict[str, Any]:
+    """The orchestrator's threshold steering, built as ``ostinato run`` builds it, when this
+    Ostinato has it (``change_rate_optimal``'s threshold follows the capacity it measures)."""
+    try:
+        from ..services.revisit_steering import ThresholdSteering
+    except ImportError:
+        return {}
+    return {"steering": ThresholdSteering(store, settings.revisit_model(), capacity=settings.revisit_capacity,
+                                          every=settings.revisit_steer_every)}
+
+
 def snapshot_id(source: int, version: int) -> bytes:
     """The snapshot a visit archives: the same source at the same version gives the same snapshot."""
     return int(source).to_bytes(8, "big") + int(version).to_bytes(8, "big")
@@ -134,7 +145,8 @@ class StoreScheduler:
             ratios = {p: 0.0 for p in default_ratios(VISIT_TYPE)} | dict(policy.ratios)
             self.orchestrator = Orchestrator(self.store, self.executor, self.clock, visit_types=[VISIT_TYPE],
                                              ratios={VISIT_TYPE: ratios}, threshold=0.0,
-                                             grab_options=settings.grab_options(), batch_size=queue_length)
+                                             grab_options=settings.grab_options(), batch_size=queue_length,
+                                             **_steering(self.store, settings))
         except BaseException:
             self.close()
             raise

@@ -1,0 +1,263 @@
+"""A simulation's report: each policy's figures set against uniform revisiting and the oracle,
+as a dict (for JSON), as rows for the command line's tables, and as PNG plots.
+
+Relative figures:
+
+- ``freshness_of_oracle`` = F / F(oracle_freshness_floor), ``age_of_oracle`` = A / A(oracle_age_floor)
+  (the oracle with the same maximum-gap floor as the learned policy);
+- ``freshness_gain`` = (F − F_uniform) / (F_oracle − F_uniform), and ``age_gain`` the same for
+  age (1: as good as the oracle, 0: no better than uniform, negative: worse), against the
+  floor oracle and, under ``…_free``, the free one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..domain.durations import format_duration
+from .engine import PolicyRun, SimulationConfig, simulation_settings
+from .workloads import WORKLOADS
+
+UNIFORM = "uniform"
+ORACLES = {"freshness": ("oracle_freshness_floor", "oracle_freshness"), "age": ("oracle_age_floor", "oracle_age")}
+#: the settings the simulation sets for store policies (shown with the report)
+SHOWN_SETTINGS = ("absolute_cooldown", "minimum_interval", "orchestrator_threshold", "in_flight_timeout",
+                  "failed_cooldown", "not_found_cooldown", "adjust_factor", "failure_delay", "max_failures")
+
+
+def command_line(config: SimulationConfig, policies: Sequence[str] | None = None) -> str:
+    """The ``ostinato simulate`` command that runs this configuration again."""
+    parts = ["ostinato simulate", f"--workload {config.workload}", f"--sources {config.sources}",
+             *([f"--capacity {config.capacity:.12g}"] if config.capacity is not None else []),
+             f"--days {config.days:g}", f"--warmup {config.warmup:g}",
+             f"--step {format_duration(config.step)}", f"--seed {config.seed}",
+             f"--share-last-update {config.share_last_update:g}",
+             *([f"--new-sources-per-day {config.new_sources_per_day:.12g}"] if config.new_sources_per_day is not None else []),
+             f"--failure-rate {config.failure_rate:g}", f"--dead-share {config.dead_share:g}",
+             f"--max-gap {format_duration(config.max_gap)}"]
+    if config.listing_period != timedelta(days=1):
+        parts.append(f"--listing-period {format_duration(config.listing_period)}")
+    if config.full_listing_period != timedelta(days=30):
+        parts.append(f"--full-listing-period {format_duration(config.full_listing_period)}")
+    if config.visit_duration != timedelta(minutes=10):
+        parts.append(f"--visit-duration {format_duration(config.visit_duration)}")
+    if config.change_counts is not None:
+        parts.append(f"--change-counts {'yes' if config.change_counts else 'no'}")
+    if config.db != "sqlite:///:memory:":
+        parts.append(f"--db {config.db}")
+    parts.extend(f"--setting {key}={_setting_text(value)}" for key, value in config.settings.items())
+    parts.extend(f"--policy {name}" for name in policies or ())
+    return " ".join(parts)
+
+
+def _setting_text(value: Any) -> str:
+    return format_duration(value) if isinstance(value, timedelta) else str(value)
+
+
+def _ratio(value: float | None, reference: float | None) -> float | None:
+    if value is None or reference is None or reference == 0:
+        return None
+    return value / reference
+
+
+def _gain(value: float, uniform: float | None, oracle: float | None) -> float | None:
+    if uniform is None or oracle is None or oracle == uniform:
+        return None
+    return (value - uniform) / (oracle - uniform)
+
+
+def relative(runs: Sequence[PolicyRun]) -> dict[str, dict[str, float | None]]:
+    """Each run's figures relative to uniform and the oracles (those that ran)."""
+    by_name = {run.name: run.metrics for run in runs}
+    uniform = by_name.get(UNIFORM)
+    result = {}
+    for run in runs:
+        m = run.metrics
+        entry: dict[str, float | None] = {}
+        for measure, attr in (("freshness", "freshness"), ("age", "mean_age")):
+            floor_oracle, free_oracle = (by_name.get(name) for name in ORACLES[measure])
+            value = getattr(m, attr)
+            u = getattr(uniform, attr) if uniform else None
+            entry[f"{measure}_of_oracle"] = _ratio(value, getattr(floor_oracle, attr) if floor_oracle else None)
+            entry[f"{measure}_gain"] = _gain(value, u, getattr(floor_oracle, attr) if floor_oracle else None)
+            entry[f"{measure}_gain_free"] = _gain(value, u, getattr(free_oracle, attr) if free_oracle else None)
+        result[run.name] = entry
+    return result
+
+
+def report_dict(config: SimulationConfig, runs: Sequence[PolicyRun], *, command: str) -> dict[str, Any]:
+    settings = simulation_settings(config)
+    rel = relative(runs)
+    every_day = max(1, int(round(1 / config.step_days)))
+    config_dict = asdict(config)
+    config_dict.update(capacity=config.visits_per_day, new_sources_per_day=config.new_per_day,
+                       change_counts=config.counts_changes, settings=dict(config.settings))
+    for key, value in config_dict.items():
+        if isinstance(value, timedelta):
+            config_dict[key] = value.total_seconds()
+    return {
+        "command": command,
+        "config": config_dict,
+        "workload": WORKLOADS[config.workload].description,
+        "store_settings": {name: _json_value(getattr(settings, name)) for name in SHOWN_SETTINGS},
+        "measures": ("freshness and age are exact integrals over the measurement window of live sources "
+                     "(source-days); times in days; freshness_over_time is sampled once a day"),
+        "policies": [{
+            "name": run.name,
+            "kind": run.kind,
+            "description": run.description,
+            "seconds": run.seconds,
+            **run.metrics.as_dict(),
+            "relative": rel[run.name],
+            "theory": run.theory,
+            "notes": run.notes,
+            "freshness_over_time": {"days": run.sample_times[every_day - 1::every_day].round(6).tolist(),
+                                    "freshness": run.sample_freshness[every_day - 1::every_day].round(6).tolist()},
+        } for run in runs],
+    }
+
+
+def _json_value(value: Any) -> Any:
+    return value.total_seconds() if isinstance(value, timedelta) else value
+
+
+# -- text ----------------------------------------------------------------------
+def days_text(value: float | None) -> str:
+    """A duration in days as people read it: ``42m``, ``5.3h``, ``2.10d``."""
+    if value is None:
+        return "–"
+    if value < 1 / 24:
+        return f"{value * 1440:.0f}m"
+    if value < 1:
+        return f"{value * 24:.1f}h"
+    return f"{value:.2f}d"
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def quality_rows(runs: Sequence[PolicyRun]) -> list[dict[str, str]]:
+    rel = relative(runs)
+    return [{
+        "policy": run.name,
+        "freshness": _pct(run.metrics.freshness, 2),
+        "of_oracle_f": _pct(rel[run.name]["freshness_of_oracle"]),
+        "gain_f": _num(rel[run.name]["freshness_gain"]),
+        "age": days_text(run.metrics.mean_age),
+        "of_oracle_a": _num(rel[run.name]["age_of_oracle"]) + "×" if rel[run.name]["age_of_oracle"] is not None else "–",
+        "gain_a": _num(rel[run.name]["age_gain"]),
+        "latency": days_text(run.metrics.change_latency),
+        "seconds": f"{run.seconds:.1f}",
+    } for run in runs]
+
+
+QUALITY_COLUMNS = [("policy", "policy"), ("freshness", "freshness"), ("of_oracle_f", "of oracle F"),
+                   ("gain_f", "gain F"), ("age", "mean age"), ("of_oracle_a", "of oracle A"), ("gain_a", "gain A"),
+                   ("latency", "change latency"), ("seconds", "run s")]
+
+
+def visit_rows(runs: Sequence[PolicyRun]) -> list[dict[str, str]]:
+    rows = []
+    for run in runs:
+        m = run.metrics
+        first = m.first_visit_latency
+        rows.append({
+            "policy": run.name,
+            "visits": f"{m.visits_per_day:,.0f}",
+            "wasted": _pct(m.wasted / m.visits if m.visits else None),
+            "failed": f"{m.failed:,}",
+            "p99": days_text(m.staleness_p99),
+            "max": days_text(m.staleness_max),
+            "never": f"{m.never_visited:,}",
+            "first": f"{days_text(first['p50'])} / {days_text(first['p90'])}" if m.new_sources else "–",
+            "new_unvisited": f"{m.new_sources_not_visited:,} of {m.new_sources:,}" if m.new_sources else "–",
+        })
+    return rows
+
+
+VISIT_COLUMNS = [("policy", "policy"), ("visits", "visits/day"), ("wasted", "wasted"), ("failed", "failed"),
+                 ("p99", "staleness p99"), ("max", "staleness max"), ("never", "never visited"),
+                 ("first", "new: first visit p50 / p90"), ("new_unvisited", "new, not visited")]
+
+
+def header_lines(config: SimulationConfig) -> list[str]:
+    settings = simulation_settings(config)
+    shown = ", ".join(f"{name}={_setting_text(getattr(settings, name))}" for name in SHOWN_SETTINGS)
+    return [
+        f"workload {config.workload} ({WORKLOADS[config.workload].description})",
+        f"{config.sources:,} sources, capacity {config.visits_per_day:,.1f} visits/day, step {format_duration(config.step)}, "
+        f"warm-up {config.warmup:g}d, window {config.days:g}d, seed {config.seed}",
+        f"last_update from {config.share_last_update:.0%} of sources' forges, {config.new_per_day:g} new sources/day, "
+        f"failures {config.failure_rate:.1%}, dead {config.dead_share:.1%}, oracle floor 1 visit/{format_duration(config.max_gap)}, "
+        f"change counts {'reported' if config.counts_changes else 'not reported'}, listings every "
+        f"{format_duration(config.listing_period)} (all sources every {format_duration(config.full_listing_period)}), "
+        f"store {config.db}",
+        f"store policies' settings: {shown}",
+        "freshness and age: exact integrals over the window; of oracle: vs the floor oracle; "
+        "gain: (policy − uniform) / (oracle − uniform)",
+    ]
+
+
+# -- plots ---------------------------------------------------------------------
+def write_plots(config: SimulationConfig, runs: Sequence[PolicyRun], directory: str | Path) -> list[Path]:
+    """``freshness.png`` (freshness over time, per policy) and ``age.png`` (the distribution of
+    per-source mean age in the window, per policy) in ``directory``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    title = f"{config.workload}, {config.sources:,} sources, {config.visits_per_day:,.0f} visits/day, seed {config.seed}"
+    styles = {"store": "-", "baseline": "--"}
+
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    for run in runs:
+        ax.plot(run.sample_times, run.sample_freshness, styles.get(run.kind, "-"), linewidth=1.1, label=run.name)
+    ax.axvline(config.warmup, color="grey", linewidth=0.8)
+    ax.axvspan(0, config.warmup, color="grey", alpha=0.07)
+    ax.text(config.warmup, 0.96, " measurement window →", color="grey", transform=ax.get_xaxis_transform(), va="top")
+    ax.text(0, 0.96, " warm-up", color="grey", transform=ax.get_xaxis_transform(), va="top")
+    ax.set_xlabel("days")
+    ax.set_ylabel("share of sources whose archived copy is current")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"Freshness over time — {title}")
+    ax.legend(fontsize=8, ncol=2, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    freshness_png = out / "freshness.png"
+    fig.savefig(freshness_png, dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    floor = 1 / 1440  # one minute: sources fresh all along sit at the left edge
+    for run in runs:
+        ages = np.sort(np.maximum(run.metrics.age_by_source, floor))
+        if ages.size:
+            ax.plot(ages, np.arange(1, ages.size + 1) / ages.size, styles.get(run.kind, "-"), linewidth=1.1,
+                    label=f"{run.name} (mean {days_text(run.metrics.mean_age)})")
+    ax.set_xscale("log")
+    ax.set_xlabel("mean age of a source over the window, days (≤ 1 minute shown at 1 minute)")
+    ax.set_ylabel("share of sources (cumulative)")
+    ax.set_title(f"Age distribution — {title}")
+    ax.legend(fontsize=8, ncol=2, loc="lower right")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    age_png = out / "age.png"
+    fig.savefig(age_png, dpi=110)
+    plt.close(fig)
+    return [freshness_png, age_png]
+
+
+__all__ = ["command_line", "header_lines", "quality_rows", "relative", "report_dict", "visit_rows", "write_plots"]
