@@ -70,7 +70,7 @@ class SimulationConfig:
     step: timedelta = timedelta(hours=1)
     seed: int = 0
     #: share of sources whose forge's lister reports last_update
-    share_last_update: float = 0.5
+    share_last_update: float = 0.0
     #: new sources a day (None: sources × DEFAULT_NEW_SOURCE_SHARE)
     new_sources_per_day: float | None = None
     failure_rate: float = 0.02
@@ -167,7 +167,10 @@ def simulation_settings(config: SimulationConfig, overrides: Mapping[str, Any] |
     any policy (``absolute_cooldown`` and ``minimum_interval`` = the step; the orchestrator fills
     its queue whatever its level), then ``config.settings``, then a policy's own ``overrides``."""
     values: dict[str, Any] = {"absolute_cooldown": config.step, "minimum_interval": config.step,
-                              "orchestrator_threshold": 0.0}
+                              "orchestrator_threshold": 0.0,
+                              # change_rate_optimal's threshold once a simulated day: its steering reads a
+                              # sample of the table and solves; every 10 minutes it cost most of the run
+                              "revisit_steer_every": "1d"}
     values.update(config.settings)
     values.update(overrides or {})
     return Settings().with_values(values)
