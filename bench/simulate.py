@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=182.0)
     parser.add_argument("--days", type=float, default=60.0)
     parser.add_argument("--step-hours", type=float, default=1.0)
+    parser.add_argument("--share-last-update", type=float, default=0.0)
     parser.add_argument("--db", default="sqlite:///:memory:")
     parser.add_argument("--out", help="JSON file (default bench/results/sim-DATE-COMMIT-WORKLOAD.json)")
     args = parser.parse_args()
@@ -57,7 +58,8 @@ def main() -> None:
     rows = []
     for sources in args.sources:
         config = SimulationConfig(workload=args.workload, sources=sources, warmup=args.warmup, days=args.days,
-                                  step=timedelta(hours=args.step_hours), db=args.db).validated()
+                                  step=timedelta(hours=args.step_hours), share_last_update=args.share_last_update,
+                                  db=args.db).validated()
         for name in names:
             run = run_policy(known[name], config)
             row = {"sources": sources, "policy": name, "seconds": round(run.seconds, 2),
@@ -70,7 +72,7 @@ def main() -> None:
             parts = ", ".join(f"{k} {v:.1f}s" for k, v in (row["seconds_by_part"] or {}).items())
             print(f"{sources:>9,} {name:<24} {run.seconds:8.1f}s  ({parts})", flush=True)
     result = {"date": date.today().isoformat(), "commit": commit(), "workload": args.workload, "warmup": args.warmup,
-              "days": args.days, "step_hours": args.step_hours, "db": args.db,
+              "days": args.days, "step_hours": args.step_hours, "share_last_update": args.share_last_update, "db": args.db,
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
               "runs": rows}
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"sim-{result['date']}-{result['commit']}-{args.workload}.json"

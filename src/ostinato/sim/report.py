@@ -27,7 +27,8 @@ UNIFORM = "uniform"
 ORACLES = {"freshness": ("oracle_freshness_floor", "oracle_freshness"), "age": ("oracle_age_floor", "oracle_age")}
 #: the settings the simulation sets for store policies (shown with the report)
 SHOWN_SETTINGS = ("absolute_cooldown", "minimum_interval", "orchestrator_threshold", "in_flight_timeout",
-                  "failed_cooldown", "not_found_cooldown", "adjust_factor", "failure_delay", "max_failures")
+                  "failed_cooldown", "not_found_cooldown", "adjust_factor", "failure_delay", "max_failures",
+                  "revisit_steer_every")
 
 
 def command_line(config: SimulationConfig, policies: Sequence[str] | None = None) -> str:
@@ -104,7 +105,7 @@ def report_dict(config: SimulationConfig, runs: Sequence[PolicyRun], *, command:
         "command": command,
         "config": config_dict,
         "workload": WORKLOADS[config.workload].description,
-        "store_settings": {name: _json_value(getattr(settings, name)) for name in SHOWN_SETTINGS},
+        "store_settings": {name: _json_value(getattr(settings, name)) for name in SHOWN_SETTINGS if hasattr(settings, name)},
         "measures": ("freshness and age are exact integrals over the measurement window of live sources "
                      "(source-days); times in days; freshness_over_time is sampled once a day"),
         "policies": [{
@@ -192,7 +193,8 @@ VISIT_COLUMNS = [("policy", "policy"), ("visits", "visits/day"), ("wasted", "was
 
 def header_lines(config: SimulationConfig) -> list[str]:
     settings = simulation_settings(config)
-    shown = ", ".join(f"{name}={_setting_text(getattr(settings, name))}" for name in SHOWN_SETTINGS)
+    shown = ", ".join(f"{name}={_setting_text(getattr(settings, name))}" for name in SHOWN_SETTINGS
+                      if hasattr(settings, name))
     return [
         f"workload {config.workload} ({WORKLOADS[config.workload].description})",
         f"{config.sources:,} sources, capacity {config.visits_per_day:,.1f} visits/day, step {format_duration(config.step)}, "
