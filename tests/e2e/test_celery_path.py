@@ -113,9 +113,15 @@ def final_runs(store) -> list:
 
 
 def test_tasks_visits_and_a_schedule_run_go_through_celery_and_come_back(pg_dsn, redis, tmp_path):
+    check_tasks_visits_and_a_schedule_run(pg_dsn, redis.url, tmp_path)
+
+
+def check_tasks_visits_and_a_schedule_run(pg_dsn: str, broker_url: str, tmp_path: Path) -> Path:
+    """Tasks (one prioritised), origin visits (one not found) and a schedule run through a worker over
+    ``broker_url``, checked; returns the worker's log (the same scenario runs on every broker)."""
     out, intervals = tmp_path / "out.txt", tmp_path / "intervals.txt"
     now = datetime.now(timezone.utc)
-    settings = settings_for(pg_dsn, redis.url)
+    settings = settings_for(pg_dsn, broker_url)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("rec", "record a key", "callables:record", max_queue_length=100))
         store.create_task_type(TaskType("load-git", "a loader", "callables:load_hashed", max_queue_length=100))
@@ -132,7 +138,7 @@ def test_tasks_visits_and_a_schedule_run_go_through_celery_and_come_back(pg_dsn,
                                        arguments=TaskArguments((str(intervals), "every-minute", 0.5)),
                                        scheduling_period=timedelta(minutes=1), cooldown_duration=timedelta(seconds=30)),
                               now, settings.schedule_timing())
-        worker = start_worker(pg_dsn, redis.url, tmp_path / "worker.log")
+        worker = start_worker(pg_dsn, broker_url, tmp_path / "worker.log")
         try:
             with Services(store, settings):
                 ids = [t.id for t in tasks] + [urgent.id]
@@ -165,6 +171,7 @@ def test_tasks_visits_and_a_schedule_run_go_through_celery_and_come_back(pg_dsn,
         assert int(line.split()[3]) == worker_pid  # it ran in the worker, not here
         schedule = store.get_schedule("every-minute")
         assert schedule.owner_tag is None and schedule.last_good_start_at is not None
+    return tmp_path / "worker.log"
 
 
 def test_a_killed_worker_loses_its_runs_and_they_are_retried_elsewhere(pg_dsn, redis, tmp_path):

@@ -7,20 +7,19 @@ down or unreachable."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
-from test_celery_path import Services, final_runs, settings_for, start_worker, stop_process, wait_for
+from test_celery_path import (
+    check_tasks_visits_and_a_schedule_run,
+    settings_for,
+    wait_for,
+)
 
 from ostinato.domain.clock import SystemClock
 from ostinato.domain.errors import QueueUnavailable
-from ostinato.domain.origins import ListedOrigin
-from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
-from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskType
-from ostinato.domain.visits import VisitOutcome
+from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
 from ostinato.execution.celery_app import QueueDepths, make_celery_app
 from ostinato.services.embedded import EmbeddedScheduler
 from ostinato.store.postgresql import PostgresStore
@@ -58,59 +57,8 @@ def settle(predicate, timeout: float, what: str) -> None:
 
 
 def test_tasks_visits_and_a_schedule_run_go_through_celery_and_come_back(pg_dsn, rabbitmq, tmp_path):
-    out, intervals = tmp_path / "out.txt", tmp_path / "intervals.txt"
-    now = datetime.now(timezone.utc)
-    settings = settings_for(pg_dsn, rabbitmq.url)
-    with PostgresStore(pg_dsn) as store:
-        store.create_task_type(TaskType("rec", "record a key", "callables:record", max_queue_length=100))
-        store.create_task_type(TaskType("load-git", "a loader", "callables:load_hashed", max_queue_length=100))
-        store.create_task_type(TaskType("job", "a schedule's job", "callables:interval"))
-        tasks = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}")), policy=TaskPolicy.ONESHOT)
-                                    for i in range(20)])
-        [urgent] = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), "urgent")), policy=TaskPolicy.ONESHOT,
-                                               priority=TaskPriority.HIGH)])
-        lister = store.get_or_create_lister("forge", "forge.example", now)
-        urls = [f"https://forge.example/r{i}" for i in range(8)] + ["https://forge.example/gone"]
-        store.record_listed_origins(lister.id, [ListedOrigin(u, "git", {"depth": 1}, last_update=now - timedelta(days=1))
-                                                for u in urls], now)
-        store.create_schedule(Schedule("every-minute", ScheduleKind.PERIODIC, "job", now,
-                                       arguments=TaskArguments((str(intervals), "every-minute", 0.5)),
-                                       scheduling_period=timedelta(minutes=1), cooldown_duration=timedelta(seconds=30)),
-                              now, settings.schedule_timing())
-        worker = start_worker(pg_dsn, rabbitmq.url, tmp_path / "worker.log")
-        try:
-            with Services(store, settings):
-                ids = [t.id for t in tasks] + [urgent.id]
-                wait_for(lambda: len(final_runs(store)) == len(ids), 60, "every task run to end")
-                wait_for(lambda: all(s.last_visit_status is not None
-                                     for s in store.get_visit_stats([(u, "git") for u in urls])),
-                         60, "every origin to be visited")
-                wait_for(lambda: any(r.status is RunStatus.SUCCEEDED for r in store.list_schedule_runs("every-minute")),
-                         60, "the schedule's run to succeed")
-        finally:
-            stop_process(worker)
-        worker_pid = worker.pid
-        assert "amqp://guest:**@127.0.0.1:%d//" % rabbitmq.port in (tmp_path / "worker.log").read_text()
-
-        runs = final_runs(store)
-        assert {r.status for r in runs} == {TaskRunStatus.EVENTFUL}
-        assert {r.backend_id for r in runs} == {f"celery:ostinato-{worker_pid}@{settings.node}"}
-        assert all(r.started is not None for r in runs)  # the start was recorded
-        keys = [line.split()[0] for line in out.read_text().splitlines()]
-        assert sorted(keys) == sorted([f"k{i}" for i in range(20)] + ["urgent"])  # each ran exactly once
-        assert {int(line.split()[1]) for line in out.read_text().splitlines()} != {os.getpid()}
-
-        stats = {s.url: s for s in store.get_visit_stats([(u, "git") for u in urls])}
-        for u in urls[:-1]:
-            assert stats[u].last_visit_status is VisitOutcome.SUCCESSFUL
-            assert stats[u].last_snapshot == hashlib.sha1(u.encode()).digest()
-        assert stats[urls[-1]].last_visit_status is VisitOutcome.NOT_FOUND
-
-        [run] = [r for r in store.list_schedule_runs("every-minute") if r.status is RunStatus.SUCCEEDED]
-        [line] = intervals.read_text().splitlines()
-        assert int(line.split()[3]) == worker_pid  # it ran in the worker, not here
-        schedule = store.get_schedule("every-minute")
-        assert schedule.owner_tag is None and schedule.last_good_start_at is not None
+    log = check_tasks_visits_and_a_schedule_run(pg_dsn, rabbitmq.url, tmp_path)
+    assert "amqp://guest:**@127.0.0.1:%d//" % rabbitmq.port in log.read_text()
 
 
 def test_queue_depths_are_read_from_rabbitmq(rabbitmq):
