@@ -46,15 +46,14 @@ Run from the repository root::
     .venv/bin/python bench/celery_dispatch.py                  # N = 100,000
     .venv/bin/python bench/celery_dispatch.py --quick          # N = 5,000, round trip 1,000
 
-This file is also the peer's driver: ``bench/celery_dispatch.py --peer-driver``,
-started with the peer venv's Python, answers JSON lines on stdin (it then
-imports nothing of Ostinato).
+The peer's driver is ``bench/celery_dispatch_peer.py`` (with the task type and
+arguments both sides dispatch), the measuring helpers are in
+``bench/celery_dispatch_measures.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import json
 import os
@@ -63,7 +62,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -72,146 +70,34 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-TASK_TYPE = "bench-dispatch"
-#: the Celery task name (Ostinato: the callable's import path, also the queue's name)
-BACKEND_NAME = "celery_dispatch:noop"
-URL_PREFIX = "https://forge.example.org/task/"
+from celery_dispatch_measures import Broker, CpuMeter, check_messages, cpu_seconds  # noqa: E402
+from celery_dispatch_peer import BACKEND_NAME, PEER_QUEUE, TASK_TYPE, next_run_of, task_url  # noqa: E402
+import psycopg  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from ostinato.domain.clock import SystemClock  # noqa: E402
+from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus, TaskType  # noqa: E402
+from ostinato.domain.visits import FeedbackPolicy  # noqa: E402
+from ostinato.execution.celery_app import HEADER, make_celery_app, queue_name, run_header  # noqa: E402
+from ostinato.execution.celery_executor import CeleryExecutor  # noqa: E402
+from ostinato.services.celery_listener import CeleryListener  # noqa: E402
+from ostinato.services.runner import TaskRunner  # noqa: E402
+from ostinato.store.interface import Store  # noqa: E402
+from ostinato.store.postgresql.store import PostgresStore  # noqa: E402
+from ostinato.store.sqlite.store import SQLiteStore  # noqa: E402
+from ostinato.testing.postgres import PostgresCluster  # noqa: E402
+from ostinato.testing.redis import RedisServer  # noqa: E402
+
+from tasks import code_version, console, result_header  # noqa: E402
+from vs_swh import PEER_VENV, PeerProcess, create_peer_database, ensure_peer_venv, peer_packages  # noqa: E402
+
 CREATE_BATCH = 10_000
-#: the peer's runner sends tasks whose name does not start with "swh." to Celery's default queue
-PEER_QUEUE = "celery"
-
-try:  # the Ostinato side: not installed in the peer's venv, where this file is only the peer's driver
-    import psycopg
-    import redis
-    from rich.console import Console
-    from rich.table import Table
-
-    from ostinato.domain.clock import SystemClock
-    from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus, TaskType
-    from ostinato.domain.visits import FeedbackPolicy
-    from ostinato.execution.celery_app import HEADER, QueueDepths, make_celery_app, queue_name, run_header
-    from ostinato.execution.celery_executor import CeleryExecutor
-    from ostinato.services.celery_listener import CeleryListener
-    from ostinato.services.runner import TaskRunner
-    from ostinato.store.interface import Store
-    from ostinato.store.postgresql.store import PostgresStore
-    from ostinato.store.sqlite.store import SQLiteStore
-    from ostinato.testing.postgres import PostgresCluster
-    from ostinato.testing.redis import RedisServer
-
-    from tasks import code_version, console, result_header
-    from vs_swh import PEER_VENV, PeerProcess, create_peer_database, ensure_peer_venv, peer_packages
-except ImportError:
-    if "--peer-driver" not in sys.argv:
-        raise
 
 
 def noop(*args: Any, **kwargs: Any) -> bool:
     """The round trip's task: does nothing (the worker resolves ``celery_dispatch:noop`` with PYTHONPATH=bench)."""
     return True
-
-
-def task_url(i: int) -> str:
-    return f"{URL_PREFIX}{i}"
-
-
-def next_run_of(i: int, now: datetime) -> datetime:
-    """Ready at ``now``: spread over the day before it."""
-    return now - timedelta(seconds=1 + (i * 7919) % 86_400)
-
-
-# =====================================================================================
-# the peer's driver: runs in swh-scheduler's venv
-# =====================================================================================
-
-
-class PeerDriver:
-    """swh-scheduler 3.6.0 through its public API: its backend, its Celery app, its runner."""
-
-    def __init__(self, dsn: str, broker_url: str) -> None:
-        from importlib import metadata
-
-        from swh.scheduler import get_scheduler
-        from swh.scheduler.celery_backend.config import build_app
-
-        self.scheduler = get_scheduler("postgresql", db=dsn)
-        self.app = build_app({"task_broker": broker_url})
-        self.task_type: Any = None
-        self.versions = {name: metadata.version(name) for name in ("swh.scheduler", "swh.core", "celery", "kombu", "redis",
-                                                                   "psycopg")}
-
-    def create_task_type(self, max_queue_length: int | None) -> dict[str, Any]:
-        from swh.scheduler.model import TaskType as PeerTaskType
-
-        self.task_type = PeerTaskType(type=TASK_TYPE, description="benchmark: dispatch", backend_name=BACKEND_NAME,
-                                      default_interval=timedelta(days=1), max_queue_length=max_queue_length,
-                                      num_retries=0)
-        self.scheduler.create_task_type(self.task_type)
-        return {"count": 1}
-
-    def create_tasks(self, start: int, stop: int, now: str) -> dict[str, Any]:
-        from swh.scheduler.model import Task, TaskArguments as PeerArguments
-
-        at = datetime.fromisoformat(now)
-        tasks = [Task(type=TASK_TYPE, arguments=PeerArguments(args=[task_url(i)], kwargs={}), next_run=next_run_of(i, at),
-                      policy="oneshot") for i in range(start, stop)]
-        return {"count": len(self.scheduler.create_tasks(tasks))}
-
-    def dispatch(self) -> dict[str, Any]:
-        """One call of the peer's runner (it loops until nothing is ready), timed; its parts timed too."""
-        from swh.scheduler.celery_backend.runner import run_ready_tasks
-
-        spent: dict[str, float] = {}
-        calls: dict[str, int] = {}
-
-        def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                start = time.perf_counter()
-                try:
-                    return fn(*args, **kwargs)
-                finally:
-                    spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
-                    calls[name] = calls.get(name, 0) + 1
-            return wrapper
-
-        # instance attributes shadow the methods: the runner calls these through the instances
-        for name in ("peek_ready_tasks", "mass_schedule_task_runs", "set_status_tasks"):
-            setattr(self.scheduler, name, timed(name, getattr(self.scheduler, name)))
-        self.app.send_task = timed("send_task", self.app.send_task)  # type: ignore[method-assign]
-        start = time.perf_counter()
-        runs = run_ready_tasks(self.scheduler, self.app, task_types=[self.task_type])
-        seconds = time.perf_counter() - start
-        return {"seconds": seconds, "count": len(runs), "spent": spent, "calls": calls}
-
-
-def peer_main() -> int:
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
-    sys.stdout = sys.stderr  # whatever the peer prints must not garble the answers
-    driver: PeerDriver | None = None
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        command = json.loads(line)
-        op = command.pop("op")
-        try:
-            if op == "quit":
-                out.write(json.dumps({"ok": True}) + "\n")
-                return 0
-            if op == "init":
-                driver = PeerDriver(**command)
-                answer: dict[str, Any] = {"versions": driver.versions}
-            else:
-                assert driver is not None, "init first"
-                answer = getattr(driver, op)(**command)
-        except Exception as exc:
-            answer = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-        out.write(json.dumps(answer) + "\n")
-    return 0
-
-
-# =====================================================================================
-# Ostinato's side
-# =====================================================================================
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -230,7 +116,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--shared-buffers", default="2GB", help="PostgreSQL shared_buffers (default 2GB)")
     parser.add_argument("--no-durable", dest="durable", action="store_false", help="PostgreSQL with fsync off")
     parser.add_argument("--json-out", type=Path, help="default bench/results/celery-dispatch-<date>-<commit>-<N>.json")
-    parser.add_argument("--peer-driver", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.tasks is None:
         args.tasks = 5_000 if args.quick else 100_000
@@ -246,120 +131,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-class Broker:
-    """The Redis server and a plain client for the checks."""
-
-    def __init__(self, server: RedisServer) -> None:
-        self.server = server
-        self.url = server.url
-        self.client = redis.Redis.from_url(server.url)
-        self.version = self.client.info("server")["redis_version"]
-
-    def flush(self) -> None:
-        self.client.flushall()
-
-    def messages(self, queue: str) -> list[dict[str, Any]]:
-        """Every message of the list ``queue``, oldest first (kombu LPUSHes and BRPOPs)."""
-        raw: list[bytes] = []
-        length = self.client.llen(queue)
-        for start in range(0, length, 10_000):
-            raw.extend(self.client.lrange(queue, start, start + 9_999))
-        return [json.loads(m) for m in reversed(raw)]
-
-    def used_memory(self) -> int:
-        return int(self.client.info("memory")["used_memory"])
-
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_by_pid(pids: list[int]) -> dict[int, float]:
-    """User + system CPU seconds of each of these processes (all its threads), from /proc."""
-    found = {}
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        found[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
-    return found
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    return sum(cpu_by_pid(pids).values())
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry.name))
-            except (OSError, ValueError, IndexError):
-                continue
-    return found
-
-
-class CpuMeter:
-    """CPU seconds spent by the dispatching process, Redis and PostgreSQL (the postmaster and its children)
-    during a phase: unlike the wall time, hardly changed by other work sharing the machine's cores.
-
-    Per process: a process that appears during the phase counts from zero; one that ends during it
-    (an autovacuum worker) is left out, rather than subtracted."""
-
-    def __init__(self, redis_pid: int, postmaster_pid: int | None) -> None:
-        self.redis_pid, self.postmaster_pid = redis_pid, postmaster_pid
-        self.dispatcher_pid = os.getpid()
-
-    def sample(self) -> dict[str, dict[int, float]]:
-        sample = {"dispatcher": cpu_by_pid([self.dispatcher_pid]), "redis": cpu_by_pid([self.redis_pid])}
-        if self.postmaster_pid is not None:
-            sample["postgresql"] = cpu_by_pid([self.postmaster_pid, *children_of(self.postmaster_pid)])
-        return sample
-
-    def per_task(self, before: dict[str, dict[int, float]], n: int) -> dict[str, float]:
-        """CPU microseconds per task of each part since ``before``."""
-        after = self.sample()
-        return {part: sum(cpu - before.get(part, {}).get(pid, 0.0) for pid, cpu in pids.items()) / n * 1e6
-                for part, pids in after.items()}
-
-
-def check_messages(broker: Broker, queue: str, app: Any, n: int, want_ids: set[str], *, header: bool) -> dict[str, Any]:
-    """The queue holds exactly ``want_ids`` as task ids, each a call with one URL argument; raise otherwise."""
-    llen = broker.client.llen(queue)
-    depths = QueueDepths(app, cache_seconds=0)
-    try:
-        depth = depths.depth(queue)
-    finally:
-        depths.close()
-    messages = broker.messages(queue)
-    ids = [m["headers"]["id"] for m in messages]
-    problems = []
-    if llen != n or depth != n:
-        problems.append(f"queue {queue}: LLEN {llen:,}, QueueDepths {depth:,}, expected {n:,}")
-    if len(set(ids)) != len(ids):
-        problems.append(f"queue {queue}: {len(ids) - len(set(ids)):,} task ids twice")
-    if set(ids) != want_ids:
-        problems.append(f"queue {queue}: {len(set(ids) - want_ids):,} unexpected task ids, "
-                        f"{len(want_ids - set(ids)):,} missing")
-    names = {m["headers"].get("task") for m in messages}
-    if names != {BACKEND_NAME}:
-        problems.append(f"queue {queue}: task names {sorted(map(str, names))}")
-    bad_args = 0
-    for m in messages:
-        args, kwargs, _embed = json.loads(base64.b64decode(m["body"]))
-        if len(args) != 1 or not str(args[0]).startswith(URL_PREFIX) or kwargs:
-            bad_args += 1
-    if bad_args:
-        problems.append(f"queue {queue}: {bad_args:,} messages without the one URL argument")
-    if header and any(m["headers"].get(HEADER, {}).get("kind") != "run" for m in messages):
-        problems.append(f"queue {queue}: messages without Ostinato's run header")
-    if problems:
-        raise SystemExit("check failed: " + "; ".join(problems))
-    sizes = [len(json.dumps(m, separators=(",", ":"))) for m in messages]
-    return {"llen": llen, "queue_depths": depth, "task_ids_match": True,
-            "message_bytes_mean": sum(sizes) / max(1, len(sizes))}
 
 
 # -- 1. the ceiling: a bare send_task loop ------------------------------------------------
@@ -498,10 +269,10 @@ def pg_analyze(dsn: str) -> Callable[[], None]:
 
 
 def start_peer(python: Path) -> PeerProcess:
-    """This file as the peer's driver, in the peer venv's Python (the JSON-lines protocol of ``vs_swh``)."""
+    """``celery_dispatch_peer.py`` in the peer venv's Python (the JSON-lines protocol of ``peer_protocol``)."""
     peer = PeerProcess.__new__(PeerProcess)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SWH_CONFIG_FILENAME")}
-    peer.process = subprocess.Popen([str(python), str(Path(__file__).resolve()), "--peer-driver"], stdin=subprocess.PIPE,
+    peer.process = subprocess.Popen([str(python), str(HERE / "celery_dispatch_peer.py")], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, text=True, bufsize=1, cwd=REPO, env=env)
     return peer
 
@@ -788,4 +559,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(peer_main() if sys.argv[1:] == ["--peer-driver"] else main())
+    sys.exit(main())

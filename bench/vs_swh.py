@@ -73,8 +73,9 @@ PEER_DB = "swh_scheduler"
 OSTINATO_DB = "ostinato"
 BACKEND_ID = "bench"
 FEEDBACK = FeedbackPolicy()
-#: the policies both systems have (the peer also has first_visits_after_listing; Ostinato has no such policy)
-POLICIES = [p.value for p in VisitPolicy]
+#: the policies both systems have: the seeds' (the peer also has first_visits_after_listing, which Ostinato has
+#: not; Ostinato also has change_rate_optimal, which the peer has not)
+POLICIES = [p.value for p in VisitPolicy if p is not VisitPolicy.CHANGE_RATE_OPTIMAL]
 SIDES = ("peer", "ostinato")
 
 

@@ -15,19 +15,17 @@ benchmark's separate environment (``.bench-venvs/swh-scheduler-3.6.0``).
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import sys
 import time
-import traceback
 from datetime import datetime, timedelta
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from peer_protocol import serve  # noqa: E402
 from vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData  # noqa: E402
 
 
@@ -142,31 +140,5 @@ class Peer:
         return {"count": len(probe), "tasks": result}
 
 
-def main() -> int:
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
-    sys.stdout = sys.stderr  # whatever the peer prints must not garble the answers
-    peer: Peer | None = None
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        command = json.loads(line)
-        op = command.pop("op")
-        try:
-            if op == "quit":
-                out.write(json.dumps({"ok": True}) + "\n")
-                return 0
-            if op == "init":
-                peer = Peer(**command)
-                answer: dict[str, Any] = {"versions": peer.versions}
-            else:
-                assert peer is not None, "init first"
-                method: Callable[..., dict[str, Any]] = getattr(peer, op)
-                answer = method(**command)
-        except Exception as exc:
-            answer = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-        out.write(json.dumps(answer) + "\n")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(Peer))
