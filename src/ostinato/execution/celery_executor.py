@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from celery import Celery
 
@@ -45,6 +45,7 @@ from .celery_app import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Report = Callable[[Sequence[RunEvent]], Any]
 ReleaseVisits = Callable[[Sequence[tuple[str, str]]], Any]
@@ -81,21 +82,14 @@ class CeleryExecutor:
         """Workers resolve callables; nothing to check here."""
 
     def submit(self, runs: Sequence[ScheduledRun], backend_name: str, *, priority: bool = False) -> None:
+        def send(scheduled: ScheduledRun, queue: str, producer: Any) -> None:
+            task = scheduled.task
+            self.app.send_task(backend_name, args=list(task.arguments.args), kwargs=dict(task.arguments.kwargs),
+                               task_id=str(scheduled.run.id), queue=queue, producer=producer,
+                               headers={HEADER: run_header(task.type)})
+
         queue = queue_name(backend_name, priority=priority)
-        failed: list[ScheduledRun] = []
-        error: BaseException | None = None
-        with self.app.producer_or_acquire() as producer:
-            for index, scheduled in enumerate(runs):
-                task = scheduled.task
-                try:
-                    self.app.send_task(backend_name, args=list(task.arguments.args), kwargs=dict(task.arguments.kwargs),
-                                       task_id=str(scheduled.run.id), queue=queue, producer=producer,
-                                       headers={HEADER: run_header(task.type)})
-                except Exception as exc:  # the broker went away: the rest would fail too
-                    error = exc
-                    failed = list(runs[index:])
-                    break
-        self._count(queue, len(runs) - len(failed), len(failed))
+        failed, error = self._send_all(runs, queue, send)
         if failed:
             log.error("could not send %d runs to queue %s (%s: %s); they are marked lost and will be retried",
                       len(failed), queue, type(error).__name__, error)
@@ -105,25 +99,34 @@ class CeleryExecutor:
                           for s in failed])
 
     def submit_visits(self, visits: Sequence[NextVisit], backend_name: str, *, priority: bool = False) -> None:
+        def send(visit: NextVisit, queue: str, producer: Any) -> None:
+            self.app.send_task(backend_name, kwargs=visit.loader_kwargs(), queue=queue, producer=producer,
+                               task_id=f"visit:{visit.visit_type}:{uuid.uuid4().hex}",
+                               headers={HEADER: visit_header(visit.visit_type)})
+
         queue = queue_name(backend_name, priority=priority)
-        failed: list[NextVisit] = []
-        error: BaseException | None = None
-        with self.app.producer_or_acquire() as producer:
-            for index, visit in enumerate(visits):
-                try:
-                    self.app.send_task(backend_name, kwargs=visit.loader_kwargs(), queue=queue, producer=producer,
-                                       task_id=f"visit:{visit.visit_type}:{uuid.uuid4().hex}",
-                                       headers={HEADER: visit_header(visit.visit_type)})
-                except Exception as exc:
-                    error = exc
-                    failed = list(visits[index:])
-                    break
-        self._count(queue, len(visits) - len(failed), len(failed))
+        failed, error = self._send_all(visits, queue, send)
         if failed:
             log.error("could not send %d visits to queue %s (%s: %s); they are handed back", len(failed), queue,
                       type(error).__name__, error)
             if self._release_visits is not None:
                 self._release_visits([(v.url, v.visit_type) for v in failed])
+
+    def _send_all(self, items: Sequence[T], queue: str,
+                  send: Callable[[T, str, Any], None]) -> tuple[list[T], BaseException | None]:
+        """Send each item with one producer; after a failure (the broker went away) the rest are not tried.
+        Returns what was not sent, and why."""
+        failed: list[T] = []
+        error: BaseException | None = None
+        with self.app.producer_or_acquire() as producer:
+            for index, item in enumerate(items):
+                try:
+                    send(item, queue, producer)
+                except Exception as exc:  # the rest would fail too
+                    error, failed = exc, list(items[index:])
+                    break
+        self._count(queue, len(items) - len(failed), len(failed))
+        return failed, error
 
     def send_schedule_run(self, schedule: Schedule, run: ScheduleRun, backend_name: str) -> None:
         """Send a schedule's run to a worker; raises if the broker does not take it."""
