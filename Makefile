@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DB     ?= sqlite:///.ostinato/ostinato.db
 
-.PHONY: run example test lint install install-test system-deps bench clean
+.PHONY: run example test lint install install-test system-deps bench clean fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ lint: install-test
 
 test: system-deps install-test lint
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# the fuzz tests of bad input (tests/fuzz) with 20 times the examples `make test` runs, new ones each time
+fuzz: system-deps install-test
+	OSTINATO_FUZZ_EXAMPLES=20 $(BIN)/pytest tests/fuzz -q -p no:cacheprovider --hypothesis-show-statistics
 
 bench: install-test system-deps
 	$(BIN)/python bench/tasks.py

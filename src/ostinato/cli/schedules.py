@@ -33,6 +33,7 @@ from ..domain.schedules import (
 )
 from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals
+from .services import metrics_options
 from .origins import read_json_lines
 from .output import DurationType, TimeType, WholeNumberType, echo_json, format_when, print_rows, readable
 from .tasks import build_arguments
@@ -283,6 +284,11 @@ def schedule_export(app: AppContext, out: IO[str]) -> None:
 def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) -> None:
     """Schedules from `ostinato schedule export` (every line checked before anything is written)."""
     items = read_json_lines(file, schedule_from_dict)
+    seen: set[str] = set()
+    for number, item in enumerate(items, 1):  # each schedule is its own write: a repeated one would stop midway
+        if item.name in seen:
+            raise ValidationError("name", "each schedule once in the file", item.name, record=f"schedule {number}")
+        seen.add(item.name)
     store, now = app.store(), app.clock.now()
     existing = {s.name for s in _all(app)}
     clashes = [s.name for s in items if s.name in existing]
@@ -299,6 +305,7 @@ def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) ->
               help="This scheduler's name on the node (unique per node: its stale runs are cleared at start-up).")
 @click.option("--capacity", type=WholeNumberType(1), default=4, show_default=True, help="Schedules run at once.")
 @click.option("--once", is_flag=True, help="One pass: start what is due, wait for it, exit.")
+@metrics_options
 @pass_app
 def scheduler_command(app: AppContext, node: str | None, instance: str, capacity: int, once: bool) -> None:
     """Run schedules: the deadline-greedy scheduler of seed 004 (any number of them, on any nodes).

@@ -37,6 +37,7 @@ from typing import Iterator
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ValidationError
+from .limits import MAX_TIME, MIN_TIME, TIME_RANGE, check_stored_text
 
 UTC = timezone.utc
 #: cron's named schedules, as five fields
@@ -70,7 +71,7 @@ def parse_zone(name: str, field: str = "tz") -> ZoneInfo:
         raise ValidationError(field, "an IANA time zone such as Europe/Paris or UTC", name)
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder (Europe), a name too long
         raise ValidationError(field, "an IANA time zone such as Europe/Paris or UTC", name) from None
 
 
@@ -101,6 +102,7 @@ class CalendarRule:
     def parse(cls, text: str, tz: str = "UTC", *, kind: RuleKind | str | None = None, field: str = "calendar") -> "CalendarRule":
         if not isinstance(text, str) or not text.strip():
             raise ValidationError(field, "a cron, systemd calendar or RRULE expression", text)
+        check_stored_text(text, field, 1000)
         parse_zone(tz)
         rule_kind = RuleKind(kind) if kind is not None else detect_kind(text)
         expression = _KIND_PREFIX.sub("", text.strip())
@@ -166,7 +168,7 @@ def _is_zone(name: str) -> bool:
         return False
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return False
     return True
 
@@ -223,14 +225,48 @@ def _rrule_times(expression: str, start: datetime, field: str) -> Iterator[datet
         raise ValidationError(field, f"an RFC 5545 RRULE such as FREQ=DAILY;BYHOUR=2 ({exc})", expression) from None
     if not isinstance(rule, rrule):
         raise ValidationError(field, "a single RRULE (no RDATE, EXDATE or several rules)", expression)
+    if rule._interval < 1:  # dateutil would loop forever
+        raise ValidationError(field, "an RRULE with INTERVAL of 1 or more", expression)
+    if has_dtstart and not MIN_TIME.replace(tzinfo=None) <= rule._dtstart < MAX_TIME.replace(tzinfo=None):
+        # an anchor in year 1 makes dateutil walk two thousand years of a sub-daily rule's firings
+        raise ValidationError(field, f"an RRULE whose DTSTART is {TIME_RANGE}", expression)
     _check_anchor(rule, has_dtstart, expression, field)
+    _check_some_day(rule, expression, field)
     rule = _fast_forward(rule, start)
-    wall = start
-    while True:
-        wall = rule.after(wall)
-        if wall is None or wall.year > start.year + _HORIZON_YEARS:
-            return
-        yield wall
+    # one walk (xafter), not one rule.after() per firing: each of those walks again from DTSTART,
+    # which made the 10,800 firings of a FREQ=SECONDLY rule in the 3 hours before ``start`` take minutes
+    try:
+        for wall in rule.xafter(start):
+            if wall.year > start.year + _HORIZON_YEARS:
+                return
+            yield wall
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError) as exc:  # e.g. BYSECOND=61
+        raise ValidationError(field, f"an RFC 5545 RRULE such as FREQ=DAILY;BYHOUR=2 ({exc})", expression) from None
+
+
+def _check_some_day(rule, expression: str, field: str) -> None:
+    """Refuse a rule whose day filters (BYMONTH, BYMONTHDAY, BYYEARDAY, BYWEEKNO, BYDAY, BYEASTER)
+    match no day at all: dateutil would walk every period to the year 9999 looking for one (seconds
+    of CPU at each evaluation). The Gregorian calendar repeats every 400 years, so a yearly rule
+    with the same day filters (a superset: BYDAY's ordinals dropped) tried over the last 400 years
+    dateutil knows tells."""
+    from dateutil.rrule import YEARLY, rrule
+
+    filters = {key: value for key, value in rule._original_rule.items()
+               if key in ("bymonth", "bymonthday", "byyearday", "byweekno", "byweekday", "byeaster") and value}
+    if not filters:
+        return
+    if "byweekday" in filters:
+        days = filters["byweekday"] if isinstance(filters["byweekday"], (tuple, list)) else (filters["byweekday"],)
+        filters["byweekday"] = tuple({getattr(day, "weekday", day) for day in days})
+    probe_start = datetime(datetime.max.year - 400, 1, 1)
+    try:
+        found = rrule(YEARLY, dtstart=probe_start, **filters).after(probe_start, inc=True)
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError) as exc:
+        raise ValidationError(field, f"an RFC 5545 RRULE such as FREQ=DAILY;BYHOUR=2 ({exc})", expression) from None
+    if found is None:
+        raise ValidationError(field, "an RRULE whose BYMONTH, BYMONTHDAY, BYYEARDAY, BYWEEKNO and BYDAY match "
+                                     "some day", expression)
 
 
 def _check_anchor(rule, has_dtstart: bool, expression: str, field: str) -> None:

@@ -8,10 +8,12 @@ relative to ``now`` (``now``, ``+2h``, ``-1d``).
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timedelta, timezone
 
 from .errors import ValidationError
+from .limits import MAX_DURATION
 
 _UNIT_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1, "ms": 0.001}
 _COMPACT = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|w|d|h|m|s)", re.IGNORECASE)
@@ -30,14 +32,25 @@ def parse_duration(text: str | int | float | timedelta, field: str = "duration",
     elif isinstance(text, bool):
         raise ValidationError(field, DURATION_FORMS, text)
     elif isinstance(text, (int, float)):
-        value = timedelta(seconds=text)
+        value = _seconds(text, field, text)
     elif isinstance(text, str):
         value = _parse_duration_text(text.strip(), field)
     else:
         raise ValidationError(field, DURATION_FORMS, text)
     if value < timedelta(0) or (value == timedelta(0) and not allow_zero):
         raise ValidationError(field, "a positive duration" if not allow_zero else "a duration of zero or more", text)
+    if value > MAX_DURATION:
+        raise ValidationError(field, f"a duration of at most {MAX_DURATION.days} days", text)
     return value
+
+
+def _seconds(seconds: float, field: str, text: object) -> timedelta:
+    """``seconds`` as a timedelta; NaN, infinities and what no timedelta holds are errors naming ``field``."""
+    if isinstance(seconds, float) and not math.isfinite(seconds):
+        raise ValidationError(field, DURATION_FORMS + " (a finite number)", text)
+    if abs(seconds) > MAX_DURATION.total_seconds():
+        raise ValidationError(field, f"a duration of at most {MAX_DURATION.days} days", text)
+    return timedelta(seconds=seconds)
 
 
 def _parse_duration_text(text: str, field: str) -> timedelta:
@@ -46,13 +59,13 @@ def _parse_duration_text(text: str, field: str) -> timedelta:
     if text.startswith("-"):
         raise ValidationError(field, "a positive duration", text)
     if re.fullmatch(r"\d+(?:\.\d+)?", text):
-        return timedelta(seconds=float(text))
+        return _seconds(float(text), field, text)
     if text[0] in "Pp":
         match = _ISO.fullmatch(text)
         if not match or text.upper() in ("P", "PT") or text.upper().endswith("T"):
             raise ValidationError(field, DURATION_FORMS + " (years and months are not fixed durations)", text)
         seconds = sum(float(v) * _UNIT_SECONDS[k] for k, v in match.groupdict().items() if v)
-        return timedelta(seconds=seconds)
+        return _seconds(seconds, field, text)
     pos = 0
     seconds = 0.0
     for match in _COMPACT.finditer(text):
@@ -62,7 +75,7 @@ def _parse_duration_text(text: str, field: str) -> timedelta:
         pos = match.end()
     else:
         if pos and not text[pos:].strip():
-            return timedelta(seconds=seconds)
+            return _seconds(seconds, field, text)
     raise ValidationError(field, DURATION_FORMS, text)
 
 
@@ -101,7 +114,10 @@ def parse_time(text: str | datetime, now: datetime, field: str = "time") -> date
     match = _RELATIVE.fullmatch(text)
     if match:
         delta = parse_duration(match.group(2), field, allow_zero=True)
-        return now + delta if match.group(1) == "+" else now - delta
+        try:
+            return now + delta if match.group(1) == "+" else now - delta
+        except OverflowError:
+            raise ValidationError(field, TIME_FORMS + " (within years 1 to 9999)", text) from None
     return parse_iso_time(text, field, forms=TIME_FORMS)
 
 
@@ -110,13 +126,18 @@ ISO_TIME_FORMS = "an ISO 8601 time with a zone, e.g. 2026-11-22T10:00:00+00:00"
 
 def parse_iso_time(text: str, field: str = "time", *, forms: str = ISO_TIME_FORMS) -> datetime:
     """Parse an absolute ISO 8601 time with a zone (``Z`` accepted) into UTC."""
+    if not isinstance(text, str):
+        raise ValidationError(field, forms, text)
     try:
         value = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
         raise ValidationError(field, forms, text) from None
     if value.tzinfo is None:
         raise ValidationError(field, "a time with a zone, e.g. 2026-11-22T10:00:00+00:00", text)
-    return value.astimezone(timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00+01:00 and 9999-12-31T23:59-01:00 have no UTC form
+        raise ValidationError(field, "a time with a UTC form (within years 1 to 9999)", text) from None
 
 
 def utc(value: datetime) -> datetime:

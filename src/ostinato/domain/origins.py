@@ -15,7 +15,8 @@ from typing import Any, Mapping
 import orjson
 
 from .durations import parse_iso_time
-from .errors import ValidationError, check_text
+from .errors import ValidationError
+from .limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,22 +46,20 @@ def parse_listed_origin(record: Any) -> ListedOrigin:
     visit_type = record.get("visit_type")
     if not isinstance(visit_type, str) or not visit_type.strip():
         raise ValidationError("visit_type", "a visit type such as git", visit_type)
-    check_text(url, "url")
-    check_text(visit_type, "visit_type")
     extra = record.get("extra_loader_arguments") or {}
     if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
         raise ValidationError("extra_loader_arguments", "a JSON object", extra)
-    try:
-        orjson.dumps(extra)
-    except TypeError:
-        raise ValidationError("extra_loader_arguments", "JSON values in valid Unicode", extra) from None
     last_update = record.get("last_update")
     if isinstance(last_update, str):
         last_update = parse_iso_time(last_update, "last_update")
     elif isinstance(last_update, datetime):
         if last_update.tzinfo is None:
             raise ValidationError("last_update", "a time with a zone", last_update.isoformat())
-        last_update = last_update.astimezone(timezone.utc)
+        try:
+            last_update = last_update.astimezone(timezone.utc)
+        except OverflowError:
+            raise ValidationError("last_update", "a time with a UTC form (within years 1 to 9999)",
+                                  last_update.isoformat()) from None
     elif last_update is not None:
         raise ValidationError("last_update", "an ISO 8601 time with a zone, or null", last_update)
     enabled = record.get("enabled", True)
@@ -72,9 +71,34 @@ def parse_listed_origin(record: Any) -> ListedOrigin:
     forked_from = record.get("forked_from_url")
     if forked_from is not None and (not isinstance(forked_from, str) or not forked_from.strip()):
         raise ValidationError("forked_from_url", "a URL or null", forked_from)
-    if forked_from is not None:
-        check_text(forked_from, "forked_from_url")
-    return ListedOrigin(url, visit_type, dict(extra), last_update, enabled, is_fork, forked_from)
+    return check_listed_origin(ListedOrigin(url, visit_type, dict(extra), last_update, enabled, is_fork, forked_from))
+
+
+def check_listed_origin(origin: ListedOrigin) -> ListedOrigin:
+    """``origin`` if a store can record it (the rules of ``domain.limits``), however it was made:
+    files, HTTP bodies and the stores themselves apply these."""
+    for name, value, limit in (("url", origin.url, MAX_URL_BYTES), ("visit_type", origin.visit_type, MAX_TYPE_BYTES)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValidationError(name, "a non-empty URL" if name == "url" else "a visit type such as git", value)
+        check_stored_text(value, name, limit)
+    if origin.forked_from_url is not None:
+        if not isinstance(origin.forked_from_url, str):
+            raise ValidationError("forked_from_url", "a URL or null", origin.forked_from_url)
+        check_stored_text(origin.forked_from_url, "forked_from_url")
+    if not isinstance(origin.extra_loader_arguments, Mapping):
+        raise ValidationError("extra_loader_arguments", "a JSON object", origin.extra_loader_arguments)
+    check_json_value(origin.extra_loader_arguments, "extra_loader_arguments")
+    try:
+        orjson.dumps(origin.extra_loader_arguments)
+    except TypeError:  # whole numbers beyond 64 bits
+        raise ValidationError("extra_loader_arguments", "JSON numbers within 64 bits", origin.extra_loader_arguments) from None
+    if origin.last_update is not None and (not isinstance(origin.last_update, datetime) or origin.last_update.tzinfo is None):
+        raise ValidationError("last_update", "a time with a zone, or null", origin.last_update)
+    for name in ("enabled", "is_fork"):
+        value = getattr(origin, name)
+        if not isinstance(value, bool) and not (name == "is_fork" and value is None):
+            raise ValidationError(name, "true or false" + (", or null" if name == "is_fork" else ""), value)
+    return origin
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,8 @@ from datetime import datetime, time, timedelta
 from typing import Any, Mapping, Sequence
 
 from .calendars import CalendarRule, parse_zone, resolve_local
-from .errors import ValidationError, check_text
+from .errors import ValidationError
+from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
 from .tasks import TaskArguments
 
 #: seed 004: "75% of the weight of the average is equal to the last 3 runtimes"
@@ -152,18 +153,36 @@ class Schedule:
 
     def validated(self) -> "Schedule":
         """The same schedule, checked: a ValidationError names the first field at fault."""
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValidationError("name", "letters, digits and _ . @ : - (at most 200, not starting with a sign)", self.name)
         if not isinstance(self.task_type, str) or not self.task_type.strip():
             raise ValidationError("task_type", "the task type whose callable runs the job", self.task_type)
-        check_text(self.task_type, "task_type")
+        check_stored_text(self.task_type, "task_type")
         kind = ScheduleKind(self.kind)
         parse_zone(self.tz)
         for name in ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration",
-                     "max_expected_duration", "max_allowed_duration"):
+                     "max_expected_duration", "max_allowed_duration", "average_good_duration"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, timedelta) or value < timedelta(0)):
-                raise ValidationError(name, "a duration of 0 or more", value)
+            if value is not None and (not isinstance(value, timedelta) or not timedelta(0) <= value <= MAX_DURATION):
+                raise ValidationError(name, f"a duration from 0 to {MAX_DURATION.days} days", value)
+        for name in _TIME_FIELDS:
+            value = getattr(self, name)
+            if value is None and name != "created_at":
+                continue
+            if not isinstance(value, datetime) or value.tzinfo is None:
+                raise ValidationError(name, "a time with a zone", value)
+            check_time_range(value, name)
+        for name in ("owner_node", "owner_name", "owner_tag"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValidationError(name, "text or null", value)
+            if value is not None:
+                check_stored_text(value, name)
+        check_whole(self.failure_count, "failure_count", nullable=True)
+        if not isinstance(self.arguments, TaskArguments):
+            raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', self.arguments)
+        check_json_value(list(self.arguments.args), "arguments.args")
+        check_json_value(dict(self.arguments.kwargs), "arguments.kwargs")
         if kind is ScheduleKind.PERIODIC:
             if self.scheduling_period is None or self.scheduling_period <= timedelta(0):
                 raise ValidationError("scheduling_period", "a positive duration (how stale the data may get)",
@@ -188,6 +207,7 @@ class Schedule:
         for node in self.dont_run_on_nodes:
             if not isinstance(node, str) or not node.strip():
                 raise ValidationError("dont_run_on_nodes", "node names", node)
+            check_stored_text(node, "dont_run_on_nodes")
         return replace(self, kind=kind, mode=RunMode(self.mode))
 
 
@@ -505,16 +525,17 @@ def schedule_from_dict(data: Any) -> Schedule:
             raise ValidationError(required, "a value (the field is required)", None)
     try:
         kind = ScheduleKind(data["kind"])
-    except ValueError:
+    except (ValueError, TypeError):
         raise ValidationError("kind", "periodic or calendar", data["kind"]) from None
     try:
         mode = RunMode(data.get("mode") or "run")
-    except ValueError:
+    except (ValueError, TypeError):
         raise ValidationError("mode", "run or submit", data.get("mode")) from None
     arguments = data.get("arguments") or {}
     if (not isinstance(arguments, Mapping) or not isinstance(arguments.get("args", []), list)
             or not isinstance(arguments.get("kwargs", {}), Mapping)):
         raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', arguments)
+    task_arguments = TaskArguments.parse(arguments, "arguments")
     values: dict[str, Any] = {}
     for name in _DURATION_FIELDS:
         value = data.get(name)
@@ -533,7 +554,7 @@ def schedule_from_dict(data: Any) -> Schedule:
         raise ValidationError("dont_run_on_nodes", "a list of node names", nodes)
     return Schedule(
         name=data["name"], kind=kind, task_type=data["task_type"], mode=mode,
-        arguments=TaskArguments(tuple(arguments.get("args", [])), dict(arguments.get("kwargs", {}))),
+        arguments=task_arguments,
         cron_schedule=data.get("cron_schedule"), tz=data.get("tz") or "UTC", enabled=enabled,
         blackout_periods=parse_blackout_periods(data.get("blackout_periods")), dont_run_on_nodes=tuple(nodes),
         failure_count=failures, owner_node=data.get("owner_node"), owner_name=data.get("owner_name"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 
 import orjson
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
 from .errors import ValidationError
+from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
 
 
 def canonical_json(value: Any) -> str:
@@ -79,7 +81,7 @@ def _enum_value(enum_cls: type[enum.Enum], value: Any, field_name: str) -> Any:
         return value
     try:
         return enum_cls(value)
-    except ValueError:
+    except (ValueError, TypeError):
         allowed = ", ".join(m.value for m in enum_cls)
         raise ValidationError(field_name, f"one of {allowed}", value) from None
 
@@ -121,14 +123,17 @@ class TaskType:
         """Return self if every field is consistent; raise ValidationError naming the field otherwise."""
         if not isinstance(self.type, str) or not self.type.strip():
             raise ValidationError("type", "a non-empty name", self.type)
+        check_stored_text(self.type, "type", 200)
         if not isinstance(self.backend_name, str) or not self.backend_name.strip():
             raise ValidationError("backend_name", "a non-empty name of a registered callable", self.backend_name)
-        for name in ("default_interval", "min_interval", "max_interval"):
+        check_stored_text(self.backend_name, "backend_name")
+        if not isinstance(self.description, str):
+            raise ValidationError("description", "text", self.description)
+        check_stored_text(self.description, "description")
+        for name in ("default_interval", "min_interval", "max_interval", "retry_delay"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, timedelta) or value <= timedelta(0)):
-                raise ValidationError(name, "a positive duration", value)
-        if self.retry_delay is not None and (not isinstance(self.retry_delay, timedelta) or self.retry_delay <= timedelta(0)):
-            raise ValidationError("retry_delay", "a positive duration", self.retry_delay)
+            if value is not None and (not isinstance(value, timedelta) or not timedelta(0) < value <= MAX_DURATION):
+                raise ValidationError(name, f"a positive duration of at most {MAX_DURATION.days} days", value)
         lo, hi, default = self.min_interval, self.max_interval, self.default_interval
         if lo is not None and hi is not None and lo > hi:
             raise ValidationError("min_interval", f"at most max_interval ({hi})", lo)
@@ -137,24 +142,25 @@ class TaskType:
         if default is not None and hi is not None and default > hi:
             raise ValidationError("default_interval", f"at most max_interval ({hi})", default)
         if self.backoff_factor is not None:
-            if isinstance(self.backoff_factor, bool) or not isinstance(self.backoff_factor, (int, float)) or not self.backoff_factor > 1:
-                raise ValidationError("backoff_factor", "a number greater than 1", self.backoff_factor)
+            if (isinstance(self.backoff_factor, bool) or not isinstance(self.backoff_factor, (int, float))
+                    or not 1 < self.backoff_factor < math.inf):
+                raise ValidationError("backoff_factor", "a number greater than 1 (finite)", self.backoff_factor)
         if self.max_queue_length is not None:
-            if isinstance(self.max_queue_length, bool) or not isinstance(self.max_queue_length, int) or self.max_queue_length < 1:
-                raise ValidationError("max_queue_length", "a whole number of at least 1", self.max_queue_length)
+            check_whole(self.max_queue_length, "max_queue_length", 1)
         if self.num_retries is not None:
-            if isinstance(self.num_retries, bool) or not isinstance(self.num_retries, int) or self.num_retries < 0:
-                raise ValidationError("num_retries", "a whole number of 0 or more", self.num_retries)
+            check_whole(self.num_retries, "num_retries")
             if self.num_retries > 0 and self.retry_delay is None:
                 raise ValidationError("retry_delay", "a positive duration when num_retries > 0", None)
         return self
 
     def clamp(self, interval: timedelta) -> timedelta:
+        """``interval`` within [min_interval, max_interval], and never beyond ``MAX_DURATION`` (a type
+        with no max_interval would otherwise grow it until the next run's time overflows)."""
         if self.min_interval is not None and interval < self.min_interval:
             interval = self.min_interval
         if self.max_interval is not None and interval > self.max_interval:
             interval = self.max_interval
-        return interval
+        return min(interval, MAX_DURATION)
 
     @property
     def retries(self) -> int:
@@ -185,8 +191,10 @@ class TaskArguments:
         if isinstance(value, (str, bytes)):
             try:
                 value = json.loads(value)
-            except ValueError as exc:
-                raise ValidationError(field_name, f'JSON such as {{"args": [...], "kwargs": {{...}}}} ({exc})', value) from None
+            except (ValueError, RecursionError) as exc:
+                why = "nested too deep" if isinstance(exc, RecursionError) else exc
+                raise ValidationError(field_name, f'JSON such as {{"args": [...], "kwargs": {{...}}}} ({why})',
+                                      value[:80]) from None
         if not isinstance(value, Mapping):
             raise ValidationError(field_name, 'an object {"args": [...], "kwargs": {...}}', value)
         unknown = set(value) - {"args", "kwargs"}
@@ -198,10 +206,8 @@ class TaskArguments:
             raise ValidationError(f"{field_name}.args", "a JSON array", args)
         if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
             raise ValidationError(f"{field_name}.kwargs", "a JSON object", kwargs)
-        try:
-            json.dumps([args, kwargs], allow_nan=False)
-        except (TypeError, ValueError):
-            raise ValidationError(field_name, "values that JSON can represent", value) from None
+        check_json_value(args, f"{field_name}.args")
+        check_json_value(kwargs, f"{field_name}.kwargs")
         return cls(tuple(args), dict(kwargs))
 
 
@@ -301,9 +307,16 @@ def lost_run_events(run_ids: Sequence[int], now: datetime) -> list[RunEvent]:
 
 def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
     """Fill defaults from the task type and check the task; raise ValidationError if it cannot run."""
-    if task.next_run.tzinfo is None:
+    if not isinstance(task.next_run, datetime) or task.next_run.tzinfo is None:
         raise ValidationError("next_run", "a timezone-aware time", task.next_run)
+    check_time_range(task.next_run, "next_run")
+    if not isinstance(task.arguments, TaskArguments):
+        raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', task.arguments)
+    check_json_value(list(task.arguments.args), "arguments.args")
+    check_json_value(dict(task.arguments.kwargs), "arguments.kwargs")
     interval = task.current_interval
+    if interval is not None and (not isinstance(interval, timedelta) or interval > MAX_DURATION):
+        raise ValidationError("current_interval", f"a positive duration of at most {MAX_DURATION.days} days", interval)
     if task.policy is TaskPolicy.RECURRING:
         if interval is None:
             interval = task_type.default_interval
@@ -315,8 +328,7 @@ def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
     elif interval is not None and interval <= timedelta(0):
         raise ValidationError("current_interval", "a positive duration", interval)
     retries = task.retries_left if task.retries_left is not None else task_type.retries
-    if retries < 0:
-        raise ValidationError("retries_left", "a whole number of 0 or more", retries)
+    check_whole(retries, "retries_left")
     if interval == task.current_interval and retries == task.retries_left:
         return task
     return NewTask(task.type, task.next_run, task.arguments, task.policy, task.priority, interval, retries)

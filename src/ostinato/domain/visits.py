@@ -24,11 +24,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .change_rates import RevisitModel, default_threshold, estimated_rate, observe, revisit_interval
 from .durations import parse_iso_time
-from .errors import ValidationError, check_text
+from .errors import ValidationError
+from .limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_stored_text, check_time_range, check_whole
 from .visit_policies import cooldown_until, live_cooldown
 
 
@@ -98,20 +99,21 @@ def parse_visit_status(message: Any) -> VisitStatus:
         raise ValidationError("origin", "a non-empty URL", origin)
     if not isinstance(visit_type, str) or not visit_type.strip():
         raise ValidationError("type", "a visit type such as git", visit_type)
-    check_text(origin, "origin")
-    check_text(visit_type, "type")
     visit = message["visit"]
     if isinstance(visit, bool) or not isinstance(visit, int) or visit < 0:
         raise ValidationError("visit", "a whole number of 0 or more", visit)
     try:
         status = JournalStatus(message["status"])
-    except ValueError:
+    except (ValueError, TypeError):
         raise ValidationError("status", f"one of {_STATUS_FORMS}", message["status"]) from None
     date = message["date"]
     if isinstance(date, datetime):
         if date.tzinfo is None:
             raise ValidationError("date", "a time with a zone", date.isoformat())
-        date = date.astimezone(timezone.utc)
+        try:
+            date = date.astimezone(timezone.utc)
+        except OverflowError:
+            raise ValidationError("date", "a time with a UTC form (within years 1 to 9999)", date.isoformat()) from None
     elif isinstance(date, str):
         date = parse_iso_time(date, "date")
     else:
@@ -119,7 +121,39 @@ def parse_visit_status(message: Any) -> VisitStatus:
     changes = message.get("changes")
     if changes is not None and (isinstance(changes, bool) or not isinstance(changes, int) or changes < 0):
         raise ValidationError("changes", "a whole number of 0 or more, or null", changes)
-    return VisitStatus(origin, visit, visit_type, status, date, _parse_snapshot(message.get("snapshot")), changes)
+    return check_visit_status(
+        VisitStatus(origin, visit, visit_type, status, date, _parse_snapshot(message.get("snapshot")), changes))
+
+
+def check_visit_statuses(statuses: Sequence[VisitStatus]) -> list[VisitStatus]:
+    """Every status of a batch checked (:func:`check_visit_status`, located at ``status N``) before
+    a store writes any: a bad one refuses the whole batch."""
+    checked = list(statuses)
+    for index, status in enumerate(checked):
+        try:
+            check_visit_status(status)
+        except ValidationError as exc:
+            raise exc.at(f"status {index}") from None
+    return checked
+
+
+def check_visit_status(status: VisitStatus) -> VisitStatus:
+    """``status`` if a store can apply it (the rules of ``domain.limits``), however it was made:
+    every entry point (journal, files, HTTP, Celery outcomes, the stores themselves) applies these."""
+    for name, value, limit in (("origin", status.origin, MAX_URL_BYTES), ("type", status.type, MAX_TYPE_BYTES)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValidationError(name, "a non-empty URL" if name == "origin" else "a visit type such as git", value)
+        check_stored_text(value, name, limit)
+    check_whole(status.visit, "visit")
+    if not isinstance(status.status, JournalStatus):
+        raise ValidationError("status", f"one of {_STATUS_FORMS}", status.status)
+    if not isinstance(status.date, datetime) or status.date.tzinfo is None:
+        raise ValidationError("date", "a time with a zone", status.date)
+    check_time_range(status.date, "date")
+    if status.snapshot is not None and (not isinstance(status.snapshot, bytes) or not status.snapshot):
+        raise ValidationError("snapshot", "a non-empty identifier (bytes) or null", status.snapshot)
+    check_whole(status.changes, "changes", nullable=True)
+    return status
 
 
 def _parse_snapshot(value: Any) -> bytes | None:

@@ -34,6 +34,7 @@ from celery import Celery
 from ..domain.errors import QueueUnavailable, ValidationError
 from ..domain.tasks import RunEvent, TaskRunStatus
 from ..domain.durations import parse_iso_time
+from ..domain.limits import check_json_value, check_stored_text, check_time_range, check_whole
 from ..domain.visits import VisitStatus, parse_visit_status
 
 log = logging.getLogger(__name__)
@@ -152,28 +153,29 @@ class Outcome:
             body = message["run"]
             if not isinstance(body, Mapping):
                 raise ValidationError("run", "an object with id, status and at", body)
-            run_id = body.get("id")
-            if isinstance(run_id, bool) or not isinstance(run_id, int) or run_id < 1:
-                raise ValidationError("run.id", "a run id (a whole number of at least 1)", run_id)
+            run_id = check_whole(body.get("id"), "run.id", 1)
             try:
                 status = TaskRunStatus(body.get("status"))
-            except ValueError:
+            except (ValueError, TypeError):
                 raise ValidationError("run.status", "a task run status", body.get("status")) from None
             if not status.is_final and status is not TaskRunStatus.STARTED:
                 raise ValidationError("run.status", "started or a final status (eventful, uneventful, failed, "
                                       "permfailed, lost)", status.value)
             if not isinstance(body.get("at"), str):
                 raise ValidationError("run.at", "an ISO 8601 time with a zone", body.get("at"))
-            at = parse_iso_time(body["at"], "run.at")
+            at = check_time_range(parse_iso_time(body["at"], "run.at"), "run.at")
             metadata = body.get("metadata")
             metadata = {} if metadata is None else metadata
             if not isinstance(metadata, Mapping):
                 raise ValidationError("run.metadata", "an object", metadata)
+            check_json_value(metadata, "run.metadata")
             if body.get("started") is not None:
                 if not isinstance(body["started"], str):
                     raise ValidationError("run.started", "an ISO 8601 time with a zone", body["started"])
-                started = parse_iso_time(body["started"], "run.started")
+                started = check_time_range(parse_iso_time(body["started"], "run.started"), "run.started")
             backend_id = body.get("backend_id")
+            if isinstance(backend_id, str):
+                check_stored_text(backend_id, "run.backend_id")
             run = RunEvent(run_id, status, at, backend_id if isinstance(backend_id, str) else None, dict(metadata))
         visit_status = None
         if message.get("visit_status") is not None:

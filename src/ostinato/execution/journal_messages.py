@@ -25,13 +25,14 @@ else is read as msgpack):
 
 Every failure is a :class:`~ostinato.domain.errors.ValidationError` naming the
 field at fault (``record`` when the message cannot be decoded at all): a journal
-client counts and skips such a message, it never stops on one. Beyond
-``parse_visit_status``'s checks, what a store could never write is refused here
-too, since a store error would be retried forever: text with NUL characters,
-an origin URL longer than :data:`MAX_ORIGIN_BYTES` (an index row PostgreSQL
-refuses), a visit type longer than :data:`MAX_TYPE_BYTES`, a date outside
-[:data:`MIN_DATE`, :data:`MAX_DATE`) (next-visit arithmetic would overflow),
-a visit number beyond 64 bits.
+client counts and skips such a message, it never stops on one. What a store
+could never write (a store error would be retried forever) is refused by
+``parse_visit_status`` itself, with the rules of ``domain.limits`` that every
+other entry point applies too: text with NUL characters, an origin URL longer
+than :data:`MAX_ORIGIN_BYTES` (an index row PostgreSQL refuses), a visit type
+longer than :data:`MAX_TYPE_BYTES`, a date outside [:data:`MIN_DATE`,
+:data:`MAX_DATE`) (next-visit arithmetic would overflow), a visit number
+beyond 64 bits.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from typing import Any, Final, Mapping
 import msgpack
 import orjson
 
+from ..domain import limits
 from ..domain.durations import parse_iso_time
 from ..domain.errors import ValidationError
 from ..domain.visits import VisitStatus, parse_visit_status
@@ -53,12 +55,12 @@ __all__ = [
 
 #: the archive's topic of visit statuses
 DEFAULT_TOPIC: Final = "swh.journal.objects.origin_visit_status"
-#: PostgreSQL's b-tree rows are at most 2704 bytes: (url, visit_type) must fit
-MAX_ORIGIN_BYTES: Final = 2048
-MAX_TYPE_BYTES: Final = 100
-MAX_VISIT: Final = 2**63 - 1
-MIN_DATE: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
-MAX_DATE: Final = datetime(3000, 1, 1, tzinfo=timezone.utc)
+#: the limits of ``domain.limits``, under the names this module has always exported
+MAX_ORIGIN_BYTES: Final = limits.MAX_URL_BYTES
+MAX_TYPE_BYTES: Final = limits.MAX_TYPE_BYTES
+MAX_VISIT: Final = limits.MAX_WHOLE
+MIN_DATE: Final = limits.MIN_TIME
+MAX_DATE: Final = limits.MAX_TIME
 
 _FIELDS: Final = ("origin", "visit", "type", "status", "date", "snapshot", "changes")
 _TEXT_FIELDS: Final = ("origin", "type", "status")
@@ -105,7 +107,7 @@ def decode_message(value: bytes | bytearray | memoryview | None) -> dict[str, An
 
 
 def _normalised(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields parse_visit_status reads, with the archive's encodings undone and the store's limits checked."""
+    """The fields parse_visit_status reads, with the archive's encodings undone."""
     message = {name: record.get(name) for name in _FIELDS}
     for name in _TEXT_FIELDS:
         value = message[name]
@@ -114,15 +116,6 @@ def _normalised(record: Mapping[str, Any]) -> dict[str, Any]:
                 message[name] = value = bytes(value).decode("utf-8")
             except UnicodeDecodeError:
                 raise ValidationError(name, "UTF-8 text", _excerpt(bytes(value))) from None
-        if isinstance(value, str) and "\x00" in value:
-            raise ValidationError(name, "text without NUL characters", value[:_EXCERPT_BYTES])
-    for name, limit in (("origin", MAX_ORIGIN_BYTES), ("type", MAX_TYPE_BYTES)):
-        value = message[name]
-        if isinstance(value, str) and len(value.encode("utf-8", "surrogatepass")) > limit:
-            raise ValidationError(name, f"at most {limit} bytes of UTF-8", value[:_EXCERPT_BYTES] + "…")
-    visit = message["visit"]
-    if isinstance(visit, int) and not isinstance(visit, bool) and visit > MAX_VISIT:
-        raise ValidationError("visit", "a whole number of 0 or more that fits in 64 bits", visit)
     if message["date"] is not None:
         message["date"] = _date(message["date"])
     for name, value in message.items():
@@ -155,17 +148,12 @@ def _date(value: Any) -> datetime:
     try:
         value = value.astimezone(timezone.utc)
     except OverflowError:
-        raise ValidationError("date", f"a time between {MIN_DATE:%Y} and {MAX_DATE:%Y}", value.isoformat()) from None
-    if not MIN_DATE <= value < MAX_DATE:
-        raise ValidationError("date", f"a time between {MIN_DATE:%Y} and {MAX_DATE:%Y}", value.isoformat())
-    return value
+        raise ValidationError("date", limits.TIME_RANGE, value.isoformat()) from None
+    return limits.check_time_range(value, "date")
 
 
 def _iso(text: str) -> datetime:
-    try:
-        return parse_iso_time(text, "date")
-    except OverflowError:  # 0001-01-01T00:00+01:00 has no UTC form
-        raise ValidationError("date", f"a time between {MIN_DATE:%Y} and {MAX_DATE:%Y}", text) from None
+    return parse_iso_time(text, "date")
 
 
 def _ext_hook(code: int, data: bytes) -> Any:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..domain.change_rates import RevisitThreshold
 from ..domain.errors import ValidationError
-from ..domain.origins import ListedOrigin
+from ..domain.origins import ListedOrigin, check_listed_origin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
 from ..domain.schedules import RunStatus, Schedule, ScheduleRun
 from ..domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
@@ -54,7 +54,13 @@ def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) ->
 
 
 def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
-    """One record per (url, visit_type), the last one of the batch winning."""
+    """One record per (url, visit_type), the last one of the batch winning; each checked first
+    (``check_listed_origin``, located at ``origin N``), so a bad one writes nothing."""
+    for index, origin in enumerate(origins):
+        try:
+            check_listed_origin(origin)
+        except ValidationError as exc:
+            raise exc.at(f"origin {index}") from None
     return list({(o.url, o.visit_type): o for o in origins}.values())
 
 
