@@ -92,3 +92,24 @@ def test_each_app_has_its_own_registry(store, clock):
     first.ok("GET", "/api/v1/tasks")
     key = ("ostinato_api_requests_total", (("method", "GET"), ("route", "/api/v1/tasks"), ("status", "200")))
     assert key in scrape(first) and key not in scrape(second)
+
+
+def test_visit_activity_per_visit_type(api, clock):
+    """The queue depth as the store sees it (visits handed out, not reported yet) and the last hour's visits."""
+    add_loader(api, "git")
+    lister_id = api.ok("POST", "/api/v1/listers", {"name": "gh"}, status=201)["id"]
+    urls = [f"https://x/{n}" for n in range(3)]
+    api.ok("POST", f"/api/v1/listers/{lister_id}/origins", [{"url": url, "visit_type": "git", "last_update": "2025-12-01T00:00:00Z"} for url in urls])
+    grabbed = api.ok("POST", "/api/v1/origins/grab-next", {"visit_type": "git", "count": 2,
+                                                           "policies": {"never_visited_oldest_update_first": 1}})
+    first = grabbed["items"][0]["url"]
+    clock.advance(timedelta(minutes=10))
+    api.ok("POST", "/api/v1/visit-statuses", [{"origin": first, "visit": 1, "type": "git", "status": "full",
+                                               "date": clock.now().isoformat(), "snapshot": "aa"}])
+    api.ok("POST", "/api/v1/origin-metrics/update")
+
+    samples = scrape(api)
+    git = (("visit_type", "git"),)
+    assert samples[("ostinato_origin_visits_in_flight", git)] == 1
+    assert samples[("ostinato_origin_visits_last_hour", git)] == 1
+    assert samples[("ostinato_origin_eventful_visits_last_hour", git)] == 1

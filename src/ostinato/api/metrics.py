@@ -7,6 +7,8 @@ Read from the store at each scrape:
 - ``ostinato_tasks{task_type,status}``: tasks by type and status;
 - per visit type, summed over listers, from the last ``metrics update``:
   ``ostinato_origins_known``, ``_enabled``, ``_never_visited``, ``_with_pending_changes``,
+  ``ostinato_origin_visits_in_flight`` (the queue depth as the store sees it),
+  ``ostinato_origin_visits_last_hour`` and ``ostinato_origin_eventful_visits_last_hour``,
   ``ostinato_origin_lag_seconds{quantile}`` (0.5, 0.9, 0.99, estimated from the stored
   lag histogram) and ``ostinato_origin_lag_max_seconds``, and when they were counted.
 
@@ -94,11 +96,15 @@ class StoreCollector:
         totals: dict[str, dict[str, Any]] = {}
         for m in found:
             total = totals.setdefault(m.visit_type, {"known": 0, "enabled": 0, "never": 0, "pending": 0,
+                                                     "in_flight": 0, "last_hour": 0, "eventful_last_hour": 0,
                                                      "histogram": defaultdict(int), "lag_max": None, "computed": 0.0})
             total["known"] += m.origins_known
             total["enabled"] += m.origins_enabled
             total["never"] += m.origins_never_visited
             total["pending"] += m.origins_with_pending_changes
+            total["in_flight"] += m.visits_in_flight
+            total["last_hour"] += m.visits_last_hour
+            total["eventful_last_hour"] += m.eventful_visits_last_hour
             for label, count in m.lag_histogram.items():
                 total["histogram"][label] += count
             if m.lag_max is not None:
@@ -112,6 +118,12 @@ class StoreCollector:
             "pending": GaugeMetricFamily("ostinato_origins_with_pending_changes",
                                          "Origins whose forge reports changes not yet archived, per visit type.",
                                          labels=["visit_type"]),
+            "in_flight": GaugeMetricFamily("ostinato_origin_visits_in_flight", "Visits handed out and not reported yet "
+                                           "(the visit type's queue depth, as the store sees it).", labels=["visit_type"]),
+            "last_hour": GaugeMetricFamily("ostinato_origin_visits_last_hour", "Visits reported in the hour before the "
+                                           "metrics were counted.", labels=["visit_type"]),
+            "eventful_last_hour": GaugeMetricFamily("ostinato_origin_eventful_visits_last_hour", "Of those, visits that "
+                                                    "found a change.", labels=["visit_type"]),
         }
         lag = GaugeMetricFamily("ostinato_origin_lag_seconds", "Lag of the origins with pending changes (at least "
                                 "now - last_update), quantiles estimated from the lag histogram.",

@@ -4,6 +4,12 @@ visited, waiting with changes not yet archived, and how long they have waited.
 The lag of an origin with pending changes is *at least* ``now - last_update``
 (its newest change is not archived; older ones may not be either). It is kept
 as a histogram over :data:`LAG_BOUNDS`, the stores count it in SQL.
+
+Activity, as of the same pass: visits handed out and not yet reported (in
+flight), and visits, eventful and uneventful, within :data:`ACTIVITY_WINDOW`
+before it. An origin's activity counts once, for the listing its loader gets
+(``origin_visit_stats.lister_id``), so that it adds up over listers; the other
+counts count an origin several listers list once for each.
 """
 
 from __future__ import annotations
@@ -14,6 +20,9 @@ from typing import Mapping
 
 _HOUR = 3600.0
 _DAY = 24 * _HOUR
+
+#: how far back a metrics pass counts visits (visits per hour, eventful ratio)
+ACTIVITY_WINDOW = timedelta(hours=1)
 
 #: upper bounds of the lag histogram's buckets, in seconds; a last bucket holds the rest
 LAG_BOUNDS: tuple[float, ...] = (
@@ -52,6 +61,18 @@ class OriginMetrics:
     lag_max: timedelta | None = None
     lister_name: str | None = None
     lister_instance_name: str | None = None
+    #: visits grabbed and not yet reported, their in-flight timeout not over
+    visits_in_flight: int = 0
+    #: visits (any outcome), eventful ones and uneventful ones within ACTIVITY_WINDOW before computed_at
+    visits_last_hour: int = 0
+    eventful_visits_last_hour: int = 0
+    uneventful_visits_last_hour: int = 0
+
+    @property
+    def eventful_ratio(self) -> float | None:
+        """Eventful among the successful visits of the last hour; None without any."""
+        successful = self.eventful_visits_last_hour + self.uneventful_visits_last_hour
+        return self.eventful_visits_last_hour / successful if successful else None
 
 
 def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
@@ -59,17 +80,21 @@ def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
 
     Each row has lister_id, visit_type, bucket (the lag bucket of origins with
     pending changes, as :func:`bucket_label`, or None for the others), origins,
-    enabled, never_visited and lag_max (seconds, or None); a (lister, visit
+    enabled, never_visited and lag_max (seconds, or None), and may have
+    in_flight, visits, eventful and uneventful (0 when absent); a (lister, visit
     type) comes in several rows.
     """
     totals: dict[tuple[int, str], dict] = {}
+    activity = ("in_flight", "visits", "eventful", "uneventful")
     for row in rows:
         key = (row["lister_id"], row["visit_type"])
         total = totals.setdefault(key, {"known": 0, "enabled": 0, "never": 0, "pending": 0, "lag_max": None,
-                                        "buckets": {}})
+                                        "buckets": {}, **{name: 0 for name in activity}})
         total["known"] += int(row["origins"])
         total["enabled"] += int(row["enabled"])
         total["never"] += int(row["never_visited"])
+        for name in activity:
+            total[name] += int(row.get(name) or 0)
         if row["bucket"] is not None:
             total["pending"] += int(row["origins"])
             bucket = int(row["bucket"])
@@ -83,6 +108,8 @@ def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
             origins_with_pending_changes=total["pending"],
             lag_histogram={bucket_label(i): total["buckets"][i] for i in sorted(total["buckets"])},
             lag_max=timedelta(seconds=total["lag_max"]) if total["lag_max"] is not None else None,
+            visits_in_flight=total["in_flight"], visits_last_hour=total["visits"],
+            eventful_visits_last_hour=total["eventful"], uneventful_visits_last_hour=total["uneventful"],
         )
         for key, total in sorted(totals.items())
     ]

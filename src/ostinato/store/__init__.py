@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..domain.errors import ValidationError
-from .interface import ArchivedTask, SchemaState, Store
+from .interface import ArchivedTask, SchemaState, Store, TaskActivity
 
 DB_URL_FORMS = "sqlite:///PATH, sqlite:///:memory: or postgresql://USER@HOST:PORT/DBNAME (or libpq 'host=… dbname=…')"
 _LIBPQ_KEYWORDS = re.compile(r"^\s*(host|hostaddr|port|dbname|user|password|service|sslmode|options|application_name|connect_timeout)\s*=")
@@ -47,4 +47,4 @@ def open_store(url: str, **options) -> Store:
     raise ValidationError("db", DB_URL_FORMS, url)
 
 
-__all__ = ["ArchivedTask", "SchemaState", "Store", "open_store", "sqlite_path"]
+__all__ = ["ArchivedTask", "SchemaState", "Store", "TaskActivity", "open_store", "sqlite_path"]

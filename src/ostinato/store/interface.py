@@ -49,6 +49,22 @@ class ArchivedTask:
     runs: tuple[TaskRun, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class TaskActivity:
+    """What a glance at the tasks shows (see :meth:`Store.task_activity`), from bounded reads."""
+
+    #: task type → tasks ready now (status next_run_not_scheduled, next_run past), counted up to ``count_cap``
+    ready: Mapping[str, int]
+    #: task type → runs dispatched and not final (scheduled or started), counted up to ``count_cap`` in all
+    in_flight: Mapping[str, int]
+    count_cap: int
+    #: task type → runs failed, permfailed or lost among the newest ``runs_window`` runs (by id)
+    failed: Mapping[str, int]
+    runs_window: int
+    #: the newest of those runs, newest first, each with its task type
+    recent_failures: tuple[tuple[str, TaskRun], ...]
+
+
 class Store(abc.ABC):
     """Everything Ostinato keeps, behind verbs that say what they do."""
 
@@ -189,6 +205,15 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def count_tasks(self) -> dict[tuple[str, str], int]:
         """Number of tasks per (task type, status)."""
+
+    def task_activity(self, now: datetime, *, count_cap: int = 10_000, runs_window: int = 10_000,
+                      failures_limit: int = 20) -> TaskActivity:
+        """Per task type, the tasks ready at ``now`` and the runs in flight (each counted up to
+        ``count_cap``: index walks of at most that many entries), the failed, permfailed or lost runs
+        among the newest ``runs_window`` runs (a walk of at most that many by id), and the newest
+        ``failures_limit`` of those runs. ValidationError naming the bound that is not a positive
+        whole number. Implemented by the SQL stores (another store raises NotImplementedError)."""
+        raise NotImplementedError(f"{type(self).__name__} has no task_activity")
 
     # -- listers and listed origins ------------------------------------------
     @abc.abstractmethod

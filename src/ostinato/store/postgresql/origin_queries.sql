@@ -271,15 +271,25 @@ WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.cooldown_until IS NOT 
 
 -- Metrics per (lister, visit type). A full pass, run periodically by
 -- `ostinato metrics update`; readers use the stored origin_metrics rows.
+-- Activity (visits in flight at now; visits of any outcome (last_status_date), eventful and uneventful,
+-- after since and up to now) counts an origin once, for the listing its loader gets (s.lister_id), so
+-- that it adds up over listers.
 
 -- name: single_listed_metrics
 -- origins one lister lists: their scheduling row says it all (one scan, no join); one row per (lister, visit type, lag bucket), the bucket
 -- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
 SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
-       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max,
+       count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
+       count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
 FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful,
              CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN width_bucket(extract(epoch FROM %(now)s - s.last_update)::float8, %(bounds)s::float8[]) END AS bucket,
-             CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - s.last_update)::float8 END AS lag
+             CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - s.last_update)::float8 END AS lag,
+             s.cooldown_until > %(now)s AND s.last_scheduled IS NOT NULL
+                 AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date) AS in_flight,
+             s.last_status_date > %(since)s AND s.last_status_date <= %(now)s AS visited,
+             s.last_eventful > %(since)s AND s.last_eventful <= %(now)s AS eventful,
+             s.last_uneventful > %(since)s AND s.last_uneventful <= %(now)s AS uneventful
       FROM origin_visit_stats AS s
       WHERE s.listing_count = 1) AS x
 GROUP BY lister_id, visit_type, bucket;
@@ -288,10 +298,17 @@ GROUP BY lister_id, visit_type, bucket;
 -- origins several listers list: each listing counts for its lister; one row per (lister, visit type, lag bucket), the bucket
 -- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
 SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
-       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max,
+       count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
+       count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
 FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful,
              CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN width_bucket(extract(epoch FROM %(now)s - o.last_update)::float8, %(bounds)s::float8[]) END AS bucket,
-             CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - o.last_update)::float8 END AS lag
+             CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - o.last_update)::float8 END AS lag,
+             o.lister_id = s.lister_id AND s.cooldown_until > %(now)s AND s.last_scheduled IS NOT NULL
+                 AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date) AS in_flight,
+             o.lister_id = s.lister_id AND s.last_status_date > %(since)s AND s.last_status_date <= %(now)s AS visited,
+             o.lister_id = s.lister_id AND s.last_eventful > %(since)s AND s.last_eventful <= %(now)s AS eventful,
+             o.lister_id = s.lister_id AND s.last_uneventful > %(since)s AND s.last_uneventful <= %(now)s AS uneventful
       FROM origin_visit_stats AS s
       JOIN listed_origin AS o ON o.url = s.url AND o.visit_type = s.visit_type
       WHERE s.listing_count > 1) AS x
@@ -299,14 +316,19 @@ GROUP BY lister_id, visit_type, bucket;
 
 -- name: upsert_origin_metrics
 INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,
-                            origins_with_pending_changes, lag_histogram, lag_max)
+                            origins_with_pending_changes, lag_histogram, lag_max, visits_in_flight, visits_last_hour,
+                            eventful_visits_last_hour, uneventful_visits_last_hour)
 VALUES (%(lister_id)s, %(visit_type)s, %(computed_at)s, %(origins_known)s, %(origins_enabled)s,
-        %(origins_never_visited)s, %(origins_with_pending_changes)s, %(lag_histogram)s::jsonb, %(lag_max)s)
+        %(origins_never_visited)s, %(origins_with_pending_changes)s, %(lag_histogram)s::jsonb, %(lag_max)s,
+        %(visits_in_flight)s, %(visits_last_hour)s, %(eventful_visits_last_hour)s, %(uneventful_visits_last_hour)s)
 ON CONFLICT (lister_id, visit_type) DO UPDATE SET
     computed_at = excluded.computed_at, origins_known = excluded.origins_known,
     origins_enabled = excluded.origins_enabled, origins_never_visited = excluded.origins_never_visited,
     origins_with_pending_changes = excluded.origins_with_pending_changes,
-    lag_histogram = excluded.lag_histogram, lag_max = excluded.lag_max;
+    lag_histogram = excluded.lag_histogram, lag_max = excluded.lag_max,
+    visits_in_flight = excluded.visits_in_flight, visits_last_hour = excluded.visits_last_hour,
+    eventful_visits_last_hour = excluded.eventful_visits_last_hour,
+    uneventful_visits_last_hour = excluded.uneventful_visits_last_hour;
 
 -- name: search_origin_metrics
 SELECT m.*, l.name AS lister_name, l.instance_name AS lister_instance_name

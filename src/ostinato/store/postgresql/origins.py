@@ -16,10 +16,12 @@ from psycopg.rows import tuple_row
 
 from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
-from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
+from ...domain.origin_metrics import ACTIVITY_WINDOW, LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
-from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
+from ...domain.visits import (
+    FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback,
+)
 from ..common import (
     SAMPLE_OVERREAD,
     SMALL_TABLE,
@@ -75,6 +77,8 @@ def _row_to_metrics(row: Mapping[str, Any]) -> OriginMetrics:
         row["origins_never_visited"], row["origins_with_pending_changes"], in_bucket_order(row["lag_histogram"]),
         row["lag_max"],
         row["lister_name"], row["lister_instance_name"],
+        row["visits_in_flight"], row["visits_last_hour"], row["eventful_visits_last_hour"],
+        row["uneventful_visits_last_hour"],
     )
 
 
@@ -125,6 +129,7 @@ class PostgresOrigins:
     # -- visit stats and the feedback loop ----------------------------------
     def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy, *,
                               now: datetime | None = None) -> int:
+        statuses = check_visit_statuses(statuses)
         changed = 0
         with self._batch_tx() as conn:
             thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(QUERIES.revisit_thresholds)}
@@ -206,7 +211,7 @@ class PostgresOrigins:
     # -- metrics ------------------------------------------------------------
     def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
         with self._tx() as conn:
-            params = {"now": now, "bounds": list(LAG_BOUNDS)}
+            params = {"now": now, "since": now - ACTIVITY_WINDOW, "bounds": list(LAG_BOUNDS)}
             rows = (conn.execute(QUERIES.single_listed_metrics, params).fetchall()
                     + conn.execute(QUERIES.multi_listed_metrics, params).fetchall())
             metrics = fold_metrics(now, rows)
@@ -217,6 +222,9 @@ class PostgresOrigins:
                     "origins_never_visited": m.origins_never_visited,
                     "origins_with_pending_changes": m.origins_with_pending_changes,
                     "lag_histogram": orjson.dumps(m.lag_histogram).decode(), "lag_max": m.lag_max,
+                    "visits_in_flight": m.visits_in_flight, "visits_last_hour": m.visits_last_hour,
+                    "eventful_visits_last_hour": m.eventful_visits_last_hour,
+                    "uneventful_visits_last_hour": m.uneventful_visits_last_hour,
                 })
         return self.get_origin_metrics()
 

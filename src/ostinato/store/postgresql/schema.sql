@@ -140,6 +140,11 @@ CREATE TABLE origin_metrics (
     -- lag (now - last_update) of origins with pending changes: {"upper bound in seconds": count}
     lag_histogram jsonb NOT NULL,
     lag_max interval,
+    -- activity (0007): in flight at computed_at; visits, eventful and uneventful, in the hour before it
+    visits_in_flight bigint NOT NULL DEFAULT 0,
+    visits_last_hour bigint NOT NULL DEFAULT 0,
+    eventful_visits_last_hour bigint NOT NULL DEFAULT 0,
+    uneventful_visits_last_hour bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (lister_id, visit_type)
 );
 

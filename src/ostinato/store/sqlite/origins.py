@@ -17,10 +17,12 @@ import orjson
 
 from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
-from ...domain.origin_metrics import LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
+from ...domain.origin_metrics import ACTIVITY_WINDOW, LAG_BOUNDS, OriginMetrics, fold_metrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
-from ...domain.visits import FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, plan_visit_feedback
+from ...domain.visits import (
+    FeedbackPolicy, VisitOutcome, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback,
+)
 from ..common import (
     SAMPLE_OVERREAD,
     SMALL_TABLE,
@@ -77,8 +79,16 @@ def _row_to_metrics(row: sqlite3.Row) -> OriginMetrics:
         row["lister_id"], row["visit_type"], datetime.fromisoformat(row["computed_at"]), row["origins_known"],
         row["origins_enabled"], row["origins_never_visited"], row["origins_with_pending_changes"],
         in_bucket_order(orjson.loads(row["lag_histogram"])), from_db_interval(row["lag_max"]), row["lister_name"],
-        row["lister_instance_name"],
+        row["lister_instance_name"], row["visits_in_flight"], row["visits_last_hour"], row["eventful_visits_last_hour"],
+        row["uneventful_visits_last_hour"],
     )
+
+
+
+def _activity(m: OriginMetrics) -> dict[str, int]:
+    return {"visits_in_flight": m.visits_in_flight, "visits_last_hour": m.visits_last_hour,
+            "eventful_visits_last_hour": m.eventful_visits_last_hour,
+            "uneventful_visits_last_hour": m.uneventful_visits_last_hour}
 
 
 class SQLiteOrigins:
@@ -131,6 +141,7 @@ class SQLiteOrigins:
     # -- visit stats and the feedback loop ----------------------------------
     def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy, *,
                               now: datetime | None = None) -> int:
+        statuses = check_visit_statuses(statuses)
         changed = 0
         with self._write() as conn:
             thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(QUERIES.revisit_thresholds)}
@@ -215,7 +226,7 @@ class SQLiteOrigins:
     # -- metrics ------------------------------------------------------------
     def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
         with self._write() as conn:
-            params = {"now": to_db_time(now), "bounds": json_array(LAG_BOUNDS)}
+            params = {"now": to_db_time(now), "since": to_db_time(now - ACTIVITY_WINDOW), "bounds": json_array(LAG_BOUNDS)}
             rows = [dict(r) for query in (QUERIES.single_listed_metrics, QUERIES.multi_listed_metrics)
                     for r in conn.execute(query, params)]
             metrics = fold_metrics(now, rows)
@@ -225,6 +236,7 @@ class SQLiteOrigins:
                 "origins_never_visited": m.origins_never_visited,
                 "origins_with_pending_changes": m.origins_with_pending_changes,
                 "lag_histogram": orjson.dumps(m.lag_histogram).decode(), "lag_max": to_db_interval(m.lag_max),
+                **_activity(m),
             } for m in metrics])
         return self.get_origin_metrics()
 

@@ -112,6 +112,36 @@ WHERE status IN ('scheduled', 'started') AND backend_id >= :prefix AND substr(ba
 -- name: count_tasks
 SELECT type, status, count(*) AS n FROM task GROUP BY type, status;
 
+-- name: count_ready_tasks
+-- the dashboard: tasks of one type a runner could take now, counted up to :cap per index
+-- (task_ready_idx, task_ready_priority_idx): bounded whatever the table's size
+SELECT (SELECT count(*) FROM (SELECT 1 FROM task WHERE type = :type AND status = 'next_run_not_scheduled'
+                              AND priority IS NULL AND next_run <= :now LIMIT :cap))
+     + (SELECT count(*) FROM (SELECT 1 FROM task WHERE type = :type AND status = 'next_run_not_scheduled'
+                              AND priority IS NOT NULL AND next_run <= :now LIMIT :cap)) AS ready;
+
+-- name: in_flight_runs_by_type
+-- runs dispatched and not final, counted up to cap in all (task_run_in_flight_idx), by their task's type
+SELECT t.type, count(*) AS in_flight
+FROM (SELECT task FROM task_run WHERE status IN ('scheduled', 'started') LIMIT :cap) AS r
+JOIN task AS t ON t.id = r.task
+GROUP BY t.type;
+
+-- name: recent_failed_runs_by_type
+-- failed runs among the newest :window runs (a walk of the primary key from its end)
+SELECT t.type, count(*) AS failed
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE r.id > (SELECT coalesce(max(id), 0) FROM task_run) - :window
+  AND r.status IN ('failed', 'permfailed', 'lost')
+GROUP BY t.type;
+
+-- name: recent_failed_runs
+SELECT r.*, t.type AS task_type
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE r.id > (SELECT coalesce(max(id), 0) FROM task_run) - :window
+  AND r.status IN ('failed', 'permfailed', 'lost')
+ORDER BY r.id DESC LIMIT :limit;
+
 -- name: archivable_tasks
 SELECT t.* FROM task AS t
 WHERE t.status IN ('completed', 'disabled') AND t.id > :after_id AND t.next_run < :before

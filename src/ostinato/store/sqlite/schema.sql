@@ -138,6 +138,10 @@ CREATE TABLE origin_metrics (
     -- lag (now - last_update) of origins with pending changes: {"upper bound in seconds": count}
     lag_histogram TEXT NOT NULL,
     lag_max REAL,
+    visits_in_flight INTEGER NOT NULL DEFAULT 0,
+    visits_last_hour INTEGER NOT NULL DEFAULT 0,
+    eventful_visits_last_hour INTEGER NOT NULL DEFAULT 0,
+    uneventful_visits_last_hour INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (lister_id, visit_type)
 ) STRICT;
 

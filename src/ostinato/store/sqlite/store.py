@@ -36,7 +36,7 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..common import DedupKey, in_input_order, prepare_task_batch
-from ..interface import ArchivedTask, SchemaState, Store
+from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
@@ -339,6 +339,22 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, Store):
 
     def count_tasks(self) -> dict[tuple[str, str], int]:
         return {(r["type"], r["status"]): r["n"] for r in self._read(QUERIES.count_tasks)}
+
+    def task_activity(self, now: datetime, *, count_cap: int = 10_000, runs_window: int = 10_000,
+                      failures_limit: int = 20) -> TaskActivity:
+        for name, value in (("count_cap", count_cap), ("runs_window", runs_window), ("failures_limit", failures_limit)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValidationError(name, "a positive whole number", value)
+        ready = {}
+        for task_type in self.list_task_types():
+            rows = self._read(QUERIES.count_ready_tasks, {"type": task_type.type, "now": to_db_time(now), "cap": count_cap})
+            ready[task_type.type] = min(int(rows[0]["ready"]), count_cap)
+        in_flight = {r["type"]: int(r["in_flight"]) for r in self._read(QUERIES.in_flight_runs_by_type, {"cap": count_cap})}
+        window = {"window": runs_window}
+        failed = {r["type"]: int(r["failed"]) for r in self._read(QUERIES.recent_failed_runs_by_type, window)}
+        recent = tuple((r["task_type"], _row_to_run(r))
+                       for r in self._read(QUERIES.recent_failed_runs, {**window, "limit": failures_limit}))
+        return TaskActivity(ready, in_flight, count_cap, failed, runs_window, recent)
 
     # -- archival ---------------------------------------------------------
     def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:

@@ -1,0 +1,153 @@
+"""The dashboard at ``/``: one server-rendered page for people (Jinja templates in
+``templates/``, no JavaScript), refreshing itself every :data:`REFRESH_SECONDS`.
+
+It shows every schedule's condition worst first, each visit type's queue depth,
+activity, backlog and lag histogram (an inline SVG), the task types' ready,
+in-flight and failed counts, and the recent failures (see :mod:`.dashboard_data`).
+It reads on a phone (a viewport, tables that reflow into cards) and without
+colour (states written as words with a symbol, hatched bars labelled in text).
+
+Authentication: the page needs a token of the API, read or admin scope, checked
+against the store's hashed tokens exactly as the API's bearer header is. A browser
+cannot send that header, so ``/`` without a valid token answers the sign-in form
+(401, no data); posting the secret to ``/dashboard/login`` stores it in a cookie
+(``ostinato_dashboard``: HttpOnly, SameSite=Strict, Secure over HTTPS, 7 days) and
+every request re-checks it, so revoking the token (``ostinato token revoke``) shuts
+the page at its next refresh. ``/dashboard/logout`` forgets the cookie. Programs may
+send ``Authorization: Bearer <secret>`` instead. The secret never travels in a URL.
+The page is served with ``Cache-Control: no-store`` and a content security policy
+that allows no script at all.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials
+from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
+
+from .common import ApiContext, ApiError, _authorize, bearer, context
+from .dashboard_data import STATE_SYMBOL, gather
+from .dashboard_svg import lag_svg
+
+COOKIE = "ostinato_dashboard"
+COOKIE_MAX_AGE = 7 * 24 * 3600
+REFRESH_SECONDS = 30
+#: the most bytes a sign-in form may carry
+MAX_FORM = 4096
+HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                               "frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+
+
+# -- formatting, for the templates ---------------------------------------------------
+def human_duration(span: timedelta | None) -> str:
+    """``45 s``, ``12 min``, ``3 h 5 min``, ``2 d 4 h``, ``3.2 y``; an empty string for None."""
+    if span is None:
+        return ""
+    seconds = abs(span.total_seconds())
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    if days < 730:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    return f"{days / 365.25:.1f} y"
+
+
+def relative(moment: datetime | None, now: datetime) -> str:
+    """``12 min ago`` or ``in 3 h``; ``never`` for None."""
+    if moment is None:
+        return "never"
+    if abs((moment - now).total_seconds()) < 1:
+        return "now"
+    return f"{human_duration(now - moment)} ago" if moment <= now else f"in {human_duration(moment - now)}"
+
+
+def count(value: int | None, cap: int | None = None) -> str:
+    """``12,345``; ``≥10,000`` when a capped count reached its cap."""
+    if value is None:
+        return "–"
+    text = f"{value:,}"
+    return f"≥{text}" if cap is not None and value >= cap else text
+
+
+def percent(ratio: float | None) -> str:
+    return "–" if ratio is None else f"{100 * ratio:.0f} %"
+
+
+templates.env.filters.update(duration=human_duration, count=count, percent=percent)
+templates.env.globals.update(relative=relative, lag_svg=lag_svg, STATE_SYMBOL=STATE_SYMBOL,
+                             REFRESH_SECONDS=REFRESH_SECONDS)
+
+
+# -- authentication ------------------------------------------------------------------
+def _check(request: Request, secret: str | None) -> dict[str, Any]:
+    """The token whose secret this is, as the API's bearer check finds it (ApiError if none)."""
+    credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=secret) if secret else None
+    return _authorize(request, credentials, "read")
+
+
+def _sign_in(request: Request, status: int, message: str | None) -> Response:
+    return templates.TemplateResponse(request, "login.html", {"message": message}, status_code=status,
+                                      headers={**HEADERS, "WWW-Authenticate": "Bearer"} if status == 401 else HEADERS)
+
+
+# -- routes --------------------------------------------------------------------------
+@router.get("/", response_class=HTMLResponse)
+def dashboard(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
+              ctx: ApiContext = Depends(context)) -> Response:
+    secret = credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
+    if not secret:
+        return _sign_in(request, 401, None)
+    try:
+        token = _check(request, secret)
+    except ApiError as exc:
+        return _sign_in(request, exc.status, exc.message)
+    data = gather(ctx)
+    return templates.TemplateResponse(request, "dashboard.html", {"d": data, "token_name": token["name"]},
+                                      headers=HEADERS)
+
+
+@router.post("/dashboard/login")
+async def login(request: Request) -> Response:
+    body = await request.body()
+    if len(body) > MAX_FORM:
+        return _sign_in(request, 400, f"the form may carry at most {MAX_FORM} bytes")
+    fields = parse_qs(body.decode("utf-8", "replace"))
+    secret = (fields.get("token") or [""])[0].strip()
+    if not secret:
+        return _sign_in(request, 400, "token: a secret is needed (ostinato token add NAME --scope read)")
+    try:
+        await run_in_threadpool(_check, request, secret)
+    except ApiError as exc:
+        return _sign_in(request, exc.status, exc.message)
+    response = RedirectResponse("/", status_code=303, headers=HEADERS)
+    response.set_cookie(COOKIE, secret, max_age=COOKIE_MAX_AGE, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/")
+    return response
+
+
+@router.post("/dashboard/logout")
+def logout() -> Response:
+    response = RedirectResponse("/", status_code=303, headers=HEADERS)
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    return response

@@ -1,0 +1,228 @@
+"""What the dashboard shows, gathered from the store in one pass of bounded reads.
+
+- schedules: every schedule's condition (:func:`get_schedule_condition`), reason,
+  owner, last good run and next ``should_start_by``, worst first (ERROR, WARNING,
+  OK), and within a state the earliest deadline (the most overdue) first;
+- visit types: the origin metrics of the last ``ostinato metrics update``, summed
+  over listers (queue depth = visits in flight, visits and eventful ratio of the
+  hour before the count, never visited, pending changes, the lag histogram and
+  its quantiles);
+- task types: tasks ready, runs in flight, failed runs among the newest runs
+  (:meth:`Store.task_activity`, counts capped);
+- recent failures: the newest failed or lost task runs, and the failed or lost
+  runs of the schedules whose last run failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..domain.origin_metrics import LAG_BOUNDS, OriginMetrics, bucket_label
+from ..domain.schedules import Reason, RunStatus, Schedule, State, get_schedule_condition, get_schedule_start_times
+from .common import ApiContext
+from .metrics import lag_quantile
+from .schedules import all_schedules
+
+#: what each state is written as, with a symbol, so that the page reads without colour
+STATE_SYMBOL = {State.ERROR: "✖", State.WARNING: "▲", State.OK: "✔"}
+REASON_TEXT = {
+    Reason.STALE: "no good run within its scheduling period",
+    Reason.DEADLINE_MISSED: "the run due at its last firing has not completed in time",
+    Reason.LIKELY_LATE: "even started now, it would likely end after its deadline",
+    Reason.RUNNING_LATE: "running, and likely to end after its deadline",
+    Reason.LAST_RUN_FAILED: "its last run failed",
+    Reason.OWNER_SILENT: "running, but its owner stopped pinging",
+    Reason.PAUSED: "paused: not run until resumed",
+}
+#: the most task runs the failures section looks back over, and shows
+RUNS_WINDOW = 10_000
+FAILURES_SHOWN = 20
+#: counts of ready tasks and runs in flight stop here
+COUNT_CAP = 10_000
+#: schedules whose recent failed runs are listed, and runs read per schedule
+FAILING_SCHEDULES_SHOWN = 20
+RUNS_PER_SCHEDULE = 5
+_SCHEDULE_FAILED = {RunStatus.FAILED, RunStatus.LOST}
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    name: str
+    state: State
+    reason: Reason | None
+    task_type: str
+    enabled: bool
+    #: "name@node" of the scheduler running it, None when idle
+    owner: str | None
+    owner_last_ping_at: datetime | None
+    last_good_end_at: datetime | None
+    should_start_by: datetime | None
+    deadline: datetime | None
+
+    @property
+    def symbol(self) -> str:
+        return STATE_SYMBOL[self.state]
+
+    @property
+    def reason_text(self) -> str:
+        return REASON_TEXT.get(self.reason, self.reason.value) if self.reason else ""
+
+
+@dataclass(frozen=True, slots=True)
+class LagBar:
+    label: str
+    count: int
+
+
+@dataclass(slots=True)
+class VisitTypeRow:
+    visit_type: str
+    computed_at: datetime
+    origins_known: int = 0
+    origins_enabled: int = 0
+    never_visited: int = 0
+    pending: int = 0
+    #: queue depth: visits handed out and not yet reported
+    in_flight: int = 0
+    visits_last_hour: int = 0
+    eventful: int = 0
+    uneventful: int = 0
+    histogram: dict[str, int] = field(default_factory=dict)
+    lag_max: timedelta | None = None
+
+    @property
+    def eventful_ratio(self) -> float | None:
+        successful = self.eventful + self.uneventful
+        return self.eventful / successful if successful else None
+
+    @property
+    def bars(self) -> list[LagBar]:
+        """Every bucket of the lag histogram in order, empty ones too."""
+        return [LagBar(bucket_label(i), int(self.histogram.get(bucket_label(i), 0))) for i in range(len(LAG_BOUNDS) + 1)]
+
+    def lag_quantile(self, q: float) -> timedelta | None:
+        value = lag_quantile(self.histogram, q, self.lag_max.total_seconds() if self.lag_max is not None else None)
+        return None if value is None else timedelta(seconds=value)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskTypeRow:
+    task_type: str
+    ready: int
+    in_flight: int
+    failed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    #: "task run" or "schedule run"
+    kind: str
+    #: the task type or the schedule's name
+    subject: str
+    run_id: int
+    status: str
+    at: datetime | None
+    detail: str
+
+
+@dataclass(slots=True)
+class Dashboard:
+    now: datetime
+    schedules: list[ScheduleRow]
+    visit_types: list[VisitTypeRow]
+    task_types: list[TaskTypeRow]
+    failures: list[Failure]
+    count_cap: int = COUNT_CAP
+    runs_window: int = RUNS_WINDOW
+
+    @property
+    def state_counts(self) -> dict[State, int]:
+        counts = {state: 0 for state in (State.ERROR, State.WARNING, State.OK)}
+        for row in self.schedules:
+            counts[row.state] += 1
+        return counts
+
+    @property
+    def worst(self) -> State:
+        for state in (State.ERROR, State.WARNING):
+            if self.state_counts[state]:
+                return state
+        return State.OK
+
+
+def gather(ctx: ApiContext) -> Dashboard:
+    """Everything the page shows, at the clock's now."""
+    now = ctx.clock.now()
+    schedules = all_schedules(ctx)
+    activity = ctx.store.task_activity(now, count_cap=COUNT_CAP, runs_window=RUNS_WINDOW, failures_limit=FAILURES_SHOWN)
+    task_types = [TaskTypeRow(t.type, activity.ready.get(t.type, 0), activity.in_flight.get(t.type, 0),
+                              activity.failed.get(t.type, 0)) for t in ctx.store.list_task_types()]
+    failures = [Failure("task run", task_type, run.id, run.status.value, run.ended or run.started or run.scheduled,
+                        _short_detail(run.metadata)) for task_type, run in activity.recent_failures]
+    failures += schedule_failures(ctx, schedules)
+    failures.sort(key=lambda f: f.at or datetime.min.replace(tzinfo=now.tzinfo), reverse=True)
+    return Dashboard(now, schedule_rows(ctx, schedules, now), visit_type_rows(ctx.store.get_origin_metrics()),
+                     task_types, failures)
+
+
+def schedule_rows(ctx: ApiContext, schedules: list[Schedule], now: datetime) -> list[ScheduleRow]:
+    """Every schedule, worst first; within a state, the earliest deadline (the most overdue) first."""
+    timing = ctx.settings.schedule_timing()
+    rows = []
+    for s in schedules:
+        condition = get_schedule_condition(s, now, ping_timeout=timing.ping_timeout)
+        times = get_schedule_start_times(s, now, backoff=timing.backoff) if s.enabled else None
+        owner = f"{s.owner_name}@{s.owner_node}" if s.running else None
+        rows.append(ScheduleRow(s.name, condition.state, condition.reason, s.task_type, s.enabled, owner,
+                                s.owner_last_ping_at if s.running else None, s.last_good_end_at,
+                                times.should_start_by if times else None, condition.deadline))
+    far = datetime.max.replace(tzinfo=now.tzinfo)
+    rows.sort(key=lambda r: (r.state.rank, r.deadline or far, r.name))
+    return rows
+
+
+def visit_type_rows(metrics: list[OriginMetrics]) -> list[VisitTypeRow]:
+    """The origin metrics summed over listers, one row per visit type, by name."""
+    rows: dict[str, VisitTypeRow] = {}
+    for m in metrics:
+        row = rows.setdefault(m.visit_type, VisitTypeRow(m.visit_type, m.computed_at))
+        row.computed_at = min(row.computed_at, m.computed_at)
+        row.origins_known += m.origins_known
+        row.origins_enabled += m.origins_enabled
+        row.never_visited += m.origins_never_visited
+        row.pending += m.origins_with_pending_changes
+        row.in_flight += m.visits_in_flight
+        row.visits_last_hour += m.visits_last_hour
+        row.eventful += m.eventful_visits_last_hour
+        row.uneventful += m.uneventful_visits_last_hour
+        for label, count in m.lag_histogram.items():
+            row.histogram[label] = row.histogram.get(label, 0) + int(count)
+        if m.lag_max is not None:
+            row.lag_max = m.lag_max if row.lag_max is None else max(row.lag_max, m.lag_max)
+    return [rows[name] for name in sorted(rows)]
+
+
+def schedule_failures(ctx: ApiContext, schedules: list[Schedule]) -> list[Failure]:
+    """The failed or lost runs among the last few of each schedule whose last run failed (the
+    most recently ended first, at most :data:`FAILING_SCHEDULES_SHOWN` schedules)."""
+    failing = sorted((s for s in schedules if s.failure_count), key=lambda s: s.last_end_at or s.created_at, reverse=True)
+    found = []
+    for s in failing[:FAILING_SCHEDULES_SHOWN]:
+        for run in ctx.store.list_schedule_runs(s.name, limit=RUNS_PER_SCHEDULE):
+            if run.status in _SCHEDULE_FAILED:
+                found.append(Failure("schedule run", s.name, run.id, run.status.value, run.ended_at or run.started_at,
+                                     _short_detail(run.detail)))
+    return found
+
+
+def _short_detail(detail: Any, limit: int = 160) -> str:
+    """A run's detail or metadata as one short line."""
+    if not detail:
+        return ""
+    if isinstance(detail, dict):
+        text = "; ".join(f"{key}: {value}" for key, value in detail.items())
+    else:
+        text = str(detail)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -1,0 +1,105 @@
+"""The dashboard in a real headless Chromium (Debian's ``chromium``, driven by Playwright through
+``executable_path``: Playwright's own browsers are never downloaded), served by uvicorn on a free
+port, at a phone's viewport and a desktop's: a person signs in with a read token and sees the
+ERROR schedule first with its reason, the lag picture with its bars, and no sideways scrolling.
+Screenshots are saved in the test's tmp_path (their paths printed)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from typing import Iterator
+
+import pytest
+import uvicorn
+from playwright.sync_api import sync_playwright
+
+from ostinato.api import create_app
+from ostinato.config import Settings
+from ostinato.testing.postgres import free_port
+
+from test_dashboard_helpers import STALE_TEXT, seed, tokens
+
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
+
+
+@pytest.fixture
+def served(sqlite_store, clock) -> Iterator[tuple[str, str]]:
+    """The seeded store's API, served by uvicorn in a thread; its base URL and a read token's secret."""
+    seed(sqlite_store, clock)
+    secret = tokens(sqlite_store, clock)["read"]
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(sqlite_store, Settings(), clock), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, name="dashboard-uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", secret
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    executable = shutil.which("chromium")
+    assert executable, "Debian's chromium is needed (apt-get install chromium; .ci/run installs it)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.mark.parametrize("screen", list(VIEWPORTS))
+def test_a_person_sees_the_error_first_and_the_lag_picture(served, chromium, screen, tmp_path):
+    base, secret = served
+    viewport = VIEWPORTS[screen]
+    context = chromium.new_context(viewport=viewport, device_scale_factor=2 if screen == "phone" else 1,
+                                   is_mobile=screen == "phone", has_touch=screen == "phone")
+    try:
+        page = context.new_page()
+        answer = page.goto(f"{base}/")
+        assert answer.status == 401 and page.get_by_label("Token secret").is_visible()
+        assert page.locator("tr.schedule").count() == 0  # no token, no data
+        page.get_by_label("Token secret").fill(secret)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(f"{base}/")
+        assert page.title() == "✖ ERROR · Ostinato"
+
+        first = page.locator("tr.schedule").first
+        assert first.is_visible()
+        seen = first.inner_text()
+        assert "ERROR" in seen and "archive-old" in seen and STALE_TEXT in seen, seen
+        assert first.get_attribute("data-state") == "ERROR"
+        states = [row.get_attribute("data-state") for row in page.locator("tr.schedule").all()]
+        assert states == ["ERROR", "ERROR", "WARNING", "WARNING", "OK", "OK"]
+
+        picture = page.locator('svg.lag[data-visit-type="git"]')
+        picture.scroll_into_view_if_needed()
+        assert picture.is_visible()
+        assert picture.get_attribute("role") == "img"
+        assert picture.get_attribute("aria-label").startswith("Lag of the 7 git origins with pending changes")
+        assert picture.locator("title").first.text_content() == "Lag histogram of git"
+        bars = picture.locator("rect.bar")
+        assert bars.count() == 4
+        boxes = [bars.nth(i).bounding_box() for i in range(bars.count())]
+        assert all(box and box["width"] > 1 and box["height"] > 1 for box in boxes), boxes
+        longest = max(boxes, key=lambda box: box["width"])
+        assert bars.nth(boxes.index(longest)).get_attribute("data-bucket") == "<1h"  # 3 origins: the longest bar
+
+        failures = page.locator("tr.failure")
+        assert failures.count() == 3 and "disk full on worker-3" in page.locator("#failures").inner_text()
+
+        scroll_width = page.evaluate("document.documentElement.scrollWidth")
+        assert scroll_width <= viewport["width"], f"{screen}: the page is {scroll_width} px wide"
+        shot = tmp_path / f"dashboard-{screen}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        print(f"dashboard screenshot ({screen}, {viewport['width']}x{viewport['height']}): {shot}")
+    finally:
+        context.close()
