@@ -102,8 +102,55 @@ def sqlite_store(tmp_path) -> Iterator[SQLiteStore]:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request) -> Store:
-    """Every store, one after the other: the conformance suite's subject."""
-    return request.getfixturevalue({"sqlite": "sqlite_store", "postgresql": "pg_store"}[request.param])
+    """Every store, one after the other: the conformance suite's subject (which also gets the remote one)."""
+    return request.getfixturevalue({"sqlite": "sqlite_store", "postgresql": "pg_store",
+                                    "remote": "remote_store"}[request.param])
+
+
+#: the stores of the conformance suite (tests/conformance): the local ones and the remote client of ``--url``
+CONFORMANCE_STORES = ["sqlite", "postgresql", "remote"]
+
+
+def _parametrized_names(mark) -> list[str]:
+    names = mark.args[0] if mark.args else mark.kwargs.get("argnames", "")
+    return [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc) -> None:
+    """In tests/conformance, ``store`` is every one of :data:`CONFORMANCE_STORES`, unless a test names
+    its stores itself (``pytest.mark.parametrize("store", [...], indirect=True)``, with its reason)."""
+    if "store" not in metafunc.fixturenames or "conformance" not in metafunc.definition.path.parts:
+        return
+    if any("store" in _parametrized_names(m) for m in metafunc.definition.iter_markers("parametrize")):
+        return
+    metafunc.definition.add_marker(pytest.mark.parametrize("store", CONFORMANCE_STORES, indirect=True))
+
+
+@pytest.fixture(scope="session")
+def api_server():
+    """One real HTTP server (uvicorn in a thread, a free port) for the session; each test puts its API in place."""
+    from remote_server import ThreadedServer
+
+    with ThreadedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def remote_store(sqlite_store, api_server) -> Iterator[Store]:
+    """The client of ``ostinato --url``: a RemoteStore over a real socket to the API on a SQLite store
+    (with an admin token, made on the server's store: tokens are not managed through the API)."""
+    from ostinato.api import create_app
+    from ostinato.api.tokens import hash_secret, new_secret
+    from ostinato.remote import RemoteStore
+
+    secret = new_secret()
+    sqlite_store.create_api_token("remote-store-tests", "admin", hash_secret(secret), T0)
+    api_server.app.current = create_app(sqlite_store)
+    remote = RemoteStore(api_server.url, secret)
+    yield remote
+    remote.close()
+    api_server.app.current = None
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
     OSTINATO_DB=postgresql://… OSTINATO_BROKER_URL=redis://… \\
         celery -A ostinato.celery worker -Q load-git,load-git:priority -E
 
+(or ``OSTINATO_URL`` and ``OSTINATO_TOKEN`` instead of ``OSTINATO_DB``, to work through the API).
+
 Importing this module reads the settings (``ostinato.toml``, ``OSTINATO_*``),
 imports the modules of the ``imports`` setting, and registers, for every task
 type in the database, the task named after its ``backend_name``, plus the
@@ -19,15 +21,16 @@ from .config import Settings
 from .domain.clock import SystemClock
 from .execution.celery_app import make_celery_app
 from .services.celery_worker import WorkerRuntime, install_worker_tasks
-from .store import open_store
+from .cli.app import open_settings_store
 
 settings = Settings.load()
 for _module in settings.imports:
     importlib.import_module(_module)
 app = make_celery_app(settings.celery_broker())
-with open_store(settings.db) as _store:
+with open_settings_store(settings) as _store:  # the API's (url) or the database's (db)
     _store.check_schema()
     _backends = {t.backend_name for t in _store.list_task_types()}
-install_worker_tasks(app, WorkerRuntime(settings, SystemClock()), _backends)
+install_worker_tasks(app, WorkerRuntime(settings, SystemClock(), open_store=lambda _db: open_settings_store(settings)),
+                     _backends)
 
 __all__ = ["app"]

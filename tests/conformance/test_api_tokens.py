@@ -10,6 +10,8 @@ import pytest
 from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+#: not the remote store: API tokens are managed on the server only, never through the API (remote/verbs.py)
+pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
 
 
 def digest(secret: str) -> str:

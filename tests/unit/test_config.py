@@ -119,3 +119,20 @@ def test_open_store_reads_every_url_form(tmp_path):
     assert sqlite_path(str(tmp_path / "plain.db")) == str(tmp_path / "plain.db")
     assert sqlite_path("postgresql://u@h/db") is None
     assert sqlite_path("host=127.0.0.1 port=5432 dbname=x") is None
+
+
+def test_services_and_workers_open_the_api_when_a_url_is_set(tmp_path):
+    from ostinato.cli.app import open_settings_store
+    from ostinato.remote import RemoteStore
+    from ostinato.store.sqlite import SQLiteStore
+
+    remote = open_settings_store(Settings(url="http://127.0.0.1:9", token="secret", db=f"sqlite:///{tmp_path}/x.db"))
+    try:
+        assert isinstance(remote, RemoteStore)
+    finally:
+        remote.close()
+    local = open_settings_store(Settings(db=f"sqlite:///{tmp_path}/x.db"))
+    try:
+        assert isinstance(local, SQLiteStore)
+    finally:
+        local.close()

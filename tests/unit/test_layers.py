@@ -16,7 +16,8 @@ ALLOWED = {
     "execution": {"domain", "execution"},
     "services": {"domain", "store", "execution", "services", "config"},
     "testing": {"testing"},
-    "api": {"domain", "store", "services", "execution", "config", "api"},
+    "api": {"domain", "store", "services", "execution", "config", "api", "remote"},
+    "remote": {"domain", "store", "remote"},
     "sim": {"domain", "store", "execution", "services", "config", "sim"},
 }
 

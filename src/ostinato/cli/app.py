@@ -29,9 +29,9 @@ class AppContext:
     _store: Store | None = None
 
     def store(self, *, check_schema: bool = True) -> Store:
-        """The store of ``settings.db``, opened on first use."""
+        """The store of ``settings.db``, or the API's at ``settings.url`` (which wins), opened on first use."""
         if self._store is None:
-            self._store = open_store(self.settings.db)
+            self._store = open_settings_store(self.settings)
         if check_schema:
             self._store.check_schema()
         return self._store
@@ -40,6 +40,15 @@ class AppContext:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def open_settings_store(settings: Settings) -> Store:
+    """The API's store at ``settings.url`` (with ``settings.token``) when set, else the database ``settings.db``."""
+    if settings.url:
+        from ..remote import RemoteStore
+
+        return RemoteStore(settings.url, settings.token)
+    return open_store(settings.db)
 
 
 pass_app = click.make_pass_decorator(AppContext)
@@ -90,6 +99,13 @@ def stop_on_signals(stop: threading.Event, message: str = "stopping") -> Iterato
             signal.signal(sig, handler)
 
 
+def quiet_chatty_loggers() -> None:
+    """A line per HTTP request of the remote store (httpx) or per pool event (psycopg) would drown a
+    command's output (a --json listing included) and the services' own log."""
+    for chatty in ("psycopg.pool", "httpx", "httpcore"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+
+
 def _fail(message: str, code: int) -> None:
     click.echo(message, err=True)
     sys.exit(code)
@@ -97,13 +113,17 @@ def _fail(message: str, code: int) -> None:
 
 @click.group(cls=OstinatoGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--db", envvar="OSTINATO_DB", help="Database URL: sqlite:///PATH (default sqlite:///ostinato.db) or postgresql://…")
+@click.option("--url", envvar="OSTINATO_URL",
+              help="Work through the Ostinato API at this URL (http://HOST:PORT) instead of on the database.")
+@click.option("--token", envvar="OSTINATO_TOKEN", help="The API token's secret for --url (better: OSTINATO_TOKEN).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="TOML settings file (default ./ostinato.toml).")
 @click.version_option(package_name="ostinato")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, config_file: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, url: str | None, token: str | None, config_file: str | None) -> None:
     """Ostinato: a scheduler for recurring work at archive scale."""
+    quiet_chatty_loggers()
     if ctx.obj is None:
-        settings = Settings.load(config_file).with_values({"db": db})
+        settings = Settings.load(config_file).with_values({"db": db, "url": url, "token": token})
         ctx.obj = AppContext(settings)
         ctx.call_on_close(ctx.obj.close)
 

@@ -11,8 +11,8 @@ import threading
 import click
 
 from ..domain.errors import NotFoundError
-from .app import AppContext, cli, pass_app, stop_on_signals
-from .services import _setup_logging
+from .app import AppContext, cli, open_settings_store, pass_app, stop_on_signals
+from .services import _setup_logging, metrics_options
 
 
 def _broker(app: AppContext, broker: str | None) -> str:
@@ -58,7 +58,8 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
     queues = [queue_name(b, priority=p) for b in backends for p in (False, True)]
     celery_app = make_celery_app(broker_url)
     celery_app.conf.worker_hijack_root_logger = True  # Celery's own log lines: received, succeeded, ready
-    install_worker_tasks(celery_app, WorkerRuntime(app.settings, app.clock), backends)
+    runtime = WorkerRuntime(app.settings, app.clock, open_store=lambda _db: open_settings_store(app.settings))
+    install_worker_tasks(celery_app, runtime, backends)
     name = hostname or f"ostinato-{os.getpid()}@{app.settings.node}"
     logging.getLogger("ostinato").info("worker %s: queues %s", name, ", ".join(queues))
     celery_app.worker_main(["worker", "-Q", ",".join(queues), "-c", str(concurrency or app.settings.workers), "-P", pool,
@@ -69,6 +70,7 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
 @cli.command("listener")
 @click.option("--broker", help="Broker URL (default: the broker_url setting).")
 @click.option("-v", "--verbose", is_flag=True)
+@metrics_options
 @pass_app
 def listener_command(app: AppContext, broker, verbose):
     """Record what Celery workers report: run outcomes and visit statuses (seed 001's scheduler-listener).

@@ -1,0 +1,603 @@
+"""Domain values to and from JSON, driven by type hints: the wire format of the remote store.
+
+:func:`codec_for` turns a type hint (``datetime``, ``TaskStatus | None``,
+``Sequence[NewTask]``, ``dict[tuple[str, str], int]``, any frozen dataclass of the
+domain…) into a :class:`Codec` that encodes a value to plain JSON, decodes it back
+strictly, and describes it as a JSON Schema (for the OpenAPI description).
+Dataclasses are read through ``dataclasses.fields`` and ``typing.get_type_hints``,
+so a new domain type needs no code here. No pickle: only JSON types travel.
+
+The forms: times are ISO 8601 with a zone; durations are seconds (a number); bytes
+are lowercase hexadecimal; enums their value; a time of day ``HH:MM[:SS]``; a
+dataclass an object of its fields; a mapping with non-text keys a list of
+``[key, value]`` pairs. Bad input raises ``ValidationError`` naming the innermost
+field (a dataclass field or a parameter), with ``record`` saying where it sits
+(``tasks[3]``). Both directions check the same rules, so a client refuses what
+the server would.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import enum
+import math
+import re
+import types
+import typing
+from datetime import datetime, time, timedelta, timezone
+from typing import Any
+
+from ..domain.errors import ValidationError
+
+#: the integers a store keeps (64-bit, signed)
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+#: times outside this range are refused: a store adds and subtracts durations of up to a century to them
+EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=timezone.utc), datetime(9000, 1, 1, tzinfo=timezone.utc)
+#: the longest duration carried, either sign (a century)
+LONGEST = timedelta(days=36_525)
+_HEX = re.compile(r"^(?:[0-9a-f]{2})*$")
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$")
+_TIME_OF_DAY = re.compile(r"^\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?$")
+
+
+class UnsupportedType(TypeError):
+    """A type hint this codec cannot carry (a callable, an open type variable…)."""
+
+
+def _where(path: str) -> tuple[str, str | None]:
+    """The field an error names (the last part of ``path``) and where it sits (the rest)."""
+    head, dot, last = path.rpartition(".")
+    if dot:
+        return last, head
+    if path.endswith("]"):
+        base = path[: path.index("[")]
+        return base or "body", path
+    return path or "body", None
+
+
+class CodecError(ValidationError):
+    """A codec's ValidationError, knowing the path of the value at fault: a container that finds it
+    in an item prefixes the item's place (paths are only built for errors, not for every value)."""
+
+    path = ""
+
+
+def fail(path: str, expected: str, got: Any) -> CodecError:
+    field, record = _where(path)
+    error = CodecError(field, expected, got, record=record)
+    error.path = path
+    return error
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _within(place: str, error: CodecError) -> CodecError:
+    """``error`` of a value inside the one at ``place``."""
+    inner = error.path
+    return fail(place + inner if not inner or inner.startswith("[") else f"{place}.{inner}", error.expected, error.got)
+
+
+def check_text(value: str, path: str) -> str:
+    """Text a store can keep: valid Unicode (no unpaired surrogate) and no NUL character."""
+    if "\x00" in value:
+        raise fail(path, "text without NUL characters", value.replace("\x00", "\\0"))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise fail(path, "valid Unicode text (no unpaired surrogate)",
+                   value.encode("utf-8", "backslashreplace").decode()) from None
+    return value
+
+
+class Codec:
+    """Encodes values of one type hint to JSON and back, and describes them as a JSON Schema."""
+
+    def encode(self, value: Any, path: str) -> Any:
+        raise NotImplementedError
+
+    def decode(self, data: Any, path: str) -> Any:
+        raise NotImplementedError
+
+    def schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` is of this type (to choose among the members of a union)."""
+        raise NotImplementedError
+
+
+class AnyCodec(Codec):
+    """Any JSON value (task arguments, metadata, loader arguments), its text checked."""
+
+    def encode(self, value: Any, path: str) -> Any:
+        return self._plain(value, path)
+
+    def decode(self, data: Any, path: str) -> Any:
+        return self._plain(data, path)
+
+    def _plain(self, value: Any, path: str) -> Any:
+        if value is None or isinstance(value, (bool, int)):
+            return value
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise fail(path, "a finite number", value)
+            return value
+        if isinstance(value, str):
+            return check_text(value, path)
+        if isinstance(value, collections.abc.Mapping):
+            plain = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise fail(path, "an object with text keys", key)
+                plain[check_text(key, path)] = self._plain(item, f"{path}.{key}")
+            return plain
+        if isinstance(value, (list, tuple)):
+            return [self._plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        raise fail(path, "a value JSON can carry", repr(value))
+
+    def schema(self) -> dict[str, Any]:
+        return {}
+
+    def accepts(self, value: Any) -> bool:
+        return True
+
+
+class NoneCodec(Codec):
+    def encode(self, value: Any, path: str) -> Any:
+        if value is not None:
+            raise fail(path, "null", value)
+        return None
+
+    decode = encode
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "null"}
+
+    def accepts(self, value: Any) -> bool:
+        return value is None
+
+
+class BoolCodec(Codec):
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, bool):
+            raise fail(path, "true or false", value)
+        return value
+
+    decode = encode
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "boolean"}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+
+class IntCodec(Codec):
+    def __init__(self, minimum: int = INT_MIN, maximum: int = INT_MAX):
+        self.minimum, self.maximum = minimum, maximum
+
+    def encode(self, value: Any, path: str) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail(path, "a whole number", value)
+        if not self.minimum <= value <= self.maximum:
+            raise fail(path, f"a whole number from {self.minimum} to {self.maximum}", value)
+        return value
+
+    decode = encode
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "integer", "minimum": self.minimum, "maximum": self.maximum}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+
+class FloatCodec(Codec):
+    def encode(self, value: Any, path: str) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail(path, "a number", value)
+        if not math.isfinite(value):
+            raise fail(path, "a finite number", value)
+        return float(value) if isinstance(value, float) else value
+
+    def decode(self, data: Any, path: str) -> Any:
+        return float(self.encode(data, path))
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "number"}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class StrCodec(Codec):
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, str) or isinstance(value, enum.Enum):
+            if isinstance(value, enum.Enum) and isinstance(value.value, str):
+                return check_text(value.value, path)
+            raise fail(path, "text", value)
+        return check_text(value, path)
+
+    def decode(self, data: Any, path: str) -> Any:
+        if not isinstance(data, str):
+            raise fail(path, "text", data)
+        return check_text(data, path)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string"}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str)
+
+
+class BytesCodec(Codec):
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise fail(path, "bytes", value)
+        return bytes(value).hex()
+
+    def decode(self, data: Any, path: str) -> Any:
+        if not isinstance(data, str) or not _HEX.match(data):
+            raise fail(path, "bytes as lowercase hexadecimal digits, two per byte", data)
+        return bytes.fromhex(data)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "pattern": _HEX.pattern}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, (bytes, bytearray, memoryview))
+
+
+class DatetimeCodec(Codec):
+    EXPECTED = "an ISO 8601 time with a zone, between the years 1000 and 9000"
+
+    def _checked(self, value: Any, path: str) -> datetime:
+        if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
+            raise fail(path, self.EXPECTED, value)
+        try:
+            inside = EARLIEST <= value < LATEST
+        except OverflowError:
+            inside = False
+        if not inside:
+            raise fail(path, self.EXPECTED, value)
+        return value
+
+    def encode(self, value: Any, path: str) -> Any:
+        return self._checked(value, path).isoformat()
+
+    def decode(self, data: Any, path: str) -> Any:
+        if not isinstance(data, str) or not _RFC3339.match(data):
+            raise fail(path, self.EXPECTED, data)
+        try:
+            value = datetime.fromisoformat(data.upper())
+        except ValueError:
+            raise fail(path, self.EXPECTED, data) from None
+        return self._checked(value, path)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "format": "date-time"}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, datetime)
+
+
+class TimedeltaCodec(Codec):
+    EXPECTED = "a duration in seconds, at most a century either way"
+
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, timedelta) or not -LONGEST <= value <= LONGEST:
+            raise fail(path, self.EXPECTED, value)
+        return value.total_seconds()
+
+    def decode(self, data: Any, path: str) -> Any:
+        if isinstance(data, bool) or not isinstance(data, (int, float)) or not math.isfinite(data):
+            raise fail(path, self.EXPECTED, data)
+        if abs(data) > LONGEST.total_seconds():
+            raise fail(path, self.EXPECTED, data)
+        return timedelta(seconds=data)
+
+    def schema(self) -> dict[str, Any]:
+        limit = LONGEST.total_seconds()
+        return {"type": "number", "minimum": -limit, "maximum": limit}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, timedelta)
+
+
+class TimeCodec(Codec):
+    EXPECTED = "a time of day HH:MM or HH:MM:SS, without a zone"
+
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, time) or value.tzinfo is not None:
+            raise fail(path, self.EXPECTED, value)
+        return value.isoformat()
+
+    def decode(self, data: Any, path: str) -> Any:
+        if not isinstance(data, str) or not _TIME_OF_DAY.match(data):
+            raise fail(path, self.EXPECTED, data)
+        try:
+            return time.fromisoformat(data)
+        except ValueError:
+            raise fail(path, self.EXPECTED, data) from None
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "pattern": _TIME_OF_DAY.pattern}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, time)
+
+
+class EnumCodec(Codec):
+    def __init__(self, enum_class: type[enum.Enum]):
+        self.enum_class = enum_class
+        self.by_value = {member.value: member for member in enum_class}
+        self.expected = "one of " + ", ".join(str(v) for v in self.by_value)
+
+    def encode(self, value: Any, path: str) -> Any:
+        if isinstance(value, self.enum_class):
+            return value.value
+        return self.decode(value, path).value  # its value, as a plain string, will do
+
+    def decode(self, data: Any, path: str) -> Any:
+        try:
+            return self.by_value[data]
+        except (KeyError, TypeError):
+            raise fail(path, self.expected, data) from None
+
+    def schema(self) -> dict[str, Any]:
+        return {"enum": list(self.by_value)}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, self.enum_class) or (isinstance(value, str) and value in self.by_value)
+
+
+class UnionCodec(Codec):
+    """``A | B | None``: the first member that takes the value."""
+
+    def __init__(self, members: list[Codec]):
+        self.members = members
+        self.nullable = any(isinstance(m, NoneCodec) for m in members)
+        self.others = [m for m in members if not isinstance(m, NoneCodec)]
+
+    def encode(self, value: Any, path: str) -> Any:
+        if value is None and self.nullable:
+            return None
+        fitting = [m for m in self.others if m.accepts(value)] or self.others
+        return fitting[0].encode(value, path)
+
+    def decode(self, data: Any, path: str) -> Any:
+        if data is None and self.nullable:
+            return None
+        first: ValidationError | None = None
+        for member in self.others:
+            try:
+                return member.decode(data, path)
+            except ValidationError as exc:
+                first = first or exc
+        assert first is not None
+        raise first
+
+    def schema(self) -> dict[str, Any]:
+        schemas = [m.schema() for m in self.members]
+        return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
+
+    def accepts(self, value: Any) -> bool:
+        return any(m.accepts(value) for m in self.members)
+
+
+class ListCodec(Codec):
+    """``list[X]``, ``Sequence[X]``, ``Iterable[X]`` (a list) and ``tuple[X, ...]`` (a tuple)."""
+
+    def __init__(self, item: Codec, make: type = list):
+        self.item, self.make = item, make
+
+    def encode(self, value: Any, path: str) -> Any:
+        if isinstance(value, (str, bytes, collections.abc.Mapping)) or not isinstance(value, collections.abc.Iterable):
+            raise fail(path, "a list", value)
+        encode, encoded, index = self.item.encode, [], 0
+        try:
+            for index, item in enumerate(value):
+                encoded.append(encode(item, ""))
+        except CodecError as error:
+            raise _within(f"{path}[{index}]", error) from None
+        return encoded
+
+    def decode(self, data: Any, path: str) -> Any:
+        if not isinstance(data, list):
+            raise fail(path, "a JSON array", type(data).__name__)
+        decode, decoded, index = self.item.decode, [], 0
+        try:
+            for index, item in enumerate(data):
+                decoded.append(decode(item, ""))
+        except CodecError as error:
+            raise _within(f"{path}[{index}]", error) from None
+        return decoded if self.make is list else self.make(decoded)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "array", "items": self.item.schema()}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, (list, tuple))
+
+
+class TupleCodec(Codec):
+    """``tuple[A, B]``: an array of exactly those."""
+
+    def __init__(self, items: list[Codec]):
+        self.items = items
+
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, (tuple, list)) or len(value) != len(self.items):
+            raise fail(path, f"{len(self.items)} values", value)
+        return [c.encode(v, f"{path}[{i}]") for i, (c, v) in enumerate(zip(self.items, value))]
+
+    def decode(self, data: Any, path: str) -> Any:
+        if not isinstance(data, list) or len(data) != len(self.items):
+            raise fail(path, f"a JSON array of {len(self.items)} values", data if not isinstance(data, list) else len(data))
+        return tuple(c.decode(v, f"{path}[{i}]") for i, (c, v) in enumerate(zip(self.items, data)))
+
+    def schema(self) -> dict[str, Any]:
+        # not "prefixItems": the tools that read the description do not all know it; the codec checks each position
+        n, schemas = len(self.items), []
+        for schema in (c.schema() for c in self.items):
+            if schema not in schemas:
+                schemas.append(schema)
+        return {"type": "array", "items": schemas[0] if len(schemas) == 1 else {"anyOf": schemas},
+                "minItems": n, "maxItems": n}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, (tuple, list)) and len(value) == len(self.items)
+
+
+class MappingCodec(Codec):
+    """``dict[str, V]`` as an object; with other keys, as a list of ``[key, value]`` pairs."""
+
+    def __init__(self, key: Codec, value: Codec):
+        self.key, self.value = key, value
+        self.text_keys = isinstance(key, StrCodec)
+        self.pair = TupleCodec([key, value])
+
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, collections.abc.Mapping):
+            raise fail(path, "a mapping", value)
+        if self.text_keys:
+            return {self.key.encode(k, path): self.value.encode(v, f"{path}.{k}") for k, v in value.items()}
+        return [self.pair.encode(item, f"{path}[{i}]") for i, item in enumerate(value.items())]
+
+    def decode(self, data: Any, path: str) -> Any:
+        if self.text_keys:
+            if not isinstance(data, dict):
+                raise fail(path, "a JSON object", type(data).__name__)
+            return {self.key.decode(k, path): self.value.decode(v, f"{path}.{k}") for k, v in data.items()}
+        if not isinstance(data, list):
+            raise fail(path, "a JSON array of [key, value] pairs", type(data).__name__)
+        return dict(self.pair.decode(item, f"{path}[{i}]") for i, item in enumerate(data))
+
+    def schema(self) -> dict[str, Any]:
+        if self.text_keys:
+            return {"type": "object", "additionalProperties": self.value.schema()}
+        return {"type": "array", "items": self.pair.schema()}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, collections.abc.Mapping)
+
+
+class DataclassCodec(Codec):
+    """A dataclass as an object of its fields (those set at construction); unknown fields are refused."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+        self._fields: list[tuple[str, Codec, bool]] | None = None  # built on first use: types may refer to each other
+        self._names: frozenset[str] = frozenset()
+
+    @property
+    def fields(self) -> list[tuple[str, Codec, bool]]:
+        if self._fields is None:
+            hints = typing.get_type_hints(self.cls)
+            self._fields = [
+                (f.name, codec_for(hints[f.name]),
+                 f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                for f in dataclasses.fields(self.cls) if f.init
+            ]
+            self._names = frozenset(name for name, _, _ in self._fields)
+        return self._fields
+
+    def encode(self, value: Any, path: str) -> Any:
+        if not isinstance(value, self.cls):
+            raise fail(path, f"a {self.cls.__name__}", type(value).__name__)
+        encoded, name = {}, ""
+        try:
+            for name, codec, _ in self.fields:
+                encoded[name] = codec.encode(getattr(value, name), "")
+        except CodecError as error:
+            raise _within(_child(path, name), error) from None
+        return encoded
+
+    def decode(self, data: Any, path: str) -> Any:
+        if not isinstance(data, dict):
+            raise fail(path, f"a JSON object ({self.cls.__name__})", type(data).__name__)
+        fields = self.fields
+        values, name = {}, ""
+        try:
+            for name, codec, required in fields:
+                if name in data:
+                    values[name] = codec.decode(data[name], "")
+                elif required:
+                    raise fail("", f"a value (a {self.cls.__name__} needs it)", None)
+        except CodecError as error:
+            raise _within(_child(path, name), error) from None
+        if len(data) > len(values):
+            unknown = sorted(data.keys() - self._names)
+            if unknown:
+                raise fail(_child(path, unknown[0]), f"one of the fields of a {self.cls.__name__}: "
+                           + ", ".join(name for name, _, _ in fields), data[unknown[0]])
+        try:
+            return self.cls(**values)
+        except ValidationError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise fail(path, f"a valid {self.cls.__name__}", str(exc)) from None
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object", "title": self.cls.__name__,
+                "properties": {name: codec.schema() for name, codec, _ in self.fields},
+                "required": [name for name, _, required in self.fields if required],
+                "additionalProperties": False}
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, self.cls)
+
+
+_SIMPLE: dict[Any, Codec] = {
+    Any: AnyCodec(), type(None): NoneCodec(), None: NoneCodec(), bool: BoolCodec(), int: IntCodec(),
+    float: FloatCodec(), str: StrCodec(), bytes: BytesCodec(), datetime: DatetimeCodec(), timedelta: TimedeltaCodec(),
+    time: TimeCodec(),
+}
+_LISTS = {list, collections.abc.Sequence, collections.abc.Iterable, collections.abc.Collection,
+          collections.abc.MutableSequence}
+_MAPPINGS = {dict, collections.abc.Mapping, collections.abc.MutableMapping}
+_cache: dict[Any, Codec] = {}
+
+
+def codec_for(hint: Any) -> Codec:
+    """The codec of a (resolved) type hint; UnsupportedType when it cannot travel as JSON."""
+    try:
+        return _cache[hint]
+    except (KeyError, TypeError):
+        pass
+    codec = _build(hint)
+    try:
+        _cache[hint] = codec
+    except TypeError:  # an unhashable hint: built again next time
+        pass
+    return codec
+
+
+def _build(hint: Any) -> Codec:
+    if hint in _SIMPLE:
+        return _SIMPLE[hint]
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return EnumCodec(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return DataclassCodec(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return UnionCodec([codec_for(a) for a in args])
+    if origin in _LISTS and len(args) == 1:
+        return ListCodec(codec_for(args[0]))
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return ListCodec(codec_for(args[0]), tuple)
+        if args:
+            return TupleCodec([codec_for(a) for a in args])
+    if origin in _MAPPINGS and len(args) == 2:
+        return MappingCodec(codec_for(args[0]), codec_for(args[1]))
+    if hint in _MAPPINGS:
+        return MappingCodec(StrCodec(), AnyCodec())
+    raise UnsupportedType(f"no JSON form for the type {hint!r}")
+
+
+__all__ = ["Codec", "UnsupportedType", "codec_for", "check_text", "fail", "IntCodec", "EARLIEST", "LATEST", "LONGEST"]

@@ -1,0 +1,53 @@
+"""A real HTTP server for the remote store's tests (no tests here): uvicorn on a free port of
+127.0.0.1, in a thread, serving whichever application the current test put in place, so that one
+server serves a whole session and each test its own store behind its own API."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+import uvicorn
+
+from ostinato.testing.postgres import free_port
+
+
+class SwitchableApp:
+    """An ASGI application that forwards to ``current`` (set by each test)."""
+
+    def __init__(self) -> None:
+        self.current: Callable[..., Any] | None = None
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if self.current is None:
+            raise RuntimeError("no application in place")
+        await self.current(scope, receive, send)
+
+
+class ThreadedServer:
+    """uvicorn over :class:`SwitchableApp` on a free port of 127.0.0.1, in a daemon thread."""
+
+    def __init__(self) -> None:
+        self.app = SwitchableApp()
+        # uvicorn binds the port itself: over a socket handed in (``sockets=``), each answer waited for the
+        # client's delayed ACK, some 40 ms
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, lifespan="off", log_level="warning",
+                                access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="remote-store-api", daemon=True)
+
+    def __enter__(self) -> "ThreadedServer":
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the test API server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)

@@ -1,0 +1,144 @@
+"""The remote store's codec and catalogue of verbs: every verb of the interface travels (or is
+kept off the wire with a reason), domain values round-trip exactly, and bad input is refused
+naming the field, on either side of the wire."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta, timezone
+from typing import Any, Mapping, Sequence
+
+import pytest
+
+from ostinato.domain.change_rates import RateSample
+from ostinato.domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
+from ostinato.domain.schedules import BlackoutPeriod, RunMode, Schedule, ScheduleKind, ScheduleRun, RunStatus
+from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus
+from ostinato.domain.visits import JournalStatus, VisitStatus
+from ostinato.remote.codec import UnsupportedType, codec_for
+from ostinato.remote.verbs import (
+    NOT_EXPOSED,
+    error_from_body,
+    error_status_and_body,
+    scope_of,
+    store_verbs,
+    unsupported_verbs,
+)
+from ostinato.store import Store
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def round_trip(value: Any, hint: Any) -> Any:
+    codec = codec_for(hint)
+    return codec.decode(codec.encode(value, "x"), "x")
+
+
+def test_every_verb_of_the_interface_travels_or_is_kept_off_with_a_reason():
+    assert unsupported_verbs() == {}
+    public = {name for name in dir(Store) if not name.startswith("_") and callable(getattr(Store, name))}
+    assert public == set(store_verbs()) | set(NOT_EXPOSED)
+    assert all(reason for reason in NOT_EXPOSED.values())
+
+
+def test_scopes_follow_what_a_verb_does():
+    assert scope_of("get_tasks") == scope_of("list_schedules") == scope_of("schema_state") == "read"
+    assert scope_of("get_or_create_lister") == "admin"  # named like a read, but creates
+    assert scope_of("grab_ready_tasks") == scope_of("record_run_events") == "admin"
+    assert scope_of("a_verb_added_tomorrow") == "admin"  # closed until named like a read
+
+
+@pytest.mark.parametrize("value, hint", [
+    (NewTask("load-git", T0, TaskArguments(("https://a", [1, {"b": None}]), {"depth": 2, "big": 2**70}),
+             priority=TaskPriority.HIGH, current_interval=timedelta(hours=12, microseconds=7), retries_left=3), NewTask),
+    (Schedule("nightly", ScheduleKind.CALENDAR, "load-git", T0, mode=RunMode.RUN, cron_schedule="0 3 * * *",
+              tz="Europe/Paris", blackout_periods=(BlackoutPeriod(time(22, 0), time(6, 30)),),
+              dont_run_on_nodes=("a", "b"), average_good_duration=timedelta(seconds=1.5)), Schedule),
+    (ScheduleRun(4, "nightly", "tag", "node", "me", T0, None, RunStatus.RUNNING, {"k": [1]}), ScheduleRun),
+    (VisitStatus("https://a", 3, "git", JournalStatus.FULL, T0.astimezone(timezone(timedelta(hours=-5))),
+                 b"\x00\xff" * 10, changes=4), VisitStatus),
+    (RateSample([(1.0, None), (None, 2.5)], 12), RateSample),
+    ({("load-git", "disabled"): 3}, dict[tuple[str, str], int]),
+    ({"marked": ["a"], "taken": []}, dict[str, list[str]]),
+    ([TaskStatus.DISABLED], Sequence[TaskStatus] | None),
+    (None, Sequence[TaskPriority | None] | None),
+    ([None, TaskPriority.LOW], Sequence[TaskPriority | None] | None),
+    ({"a": {"nested": [1.5, True]}}, Mapping[str, Any]),
+])
+def test_domain_values_round_trip_exactly(value, hint):
+    assert round_trip(value, hint) == value
+
+
+def test_the_forms_on_the_wire_are_plain_json():
+    event = RunEvent(7, TaskRunStatus.EVENTFUL, T0, metadata={"m": 1})
+    assert codec_for(RunEvent).encode(event, "e") == {"run_id": 7, "status": "eventful", "at": "2026-01-01T12:00:00+00:00",
+                                                       "backend_id": None, "metadata": {"m": 1}}
+    assert codec_for(timedelta).encode(timedelta(days=1, milliseconds=5), "d") == 86400.005
+    assert codec_for(bytes).encode(b"\x01\xab", "b") == "01ab"
+    assert codec_for(dict[tuple[str, str], int]).encode({("a", "b"): 1}, "c") == [[["a", "b"], 1]]
+
+
+@pytest.mark.parametrize("hint, data, field, record", [
+    (NewTask, {"type": "t", "next_run": "2026-01-01T12:00:00"}, "next_run", "tasks[0]"),  # no zone
+    (NewTask, {"type": "t", "next_run": "2026-01-01 12:00:00+00:00"}, "next_run", "tasks[0]"),  # not RFC 3339
+    (NewTask, {"type": "t", "next_run": "9999-01-01T12:00:00+00:00"}, "next_run", "tasks[0]"),  # too far
+    (NewTask, {"type": "t"}, "next_run", "tasks[0]"),
+    (NewTask, {"type": "t", "next_run": "2026-01-01T12:00:00Z", "colour": 1}, "colour", "tasks[0]"),
+    (NewTask, {"type": 5, "next_run": "2026-01-01T12:00:00Z"}, "type", "tasks[0]"),
+    (NewTask, {"type": "t\x00", "next_run": "2026-01-01T12:00:00Z"}, "type", "tasks[0]"),
+    (NewTask, {"type": "\ud800", "next_run": "2026-01-01T12:00:00Z"}, "type", "tasks[0]"),
+    (NewTask, {"type": "t", "next_run": "2026-01-01T12:00:00Z", "policy": "sometimes"}, "policy", "tasks[0]"),
+    (NewTask, {"type": "t", "next_run": "2026-01-01T12:00:00Z", "retries_left": True}, "retries_left", "tasks[0]"),
+    (NewTask, {"type": "t", "next_run": "2026-01-01T12:00:00Z", "retries_left": 2**64}, "retries_left", "tasks[0]"),
+    (NewTask, {"type": "t", "next_run": "2026-01-01T12:00:00Z", "current_interval": 1e12}, "current_interval",
+     "tasks[0]"),
+    (NewTask, {"type": "t", "next_run": "2026-01-01T12:00:00Z", "arguments": {"args": "x"}}, "args",
+     "tasks[0].arguments"),
+    (VisitStatus, {"origin": "o", "visit": 1, "type": "git", "status": "full", "date": "2026-01-01T12:00:00Z",
+                   "snapshot": "xyz"}, "snapshot", "tasks[0]"),
+])
+def test_bad_input_names_the_field(hint, data, field, record):
+    with pytest.raises(ValidationError) as caught:
+        codec_for(hint).decode(data, "tasks[0]")
+    assert (caught.value.field, caught.value.record) == (field, record)
+
+
+def test_the_client_refuses_what_the_server_would_before_sending():
+    verb = store_verbs()["create_tasks"]
+    with pytest.raises(ValidationError) as caught:
+        verb.encode_arguments(([NewTask("t", T0.replace(tzinfo=None))],), {})
+    assert caught.value.field == "next_run"
+    with pytest.raises(ValidationError) as caught:
+        store_verbs()["grab_ready_tasks"].encode_arguments(("t", T0, -1), {})
+    assert caught.value.field == "limit"
+
+
+def test_arguments_are_checked_by_name():
+    verb = store_verbs()["grab_ready_tasks"]
+    assert verb.decode_arguments({"task_type": "t", "now": "2026-01-01T12:00:00Z", "limit": 5}) == {
+        "task_type": "t", "now": T0, "limit": 5}
+    for body, field in [({"task_type": "t", "now": "2026-01-01T12:00:00Z"}, "limit"),
+                        ({"task_type": "t", "now": "2026-01-01T12:00:00Z", "limit": 5, "colour": 1}, "colour"),
+                        ([1], "body")]:
+        with pytest.raises(ValidationError) as caught:
+            verb.decode_arguments(body)
+        assert caught.value.field == field
+
+
+def test_types_without_a_json_form_are_refused_loudly():
+    with pytest.raises(UnsupportedType):
+        codec_for(type(lambda: None))
+
+
+@pytest.mark.parametrize("error, status", [
+    (ValidationError("next_run", "a time", "x", record="item 3"), 400),
+    (NotFoundError("lister", 4242), 404),
+    (ConflictError("lister gh changed meanwhile"), 409),
+    (SchemaError("run `ostinato db init`"), 503),
+])
+def test_errors_cross_the_wire_as_the_same_exceptions(error, status):
+    got_status, body = error_status_and_body(error)
+    assert got_status == status and {"field", "expected", "got", "message"} <= set(body["error"])
+    rebuilt = error_from_body(body["error"])
+    assert type(rebuilt) is type(error) and str(rebuilt) == str(error)
+    if isinstance(error, ValidationError):
+        assert (rebuilt.field, rebuilt.record) == ("next_run", "item 3")
