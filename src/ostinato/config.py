@@ -13,6 +13,7 @@ and :meth:`Settings.feedback_policy` hand them to the store's verbs.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
@@ -36,6 +37,10 @@ EXECUTORS = ("embedded", "celery")
 class Settings:
     #: database URL (``sqlite:///…`` or ``postgresql://…``)
     db: str = DEFAULT_DB
+    #: the base URL of an Ostinato API (``http://host:8000``) to work through instead of the database
+    url: str = ""
+    #: the API token's secret sent to ``url`` (``ostinato token add NAME --scope admin`` on the server)
+    token: str = field(default="", repr=False)
     #: name of this machine for executors and schedulers
     node: str = field(default_factory=lambda: os.uname().nodename)
     #: embedded executor: number of worker threads
@@ -107,6 +112,10 @@ class Settings:
     journal_group_id: str = "ostinato-journal-client"
     #: journal client: the topics of visit statuses
     journal_topics: tuple[str, ...] = ("swh.journal.objects.origin_visit_status",)
+    #: services: serve their Prometheus metrics on this port (0: not served)
+    metrics_port: int = 0
+    #: services: the address the metrics are served on
+    metrics_host: str = "127.0.0.1"
 
     @classmethod
     def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -147,6 +156,8 @@ class Settings:
                 parsed[key] = value
             elif key == "revisit_capacity":
                 parsed[key] = _parse_number(value, key, minimum=0.0)
+            elif key == "metrics_port":
+                parsed[key] = _parse_port(value, key)
             elif key == "orchestrator_threshold":
                 parsed[key] = _parse_number(value, key, minimum=0.0, maximum=1.0)
             elif isinstance(default, float):
@@ -248,12 +259,23 @@ def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum
         number = float(value)
     except (TypeError, ValueError):
         raise ValidationError(key, "a number", value) from None
-    if number != number or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+    if not math.isfinite(number) or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
         if minimum is not None and maximum is not None:
             bounds = f"a number from {minimum:g} to {maximum:g}"
         elif minimum is not None:
             bounds = f"a number of at least {minimum:g}"
         else:
-            bounds = "a number"
+            bounds = "a finite number"
         raise ValidationError(key, bounds, value)
     return number
+
+
+def _parse_port(value: Any, key: str) -> int:
+    """A TCP port, 0 for none."""
+    try:
+        port = int(value) if not isinstance(value, (bool, float)) else None
+    except (TypeError, ValueError):
+        port = None
+    if port is None or not 0 <= port <= 65535:
+        raise ValidationError(key, "a port from 1 to 65535, or 0 for none", value)
+    return port

@@ -13,6 +13,7 @@ import ostinato.cli.api  # noqa: F401  (registers `ostinato api`)
 import ostinato.cli.tokens  # noqa: F401  (registers `ostinato token`)
 from ostinato.api.tokens import hash_secret
 from ostinato.cli import cli
+from ostinato.remote.verbs import store_verbs
 from ostinato.store import open_store
 
 from test_api_helpers import Api
@@ -81,6 +82,8 @@ def test_openapi_lists_every_endpoint_and_the_docs_are_served(api):
         ("/api/v1/origins/grab-next", "post"), ("/api/v1/origin-metrics", "get"),
         ("/api/v1/origin-metrics/update", "post"), ("/health", "get"), ("/metrics", "get"),
     }
+    # and one POST per store verb the remote store client calls (api/store_rpc.py)
+    expected |= {(f"/api/v1/store/{verb}", "post") for verb in store_verbs()}
     assert {(path, method) for path, methods in paths.items() for method in methods} == expected
     assert "HTTPBearer" in document["components"]["securitySchemes"]
     assert paths["/api/v1/tasks"]["get"]["security"] == [{"HTTPBearer": []}]

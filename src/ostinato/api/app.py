@@ -7,6 +7,8 @@ its pages (``/docs``, ``/redoc``), which describe the API and show no data.
 serve --open-metrics``, or ``OSTINATO_API_OPEN_METRICS=1``), for a Prometheus
 that scrapes without credentials on a trusted network. Everything under
 ``/api/v1`` needs a token: read scope for GET, admin for the rest.
+The dashboard at ``/`` needs a read token too, given once in its sign-in form
+(see :mod:`ostinato.api.dashboard`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, AsyncIterator, Callable
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -24,8 +26,10 @@ from ..config import Settings
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
 from ..store import Store
-from . import origins, schedules, tasks
+from . import origins, schedules, store_rpc, tasks
+from .bodies import document_errors, request_error
 from .common import READ, ApiContext, ApiError, context, json_safe, validation_body
+from .dashboard import router as dashboard_router
 from .metrics import RequestMetrics, StoreCollector, make_registry
 
 API_VERSION = "1"
@@ -55,14 +59,17 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
 
     app = FastAPI(title="Ostinato", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
     app.state.ostinato = ctx
+    default_openapi = app.openapi
+    app.openapi = lambda: document_errors(default_openapi())  # type: ignore[method-assign]
     collector = StoreCollector(lambda: ctx.store, ctx.clock.now, lambda: schedules.all_schedules(ctx),
                                lambda: ctx.settings.schedule_timing().ping_timeout)
     registry, requests, latency = make_registry(collector)
     app.state.registry = registry
     app.add_middleware(RequestMetrics, requests=requests, latency=latency)
     _add_error_handlers(app)
-    for router in (tasks.router, schedules.router, origins.router):
+    for router in (tasks.router, schedules.router, origins.router, store_rpc.router):
         app.include_router(router)
+    app.include_router(dashboard_router)  # the page at / (a read token, from a sign-in form's cookie)
 
     @app.get("/health", tags=["meta"], summary="Is the API up, and its database reachable at the right schema?")
     def health(ctx: ApiContext = Depends(context)) -> Any:
@@ -75,11 +82,11 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     if open_metrics:
-        @app.get("/metrics", tags=["meta"], summary="Prometheus metrics (open: no token needed)")
+        @app.get("/metrics", tags=["meta"], summary="Prometheus metrics (open: no token needed)", response_class=PlainTextResponse)
         def open_metrics_route() -> Response:
             return metrics_response()
     else:
-        @app.get("/metrics", tags=["meta"], dependencies=READ, summary="Prometheus metrics (a read token)")
+        @app.get("/metrics", tags=["meta"], dependencies=READ, summary="Prometheus metrics (a read token)", response_class=PlainTextResponse)
         def metrics_route() -> Response:
             return metrics_response()
 
@@ -110,17 +117,14 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        location = [str(part) for part in first.get("loc", ())]
-        where = location[0] if location else "request"
-        field = ".".join(location[1:]) or where
-        if first.get("type") == "json_invalid":
-            field = "body"
-        message = f"{field}: {first.get('msg', 'invalid')}"
-        return JSONResponse({"error": {"field": field, "expected": first.get("msg"), "got": json_safe(first.get("input")),
-                                       "message": message}}, status_code=400)
+        body = request_error(list(exc.errors()), exc.body)
+        body["error"]["got"] = json_safe(body["error"]["got"])
+        return JSONResponse(body, status_code=400)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # a body that cannot be read (not UTF-8, not JSON)
+            return JSONResponse({"error": {"field": "body", "expected": "a JSON document in UTF-8", "got": None,
+                                           "message": f"body: {exc.detail}"}}, status_code=400)
         return JSONResponse({"error": {"field": None, "expected": None, "got": None, "message": str(exc.detail)}},
                             status_code=exc.status_code, headers=getattr(exc, "headers", None))

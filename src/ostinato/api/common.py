@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence, TypeVar
 
 from fastapi import Depends, Request
@@ -186,6 +186,18 @@ def parse_items(body: Any, parse: Callable[[Any], T]) -> list[T]:
         except ValidationError as exc:
             raise exc.at(f"item {index}") from None
     return parsed
+
+
+#: the times a request may name: later ones overflow once an interval or a cooldown is added
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2999, 12, 31, tzinfo=timezone.utc)
+
+
+def in_range(value: datetime | None, field: str) -> datetime | None:
+    """``value`` if between :data:`EARLIEST` and :data:`LATEST` (or None); else a ValidationError."""
+    if value is not None and not EARLIEST <= value <= LATEST:
+        raise ValidationError(field, f"a time from {EARLIEST.date()} to {LATEST.date()}", value)
+    return value
 
 
 def iso(value: datetime | None) -> str | None:

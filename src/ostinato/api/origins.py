@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
 
 from ..domain.errors import NotFoundError, ValidationError
@@ -21,6 +21,7 @@ from ..domain.origin_metrics import OriginMetrics
 from ..domain.origins import Lister, parse_listed_origin
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy, visit_type_of_task_type
 from ..domain.visits import parse_visit_status
+from .bodies import MAX_ID, GrabBody, ListedOrigins, ListerBody, VisitStatuses
 from .common import (
     ADMIN,
     DEFAULT_LIMIT,
@@ -30,6 +31,7 @@ from .common import (
     ApiContext,
     check_object,
     context,
+    in_range,
     int_cursor,
     iso,
     page,
@@ -75,9 +77,9 @@ def list_listers(limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), after: s
 
 @router.post("/listers", dependencies=ADMIN, status_code=201, summary="Declare a lister (an existing one is returned)",
              responses={200: {"description": "The lister existed: it is returned, created false"}})
-def create_lister(body: Any = Body(..., examples=[{"name": "gitlab", "instance_name": "gitlab.inria.fr"}]),
+def create_lister(body: ListerBody = Body(..., examples=[{"name": "gitlab", "instance_name": "gitlab.inria.fr"}]),
                   ctx: ApiContext = Depends(context)) -> Any:
-    data = check_object(body, {"name", "instance_name"}, "a lister")
+    data = check_object(body.fields(), {"name", "instance_name"}, "a lister")
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValidationError("name", "a non-empty name", name)
@@ -92,7 +94,7 @@ def create_lister(body: Any = Body(..., examples=[{"name": "gitlab", "instance_n
 
 
 @router.post("/listers/{lister_id}/origins", dependencies=ADMIN, summary="Record listed origins in bulk")
-def record_listed_origins(lister_id: int, body: Any = Body(..., description=f"A JSON array of at most {MAX_BULK} listed "
+def record_listed_origins(lister_id: int = Path(..., ge=1, le=MAX_ID), body: ListedOrigins = Body(..., description=f"A JSON array of at most {MAX_BULK} listed "
                           "origins: url, visit_type (required), extra_loader_arguments, last_update, enabled, is_fork, "
                           "forked_from_url", examples=[[{"url": "https://github.com/turtl/mobile", "visit_type": "git",
                                                          "last_update": "2026-01-02T03:04:05Z"}]]),
@@ -103,9 +105,10 @@ def record_listed_origins(lister_id: int, body: Any = Body(..., description=f"A 
     def parse(item: Any):
         origin = parse_listed_origin(item)
         check_visit_type(origin.visit_type, known, "visit_type")
+        in_range(origin.last_update, "last_update")
         return origin
 
-    origins = parse_items(body, parse)
+    origins = parse_items([item.fields() for item in body], parse)
     # the last item of a (url, visit_type) wins, as within one store batch
     unique = list({(o.url, o.visit_type): o for o in origins}.values())
     recorded = ctx.store.record_listed_origins(found.id, unique, ctx.clock.now()) if unique else 0
@@ -114,7 +117,7 @@ def record_listed_origins(lister_id: int, body: Any = Body(..., description=f"A 
 
 # -- visit statuses -----------------------------------------------------------------
 @router.post("/visit-statuses", dependencies=ADMIN, summary="Feed visit statuses back into the visit stats, in bulk")
-def record_visit_statuses(body: Any = Body(..., description=f"A JSON array of at most {MAX_BULK} journal messages: "
+def record_visit_statuses(body: VisitStatuses = Body(..., description=f"A JSON array of at most {MAX_BULK} journal messages: "
                           "origin, visit, type, status, date, snapshot (hex or null), changes", examples=[[
                               {"origin": "https://github.com/turtl/mobile", "visit": 3, "type": "git", "status": "full",
                                "date": "2026-01-02T03:04:05Z", "snapshot": "9b92"}]]),
@@ -124,9 +127,10 @@ def record_visit_statuses(body: Any = Body(..., description=f"A JSON array of at
     def parse(item: Any):
         status = parse_visit_status(item)
         check_visit_type(status.type, known, "type")
+        in_range(status.date, "date")
         return status
 
-    statuses = sorted(parse_items(body, parse), key=lambda s: s.date)
+    statuses = sorted(parse_items([item.fields() for item in body], parse), key=lambda s: s.date)
     changed = ctx.store.record_visit_statuses(statuses, ctx.settings.feedback_policy(), now=ctx.clock.now()) if statuses else 0
     return {"statuses": len(statuses), "changed": changed, "ignored": len(statuses) - changed}
 
@@ -141,10 +145,10 @@ def next_visit_to_dict(visit: NextVisit) -> dict[str, Any]:
 @router.post("/origins/grab-next", dependencies=ADMIN, summary="Pick the next origins to visit and mark them scheduled",
              description="With dry_run the same question is answered and nothing changes (still admin: a real grab "
                          "changes state, and the answer reveals what the next one would take).")
-def grab_next_visits(body: Any = Body(..., examples=[{"visit_type": "git", "count": 100, "dry_run": True,
+def grab_next_visits(body: GrabBody = Body(..., examples=[{"visit_type": "git", "count": 100, "dry_run": True,
                                                       "policies": {"never_visited_oldest_update_first": 1}}]),
                      ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    data = check_object(body, {"visit_type", "count", "policies", "lister_id", "dry_run"}, "a grab request")
+    data = check_object(body.fields(), {"visit_type", "count", "policies", "lister_id", "dry_run"}, "a grab request")
     visit_type = data.get("visit_type")
     if not isinstance(visit_type, str) or not visit_type.strip():
         raise ValidationError("visit_type", "a visit type such as git", visit_type)
@@ -191,7 +195,7 @@ def _metrics_cursor(after: str | None) -> tuple[int, str] | None:
 
 
 @router.get("/origin-metrics", dependencies=READ, summary="Metrics per lister and visit type, as last counted")
-def list_origin_metrics(lister_id: int | None = Query(None), visit_type: str | None = Query(None),
+def list_origin_metrics(lister_id: int | None = Query(None, ge=1, le=MAX_ID), visit_type: str | None = Query(None),
                         limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), after: str | None = Query(None),
                         ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     start = _metrics_cursor(after)

@@ -26,7 +26,8 @@ from ..domain.schedules import (
     schedule_from_dict,
     schedule_to_dict,
 )
-from .common import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, int_cursor, iso, page
+from .bodies import ScheduleBody
+from .common import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, in_range, int_cursor, iso, page
 
 router = APIRouter(prefix="/api/v1", tags=["schedules"])
 
@@ -74,7 +75,7 @@ def _get(ctx: ApiContext, name: str) -> Schedule:
 
 def _at(ctx: ApiContext, at: str | None) -> datetime:
     now = ctx.clock.now()
-    return now if at is None else parse_time(at, now, "at")
+    return now if at is None else in_range(parse_time(at, now, "at"), "at")
 
 
 @router.get("/schedules", dependencies=READ, summary="List schedules, by name, with their conditions")
@@ -100,14 +101,14 @@ def list_conditions(at: str | None = Query(None, description="Evaluate at this t
 
 
 @router.post("/schedules", dependencies=ADMIN, status_code=201, summary="Create a schedule")
-def create_schedule(body: Any = Body(..., examples=[
+def create_schedule(body: ScheduleBody = Body(..., examples=[
         {"name": "bills", "kind": "periodic", "task_type": "scrape-bills", "arguments": {"args": [], "kwargs": {"state": "ca"}},
          "scheduling_period": "24h", "cooldown_duration": "2h", "tz": "America/Los_Angeles",
          "blackout_periods": [{"start": "23:00", "end": "01:00"}]},
         {"name": "nightly", "kind": "calendar", "task_type": "export", "cron_schedule": "Mon..Fri *-*-* 02:00",
          "cron_max_schedule_duration": "4h", "tz": "Europe/Paris", "mode": "submit"}]),
         ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    data = check_object(body, DEFINITION_FIELDS, "a schedule's definition; its state is the scheduler's")
+    data = check_object(body.fields(), DEFINITION_FIELDS, "a schedule's definition; its state is the scheduler's")
     now = ctx.clock.now()
     schedule = schedule_from_dict({**data, "created_at": now.isoformat()})
     if ctx.store.get_task_type(schedule.task_type) is None:

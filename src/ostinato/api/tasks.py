@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
 
 from ..domain.durations import parse_duration, parse_time
@@ -25,7 +25,20 @@ from ..domain.tasks import (
     parse_run_status,
     parse_status,
 )
-from .common import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, int_cursor, page, seconds
+from .bodies import MAX_ID, TaskBody, TaskTypeBody
+from .common import (
+    ADMIN,
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    READ,
+    ApiContext,
+    check_object,
+    context,
+    in_range,
+    int_cursor,
+    page,
+    seconds,
+)
 
 router = APIRouter(prefix="/api/v1", tags=["tasks"])
 
@@ -79,12 +92,12 @@ def get_task_type(type_name: str, ctx: ApiContext = Depends(context)) -> dict[st
 
 
 @router.post("/task-types", dependencies=ADMIN, status_code=201, summary="Declare a task type")
-def create_task_type(body: Any = Body(..., examples=[{
+def create_task_type(body: TaskTypeBody = Body(..., examples=[{
         "type": "load-git", "backend_name": "mypkg.loaders:load_git", "description": "Update a git origin",
         "default_interval": "1d", "min_interval": "12h", "max_interval": "64d", "backoff_factor": 2,
         "max_queue_length": 5000, "num_retries": 3, "retry_delay": "1h"}]),
         ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return task_type_to_dict(ctx.store.create_task_type(task_type_from_dict(body)))
+    return task_type_to_dict(ctx.store.create_task_type(task_type_from_dict(body.fields())))
 
 
 @router.get("/tasks", dependencies=READ, summary="Search tasks, by id")
@@ -101,24 +114,24 @@ def list_tasks(type: str | None = Query(None, description="Only tasks of this ty
         task_type=type, status=[parse_status(s) for s in status] or None,
         policy=parse_policy(policy) if policy is not None else None,
         priority=[parse_priority(p) for p in priority] or None,
-        before=parse_time(before, ctx.clock.now(), "before") if before is not None else None,
+        before=in_range(parse_time(before, ctx.clock.now(), "before"), "before") if before is not None else None,
         after_id=int_cursor(after), limit=limit + 1)
     return page(found, limit, lambda t: t.id, lambda t: t.to_dict())
 
 
 @router.post("/tasks", dependencies=ADMIN, status_code=201, summary="Create a task (an equal pending one is returned)",
              responses={200: {"description": "An equal pending task existed: it is returned, created false"}})
-def create_task(body: Any = Body(..., examples=[{
+def create_task(body: TaskBody = Body(..., examples=[{
         "type": "load-git", "arguments": {"args": [], "kwargs": {"url": "https://github.com/turtl/mobile"}},
         "policy": "oneshot", "priority": "high", "next_run": "now"}]),
         ctx: ApiContext = Depends(context)) -> Any:
-    data = check_object(body, _TASK_FIELDS, "a task")
+    data = check_object(body.fields(), _TASK_FIELDS, "a task")
     if data.get("type") is None:
         raise ValidationError("type", "a value (the field is required)", None)
     if not isinstance(data["type"], str):
         raise ValidationError("type", "a task type name", data["type"])
     now = ctx.clock.now()
-    next_run = parse_time(data.get("next_run") or "now", now, "next_run")
+    next_run = in_range(parse_time(data.get("next_run") or "now", now, "next_run"), "next_run")
     interval = data.get("current_interval")
     new = NewTask(type=data["type"], next_run=next_run, arguments=TaskArguments.parse(data.get("arguments")),
                   policy=parse_policy(data.get("policy") or "recurring"), priority=parse_priority(data.get("priority")),
@@ -130,7 +143,7 @@ def create_task(body: Any = Body(..., examples=[{
 
 
 @router.get("/tasks/{task_id}", dependencies=READ, summary="One task")
-def get_task(task_id: int, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+def get_task(task_id: int = Path(..., ge=1, le=MAX_ID), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     found = ctx.store.get_tasks([task_id])
     if not found:
         raise NotFoundError("task", task_id)
@@ -138,7 +151,7 @@ def get_task(task_id: int, ctx: ApiContext = Depends(context)) -> dict[str, Any]
 
 
 @router.get("/task-runs", dependencies=READ, summary="List task runs, by id")
-def list_task_runs(task: int | None = Query(None, ge=1, description="Only the runs of this task."),
+def list_task_runs(task: int | None = Query(None, ge=1, le=MAX_ID, description="Only the runs of this task."),
                    status: list[str] = Query([], description="Only these statuses."),
                    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), after: str | None = Query(None),
                    ctx: ApiContext = Depends(context)) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from rich.logging import RichHandler
 from ..domain.errors import ValidationError
 from ..execution.journal_messages import DEFAULT_TOPIC
 from .app import AppContext, cli, pass_app, stop_on_signals
+from .services import metrics_options
 from .output import NumberType, WholeNumberType, echo_json, readable
 
 
@@ -62,6 +63,7 @@ def _consumer_options(values: tuple[str, ...]) -> dict[str, str]:
               help="Extra librdkafka consumer setting, e.g. security.protocol=SSL (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counters as JSON on exit.")
 @click.option("-v", "--verbose", is_flag=True)
+@metrics_options
 @pass_app
 def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[str, ...], from_beginning: bool,
                    batch_size: int, batch_timeout: float, max_messages: int | None, once: bool,

@@ -2,14 +2,48 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
+from typing import Any, Callable
 
 import click
 from rich.logging import RichHandler
 
+from ..domain.errors import ValidationError
+from ..services import service_metrics
 from ..services.embedded import EmbeddedScheduler, Summary, prepare_embedded_schema
-from .app import AppContext, cli, pass_app, stop_on_signals
+from .app import AppContext, cli, pass_app, quiet_chatty_loggers, stop_on_signals
+
+
+def serve_metrics(app: AppContext, port: int | None, host: str | None) -> Any:
+    """Serve the service metrics (``--metrics-port``, else the metrics_port setting; 0: not served)."""
+    port = app.settings.metrics_port if port is None else port
+    host = host or app.settings.metrics_host
+    if not port:
+        return None
+    try:
+        server = service_metrics.serve(port, host)
+    except OSError as exc:
+        raise ValidationError("metrics_port", f"a free port on {host} ({exc.strerror or exc})", port) from None
+    logging.getLogger("ostinato").info("metrics at http://%s:%d/metrics", host, port)
+    return server
+
+
+def metrics_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--metrics-port`` and ``--metrics-host`` for a service command (put it right above ``@pass_app``)."""
+    @functools.wraps(command)
+    def with_metrics(*args: Any, metrics_port: int | None = None, metrics_host: str | None = None, **kwargs: Any) -> Any:
+        serve_metrics(click.get_current_context().find_object(AppContext), metrics_port, metrics_host)
+        return command(*args, **kwargs)
+
+    with_metrics = click.option("--metrics-host", metavar="ADDRESS",
+                                help="Address the metrics are served on (default: the metrics_host setting, "
+                                     "127.0.0.1).")(with_metrics)
+    return click.option("--metrics-port", type=click.IntRange(0, 65535), metavar="PORT",
+                        help="Serve Prometheus metrics (dispatches, outcomes, pick latency, queue depths) at "
+                             "http://HOST:PORT/metrics (default: the metrics_port setting; 0: not served)."
+                        )(with_metrics)
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -20,7 +54,7 @@ def _setup_logging(verbose: bool) -> None:
         handlers=[RichHandler(show_path=False, rich_tracebacks=True)],
         force=True,
     )
-    logging.getLogger("psycopg.pool").setLevel(logging.WARNING)
+    quiet_chatty_loggers()
 
 
 def _open_store(app: AppContext, *, auto_init: bool):
@@ -56,6 +90,7 @@ def _print_summary(summary: Summary) -> None:
 @click.option("--once", is_flag=True, help="One pass: dispatch what is ready, wait for it to end, exit.")
 @click.option("--workers", type=click.IntRange(min=1), help="Embedded worker threads.")
 @click.option("-v", "--verbose", is_flag=True)
+@metrics_options
 @pass_app
 def runner_command(app: AppContext, with_priority, priority_only, task_types, once, workers, verbose):
     """Dispatch ready tasks to the embedded workers (seed 001's scheduler-runner)."""
@@ -74,6 +109,7 @@ def runner_command(app: AppContext, with_priority, priority_only, task_types, on
 @click.option("--once", is_flag=True, help="One pass: dispatch, wait for the visits to end, exit.")
 @click.option("--workers", type=click.IntRange(min=1), help="Embedded worker threads.")
 @click.option("-v", "--verbose", is_flag=True)
+@metrics_options
 @pass_app
 def orchestrator_command(app: AppContext, visit_types, once, workers, verbose):
     """Keep the loaders' queues fed with origins to visit (seed 003's schedule-recurrent).
@@ -96,6 +132,7 @@ def orchestrator_command(app: AppContext, visit_types, once, workers, verbose):
 @click.option("--once", is_flag=True, help="One pass of every service, wait for the runs and visits to end, exit.")
 @click.option("--workers", type=click.IntRange(min=1), help="Embedded worker threads.")
 @click.option("-v", "--verbose", is_flag=True)
+@metrics_options
 @pass_app
 def run_command(app: AppContext, once, workers, verbose):
     """Run everything in one process: runner, priority runner, orchestrator, schedules and embedded workers.

@@ -42,6 +42,7 @@ from ..domain.tasks import RunEvent, TaskRunStatus
 from ..domain.visits import FeedbackPolicy
 from ..execution.celery_app import BACKEND_PREFIX, Outcome, dispatcher_id, event_time, worker_backend_id
 from ..store import Store
+from . import service_metrics as metrics
 from .celery_worker import outcomes_queue
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,8 @@ class CeleryListener:
                 if stop.wait(backoff):
                     return  # not acknowledged: they come back to the next listener
                 backoff = min(backoff * 2, 10.0)
+        metrics.outcomes("run", runs)
+        metrics.outcomes("visit", visits)
         for message, _ in pending:
             message.ack()
         self.runs_recorded += sum(1 for o in outcomes if o.run is not None and o.run.status.is_final)
@@ -213,6 +216,7 @@ class CeleryListener:
             with self._lock:
                 self._events[:0] = events
             return 0
+        metrics.outcomes("run", events)
         self.started_recorded += len(events)
         return len(events)
 

@@ -28,6 +28,7 @@ from .orchestrator import Orchestrator
 from .revisit_steering import ThresholdSteering
 from .deadline_scheduler import DeadlineScheduler
 from .runner import TaskRunner, recover_dead_executors
+from .service_metrics import counting_outcomes
 
 if TYPE_CHECKING:  # Celery is imported only when the executor is celery
     from ..execution.celery_executor import CeleryExecutor
@@ -88,6 +89,9 @@ class EmbeddedScheduler:
         def report_visits(statuses: Sequence[VisitStatus]) -> int:
             return store.record_visit_statuses(statuses, feedback, now=clock.now())
 
+        report_visits = counting_outcomes("visit", report_visits)
+        report_runs = counting_outcomes("run", store.record_run_events)
+
         self.celery_app = None
         self.listener: CeleryListener | None = None
         self.executor: EmbeddedExecutor | CeleryExecutor
@@ -97,14 +101,14 @@ class EmbeddedScheduler:
             from .celery_listener import CeleryListener
 
             self.celery_app = make_celery_app(settings.celery_broker())
-            self.executor = CeleryExecutor(self.celery_app, clock, node=settings.node, report=store.record_run_events,
+            self.executor = CeleryExecutor(self.celery_app, clock, node=settings.node, report=report_runs,
                                            release_visits=store.release_visits,
                                            queue_depth_cache=settings.queue_depth_cache.total_seconds())
             if listen:
                 self.listener = CeleryListener(store, self.celery_app, clock, feedback,
                                                worker_lost_after=settings.worker_lost_after)
         else:
-            self.executor = EmbeddedExecutor(store.record_run_events, clock, node=settings.node, workers=settings.workers,
+            self.executor = EmbeddedExecutor(report_runs, clock, node=settings.node, workers=settings.workers,
                                              report_visits=report_visits, release_visits=store.release_visits)
         options = dict(task_types=task_types, batch_size=settings.batch_size, lost_run_timeout=settings.lost_run_timeout)
         self.runners: list[TaskRunner] = []

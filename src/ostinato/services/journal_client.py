@@ -40,6 +40,7 @@ from ..domain.errors import ValidationError
 from ..domain.visits import FeedbackPolicy, VisitStatus
 from ..execution.journal_messages import DEFAULT_TOPIC, decode_visit_status
 from ..store import Store
+from . import service_metrics as metrics
 
 log = logging.getLogger(__name__)
 
@@ -264,6 +265,7 @@ class JournalClient:
                               "the batch will be tried again", len(batch.statuses), self._failures_in_a_row)
                 return 0
             self.counters.recorded += len(batch.statuses)
+            metrics.outcomes("visit", batch.statuses)
             self.counters.changed += changed
         self._failures_in_a_row = 0
         self._pending = None

@@ -41,6 +41,7 @@ from ..domain.visit_policies import (
     visit_type_of_task_type,
 )
 from ..store import Store
+from . import service_metrics as metrics
 from .revisit_steering import ThresholdSteering
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,7 @@ class Orchestrator:
         length = task_type.max_queue_length if task_type.max_queue_length is not None else self.batch_size
         try:
             waiting = self.executor.waiting(task_type)
+            metrics.queue_depth(task_type.type, waiting)
         except QueueUnavailable as exc:
             self._warn_once(f"queue:{task_type.type}", "%s: %s not served while its queue's depth is unknown: %s",
                             self.name, task_type.type, exc)
@@ -149,6 +151,10 @@ class Orchestrator:
 
     def run_once(self) -> dict[str, Dispatched]:
         """One pass over every served visit type; returns what was dispatched, by visit type."""
+        with metrics.looping("orchestrator"):
+            return self._run_once()
+
+    def _run_once(self) -> dict[str, Dispatched]:
         now = self.clock.now()
         result: dict[str, Dispatched] = {}
         for visit_type, task_type in self.served():
@@ -188,18 +194,22 @@ class Orchestrator:
         tasks = self.store.grab_ready_tasks(task_type.type, now, room, priority=True, backend_id=self.executor.executor_id)
         if tasks:
             self.executor.submit(tasks, task_type.backend_name, priority=True)
+            metrics.dispatched("orchestrator", len(tasks), task_type=task_type.type, visit_type=visit_type,
+                               policy="priority")
             done.tasks = len(tasks)
             room -= len(tasks)
 
         if room > 0:
             requests = [GrabRequest(VisitPolicy(p), n) for p, n in plan_grab_requests(room, self.ratios(visit_type))]
-            visits = self.store.grab_next_visits(visit_type, requests, now, options=self.grab_options, limit=room)
+            with metrics.picking("orchestrator"):
+                visits = self.store.grab_next_visits(visit_type, requests, now, options=self.grab_options, limit=room)
             if visits:
                 try:
                     self.executor.submit_visits(visits, task_type.backend_name)
                 except Exception:
                     self.store.release_visits([(v.url, v.visit_type) for v in visits])
                     raise
+                metrics.dispatched_each("orchestrator", visits, lambda v: (task_type.type, visit_type, v.policy.value))
             done.visits = {policy: 0 for policy in self.ratios(visit_type)}
             for visit in visits:
                 done.visits[visit.policy.value] += 1

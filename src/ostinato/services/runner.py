@@ -19,6 +19,7 @@ from ..domain.clock import Clock
 from ..domain.tasks import ScheduledRun, TaskType
 from ..domain.errors import QueueUnavailable
 from ..store import Store
+from . import service_metrics as metrics
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +81,20 @@ class TaskRunner:
         except QueueUnavailable as exc:
             log.error("%s: %s not dispatched: %s", self.name, task_type.type, exc)
             return 0
+        metrics.queue_depth(task_type.type + (":priority" if self.priority else ""), waiting)
         return max(0, min(self.batch_size, task_type.max_queue_length - waiting))
 
     def run_once(self) -> int:
         """One pass over every served task type; returns how many runs were dispatched."""
+        with metrics.looping(self.loop):
+            return self._run_once()
+
+    @property
+    def loop(self) -> str:
+        """The name of this loop in the service metrics."""
+        return "priority_runner" if self.priority else "runner"
+
+    def _run_once(self) -> int:
         now = self.clock.now()
         self.reap_lost_runs()
         total = 0
@@ -91,11 +102,13 @@ class TaskRunner:
             room = self.room(task_type)
             if room <= 0:
                 continue
-            grabbed = self.store.grab_ready_tasks(
-                task_type.type, now, room, priority=self.priority, backend_id=self.executor.executor_id
-            )
+            with metrics.picking(self.loop):
+                grabbed = self.store.grab_ready_tasks(
+                    task_type.type, now, room, priority=self.priority, backend_id=self.executor.executor_id
+                )
             if grabbed:
                 self.executor.submit(grabbed, task_type.backend_name, priority=self.priority)
+                metrics.dispatched_each(self.loop, grabbed, lambda r: (r.task.type, "", r.task.policy.value))
                 log.info("%s: dispatched %d %s", self.name, len(grabbed), task_type.type)
                 total += len(grabbed)
         self.dispatched += total
