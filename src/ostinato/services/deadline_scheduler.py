@@ -16,7 +16,10 @@ Each pass:
 3. it watches its runs: a ping that finds the schedule taken over stops the run
    (stolen); past ``max_expected_duration`` it logs an error; past
    ``max_allowed_duration`` or inside a blackout period it stops the run and
-   counts a failure.
+   counts a failure. A run whose last recorded ping is ``ping_timeout`` old
+   (its lease ran out: the process was paused, or the store was away) reads
+   its stop event as set at once, before any other scheduler may steal it
+   (that takes ``ping_timeout`` + ``steal_grace``); the run counts a failure.
 
 A run is stopped cooperatively: a callable that takes a ``stop`` keyword gets
 a ``threading.Event`` it should watch; one that does not is left to finish
@@ -34,7 +37,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from ..domain.clock import Clock
 from ..domain.schedules import (
@@ -50,6 +53,7 @@ from ..domain.tasks import NewTask, TaskPolicy, TaskStatus
 from ..execution.calls import call_schedule_job
 from ..execution.registry import TaskRegistry, registry as default_registry
 from ..store import Store
+from . import service_metrics as metrics
 
 log = logging.getLogger(__name__)
 _PENDING = (TaskStatus.NEXT_RUN_NOT_SCHEDULED, TaskStatus.NEXT_RUN_SCHEDULED)
@@ -84,6 +88,44 @@ def run_verdict(store: Store, schedule: Schedule, tag: str, now: datetime) -> Ve
     return Verdict(expected_overrun=Overrun.EXPECTED in found)
 
 
+class RunLease(threading.Event):
+    """A run's stop event that also turns set once the owner's lease ran out: no ping recorded for
+    ``ttl`` (the ping timeout) of this process's monotonic time. Other schedulers steal only after
+    the ping timeout and the steal grace, so a job that watches this event stops working before its
+    schedule can run elsewhere, even when its process wakes from a long pause (SIGSTOP, a frozen VM)
+    or lost the store. Once lapsed it stays set: the watch then ends the run (stolen, or stopped)."""
+
+    def __init__(self, ttl: timedelta, renewed_at: float, *, monotonic: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.ttl = ttl.total_seconds()
+        self.monotonic = monotonic
+        self.expires_at = renewed_at + self.ttl
+        self.lapsed = False
+
+    def renew(self, pinged_at: float) -> None:
+        """A ping recorded (sent at ``pinged_at``, monotonic) extends the lease, unless it lapsed already."""
+        if not self.lapsed:
+            self.expires_at = pinged_at + self.ttl
+
+    def is_set(self) -> bool:
+        if super().is_set():
+            return True
+        if self.monotonic() >= self.expires_at:
+            self.lapsed = True
+            self.set()
+            return True
+        return False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            super().wait(0.1 if left is None else min(left, 0.1))
+        return True
+
+
 @dataclass
 class _ActiveRun:
     schedule: Schedule
@@ -100,7 +142,8 @@ class DeadlineScheduler:
 
     def __init__(self, store: Store, clock: Clock, *, node: str, instance: str = "default",
                  registry: TaskRegistry = default_registry, timing: ScheduleTiming = ScheduleTiming(),
-                 capacity: int = 4, max_sleep: timedelta = timedelta(seconds=60), remote: RemoteRuns | None = None):
+                 capacity: int = 4, max_sleep: timedelta = timedelta(seconds=60), remote: RemoteRuns | None = None,
+                 monotonic: Callable[[], float] = time.monotonic):
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self.store = store
@@ -111,6 +154,9 @@ class DeadlineScheduler:
         self.timing = timing.validated()
         self.capacity = capacity
         self.max_sleep = max_sleep
+        #: the run leases' time (see RunLease), and when this pass's picks were pinged
+        self.monotonic = monotonic
+        self._pass_began = monotonic()
         self._active: dict[str, _ActiveRun] = {}
         self._lock = threading.Lock()
         self._ends: queue.Queue[tuple[_ActiveRun, bool, dict[str, Any], datetime]] = queue.Queue()
@@ -146,7 +192,11 @@ class DeadlineScheduler:
 
     # -- one pass --------------------------------------------------------------
     def run_once(self) -> int:
-        now = self.clock.now()
+        with metrics.looping("scheduler"):
+            return self._run_once()
+
+    def _run_once(self) -> int:
+        now, self._pass_began = self.clock.now(), self.monotonic()
         stolen = self.store.steal_silent_schedules(now, self.timing)
         for name in stolen["taken"]:
             log.warning("%s: took %s over from a silent owner", self.name, name)
@@ -154,10 +204,12 @@ class DeadlineScheduler:
         self._task_types = {t.type: t for t in self.store.list_task_types()}
         started = 0
         while (room := self.capacity - len(self.running()) - self._remote_in_flight()) > 0:
-            picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
-                                               tags=[uuid.uuid4().hex for _ in range(room)], now=now)
+            with metrics.picking("scheduler"):
+                picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
+                                                   tags=[uuid.uuid4().hex for _ in range(room)], now=now)
             for schedule, run in picked:
                 self._start(schedule, run)
+                metrics.dispatched("scheduler", 1, task_type=schedule.task_type, policy="schedule")
             started += len(picked)
             if len(picked) < room:
                 break
@@ -179,7 +231,8 @@ class DeadlineScheduler:
         if self.remote is not None:
             self._send(schedule, run)
             return
-        active = _ActiveRun(schedule, run)
+        active = _ActiveRun(schedule, run, RunLease(self.timing.ping_timeout, self._pass_began,
+                                                    monotonic=self.monotonic))
         active.thread = threading.Thread(target=self._run, args=(active,), name=f"ostinato-schedule-{schedule.name}",
                                          daemon=True)
         with self._lock:
@@ -235,6 +288,8 @@ class DeadlineScheduler:
             ok, detail = call_schedule_job(self.registry, task_type.backend_name, schedule.arguments, active.stop)
         if active.stopped is not None:
             return  # already ended by the watch (stolen, or stopped for overrunning)
+        if isinstance(active.stop, RunLease) and active.stop.lapsed:
+            return  # the lease ran out: the watch ends the run (stolen, or stopped if the schedule is still ours)
         self._ends.put((active, ok, detail, self.clock.now()))
 
     def _report_ends(self) -> None:
@@ -263,14 +318,21 @@ class DeadlineScheduler:
     # -- watching running schedules ---------------------------------------------
     def watch(self) -> None:
         """Ping every run; stop the stolen and the overrunning."""
-        now = self.clock.now()
+        now, pinged_at = self.clock.now(), self.monotonic()
         with self._lock:
             active = list(self._active.values())
         for item in active:
             verdict = run_verdict(self.store, item.schedule, item.run.owner_tag, now)
+            lease = item.stop if isinstance(item.stop, RunLease) else None
+            if lease is not None and verdict.status is not RunStatus.STOLEN:
+                lease.renew(pinged_at)
             if verdict.status is RunStatus.STOLEN:
                 self._stop(item, RunStatus.STOLEN, None)
                 log.error("%s: %s was taken over by another scheduler: stopping our run", self.name, item.schedule.name)
+            elif lease is not None and lease.lapsed and not (item.thread is not None and item.thread.is_alive()):
+                reason = f"no ping recorded for {self.timing.ping_timeout}: the lease ran out and the job stopped"
+                log.error("%s: %s: %s (a failure)", self.name, item.schedule.name, reason)
+                self._stop(item, RunStatus.STOPPED, reason)
             elif verdict.status is RunStatus.STOPPED:
                 log.error("%s: %s: %s, stopping it (a failure)", self.name, item.schedule.name, verdict.reason)
                 self._stop(item, RunStatus.STOPPED, verdict.reason)

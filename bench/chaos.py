@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""The chaos harness (issue 9): Ostinato on PostgreSQL while things break on purpose.
+
+``bench/chaos.py --minutes 10`` starts a private PostgreSQL cluster, sets up
+500 schedules, task types and tasks, and 100,000 origins with a simulated
+loader (``chaos_fixtures``), runs four ``ostinato scheduler`` processes, an
+``ostinato runner`` and an ``ostinato orchestrator`` (``chaos_supervisor``),
+and for the given minutes kills a random one every few seconds (and starts
+it again), pauses one scheduler (SIGSTOP) for longer than the steal timeout,
+and stops PostgreSQL for 20 s. The processes are expected to live through
+the database's absence on their own: the harness restarts only what it
+killed, and counts any process that exits by itself. Then it lets the
+services settle, stops them, and checks the history (``chaos_checks``):
+no overlapping runs of one schedule in the jobs' own record, every schedule
+back to OK within a printed bound, no task run left scheduled or started,
+the journal's visit statuses replayed twice with nothing changed the second
+time. It prints the figures and exits 1 if an invariant is broken.
+
+``--quick`` sets up fewer schedules, tasks and origins, for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from chaos_checks import (ConditionWatch, job_intervals, overlaps, replay_journal, run_history,  # noqa: E402
+                          stuck_task_runs, task_runs)
+from chaos_fixtures import Workload, set_up  # noqa: E402
+from chaos_supervisor import Supervisor  # noqa: E402
+from ostinato.config import Settings  # noqa: E402
+from ostinato.domain.tasks import TaskRunStatus  # noqa: E402
+from ostinato.store.postgresql import PostgresStore  # noqa: E402
+from ostinato.testing.postgres import PostgresCluster, free_port  # noqa: E402
+
+PING_INTERVAL, PING_TIMEOUT, STEAL_GRACE = 1.0, 3.0, 2.0
+RETRY_BACKOFF = (1.0, 2.0, 4.0)
+LOST_RUN_TIMEOUT = 20.0
+REAP_EVERY = 60.0  # the runner's reap of lost task runs (TaskRunner.reap_every)
+PG_OUTAGE = 20.0
+PAUSE = 2 * (PING_TIMEOUT + STEAL_GRACE) + 2.0
+SETTINGS = {
+    "OSTINATO_SCHEDULE_PING_INTERVAL": str(PING_INTERVAL), "OSTINATO_SCHEDULE_PING_TIMEOUT": str(PING_TIMEOUT),
+    "OSTINATO_SCHEDULE_STEAL_GRACE": str(STEAL_GRACE),
+    "OSTINATO_SCHEDULE_RETRY_BACKOFF": ",".join(str(b) for b in RETRY_BACKOFF),
+    "OSTINATO_LOST_RUN_TIMEOUT": str(LOST_RUN_TIMEOUT), "OSTINATO_IN_FLIGHT_TIMEOUT": "60",
+    "OSTINATO_POLL_INTERVAL": "0.5",
+}
+
+
+def recovery_bound(workload: Workload) -> float:
+    """How long a schedule may stay not OK: the database's outage, a steal, three failures in a row
+    each with its backoff and a longest run, and a longest period to get back within it."""
+    return (PG_OUTAGE + PING_TIMEOUT + STEAL_GRACE + 3 * (max(RETRY_BACKOFF) + workload.max_run)
+            + workload.max_period)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0, help="how long the faults go on (default 10)")
+    parser.add_argument("--quick", action="store_true", help="fewer schedules, tasks and origins (for CI)")
+    parser.add_argument("--schedules", type=int, help="schedules (default 500; --quick 150)")
+    parser.add_argument("--origins", type=int, help="origins (default 100,000; --quick 10,000)")
+    parser.add_argument("--tasks", type=int, help="recurring tasks (default 300; --quick 100)")
+    parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--settle", type=float, help="seconds the services run after the faults (default 90; "
+                                                     "--quick 45)")
+    parser.add_argument("--kill-every", type=float, nargs=2, default=(3.0, 8.0), metavar=("MIN", "MAX"),
+                        help="seconds between two kills, drawn between MIN and MAX")
+    parser.add_argument("--keep", action="store_true", help="keep the run directory (logs, records)")
+    return parser.parse_args(argv)
+
+
+class Harness:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.workload = Workload(
+            schedules=args.schedules or (150 if args.quick else 500),
+            origins=args.origins if args.origins is not None else (10_000 if args.quick else 100_000),
+            tasks=args.tasks if args.tasks is not None else (100 if args.quick else 300), seed=args.seed)
+        self.settle = args.settle if args.settle is not None else (45.0 if args.quick else 90.0)
+        self.rng = random.Random(args.seed)
+        self.run_dir = Path(tempfile.mkdtemp(prefix="ostinato-chaos-", dir="/tmp"))
+        self.run_dir.chmod(0o755)
+        self.record_dir = self.run_dir / "records"
+        self.record_dir.mkdir()
+        self.record_dir.chmod(0o777)
+        self.cluster = PostgresCluster(self.run_dir / "pg", free_port(), settings={"max_connections": "400"})
+        self.watch = ConditionWatch(timedelta(seconds=PING_TIMEOUT))
+        self.exits = 0
+        self.checked_at = 0.0
+        self.sample_failures = 0
+
+    def say(self, text: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+    def sample(self, store: PostgresStore) -> None:
+        try:
+            self.watch.sample(store, time.time())
+        except Exception:  # the database is away: no sample this time
+            self.sample_failures += 1
+
+    def run(self) -> int:
+        self.cluster.start()
+        try:
+            return self._run()
+        finally:
+            self.cluster.stop()
+            if not self.args.keep:
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+            else:
+                print(f"run directory kept: {self.run_dir}")
+
+    def _run(self) -> int:
+        dsn = self.cluster.dsn()
+        store = PostgresStore(dsn)
+        store.init_schema()
+        started = time.monotonic()
+        specs = set_up(store, self.workload, self.record_dir, datetime.now(timezone.utc))
+        self.say(f"set up {len(specs)} schedules, {self.workload.tasks} tasks, {self.workload.origins:,} origins "
+                 f"in {time.monotonic() - started:.1f}s (PostgreSQL {dsn}, records in {self.record_dir})")
+        supervisor = Supervisor(self.cluster, dsn, self.run_dir, HERE, SETTINGS, self.rng)
+        supervisor.start_all()
+        self.chaos(supervisor, store)
+        self.say(f"faults over; the services settle for {self.settle:.0f}s")
+        deadline = time.monotonic() + self.settle
+        while time.monotonic() < deadline:
+            time.sleep(2.0)
+            self.exits += len(supervisor.restart_dead())
+            self.sample(store)
+        self.sample(store)
+        self.checked_at = time.time()
+        check_at = datetime.now(timezone.utc)
+        old_stuck = stuck_task_runs(store, check_at - timedelta(seconds=LOST_RUN_TIMEOUT + REAP_EVERY + 15))
+        self.say("stopping the services (SIGTERM)")
+        codes = supervisor.stop_all()
+        # a runner started again notices the runs its dead predecessors left (then nothing may remain)
+        subprocess.run([sys.executable, "-m", "ostinato", "runner", "--once"],
+                       env=supervisor.services["runner"].env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=300, check=False)
+        left = stuck_task_runs(store)
+        return self.report(store, supervisor, specs, old_stuck, left, codes)
+
+    def chaos(self, supervisor: Supervisor, store: PostgresStore) -> None:
+        length = self.args.minutes * 60
+        begin = time.monotonic()
+        pause_at, pg_at = begin + 0.3 * length, begin + 0.6 * length
+        paused, paused_since = None, 0.0
+        pg_down_since: float | None = None
+        next_kill = begin + self.rng.uniform(*self.args.kill_every)
+        next_sample = begin
+        while (now := time.monotonic()) < begin + length or paused is not None or pg_down_since is not None:
+            if paused is None and pause_at and now >= pause_at:
+                name = self.rng.choice([n for n in supervisor.services if n.startswith("chaos-n")])
+                paused, paused_since = supervisor.pause(name), now
+                pause_at = 0.0
+                self.say(f"SIGSTOP {name} for {PAUSE:.0f}s (steal timeout {PING_TIMEOUT + STEAL_GRACE:.0f}s)")
+            elif paused is not None and now - paused_since >= PAUSE:
+                supervisor.resume(paused)
+                self.say(f"SIGCONT {paused.name}")
+                paused = None
+            if pg_down_since is None and pg_at and now >= pg_at:
+                self.say(f"stopping PostgreSQL for {PG_OUTAGE:.0f}s")
+                supervisor.stop_postgres()
+                pg_down_since, pg_at = now, 0.0
+            elif pg_down_since is not None and now - pg_down_since >= PG_OUTAGE:
+                supervisor.start_postgres()
+                self.say("PostgreSQL started again")
+                pg_down_since = None
+            if pg_down_since is None and now >= next_kill and now < begin + length:
+                killed = supervisor.kill_random()
+                next_kill = now + self.rng.uniform(*self.args.kill_every)
+                self.say(f"SIGKILL {killed.name} (pid {killed.pids[-2]}), started again as {killed.pids[-1]}")
+            self.exits += len(supervisor.restart_dead())
+            if pg_down_since is None and now >= next_sample:
+                self.sample(store)
+                next_sample = now + 2.0
+            time.sleep(0.2)
+
+    def report(self, store, supervisor, specs, old_stuck, left, codes) -> int:
+        end = self.checked_at  # the conditions as the services left them, before they were stopped
+        killed = supervisor.kill_times()
+        runs = job_intervals(self.record_dir, killed)
+        overlapping = overlaps(runs)
+        unknown_end = [r for r in runs if r.end == "unknown"]
+        names = [s.name for s in specs]
+        history = run_history(store, names, supervisor.events)
+        longest = self.watch.longest(end)
+        bound = recovery_bound(self.workload)
+        policy = Settings.load(environ=SETTINGS).feedback_policy()
+        replay = replay_journal(store, self.record_dir, policy)
+        never_ran = sorted(set(names) - {r.name for r in runs})
+
+        print()
+        print("chaos figures")
+        print(f"  runs:                 {len(runs)} schedule runs recorded by the jobs "
+              f"({sum(history.by_status.values())} in Ostinato's run table: "
+              + ", ".join(f"{n} {s}" for s, n in sorted(history.by_status.items())) + ")")
+        print(f"  kills:                {supervisor.count('kill')} (SIGKILL, each restarted); "
+              f"{self.exits} exits on their own (restarted)")
+        print(f"  pauses:               {supervisor.count('pause')} (SIGSTOP {PAUSE:.0f}s); PostgreSQL stops: "
+              f"{supervisor.count('pg_stop')} ({PG_OUTAGE:.0f}s)")
+        print(f"  steals:               {history.steals} (owner silent) + {history.released} (owner restarted); "
+              f"{history.by_status.get('stolen', 0)} runs whose owner found them stolen")
+        print(f"  overlaps:             {len(overlapping)}")
+        for a, b in overlapping[:10]:
+            print(f"    {a.name}: pid {a.pid} worked {a.first:.3f}..{a.last:.3f} ({a.end}), "
+                  f"pid {b.pid} from {b.first:.3f}")
+        print(f"  lost runs recovered:  {history.lost_recovered} (unrecovered: {len(history.lost_unrecovered)})")
+        print(f"  longest recovery:     {history.longest_recovery:.1f}s ({history.longest_recovery_of or '-'}), "
+              "from the owner's fault to the next start")
+        if longest is not None:
+            print(f"  longest not OK:       {longest[1]:.1f}s ({longest[0]}, worst {longest[2].value}); "
+                  f"bound {bound:.0f}s; {len(self.watch.episodes) + len(self.watch.open)} episodes")
+        print(f"  conditions at the end: {dict(self.watch.last_states)}")
+        lost_tasks = task_runs(store, [TaskRunStatus.LOST])
+        print(f"  task runs lost:       {len(lost_tasks)} marked lost by the runner (dead executor or no report)")
+        print(f"  task runs left:       {len(old_stuck)} older than {LOST_RUN_TIMEOUT + REAP_EVERY + 15:.0f}s while "
+              f"running; {len(left)} after the stop and a restart")
+        print(f"  journal replay:       {replay.statuses} visit statuses; the first replay changed {replay.changed_first}"
+              f" rows (feedback lost to kills), the second {replay.changed_second} ({replay.rows_differ} rows differ)")
+        print(f"  exit codes at stop:   {codes}")
+
+        broken = []
+        if overlapping:
+            broken.append(f"{len(overlapping)} overlapping runs")
+        if unknown_end:
+            broken.append(f"{len(unknown_end)} runs whose end is unknown")
+        if never_ran:
+            broken.append(f"{len(never_ran)} schedules never ran ({', '.join(never_ran[:5])})")
+        if longest is not None and longest[1] > bound:
+            broken.append(f"{longest[0]} not OK for {longest[1]:.0f}s, over the bound {bound:.0f}s")
+        if history.lost_unrecovered:
+            broken.append(f"lost runs never followed by another: {', '.join(history.lost_unrecovered[:5])}")
+        if old_stuck or left:
+            broken.append(f"task runs left scheduled/started: {len(old_stuck)} old while running, {len(left)} at "
+                          f"the end ({', '.join(str(r.id) for r in (old_stuck or left)[:5])})")
+        if replay.changed_second or replay.rows_differ:
+            broken.append("the journal's second replay changed the visit stats")
+        print()
+        if broken:
+            print("INVARIANTS BROKEN: " + "; ".join(broken))
+            return 1
+        print("all invariants hold")
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return Harness(parse_args(argv)).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""The chaos harness's history checks.
+
+- :func:`job_intervals` and :func:`overlaps`: the schedules' own record
+  (``schedule_runs.log``, written by the jobs) read into work intervals, and
+  the pairs of runs of one schedule that worked at the same time;
+- :class:`ConditionWatch`: samples every schedule's condition and keeps the
+  episodes during which it was not OK;
+- :func:`run_history`: Ostinato's own run table: runs by status, steals,
+  lost runs and how long each took to recover;
+- :func:`stuck_task_runs`: task runs still ``scheduled`` or ``started``;
+- :func:`replay_journal`: the visit statuses the loaders wrote, fed twice
+  through ``record_visit_statuses``; the second time must change nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from ostinato.domain.schedules import RunStatus, State, get_schedule_condition
+from ostinato.domain.tasks import TaskRunStatus
+from ostinato.domain.visits import FeedbackPolicy, parse_visit_status
+from ostinato.store.postgresql import PostgresStore
+
+from chaos_supervisor import Event
+
+
+# -- the jobs' own record -------------------------------------------------------------------
+@dataclass(frozen=True)
+class JobRun:
+    name: str
+    token: str
+    pid: int
+    first: float
+    last: float
+    #: how the end is known: "record" (the job wrote it), "killed" (its process's death), "unknown"
+    end: str
+
+
+def job_intervals(record_dir: Path, killed: dict[int, float]) -> list[JobRun]:
+    starts: dict[str, tuple[str, int, float]] = {}
+    ends: dict[str, tuple[float, float]] = {}
+    path = record_dir / "schedule_runs.log"
+    for line in path.read_text().splitlines() if path.exists() else []:
+        parts = line.split()
+        if parts[0] == "start" and len(parts) == 5:
+            starts[parts[2]] = (parts[1], int(parts[3]), float(parts[4]))
+        elif parts[0] == "end" and len(parts) == 7:
+            ends[parts[2]] = (float(parts[4]), float(parts[5]))
+    runs = []
+    for token, (name, pid, first) in starts.items():
+        if token in ends:
+            runs.append(JobRun(name, token, pid, first, ends[token][1], "record"))
+        elif pid in killed:
+            runs.append(JobRun(name, token, pid, first, killed[pid], "killed"))
+        else:
+            runs.append(JobRun(name, token, pid, first, math.inf, "unknown"))
+    return runs
+
+
+def overlaps(runs: list[JobRun]) -> list[tuple[JobRun, JobRun]]:
+    """Pairs of runs of one schedule that both worked at some moment."""
+    by_name: dict[str, list[JobRun]] = defaultdict(list)
+    for run in runs:
+        by_name[run.name].append(run)
+    found = []
+    for intervals in by_name.values():
+        intervals.sort(key=lambda r: r.first)
+        latest = intervals[0]
+        for run in intervals[1:]:
+            if run.first < latest.last:
+                found.append((latest, run))
+            if run.last > latest.last:
+                latest = run
+    return found
+
+
+# -- conditions over time -------------------------------------------------------------------
+@dataclass
+class ConditionWatch:
+    """Every schedule's condition, sampled; the episodes (start, end, worst state) when it was not OK."""
+
+    ping_timeout: timedelta
+    open: dict[str, tuple[float, State]] = field(default_factory=dict)
+    episodes: list[tuple[str, float, float, State]] = field(default_factory=list)
+    samples: int = 0
+    last_states: Counter = field(default_factory=Counter)
+
+    def sample(self, store: PostgresStore, at: float) -> None:
+        now = datetime.fromtimestamp(at, timezone.utc)
+        states: Counter = Counter()
+        after = ""
+        while batch := store.list_schedules(after=after, limit=1000):
+            for schedule in batch:
+                state = get_schedule_condition(schedule, now, ping_timeout=self.ping_timeout).state
+                states[state.value] += 1
+                self._see(schedule.name, state, at)
+            after = batch[-1].name
+        self.samples += 1
+        self.last_states = states
+
+    def _see(self, name: str, state: State, at: float) -> None:
+        if state is State.OK:
+            if name in self.open:
+                began, worst = self.open.pop(name)
+                self.episodes.append((name, began, at, worst))
+        elif name in self.open:
+            began, worst = self.open[name]
+            self.open[name] = (began, state if state.rank < worst.rank else worst)
+        else:
+            self.open[name] = (at, state)
+
+    def longest(self, at: float) -> tuple[str, float, State] | None:
+        """The longest not-OK episode, those still open counting until ``at``."""
+        spans = [(end - began, name, worst) for name, began, end, worst in self.episodes]
+        spans += [(at - began, name, worst) for name, (began, worst) in self.open.items()]
+        if not spans:
+            return None
+        seconds, name, worst = max(spans)
+        return name, seconds, worst
+
+
+# -- Ostinato's run table ---------------------------------------------------------------------
+@dataclass
+class RunHistory:
+    by_status: Counter
+    steals: int  # taken over by the steal protocol (owner silent)
+    released: int  # ended as lost when their node's scheduler restarted
+    lost_recovered: int
+    lost_unrecovered: list[str]
+    longest_recovery: float
+    longest_recovery_of: str
+
+
+def run_history(store: PostgresStore, names: list[str], events: list[Event]) -> RunHistory:
+    """Runs by status; each lost run recovered when a later run of its schedule started, the
+    recovery lasting from its owner's last fault (kill, pause, database stop) to that start."""
+    faults = [e for e in events if e.kind in ("kill", "exit", "pause", "pg_stop")]
+    by_status: Counter = Counter()
+    steals = released = recovered = 0
+    unrecovered: list[str] = []
+    longest, longest_of = 0.0, ""
+    for name in names:
+        runs = []
+        before = None
+        while batch := store.list_schedule_runs(name, limit=1000, before_id=before):
+            runs += batch
+            before = batch[-1].id
+        runs.sort(key=lambda r: r.id)
+        for index, run in enumerate(runs):
+            by_status[run.status.value] += 1
+            if run.status is not RunStatus.LOST:
+                continue
+            reason = str(run.detail.get("reason", ""))
+            steals += reason.startswith("no ping")
+            released += reason.endswith("restarted")
+            later = next((r for r in runs[index + 1:]), None)
+            if later is None:
+                unrecovered.append(name)
+                continue
+            recovered += 1
+            started, ended = run.started_at.timestamp(), run.ended_at.timestamp() if run.ended_at else None
+            cause = [e.at for e in faults if started <= e.at <= (ended or e.at)
+                     and (e.kind == "pg_stop" or e.process == run.owner_node or e.process == "")]
+            death = max(cause) if cause else started
+            took = later.started_at.timestamp() - death
+            if took > longest:
+                longest, longest_of = took, name
+    return RunHistory(by_status, steals, released, recovered, unrecovered, longest, longest_of)
+
+
+# -- task runs ----------------------------------------------------------------------------------
+def task_runs(store: PostgresStore, statuses: list[TaskRunStatus]) -> list[Any]:
+    runs, after = [], 0
+    while batch := store.list_task_runs(status=statuses, after_id=after, limit=1000):
+        runs += batch
+        after = batch[-1].id
+    return runs
+
+
+def stuck_task_runs(store: PostgresStore, older_than: datetime | None = None) -> list[Any]:
+    """Task runs still scheduled or started (scheduled before ``older_than`` when given)."""
+    runs = task_runs(store, [TaskRunStatus.SCHEDULED, TaskRunStatus.STARTED])
+    if older_than is not None:
+        runs = [r for r in runs if r.scheduled is not None and r.scheduled < older_than]
+    return runs
+
+
+# -- the journal, replayed ------------------------------------------------------------------------
+@dataclass
+class Replay:
+    statuses: int
+    changed_first: int  # rows the first replay changed: statuses whose feedback had been lost
+    changed_second: int  # rows the second replay changed: must be 0
+    rows_differ: int  # rows that differ after the second replay from after the first: must be 0
+
+
+def _stats_rows(store: PostgresStore, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple]:
+    rows: dict[tuple[str, str], tuple] = {}
+    with store._pool.connection() as conn:  # the whole row, every column, as stored
+        for start in range(0, len(keys), 5000):
+            chunk = keys[start:start + 5000]
+            cursor = conn.execute(
+                "SELECT * FROM origin_visit_stats WHERE (url, visit_type) IN "
+                "(SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY url, visit_type",
+                ([k[0] for k in chunk], [k[1] for k in chunk]))
+            for row in cursor.fetchall():
+                values = tuple(row.values()) if isinstance(row, dict) else tuple(row)
+                rows[(values[0], values[1])] = values
+    return rows
+
+
+def replay_journal(store: PostgresStore, record_dir: Path, policy: FeedbackPolicy) -> Replay:
+    path = record_dir / "journal.jsonl"
+    statuses = [parse_visit_status(json.loads(line)) for line in path.read_text().splitlines()] if path.exists() else []
+    keys = sorted({(s.origin, s.type) for s in statuses})
+    before = _stats_rows(store, keys)
+    first = store.record_visit_statuses(statuses, policy, now=datetime.now(timezone.utc))
+    middle = _stats_rows(store, keys)
+    second = store.record_visit_statuses(statuses, policy, now=datetime.now(timezone.utc))
+    after = _stats_rows(store, keys)
+    changed_first = sum(1 for k in keys if before.get(k) != middle.get(k))
+    differ = sum(1 for k in keys if middle.get(k) != after.get(k))
+    del first
+    return Replay(len(statuses), changed_first, second, differ)

@@ -1,0 +1,109 @@
+"""Regression (found by bench/chaos.py): an owner paused longer than the steal timeout went on
+running its job after it woke, side by side with the run that had taken over, until its next
+ping. A run's stop event is now a lease that lapses ``ping_timeout`` after the last recorded ping
+(before anyone may steal), so the job stops as soon as its process runs again."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind, ScheduleTiming
+from ostinato.domain.tasks import TaskType
+from ostinato.execution.registry import TaskRegistry
+from ostinato.services.deadline_scheduler import DeadlineScheduler, RunLease
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # the clock fixture's start (tests/conftest.py)
+S = timedelta(seconds=1)
+TIMING = ScheduleTiming(ping_timeout=30 * S, steal_grace=30 * S)
+
+
+class FakeMonotonic:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_lease_lapses_after_its_ttl_and_stays_lapsed():
+    mono = FakeMonotonic()
+    lease = RunLease(30 * S, mono(), monotonic=mono)
+    mono.now += 29
+    assert not lease.is_set() and not lease.wait(0)
+    lease.renew(mono())
+    mono.now += 29
+    assert not lease.is_set()
+    mono.now += 2
+    assert lease.is_set() and lease.lapsed and lease.wait(0)
+    lease.renew(mono())  # a late ping does not take back the stop the job was given
+    assert lease.is_set()
+
+
+@pytest.fixture
+def registry():
+    reg = TaskRegistry()
+    reg.worked_at = []  # moments (the fake monotonic) at which the job did a step of work
+    reg.returned = threading.Event()
+    return reg
+
+
+def start(store, clock, registry, mono) -> DeadlineScheduler:
+    """Schedule "long", whose job works in small steps until told to stop, started by scheduler a."""
+
+    def job(stop=None):
+        while True:
+            at = mono()  # read before the look: a step recorded was allowed when it began
+            if stop.is_set():
+                break
+            registry.worked_at.append(at)
+            time.sleep(0.005)
+        registry.returned.set()
+        return True
+
+    registry.register("jobs.work", job)
+    store.create_task_type(TaskType("work", "a long job", "jobs.work"))
+    store.create_schedule(Schedule("long", ScheduleKind.PERIODIC, "work", T0 - timedelta(hours=2),
+                                   scheduling_period=timedelta(days=1)), clock.now())
+    a = make(store, clock, registry, "a", mono)
+    assert a.run_once() == 1
+    return a
+
+
+def make(store, clock, registry, node, mono):
+    return DeadlineScheduler(store, clock, node=node, registry=registry, timing=TIMING, monotonic=mono)
+
+
+def test_a_paused_owner_stops_its_job_before_the_steal(store, clock, registry):
+    mono = FakeMonotonic()
+    a = start(store, clock, registry, mono)
+    b = make(store, clock, registry, "b", mono)
+    # a is paused for longer than the steal timeout: no ping from it meanwhile
+    mono.now += 61
+    woke = mono.now
+    assert registry.returned.wait(10)  # a's job stopped on its own, at its first look after waking
+    assert all(moment < woke for moment in registry.worked_at)  # and did no work after the pause
+    clock.advance(31 * S)
+    b.run_once()  # marks
+    clock.advance(31 * S)
+    b.run_once()  # takes over: a's run is lost
+    assert store.list_schedule_runs("long")[0].status is RunStatus.LOST
+    a.watch()  # a's ping finds the schedule taken
+    assert a.running() == []
+    assert store.list_schedule_runs("long")[0].status is RunStatus.LOST
+
+
+def test_a_lapsed_lease_nobody_stole_ends_the_run_as_stopped(store, clock, registry):
+    mono = FakeMonotonic()
+    a = start(store, clock, registry, mono)
+    mono.now += 31  # the store was away (or the process slow) for longer than the ping timeout
+    assert registry.returned.wait(10)
+    assert a.running() == ["long"]  # ended by the watch, not by the job's return
+    a.watch()
+    assert a.running() == []
+    [run] = store.list_schedule_runs("long")
+    assert run.status is RunStatus.STOPPED and "lease ran out" in run.detail["reason"]
+    assert store.get_schedule("long").failure_count == 1
