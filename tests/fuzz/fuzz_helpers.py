@@ -16,9 +16,11 @@ from typing import Any, Callable
 
 import orjson
 import psycopg
+import pytest
 from hypothesis import HealthCheck, settings, strategies as st
 
 from ostinato.domain.errors import ValidationError
+from ostinato.domain.tasks import TaskType
 
 #: every fuzz test's examples are multiplied by this (1 in CI)
 SCALE = max(1, int(os.environ.get("OSTINATO_FUZZ_EXAMPLES", "1") or "1"))
@@ -146,3 +148,13 @@ def dump(store) -> dict[str, list[str]]:
 def store_url(store) -> str:
     """The URL the command line opens ``store`` by."""
     return f"sqlite:///{store.path}" if hasattr(store, "path") else store.dsn
+
+
+@pytest.fixture(name="loader_store")
+def loader_store_fixture(store, tmp_path, monkeypatch):
+    """The store with a loader of git origins, and a working folder without settings."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    store.create_task_type(TaskType("load-git", "Load git", "ostinato.examples:load_directory"))
+    return store

@@ -15,11 +15,12 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, strategies as st
 
-from fuzz_helpers import BAD_VALUES, deep, dump, fuzz_settings, garbage_lines, json_line, mutated, rejected_or_accepted, store_url
+from fuzz_helpers import (  # noqa: F401  (loader_store_fixture: the fixture loader_store)
+    BAD_VALUES, deep, dump, fuzz_settings, garbage_lines, json_line, loader_store_fixture, mutated, rejected_or_accepted, store_url,
+)
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.origins import ListedOrigin, parse_listed_origin
-from ostinato.domain.tasks import TaskType
 
 T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
 VALID = {"url": "https://e.org/r.git", "visit_type": "git", "extra_loader_arguments": {"branch": "main"},
@@ -78,16 +79,6 @@ def test_a_batch_with_one_bad_origin_changes_nothing(store, data):
 
 
 # -- ostinato origin record ------------------------------------------------------------
-@pytest.fixture
-def loader_store(store, tmp_path, monkeypatch):
-    """The store with a loader of git origins, and a working folder without settings."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    store.create_task_type(TaskType("load-git", "Load git", "ostinato.examples:load_directory"))
-    return store
-
-
 @pytest.mark.postgresql
 @fuzz_settings(15)
 @given(data=st.data())

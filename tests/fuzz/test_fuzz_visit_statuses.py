@@ -16,13 +16,12 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import assume, given, strategies as st
 
-from fuzz_helpers import (
-    BAD_VALUES, ODD_TIMES, dump, fuzz_settings, garbage_lines, json_line, mutated, rejected_or_accepted, store_url,
+from fuzz_helpers import (  # noqa: F401  (loader_store_fixture: the fixture loader_store)
+    BAD_VALUES, ODD_TIMES, dump, fuzz_settings, garbage_lines, json_line, loader_store_fixture, mutated, rejected_or_accepted, store_url,
     strict_json,
 )
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
-from ostinato.domain.tasks import TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus, parse_visit_status, plan_visit_feedback
 from ostinato.execution.celery_app import Outcome
 from ostinato.execution.journal_messages import decode_visit_status
@@ -143,16 +142,6 @@ def test_a_batch_with_one_bad_status_changes_nothing(store, data):
 
 
 # -- ostinato visit-status record ------------------------------------------------------------
-@pytest.fixture
-def loader_store(store, tmp_path, monkeypatch):
-    """The store with a loader of git origins, and a working folder without settings."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("OSTINATO_DB", "OSTINATO_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    store.create_task_type(TaskType("load-git", "Load git", "ostinato.examples:load_directory"))
-    return store
-
-
 @pytest.mark.postgresql
 @fuzz_settings(15)
 @given(data=st.data())

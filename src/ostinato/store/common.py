@@ -117,6 +117,13 @@ SMALL_TABLE = 50_000
 SAMPLE_OVERREAD = 3
 
 
+def check_activity_bounds(**bounds: int) -> None:
+    """``task_activity``'s caps and windows: positive whole numbers, each named when not."""
+    for name, value in bounds.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValidationError(name, "a positive whole number", value)
+
+
 def thin_sample(found: list[Any], size: int, seed: int) -> list[Any]:
     """At most ``size`` of ``found``, chosen at random (reproducibly)."""
     if len(found) <= size:

@@ -35,7 +35,7 @@ from ...domain.tasks import (
     lost_run_events,
     plan_run_events,
 )
-from ..common import DedupKey, in_input_order, prepare_task_batch
+from ..common import DedupKey, check_activity_bounds, in_input_order, prepare_task_batch
 from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
@@ -342,9 +342,7 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, Store):
 
     def task_activity(self, now: datetime, *, count_cap: int = 10_000, runs_window: int = 10_000,
                       failures_limit: int = 20) -> TaskActivity:
-        for name, value in (("count_cap", count_cap), ("runs_window", runs_window), ("failures_limit", failures_limit)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValidationError(name, "a positive whole number", value)
+        check_activity_bounds(count_cap=count_cap, runs_window=runs_window, failures_limit=failures_limit)
         ready = {}
         for task_type in self.list_task_types():
             rows = self._read(QUERIES.count_ready_tasks, {"type": task_type.type, "now": to_db_time(now), "cap": count_cap})
