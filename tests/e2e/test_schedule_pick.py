@@ -11,6 +11,7 @@ import psycopg
 
 from ostinato.domain.schedules import Schedule, ScheduleKind
 from ostinato.store.postgresql import PostgresStore
+from ostinato.store.common import PICK_WINDOW, pick_query
 from ostinato.store.postgresql.schedules import QUERIES
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
@@ -73,6 +74,52 @@ def test_the_pick_walks_the_index_about_one_row(pg_dsn):
     assert scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) < 50
 
 
+#: the steady state of many periodic schedules: nearly all sit in their cooldown, 20 can start
+COOLING = """
+INSERT INTO schedule (name, kind, task_type, mode, scheduling_period, tz, enabled, created_at,
+                      can_start_by, should_start_by, dont_run_on_nodes)
+SELECT 's' || i, 'periodic', 'scrape', 'run', interval '1 day', 'UTC', true, %(now)s,
+       %(now)s + CASE WHEN i % 10000 = 0 THEN -(i / 10000) ELSE 1 + i % 3600 END * interval '1 second',
+       %(now)s + ((i * 7919) % 100000) * interval '1 second', '{}'::text[]
+FROM generate_series(1, 200000) AS i;
+ANALYZE schedule;
+"""
+
+
+def _plan_nodes(plan: dict) -> list[dict]:
+    found, stack = [], [plan]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(node.get("Plans", ()))
+    return found
+
+
+def test_when_few_can_start_the_pick_reads_them_not_every_schedule(pg_dsn):
+    """The load benchmark's finding: walking the pick index in should_start_by order past every schedule
+    in its cooldown read the whole index (74 ms at 100,000 schedules). With few startable the pick
+    reads them through the wake index, and still takes the lowest should_start_by among them."""
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for statement in filter(str.strip, COOLING.split(";")):
+            conn.execute(statement.replace("%", "%%").replace("%%(now)s", "%(now)s"), {"now": T0})
+        params = {"now": T0, "node": "n1", "limit": 1, "window": PICK_WINDOW}
+        assert conn.execute(QUERIES.count_startable, params).fetchone()[0] == 20
+        assert pick_query(QUERIES, 20) == QUERIES.pick_few_schedules
+        conn.execute("BEGIN")
+        for query in (QUERIES.count_startable, QUERIES.pick_few_schedules):
+            plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + query, params).fetchone()[0][0]["Plan"]
+            nodes = _plan_nodes(plan)
+            assert not any(n["Node Type"] == "Seq Scan" for n in nodes), nodes
+            scans = [n for n in nodes if n.get("Index Name") == "schedule_wake_idx"]
+            assert scans and all(n["Actual Rows"] + n.get("Rows Removed by Filter", 0) <= 21 for n in scans), nodes
+        conn.execute("ROLLBACK")
+        best = conn.execute("SELECT name FROM schedule WHERE can_start_by <= %(now)s ORDER BY should_start_by LIMIT 1",
+                            {"now": T0}).fetchone()[0]
+    with PostgresStore(pg_dsn) as store:
+        [(schedule, _)] = store.pick_schedules(node="n1", owner_name="a", tags=["t1"], now=T0)
+    assert schedule.name == best
+
+
 def test_a_new_schedule_wakes_a_sleeping_scheduler(pg_dsn):
     woken = threading.Event()
     stop = threading.Event()
@@ -99,3 +146,17 @@ def test_sqlite_pick_walks_the_pick_index(tmp_path):
     plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.pick_schedule,
                                                     {"now": T0.isoformat(), "node": "n1", "limit": 1}))
     assert "USING INDEX schedule_pick_idx" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_sqlite_pick_of_few_walks_the_wake_index(tmp_path):
+    import sqlite3
+
+    from ostinato.store.sqlite import SQLiteStore
+    from ostinato.store.sqlite.schedules import QUERIES as LITE
+
+    SQLiteStore(tmp_path / "plans.db").init_schema()
+    conn = sqlite3.connect(tmp_path / "plans.db")
+    params = {"now": T0.isoformat(), "node": "n1", "limit": 1, "window": PICK_WINDOW}
+    for query in (LITE.count_startable, LITE.pick_few_schedules):
+        plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + query, params))
+        assert "USING INDEX schedule_wake_idx" in plan and "SCAN schedule\n" not in plan + "\n", plan

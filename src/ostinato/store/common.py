@@ -117,6 +117,19 @@ SMALL_TABLE = 50_000
 SAMPLE_OVERREAD = 3
 
 
+#: the schedule pick's choice of walk: when fewer schedules than this can start now (the steady
+#: state: most periodic schedules sit in their cooldown), it reads all of them through the wake
+#: index (can_start_by order) and sorts them by should_start_by; when more can, it walks the pick
+#: index (should_start_by order), which meets one that can start within a few rows. Either way the
+#: cost is bounded by the window or the batch, not by the number of schedules.
+PICK_WINDOW = 1000
+
+
+def pick_query(queries: Any, startable: int) -> str:
+    """The pick query for ``startable`` schedules that can start (counted up to :data:`PICK_WINDOW`)."""
+    return queries.pick_few_schedules if startable < PICK_WINDOW else queries.pick_schedule
+
+
 def check_activity_bounds(**bounds: int) -> None:
     """``task_activity``'s caps and windows: positive whole numbers, each named when not."""
     for name, value in bounds.items():

@@ -49,9 +49,31 @@ DELETE FROM schedule WHERE name = %(name)s RETURNING name;
 DELETE FROM schedule_run WHERE schedule = %(name)s;
 
 -- name: pick_schedule
--- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by
+-- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
+-- a walk of schedule_pick_idx, used when many can start (else pick_few_schedules)
 SELECT * FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
+  AND NOT (%(node)s = ANY(dont_run_on_nodes))
+ORDER BY should_start_by
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: count_startable
+-- how many schedules can start now, counted up to the window: a walk of schedule_wake_idx
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM schedule
+    WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
+    ORDER BY can_start_by
+    LIMIT %(window)s) AS startable;
+
+-- name: pick_few_schedules
+-- the same pick when fewer than the window can start: all of them through schedule_wake_idx, sorted
+SELECT * FROM schedule
+WHERE name IN (SELECT name FROM schedule
+               WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
+               ORDER BY can_start_by
+               LIMIT %(window)s)
+  AND enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
   AND NOT (%(node)s = ANY(dont_run_on_nodes))
 ORDER BY should_start_by
 LIMIT %(limit)s

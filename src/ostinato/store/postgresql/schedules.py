@@ -32,7 +32,7 @@ from ...domain.schedules import (
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
-from ..common import picked_schedules
+from ..common import PICK_WINDOW, pick_query, picked_schedules
 from ..queries import Queries
 
 QUERIES = Queries(Path(__file__).parent / "schedule_queries.sql")
@@ -124,7 +124,9 @@ class PostgresSchedules:
         if not tags:
             return []
         with self._tx() as conn:
-            rows = conn.execute(QUERIES.pick_schedule, {"now": now, "node": node, "limit": len(tags)}).fetchall()
+            params = {"now": now, "node": node, "limit": len(tags), "window": PICK_WINDOW}
+            startable = conn.execute(QUERIES.count_startable, params).fetchone()["n"]
+            rows = conn.execute(pick_query(QUERIES, startable), params).fetchall()
             if not rows:
                 return []
             names, tags = [r["name"] for r in rows], list(tags[:len(rows)])

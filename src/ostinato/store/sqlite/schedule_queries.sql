@@ -52,9 +52,29 @@ DELETE FROM schedule_run WHERE schedule = :name;
 -- name: pick_schedule
 -- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
 -- the walk of schedule_pick_idx is pinned: without statistics SQLite would range-scan the
--- wake index and sort every due schedule
+-- wake index and sort every due schedule; used when many can start (else pick_few_schedules)
 SELECT * FROM schedule INDEXED BY schedule_pick_idx
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+  AND :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes))
+ORDER BY should_start_by
+LIMIT :limit;
+
+-- name: count_startable
+-- how many schedules can start now, counted up to the window: a walk of schedule_wake_idx
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM schedule INDEXED BY schedule_wake_idx
+    WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+    ORDER BY can_start_by
+    LIMIT :window);
+
+-- name: pick_few_schedules
+-- the same pick when fewer than the window can start: all of them through schedule_wake_idx, sorted
+SELECT * FROM schedule
+WHERE name IN (SELECT name FROM schedule INDEXED BY schedule_wake_idx
+               WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+               ORDER BY can_start_by
+               LIMIT :window)
+  AND enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
   AND :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes))
 ORDER BY should_start_by
 LIMIT :limit;

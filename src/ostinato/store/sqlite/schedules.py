@@ -30,7 +30,7 @@ from ...domain.schedules import (
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
-from ..common import picked_schedules
+from ..common import PICK_WINDOW, pick_query, picked_schedules
 from ..queries import Queries
 from .codec import from_db_interval, from_db_time, to_db_interval, to_db_time
 
@@ -120,7 +120,9 @@ class SQLiteSchedules:
             return []
         db_now = to_db_time(now)
         with self._write() as conn:
-            rows = conn.execute(QUERIES.pick_schedule, {"now": db_now, "node": node, "limit": len(tags)}).fetchall()
+            params = {"now": db_now, "node": node, "limit": len(tags), "window": PICK_WINDOW}
+            startable = conn.execute(QUERIES.count_startable, params).fetchone()["n"]
+            rows = conn.execute(pick_query(QUERIES, startable), params).fetchall()
             if not rows:
                 return []
             tags = list(tags[:len(rows)])
