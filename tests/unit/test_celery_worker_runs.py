@@ -157,3 +157,41 @@ def test_a_bad_outcome_names_the_field(message, field):
     with pytest.raises(ValidationError) as caught:
         Outcome.from_message(message)
     assert caught.value.field == field
+
+
+class _PingsLost:
+    """The store, except that the worker's pings after the first one never get through (the database away)."""
+
+    def __init__(self, store):
+        self._store, self.pings = store, 0
+
+    def ping_schedule(self, *args, **kwargs):
+        self.pings += 1
+        if self.pings > 1:
+            raise ConnectionError("the database is away")
+        return self._store.ping_schedule(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_a_run_whose_pings_stop_getting_through_stops_before_it_could_be_stolen(world):
+    """The chaos harness's finding, on the Celery path: a worker that cannot record its pings (paused, or
+    cut from the database) must stop its job once ping_timeout has passed, before the steal protocol may
+    start the schedule elsewhere (ping_timeout + steal_grace); the run then ends stopped, a failure."""
+    store, clock, runtime, calls, release = world
+    tag = picked(store, clock)
+    cut = _PingsLost(store)
+    runtime = WorkerRuntime(SETTINGS, clock, runtime.registry, open_store=lambda url: cut)
+    backstop = threading.Timer(30, release.set)  # without the lease the job would wait for ever: fail instead
+    backstop.start()
+    try:
+        result = run_schedule_here(runtime, name="s", tag=tag, backend_name="waits", arguments=TaskArguments())
+    finally:
+        backstop.cancel()
+    assert not release.is_set()  # the job returned because its lease ran out, not because it was released
+    assert result["status"] == "stopped" and "lease ran out" in result["reason"]
+    assert calls == ["waits"] and cut.pings > 1
+    [run] = store.list_schedule_runs("s")
+    assert run.status is RunStatus.STOPPED
+    assert store.get_schedule("s").owner_tag is None

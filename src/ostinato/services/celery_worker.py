@@ -29,6 +29,7 @@ import logging
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -43,7 +44,7 @@ from ..execution.calls import call_loader, call_schedule_job, call_task
 from ..execution.celery_app import HEADER, OUTCOMES_QUEUE, SCHEDULE_RUN_TASK, Outcome, worker_backend_id
 from ..execution.registry import TaskRegistry, registry as default_registry
 from ..store import Store, open_store
-from .deadline_scheduler import run_verdict
+from .deadline_scheduler import RunLease, run_verdict
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ class WorkerRuntime:
     clock: Clock
     registry: TaskRegistry = default_registry
     open_store: Callable[[str], Store] = open_store
+    #: the run leases' clock (a duration, never a scheduling moment): tests move it to mimic a pause
+    monotonic: Callable[[], float] = time.monotonic
     _stores: dict[int, Store] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -140,10 +143,13 @@ def run_schedule_here(runtime: WorkerRuntime, *, name: str, tag: str, backend_na
     store, clock = runtime.store(), runtime.clock
     timing = runtime.settings.schedule_timing()
     schedule = store.get_schedule(name)
+    pinged_at = runtime.monotonic()
     if schedule is None or schedule.owner_tag != tag or not store.ping_schedule(name, tag, clock.now()):
         log.warning("schedule %s: this run (%s) is no longer its owner's; not running it", name, tag)
         return {"status": "skipped", "reason": "the schedule's ownership was taken over before the run began"}
-    stop = threading.Event()
+    # the job's stop event is a lease, as in the scheduler's own threads: it turns set when no ping was
+    # recorded for ping_timeout, before any other scheduler may steal the schedule (a paused worker)
+    stop = RunLease(timing.ping_timeout, pinged_at, monotonic=runtime.monotonic)
     ended: dict[str, Any] = {}
 
     def job() -> None:
@@ -157,11 +163,14 @@ def run_schedule_here(runtime: WorkerRuntime, *, name: str, tag: str, backend_na
         thread.join(interval)
         if not thread.is_alive():
             break
+        pinged_at = runtime.monotonic()
         try:
             verdict = run_verdict(store, schedule, tag, clock.now())
-        except Exception:  # the database is away: keep running, the steal protocol decides
+        except Exception:  # the database is away: keep running until the lease runs out
             log.exception("schedule %s: ping failed; trying again in %.1fs", name, interval)
             continue
+        if verdict.status is not RunStatus.STOLEN:
+            stop.renew(pinged_at)
         if verdict.status is RunStatus.STOLEN:
             stop.set()
             log.error("schedule %s was taken over by another owner: stopping this run", name)
@@ -175,6 +184,12 @@ def run_schedule_here(runtime: WorkerRuntime, *, name: str, tag: str, backend_na
         if verdict.expected_overrun and not warned:
             warned = True
             log.error("schedule %s runs longer than its max_expected_duration (%s)", name, schedule.max_expected_duration)
+    if stop.lapsed:  # whatever the job returned, it ran (or was told to stop) without a lease
+        reason = f"no ping recorded for {timing.ping_timeout}: the lease ran out and the job stopped"
+        log.error("schedule %s: %s (a failure)", name, reason)
+        recorded = store.end_schedule_run(name, tag, status=RunStatus.STOPPED, ended=clock.now(),
+                                          detail={"reason": reason}, timing=timing)
+        return {"status": (RunStatus.STOPPED if recorded else RunStatus.STOLEN).value, "reason": reason}
     status = RunStatus.SUCCEEDED if ended["ok"] else RunStatus.FAILED
     recorded = store.end_schedule_run(name, tag, status=status, ended=clock.now(), detail=ended["detail"], timing=timing)
     if recorded is False:
