@@ -257,7 +257,7 @@ def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum
         raise ValidationError(key, "a number", value)
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer beyond any float
         raise ValidationError(key, "a number", value) from None
     if not math.isfinite(number) or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
         if minimum is not None and maximum is not None:

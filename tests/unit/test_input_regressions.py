@@ -242,6 +242,25 @@ def test_an_infinite_backoff_factor_is_refused_and_intervals_stay_bounded():
     assert TaskType("t", "T", "m.f").clamp(timedelta(days=10**6)) == MAX_DURATION
 
 
+@pytest.mark.postgresql
+def test_long_fuzz_run_findings_are_refused_naming_the_field(store, tmp_path, monkeypatch):
+    """`make fuzz` (20× the examples) found: a JSON line nested thousands deep crashed the import
+    (RecursionError), and a task type name with NUL reached PostgreSQL (DataError)."""
+    url = _cli_store(store, tmp_path, monkeypatch)
+    before = rows(store)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    result = CliRunner().invoke(cli, ["--db", url, "origin", "record", "-", "--lister", "l"],
+                                input=json.dumps(ORIGIN).encode() + b"\n" + deep)
+    assert (result.exit_code, result.stderr.split(": ")[:3]) == (2, ["error", "line 2", "record"]), result.output
+    task = NewTask("load-git\x00", T0)
+    assert field_of(lambda: store.create_tasks([NewTask("load-git", T0), task])) == "type"
+    assert rows(store) == before
+
+
+def test_whole_numbers_beyond_any_float_in_settings_are_refused():
+    assert field_of(lambda: Settings().with_values({"adjust_factor": 10**400})) == "adjust_factor"
+
+
 def test_infinite_numbers_in_settings_are_refused():
     assert field_of(lambda: Settings().with_values({"adjust_factor": "inf"})) == "adjust_factor"
     assert field_of(lambda: Settings().with_values({"revisit_capacity": "inf"})) == "revisit_capacity"

@@ -346,6 +346,9 @@ def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Call
         except ValueError as exc:
             why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise ValidationError("record", f"one JSON object per line ({why})", _excerpt(raw), record=f"line {number}") from None
+        except RecursionError:  # nested deeper than the decoder's stack: no record is
+            raise ValidationError("record", "one JSON object per line, not nested thousands deep", _excerpt(raw),
+                                  record=f"line {number}") from None
         try:
             parsed.append(parse(record))
         except ValidationError as exc:

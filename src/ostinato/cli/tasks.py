@@ -115,12 +115,14 @@ def _load_json(text: str, expected: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise ValidationError("arguments", f"{expected} ({exc})", text) from None
+    except RecursionError:
+        raise ValidationError("arguments", f"{expected}, not nested thousands deep", text[:80]) from None
 
 
 def _json_or_text(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..domain.change_rates import RevisitThreshold
 from ..domain.errors import ValidationError
+from ..domain.limits import MAX_TYPE_BYTES, check_stored_text
 from ..domain.origins import ListedOrigin, check_listed_origin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
 from ..domain.schedules import RunStatus, Schedule, ScheduleRun
@@ -28,6 +29,13 @@ def prepare_task_batch(
     Raises ValidationError (located at ``task N``) on the first bad task: the
     caller has written nothing yet.
     """
+    for index, task in enumerate(tasks):  # a name the database cannot even look up (NUL) is bad input too
+        try:
+            if not isinstance(task.type, str):
+                raise ValidationError("type", "a task type's name", task.type)
+            check_stored_text(task.type, "type", MAX_TYPE_BYTES)
+        except ValidationError as exc:
+            raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
     types = lookup_types({t.type for t in tasks})
     keys: list[DedupKey] = []
     unique: dict[DedupKey, NewTask] = {}
