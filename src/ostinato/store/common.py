@@ -14,6 +14,7 @@ from ..domain.origins import ListedOrigin, check_listed_origin
 from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
 from ..domain.schedules import RunStatus, Schedule, ScheduleRun
 from ..domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
+from .interface import TaskActivity
 
 DedupKey = tuple[str, str, str, str | None]
 
@@ -138,11 +139,24 @@ def pick_query(queries: Any, startable: int) -> str:
     return queries.pick_few_schedules if startable < PICK_WINDOW else queries.pick_schedule
 
 
-def check_activity_bounds(**bounds: int) -> None:
-    """``task_activity``'s caps and windows: positive whole numbers, each named when not."""
-    for name, value in bounds.items():
+def task_activity(read: Callable[..., list], queries: Any, task_types: Sequence[TaskType], now: Any,
+                  row_to_run: Callable[[Mapping[str, Any]], Any], *, count_cap: int, runs_window: int,
+                  failures_limit: int) -> TaskActivity:
+    """``Store.task_activity`` over a dialect's ``read(query, params)``, its named ``queries``, its
+    ``now`` as the database takes it, and its run-row reader: the same four queries on both."""
+    for name, value in (("count_cap", count_cap), ("runs_window", runs_window), ("failures_limit", failures_limit)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValidationError(name, "a positive whole number", value)
+    ready = {}
+    for task_type in task_types:
+        rows = read(queries.count_ready_tasks, {"type": task_type.type, "now": now, "cap": count_cap})
+        ready[task_type.type] = min(int(rows[0]["ready"]), count_cap)
+    in_flight = {r["type"]: int(r["in_flight"]) for r in read(queries.in_flight_runs_by_type, {"cap": count_cap})}
+    window = {"window": runs_window}
+    failed = {r["type"]: int(r["failed"]) for r in read(queries.recent_failed_runs_by_type, window)}
+    recent = tuple((r["task_type"], row_to_run(r))
+                   for r in read(queries.recent_failed_runs, {**window, "limit": failures_limit}))
+    return TaskActivity(ready, in_flight, count_cap, failed, runs_window, recent)
 
 
 def thin_sample(found: list[Any], size: int, seed: int) -> list[Any]:

@@ -35,7 +35,7 @@ from ...domain.tasks import (
     lost_run_events,
     plan_run_events,
 )
-from ..common import DedupKey, check_activity_bounds, in_input_order, prepare_task_batch
+from ..common import DedupKey, in_input_order, prepare_task_batch, task_activity
 from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
@@ -342,17 +342,8 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, Store):
 
     def task_activity(self, now: datetime, *, count_cap: int = 10_000, runs_window: int = 10_000,
                       failures_limit: int = 20) -> TaskActivity:
-        check_activity_bounds(count_cap=count_cap, runs_window=runs_window, failures_limit=failures_limit)
-        ready = {}
-        for task_type in self.list_task_types():
-            rows = self._read(QUERIES.count_ready_tasks, {"type": task_type.type, "now": to_db_time(now), "cap": count_cap})
-            ready[task_type.type] = min(int(rows[0]["ready"]), count_cap)
-        in_flight = {r["type"]: int(r["in_flight"]) for r in self._read(QUERIES.in_flight_runs_by_type, {"cap": count_cap})}
-        window = {"window": runs_window}
-        failed = {r["type"]: int(r["failed"]) for r in self._read(QUERIES.recent_failed_runs_by_type, window)}
-        recent = tuple((r["task_type"], _row_to_run(r))
-                       for r in self._read(QUERIES.recent_failed_runs, {**window, "limit": failures_limit}))
-        return TaskActivity(ready, in_flight, count_cap, failed, runs_window, recent)
+        return task_activity(self._read, QUERIES, self.list_task_types(), to_db_time(now), _row_to_run, count_cap=count_cap,
+                             runs_window=runs_window, failures_limit=failures_limit)
 
     # -- archival ---------------------------------------------------------
     def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:
