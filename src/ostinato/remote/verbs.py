@@ -20,7 +20,8 @@ from typing import Any, Mapping
 from ..domain import errors
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
 from ..store import Store
-from .codec import INT_MAX, Codec, IntCodec, UnionCodec, codec_for, fail
+from .codec import UnionCodec, codec_for
+from .codec_values import INT_MAX, Codec, IntCodec, fail
 
 #: verbs of the interface that the API does not serve, and why
 NOT_EXPOSED: dict[str, str] = {
