@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ostinato.testing.postgres import PostgresCluster
+from process_stop import stop_processes
 
 SCHEDULERS = 4
 SCHEDULER_CAPACITY = 64
@@ -118,23 +119,12 @@ class Supervisor:
 
     def stop_all(self, grace: float = 40.0) -> dict[str, int | None]:
         """SIGTERM every process (a graceful stop) and wait; returns their exit codes."""
-        for service in self.services.values():
-            if service.proc is not None and service.proc.poll() is None:
-                if service.paused:
-                    self.resume(service)
-                service.proc.send_signal(signal.SIGTERM)
-        codes: dict[str, int | None] = {}
-        deadline = time.monotonic() + grace
-        for service in self.services.values():
-            if service.proc is None:
-                continue
-            try:
-                codes[service.name] = service.proc.wait(max(deadline - time.monotonic(), 0.1))
-            except subprocess.TimeoutExpired:
-                service.proc.kill()
-                service.proc.wait()
-                self.events.append(Event(time.time(), "kill", service.name, service.proc.pid, "did not stop in time"))
-                codes[service.name] = None
+        for service in self.services.values():  # a paused process cannot act on SIGTERM
+            if service.paused and service.proc is not None and service.proc.poll() is None:
+                self.resume(service)
+        codes, killed = stop_processes({name: s.proc for name, s in self.services.items()}, grace)
+        for name in killed:
+            self.events.append(Event(time.time(), "kill", name, self.services[name].proc.pid, "did not stop in time"))
         return codes
 
     # -- the database ---------------------------------------------------------------------

@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -53,6 +52,7 @@ from rich.table import Table  # noqa: E402
 
 from journal_client import TOPIC, produce  # noqa: E402
 from load_data import Workload, journal_statuses, seed  # noqa: E402
+from process_stop import stop_processes  # noqa: E402
 from load_metrics import Snapshot, cpu_busy, cpu_times, period, process_cpu, scrape, wait_for_metrics  # noqa: E402
 from ostinato.store.postgresql import PostgresStore  # noqa: E402
 from ostinato.testing.kafka import TansuBroker  # noqa: E402
@@ -229,21 +229,7 @@ class Bench:
         return {service.name: scrape(service.port) for service in self.services}
 
     def stop_services(self, grace: float = 60.0) -> dict[str, int | None]:
-        for service in self.services:
-            if service.proc is not None and service.proc.poll() is None:
-                service.proc.send_signal(signal.SIGTERM)
-        codes: dict[str, int | None] = {}
-        deadline = time.monotonic() + grace
-        for service in self.services:
-            if service.proc is None:
-                continue
-            try:
-                codes[service.name] = service.proc.wait(max(deadline - time.monotonic(), 0.1))
-            except subprocess.TimeoutExpired:
-                service.proc.kill()
-                service.proc.wait()
-                codes[service.name] = None
-        return codes
+        return stop_processes({service.name: service.proc for service in self.services}, grace)[0]
 
     # -- the two periods ------------------------------------------------------------------
     def measure_quiet(self) -> dict[str, Any]:
