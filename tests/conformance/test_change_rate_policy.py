@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from ostinato.domain.change_rates import RevisitModel, RevisitThreshold, default_threshold, revisit_interval
+from ostinato.domain import rate_posterior
+from ostinato.domain.change_rates import Objective, RevisitModel, RevisitThreshold, default_threshold, revisit_interval
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
@@ -111,9 +112,30 @@ def test_a_rate_sample_reads_enabled_origins_of_the_visit_type(store, lister):
     assert sample.enabled_origins == 30  # a small table: exact
     assert len(sample.beliefs) == 20
     learnt = [b for b in sample.beliefs if b[0] is not None]
-    assert learnt and all(days == pytest.approx(MODEL.prior_days + 9) for _, days in learnt)
+    assert learnt and all(days == pytest.approx(MODEL.prior_days + 9) for _, days, _ in learnt)
     assert store.sample_change_rates("git", 100).beliefs.__len__() == 30
     assert store.sample_change_rates("svn", 10).enabled_origins == 0
+
+
+def test_bits_keep_the_rate_evidence_and_the_freshness_objective_plans_by_it(store, lister):
+    fresh = FeedbackPolicy(absolute_cooldown=timedelta(minutes=1), revisit=RevisitModel(objective=Objective.FRESHNESS))
+    store.record_listed_origins(lister.id, [ListedOrigin(url(1), "git"), ListedOrigin(url(2), "git")], T0 - 100 * DAY)
+    first = T0 - 40 * DAY
+    store.record_visit_statuses([status(1, first, b"\x00" * 20), status(2, first, b"\x00" * 20)], fresh, now=first)
+    evidence = None
+    for n in range(1, 6):  # origin 1: only "changed or not" (found changed every 6 days); origin 2: counted
+        at = first + 6 * n * DAY
+        store.record_visit_statuses([status(1, at, bytes([n]) * 20), status(2, at, bytes([n]) * 20, changes=2)],
+                                    fresh, now=at)
+        evidence = rate_posterior.observe(evidence, 6.0, changed=True, counted=None, horizon_days=365.0)
+    [one, two] = store.get_visit_stats([(url(1), "git"), (url(2), "git")])
+    assert one.rate_evidence == pytest.approx(evidence, abs=1e-3)  # PostgreSQL keeps reals
+    assert two.rate_evidence is None and two.rate_changes > MODEL.prior_changes + 9  # 10 counted, faded a little
+    belief = rate_posterior.posterior(evidence, MODEL.prior_rate)
+    planned = rate_posterior.revisit_days(belief, default_threshold(fresh.revisit), 60.0)
+    assert (one.next_optimal_visit - (first + 30 * DAY)).total_seconds() == pytest.approx(planned * 86400, rel=1e-3)
+    sample = store.sample_change_rates("git", 10)
+    assert sorted(b[2] is None for b in sample.beliefs) == [False, True]
 
 
 def _fade(days: float) -> float:

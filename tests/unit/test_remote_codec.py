@@ -13,7 +13,7 @@ from ostinato.domain.change_rates import RateSample
 from ostinato.domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
 from ostinato.domain.schedules import BlackoutPeriod, RunMode, Schedule, ScheduleKind, ScheduleRun, RunStatus
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus
-from ostinato.domain.visits import JournalStatus, VisitStatus
+from ostinato.domain.visits import JournalStatus, VisitStats, VisitStatus
 from ostinato.remote.codec import UnsupportedType, codec_for
 from ostinato.remote.verbs import (
     NOT_EXPOSED,
@@ -56,7 +56,8 @@ def test_scopes_follow_what_a_verb_does():
     (ScheduleRun(4, "nightly", "tag", "node", "me", T0, None, RunStatus.RUNNING, {"k": [1]}), ScheduleRun),
     (VisitStatus("https://a", 3, "git", JournalStatus.FULL, T0.astimezone(timezone(timedelta(hours=-5))),
                  b"\x00\xff" * 10, changes=4), VisitStatus),
-    (RateSample([(1.0, None), (None, 2.5)], 12), RateSample),
+    (RateSample([(1.0, None, None), (None, 2.5, (0.0,) * 15 + (-1.25,))], 12), RateSample),
+    (VisitStats("https://a", "git", rate_changes=1.5, rate_days=30.0, rate_evidence=(-0.5,) * 16), VisitStats),
     ({("load-git", "disabled"): 3}, dict[tuple[str, str], int]),
     ({"marked": ["a"], "taken": []}, dict[str, list[str]]),
     ([TaskStatus.DISABLED], Sequence[TaskStatus] | None),

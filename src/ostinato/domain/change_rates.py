@@ -18,6 +18,12 @@ sensible. A visit that comes ``I`` days after the last successful one adds:
 - older observations fade with ``horizon`` (weight e^{−I/horizon} per visit),
   so a rate that changes is followed.
 
+The Gamma's mean is the rate the rules below use, with one exception: for the
+freshness objective, an origin whose loader does not count changes is planned
+from the full posterior of its changed / unchanged history instead
+(``rate_posterior``), which can tell "somewhat fast" from "too fast to keep
+fresh" where a point estimate cannot.
+
 **Revisiting.** For a capacity of C visits a day shared by N origins, the
 revisit frequencies fᵢ that minimise the mean age Σ A(λᵢ, fᵢ), with
 A(λ, f) = 1/(2f) − 1/λ + (f/λ²)(1 − e^{−λ/f}), satisfy, with x = λ/f,
@@ -43,6 +49,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Sequence
 
+import numpy as np
+
+from . import rate_posterior
 from .errors import ValidationError
 
 _DAY = 86_400.0
@@ -103,10 +112,11 @@ class RevisitThreshold:
 
 @dataclass(frozen=True, slots=True)
 class RateSample:
-    """A random sample of a visit type's enabled origins' beliefs (changes, days; None: the prior),
-    and how many enabled origins there are (exact, or estimated from the sample)."""
+    """A random sample of a visit type's enabled origins' beliefs (changes, days, and the bits'
+    evidence of ``rate_posterior``; None: none yet), and how many enabled origins there are (exact,
+    or estimated from the sample)."""
 
-    beliefs: list[tuple[float | None, float | None]]
+    beliefs: list[tuple[float | None, float | None, tuple[float, ...] | None]]
     enabled_origins: int
 
 
@@ -218,17 +228,25 @@ def revisit_interval(rate: float, threshold: float, model: RevisitModel) -> time
     return timedelta(days=revisit_days(rate, threshold, model))
 
 
-def solve_threshold(rates: Sequence[float], visits_per_origin_day: float, model: RevisitModel) -> float:
+def solve_threshold(rates: Sequence[float], visits_per_origin_day: float, model: RevisitModel,
+                    beliefs: "np.ndarray | None" = None) -> float:
     """μ such that origins with these rates (a sample) ask for ``visits_per_origin_day`` visits a day each,
     on average (capacity C over N origins: C / N). Visits are counted with the ceiling's floor, so a
-    capacity below one visit per ceiling per origin gives the largest threshold that keeps the ceiling."""
-    if not rates:
+    capacity below one visit per ceiling per origin gives the largest threshold that keeps the ceiling.
+
+    ``beliefs``: more sampled origins, as ``rate_posterior`` beliefs (origins × rates; freshness objective)."""
+    count = len(rates) + (0 if beliefs is None else beliefs.shape[0])
+    if not count:
         raise ValidationError("rates", "a sample of at least one origin's change rate", rates)
     if not visits_per_origin_day > 0:
         raise ValidationError("visits_per_origin_day", "a positive number", visits_per_origin_day)
+    ceiling = model.ceiling.total_seconds() / _DAY
 
     def demand(mu: float) -> float:
-        return sum(1 / revisit_days(r, mu, model) for r in rates) / len(rates)
+        total = sum(1 / revisit_days(r, mu, model) for r in rates)
+        if beliefs is not None and beliefs.shape[0]:
+            total += float(rate_posterior.demand(beliefs, mu, ceiling).sum())
+        return total / count
 
     lo, hi = 1e-12, 1e12
     for _ in range(200):

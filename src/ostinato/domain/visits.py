@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 
-from .change_rates import RevisitModel, default_threshold, estimated_rate, observe, revisit_interval
+from . import rate_posterior
+from .change_rates import Objective, RevisitModel, default_threshold, estimated_rate, observe, revisit_interval
 from .durations import parse_iso_time
 from .errors import ValidationError
 from .limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_stored_text, check_time_range, check_whole
@@ -229,6 +230,9 @@ class VisitStats:
     #: the change rate's belief (see ``domain.change_rates``): changes seen over days observed; None: the prior
     rate_changes: float | None = None
     rate_days: float | None = None
+    #: the faded log-likelihood of the changed / unchanged history at each rate of
+    #: ``rate_posterior.RATE_GRID``; None until a visit whose changes were not counted
+    rate_evidence: tuple[float, ...] | None = None
     #: when ``change_rate_optimal`` visits it next
     next_optimal_visit: datetime | None = None
 
@@ -284,6 +288,7 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
             cooldown_until=cooldown,
             rate_changes=stats.rate_changes,
             rate_days=stats.rate_days,
+            rate_evidence=stats.rate_evidence,
             next_optimal_visit=stats.next_optimal_visit,
         )
         return Feedback(new, disable=failures >= policy.max_failures, eventful=None)
@@ -294,12 +299,20 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
     else:
         interval = since_success * policy.adjust_factor
     model = policy.revisit
-    rate_changes, rate_days = stats.rate_changes, stats.rate_days
+    rate_changes, rate_days, evidence = stats.rate_changes, stats.rate_days, stats.rate_evidence
     if stats.last_successful is not None:  # a first visit tells nothing of the rate
-        rate_changes, rate_days = observe(rate_changes, rate_days, now - stats.last_successful, changed=eventful,
+        since = now - stats.last_successful
+        rate_changes, rate_days = observe(rate_changes, rate_days, since, changed=eventful,
                                           counted=status.changes, model=model)
-    rate = estimated_rate(rate_changes, rate_days, model)
-    next_optimal = now + revisit_interval(rate, threshold if threshold is not None else default_threshold(model), model)
+        if status.changes is None or evidence is not None:  # kept once a loader has not counted
+            evidence = rate_posterior.observe(evidence, since / timedelta(days=1), changed=eventful,
+                                              counted=status.changes, horizon_days=model.horizon / timedelta(days=1))
+    mu = threshold if threshold is not None else default_threshold(model)
+    if model.objective is Objective.FRESHNESS and evidence is not None:
+        belief = rate_posterior.posterior(evidence, model.prior_rate)
+        next_optimal = now + timedelta(days=rate_posterior.revisit_days(belief, mu, model.ceiling / timedelta(days=1)))
+    else:
+        next_optimal = now + revisit_interval(estimated_rate(rate_changes, rate_days, model), mu, model)
     new = VisitStats(
         stats.url, stats.visit_type,
         last_visit=now,
@@ -316,6 +329,7 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         cooldown_until=cooldown,
         rate_changes=rate_changes,
         rate_days=rate_days,
+        rate_evidence=evidence,
         next_optimal_visit=next_optimal,
     )
     return Feedback(new, disable=False, eventful=eventful)

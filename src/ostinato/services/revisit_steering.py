@@ -7,7 +7,8 @@ Every ``every`` (10 minutes), for each visit type whose ratios give
    else what this orchestrator measured it dispatched of that visit type over
    the last day (at least an hour of it), times the policy's share of the ratios;
 2. samples the enabled origins' change rates (``sample_change_rates``: a share
-   of the table's pages, never the whole table);
+   of the table's pages, never the whole table): the Gamma belief's mean, or,
+   for the freshness objective, the bits' posterior where an origin has one;
 3. solves for the threshold μ at which those origins ask for that many visits
    (:func:`ostinato.domain.change_rates.solve_threshold`) and stores it, so that
    the feedback of every process (embedded workers, the listener, the journal
@@ -20,7 +21,8 @@ import collections
 import logging
 from datetime import datetime, timedelta
 
-from ..domain.change_rates import RevisitModel, RevisitThreshold, estimated_rate, solve_threshold
+from ..domain import rate_posterior
+from ..domain.change_rates import Objective, RevisitModel, RevisitThreshold, estimated_rate, solve_threshold
 from ..store import Store
 
 log = logging.getLogger(__name__)
@@ -72,10 +74,15 @@ class ThresholdSteering:
         sample = self.store.sample_change_rates(visit_type, self.sample_size, seed=int(now.timestamp()))
         if not sample.beliefs or sample.enabled_origins <= 0:
             return None
-        rates = [estimated_rate(changes, days, self.model) for changes, days in sample.beliefs]
+        by_bits = self.model.objective is Objective.FRESHNESS
+        rates = [estimated_rate(changes, days, self.model) for changes, days, evidence in sample.beliefs
+                 if not (by_bits and evidence is not None)]
+        evidences = [evidence for _, _, evidence in sample.beliefs if by_bits and evidence is not None]
+        beliefs = rate_posterior.posteriors(evidences, self.model.prior_rate) if evidences else None
         visits = capacity * share
-        threshold = RevisitThreshold(visit_type, solve_threshold(rates, visits / sample.enabled_origins, self.model),
-                                     visits, sample.enabled_origins, now)
+        threshold = RevisitThreshold(
+            visit_type, solve_threshold(rates, visits / sample.enabled_origins, self.model, beliefs),
+            visits, sample.enabled_origins, now)
         self.store.set_revisit_threshold(threshold)
         log.info("change_rate_optimal: %s threshold %.4g for %.0f visits a day over %d origins", visit_type,
                  threshold.threshold, visits, sample.enabled_origins)

@@ -104,16 +104,17 @@ ORDER BY k.n;
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
                                 last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
-                                next_optimal_visit)
+                                next_optimal_visit, rate_evidence)
 SELECT r.url, r.visit_type, r.last_visit, r.last_visit_status, r.last_successful, decode(r.last_snapshot, 'hex'),
        r.last_eventful, r.last_uneventful, r.failure_count, r.last_scheduled, r.next_visit_target,
-       r.last_status_date, r.successful_visits, r.cooldown_until, r.rate_changes, r.rate_days, r.next_optimal_visit
+       r.last_status_date, r.successful_visits, r.cooldown_until, r.rate_changes, r.rate_days, r.next_optimal_visit,
+       r.rate_evidence
 FROM json_to_recordset(%(rows)s::json) AS r(
     url text, visit_type text, last_visit timestamptz, last_visit_status text, last_successful timestamptz,
     last_snapshot text, last_eventful timestamptz, last_uneventful timestamptz, failure_count integer,
     last_scheduled timestamptz, next_visit_target timestamptz, last_status_date timestamptz,
     successful_visits integer, cooldown_until timestamptz, rate_changes double precision,
-    rate_days double precision, next_optimal_visit timestamptz)
+    rate_days double precision, next_optimal_visit timestamptz, rate_evidence real[])
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit,
     last_visit_status = excluded.last_visit_status,
@@ -129,7 +130,8 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     cooldown_until = excluded.cooldown_until,
     rate_changes = excluded.rate_changes,
     rate_days = excluded.rate_days,
-    next_optimal_visit = excluded.next_optimal_visit;
+    next_optimal_visit = excluded.next_optimal_visit,
+    rate_evidence = excluded.rate_evidence;
 
 -- name: disable_listed_origins
 UPDATE listed_origin AS o SET enabled = false
@@ -351,7 +353,7 @@ SELECT greatest(reltuples, 0)::bigint AS rows, relpages FROM pg_class WHERE oid 
 
 -- name: sample_change_rates
 -- a share of the table's pages (SYSTEM): reads about that share, never the whole table
-SELECT rate_changes, rate_days FROM origin_visit_stats TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (%(seed)s)
+SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (%(seed)s)
 WHERE visit_type = %(visit_type)s AND enabled;
 
 -- name: count_enabled_origins

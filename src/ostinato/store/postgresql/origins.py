@@ -67,7 +67,9 @@ def _row_to_listed_origin(row: Mapping[str, Any]) -> StoredListedOrigin:
 
 def _row_to_visit_stats(row: Mapping[str, Any]) -> VisitStats:
     status = row["last_visit_status"]
+    evidence = row["rate_evidence"]
     return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
+                      rate_evidence=None if evidence is None else tuple(evidence),
                       **{name: row[name] for name in _VISIT_FIELDS})
 
 
@@ -169,8 +171,8 @@ class PostgresOrigins:
         [estimate] = self._read(QUERIES.table_size_estimate)
         rows = estimate["rows"] if estimate["relpages"] > 0 else 0
         percent = 100.0 if rows < SMALL_TABLE else min(100.0, 100.0 * size * SAMPLE_OVERREAD / rows)
-        found = [(r["rate_changes"], r["rate_days"]) for r in self._read(
-            QUERIES.sample_change_rates, {"visit_type": visit_type, "percent": percent, "seed": seed})]
+        found = [(r["rate_changes"], r["rate_days"], None if r["rate_evidence"] is None else tuple(r["rate_evidence"]))
+                 for r in self._read(QUERIES.sample_change_rates, {"visit_type": visit_type, "percent": percent, "seed": seed})]
         if percent >= 100.0:
             enabled = len(found)
         else:

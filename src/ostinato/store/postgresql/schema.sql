@@ -124,6 +124,8 @@ CREATE TABLE origin_visit_stats (
     rate_days double precision,
     -- when change_rate_optimal visits it next
     next_optimal_visit timestamptz,
+    -- the faded log-likelihood of the changed / unchanged history at each rate of rate_posterior.RATE_GRID
+    rate_evidence real[],
     PRIMARY KEY (url, visit_type)
 );
 

@@ -82,10 +82,10 @@ ORDER BY k.key;
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
                                 last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
-                                next_optimal_visit)
+                                next_optimal_visit, rate_evidence)
 VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot,
         :last_eventful, :last_uneventful, :failure_count, :last_scheduled, :next_visit_target, :last_status_date,
-        :successful_visits, :cooldown_until, :rate_changes, :rate_days, :next_optimal_visit)
+        :successful_visits, :cooldown_until, :rate_changes, :rate_days, :next_optimal_visit, :rate_evidence)
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit,
     last_visit_status = excluded.last_visit_status,
@@ -101,7 +101,8 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     cooldown_until = excluded.cooldown_until,
     rate_changes = excluded.rate_changes,
     rate_days = excluded.rate_days,
-    next_optimal_visit = excluded.next_optimal_visit;
+    next_optimal_visit = excluded.next_optimal_visit,
+    rate_evidence = excluded.rate_evidence;
 
 -- name: disable_listed_origins
 UPDATE listed_origin SET enabled = 0
@@ -300,8 +301,8 @@ SELECT max(rowid) AS top FROM origin_visit_stats;
 
 -- name: change_rates_at
 -- rows at random rowids: a probe of the table's b-tree each, never a scan
-SELECT rate_changes, rate_days FROM origin_visit_stats
+SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats
 WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND visit_type = :visit_type AND enabled;
 
 -- name: all_change_rates
-SELECT rate_changes, rate_days FROM origin_visit_stats WHERE visit_type = :visit_type AND enabled;
+SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats WHERE visit_type = :visit_type AND enabled;

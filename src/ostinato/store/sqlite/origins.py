@@ -62,7 +62,11 @@ def _row_to_visit_stats(row: sqlite3.Row) -> VisitStats:
     return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
                       last_snapshot=row["last_snapshot"], failure_count=row["failure_count"],
                       successful_visits=row["successful_visits"], rate_changes=row["rate_changes"],
-                      rate_days=row["rate_days"], **times)
+                      rate_days=row["rate_days"], rate_evidence=_evidence(row["rate_evidence"]), **times)
+
+
+def _evidence(text: str | None) -> tuple[float, ...] | None:
+    return None if text is None else tuple(orjson.loads(text))
 
 
 def _visit_stats_params(stats: VisitStats) -> dict[str, Any]:
@@ -70,6 +74,7 @@ def _visit_stats_params(stats: VisitStats) -> dict[str, Any]:
     params.update(url=stats.url, visit_type=stats.visit_type, failure_count=stats.failure_count,
                   last_snapshot=stats.last_snapshot, successful_visits=stats.successful_visits,
                   rate_changes=stats.rate_changes, rate_days=stats.rate_days,
+                  rate_evidence=None if stats.rate_evidence is None else orjson.dumps(stats.rate_evidence).decode(),
                   last_visit_status=stats.last_visit_status.value if stats.last_visit_status else None)
     return params
 
@@ -179,11 +184,11 @@ class SQLiteOrigins:
         [row] = self._read(QUERIES.max_visit_rowid)
         top = row["top"] or 0
         if top < SMALL_TABLE:
-            found = [(r["rate_changes"], r["rate_days"]) for r in self._read(QUERIES.all_change_rates,
-                                                                             {"visit_type": visit_type})]
+            found = [(r["rate_changes"], r["rate_days"], _evidence(r["rate_evidence"]))
+                     for r in self._read(QUERIES.all_change_rates, {"visit_type": visit_type})]
             return RateSample(thin_sample(found, size, seed), len(found))
         probes = sorted(random.Random(seed).sample(range(1, top + 1), min(top, size * SAMPLE_OVERREAD)))
-        found = [(r["rate_changes"], r["rate_days"]) for r in self._read(
+        found = [(r["rate_changes"], r["rate_days"], _evidence(r["rate_evidence"])) for r in self._read(
             QUERIES.change_rates_at, {"rowids": json_array(probes), "visit_type": visit_type})]
         return RateSample(thin_sample(found, size, seed), round(len(found) * top / len(probes)))
 

@@ -122,6 +122,7 @@ CREATE TABLE origin_visit_stats (
     rate_days REAL,
     -- when change_rate_optimal visits it next
     next_optimal_visit TEXT,
+    rate_evidence TEXT CHECK (rate_evidence IS NULL OR json_valid(rate_evidence)),
     PRIMARY KEY (url, visit_type)
 ) STRICT;
 
