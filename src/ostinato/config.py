@@ -173,10 +173,16 @@ class Settings:
                     parsed[key] = int(value)
                 except (TypeError, ValueError):
                     raise ValidationError(key, "a whole number", value) from None
-                if parsed[key] < 1:
-                    raise ValidationError(key, "a whole number of at least 1", value)
+                limit = _WHOLE_LIMITS.get(key, 1_000_000)
+                if not 1 <= parsed[key] <= limit:
+                    raise ValidationError(key, f"a whole number from 1 to {limit:,}", value)
             elif isinstance(default, tuple):
-                parsed[key] = tuple(value) if isinstance(value, (list, tuple)) else tuple(v.strip() for v in str(value).split(",") if v.strip())
+                if isinstance(value, (list, tuple)):
+                    if not all(isinstance(v, str) and v.strip() for v in value):
+                        raise ValidationError(key, "a list of non-empty names", value)
+                    parsed[key] = tuple(v.strip() for v in value)
+                else:
+                    parsed[key] = tuple(v.strip() for v in str(value).split(",") if v.strip())
             else:
                 parsed[key] = str(value)
         settings = replace(self, **parsed)
@@ -250,6 +256,10 @@ def _parse_policy_ratios(value: Any) -> dict[str, dict[str, float]]:
         merged = merged_ratios(visit_type, table)
         parsed[visit_type] = {policy: merged[policy] for policy in table}
     return parsed
+
+
+#: the largest value each whole-number setting takes (others: a million)
+_WHOLE_LIMITS = {"workers": 1024, "max_failures": 1000}
 
 
 def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float:

@@ -100,6 +100,20 @@ def test_bad_number_names_the_key(tmp_path):
     assert info.value.field == "workers"
 
 
+@pytest.mark.parametrize("text, key", [
+    ("workers = 1000000000000000000000000000000\n", "workers"),
+    ("batch_size = 2000000\n", "batch_size"),
+    ("max_failures = 5000\n", "max_failures"),
+    ("imports = [1, 2]\n", "imports"),
+    ("visit_types = ['git', '']\n", "visit_types"),
+])
+def test_absurd_whole_numbers_and_non_text_lists_are_refused_by_name(tmp_path, text, key):
+    with pytest.raises(ValidationError) as info:
+        Settings.load(write(tmp_path, text), environ={})
+    assert info.value.field == key
+    assert Settings.load(write(tmp_path, "workers = 1024\nvisit_types = [' git ']\n"), environ={}).visit_types == ("git",)
+
+
 def test_missing_and_malformed_files(tmp_path):
     with pytest.raises(ValidationError) as info:
         Settings.load(tmp_path / "absent.toml", environ={})
