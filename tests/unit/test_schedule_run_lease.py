@@ -107,3 +107,68 @@ def test_a_lapsed_lease_nobody_stole_ends_the_run_as_stopped(store, clock, regis
     [run] = store.list_schedule_runs("long")
     assert run.status is RunStatus.STOPPED and "lease ran out" in run.detail["reason"]
     assert store.get_schedule("long").failure_count == 1
+
+
+class SlowPicks:
+    """The store, with a pick that takes ``seconds`` (a store that was away and came back)."""
+
+    def __init__(self, store, clock, mono, seconds: float, *, stolen_meanwhile: bool = False):
+        self._store, self._clock, self._mono, self._seconds = store, clock, mono, seconds
+        self._stolen = stolen_meanwhile
+        self.pings: list[datetime] = []
+
+    def ping_schedule(self, name, tag, now):
+        self.pings.append(now)
+        return self._store.ping_schedule(name, tag, now)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def pick_schedules(self, **kwargs):
+        picked = self._store.pick_schedules(**kwargs)
+        self._mono.now += self._seconds
+        self._clock.advance(timedelta(seconds=self._seconds))
+        if self._stolen:
+            for schedule, run in picked:
+                self._store.release_owner_schedules(kwargs["node"], kwargs["owner_name"], self._clock.now(), TIMING)
+        return picked
+
+
+def _long_schedule(store, clock, registry, mono):
+    def job(stop=None):
+        while not stop.is_set():
+            registry.worked_at.append(mono())
+            time.sleep(0.005)
+            if len(registry.worked_at) > 20:
+                break
+        registry.returned.set()
+        return True
+
+    registry.register("jobs.work", job)
+    store.create_task_type(TaskType("work", "a long job", "jobs.work"))
+    store.create_schedule(Schedule("long", ScheduleKind.PERIODIC, "work", T0 - timedelta(hours=2),
+                                   scheduling_period=timedelta(days=1)), clock.now())
+
+
+def test_a_slow_pick_pings_before_the_job_starts(store, clock, registry):
+    """Regression (the chaos run's 77 stopped runs): a pick that returned after the store came back
+    started its job on a lease already run out, and recorded a ping the others saw as silent."""
+    mono = FakeMonotonic()
+    _long_schedule(store, clock, registry, mono)
+    slow = SlowPicks(store, clock, mono, 40.0)
+    a = make(slow, clock, registry, "a", mono)
+    assert a.run_once() == 1
+    assert slow.pings == [T0 + 40 * S]  # pinged at once after the slow pick
+    assert registry.returned.wait(10)
+    assert len(registry.worked_at) > 20  # the job ran to its end, not stopped by a lapsed lease
+    a.watch()
+    a.wait_runs(10)
+    assert store.list_schedule_runs("long")[0].status is RunStatus.SUCCEEDED
+
+
+def test_a_slow_pick_whose_schedule_was_taken_meanwhile_does_not_start(store, clock, registry):
+    mono = FakeMonotonic()
+    _long_schedule(store, clock, registry, mono)
+    a = make(SlowPicks(store, clock, mono, 40.0, stolen_meanwhile=True), clock, registry, "a", mono)
+    assert a.run_once() == 0
+    assert a.running() == [] and registry.worked_at == []

@@ -204,17 +204,38 @@ class DeadlineScheduler:
         self._task_types = {t.type: t for t in self.store.list_task_types()}
         started = 0
         while (room := self.capacity - len(self.running()) - self._remote_in_flight()) > 0:
+            now, self._pass_began = self.clock.now(), self.monotonic()  # the picks' first ping: this moment
             with metrics.picking("scheduler"):
                 picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
                                                    tags=[uuid.uuid4().hex for _ in range(room)], now=now)
+            late = self.monotonic() - self._pass_began > self.timing.ping_timeout.total_seconds() / 2
             for schedule, run in picked:
+                if late and not self._ping_late_pick(schedule, run):
+                    continue
                 self._start(schedule, run)
                 metrics.dispatched("scheduler", 1, task_type=schedule.task_type, policy="schedule")
-            started += len(picked)
+                started += 1
             if len(picked) < room:
                 break
         self.started += started
         return started
+
+    def _ping_late_pick(self, schedule: Schedule, run: ScheduleRun) -> bool:
+        """A pick that took over half the ping timeout (the store was slow or away) recorded a time
+        that is already old: ping before starting, so that the run neither starts on a lease about to
+        lapse nor looks silent to the others. False (not started) when the ping fails or finds the
+        schedule taken; the steal protocol then ends the run as lost."""
+        pinged_at = self.monotonic()
+        try:
+            ours = self.store.ping_schedule(schedule.name, run.owner_tag, self.clock.now())
+        except Exception:
+            log.exception("%s: could not ping %s after a slow pick; not starting it", self.name, schedule.name)
+            return False
+        if not ours:
+            log.warning("%s: %s was taken over during a slow pick; not starting it", self.name, schedule.name)
+            return False
+        self._pass_began = pinged_at
+        return True
 
     def _remote_in_flight(self) -> int:
         """Runs sent to Celery workers whose schedule is still owned by them."""
