@@ -172,3 +172,16 @@ def test_a_slow_pick_whose_schedule_was_taken_meanwhile_does_not_start(store, cl
     a = make(SlowPicks(store, clock, mono, 40.0, stolen_meanwhile=True), clock, registry, "a", mono)
     assert a.run_once() == 0
     assert a.running() == [] and registry.worked_at == []
+
+
+def test_stopping_the_scheduler_ends_a_run_whose_lease_ran_out_without_waiting_for_the_grace(store, clock, registry):
+    """A lapsed run is ended by the watch, not by its job: shutting down used to wait the whole grace
+    for it, and leave it running in the store."""
+    mono = FakeMonotonic()
+    a = start(store, clock, registry, mono)
+    mono.now += 31
+    assert registry.returned.wait(10)
+    a.stop_runs(grace=5.0)
+    assert a.running() == []
+    [run] = store.list_schedule_runs("long")
+    assert run.status is RunStatus.STOPPED

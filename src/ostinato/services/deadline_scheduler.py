@@ -387,10 +387,22 @@ class DeadlineScheduler:
     def wait_runs(self, timeout: float = 3600.0) -> None:
         """Wait for the runs in progress (here or sent to workers) to end and their ends to be stored (``--once``)."""
         deadline = time.monotonic() + timeout
+        watched = 0.0
         while self.running() and time.monotonic() < deadline:
+            if self._lapsed_and_returned() and time.monotonic() - watched > 0.5:
+                watched = time.monotonic()  # a lapsed run is ended by the watch, not by its job: watch now
+                try:
+                    self.watch()
+                except Exception:
+                    log.exception("%s: could not end the runs whose lease ran out", self.name)
             time.sleep(0.01)
         while self._remote and self._remote_in_flight() and time.monotonic() < deadline:
             time.sleep(0.25)  # each look is a read per run sent
+
+    def _lapsed_and_returned(self) -> bool:
+        with self._lock:
+            return any(isinstance(item.stop, RunLease) and item.stop.lapsed
+                       and not (item.thread is not None and item.thread.is_alive()) for item in self._active.values())
 
     def stop_runs(self, grace: float = 30.0) -> None:
         """Ask running jobs to stop and wait for them (at most ``grace`` seconds); their ends are reported."""
