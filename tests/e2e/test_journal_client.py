@@ -25,6 +25,7 @@ from cli_helpers import ok, run
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
 from ostinato.execution.journal_messages import encode_json, encode_msgpack
 from ostinato.services.journal_client import JournalClient
+from ostinato.services.service_metrics import REGISTRY
 from ostinato.store import open_store
 from ostinato.store.sqlite import SQLiteStore
 from ostinato.testing.kafka import TansuBroker
@@ -149,12 +150,15 @@ class FlakyStore:
 def test_statuses_from_json_and_msgpack_end_up_in_the_visit_stats(store, broker, topic, clock, tmp_path):
     items = statuses()
     produce_statuses(broker, topic, items)
+    passes = REGISTRY.get_sample_value("ostinato_loop_seconds_count", {"loop": "journal_client"}) or 0.0
     with client(store, broker, topic, clock, "g1") as journal:
         assert journal.assignment == [(topic, p) for p in range(PARTITIONS)]
         drain(journal, len(items))
     counters = journal.counters
     assert (counters.consumed, counters.recorded, counters.rejected) == (len(items), len(items), 0)
     assert counters.batches >= len(items) // 7
+    # each batch stored is one timed pass of the loop (service metrics)
+    assert REGISTRY.get_sample_value("ostinato_loop_seconds_count", {"loop": "journal_client"}) == passes + counters.batches
     assert store.get_visit_stats(keys_of(items)) == expected_stats(tmp_path, items, clock)
     assert committed_total(broker, "g1", topic) == len(items)
 

@@ -107,10 +107,12 @@ def test_a_scheduler_pass_counts_schedule_runs_and_times_the_pick(sqlite_store, 
                                    scheduling_period=DAY), clock.now())
     label = dict(loop="scheduler", task_type="ok", visit_type="", policy="schedule")
     before, picks = value("ostinato_dispatches_total", **label), value("ostinato_pick_seconds_count", loop="scheduler")
+    succeeded = value("ostinato_outcomes_total", kind="schedule_run", status="succeeded")
     scheduler = DeadlineScheduler(store, clock, node="n1", registry=registry())
     assert scheduler.run_once() == 1
     scheduler.wait_runs(10)
     assert value("ostinato_dispatches_total", **label) == before + 1
+    assert value("ostinato_outcomes_total", kind="schedule_run", status="succeeded") == succeeded + 1
     assert value("ostinato_pick_seconds_count", loop="scheduler") >= picks + 1
     assert value("ostinato_loop_seconds_count", loop="scheduler") >= 1
 

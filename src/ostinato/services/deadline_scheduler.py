@@ -275,6 +275,7 @@ class DeadlineScheduler:
             self.store.end_schedule_run(schedule.name, run.owner_tag, status=RunStatus.FAILED, ended=self.clock.now(),
                                         detail={"error": f"not sent to a worker: {type(exc).__name__}: {exc}"},
                                         timing=self.timing)
+            metrics.outcome("schedule_run", RunStatus.FAILED)
             self.finished += 1
             return
         self._remote[schedule.name] = run.owner_tag
@@ -296,6 +297,7 @@ class DeadlineScheduler:
             detail = {"task_id": task.id}
         self.store.end_schedule_run(schedule.name, run.owner_tag, status=RunStatus.SUBMITTED, ended=self.clock.now(),
                                     detail=detail, timing=self.timing)
+        metrics.outcome("schedule_run", RunStatus.SUBMITTED)
         self.finished += 1
         log.info("%s: %s %s", self.name, schedule.name,
                  f"skipped: {detail['skipped']}" if pending else f"submitted task {detail['task_id']}")
@@ -327,6 +329,9 @@ class DeadlineScheduler:
                 log.exception("%s: could not record the end of %s; the steal protocol will end it as lost",
                               self.name, schedule.name)
                 ended = None
+            if ended is not None:  # counted before the run stops counting as running
+                metrics.outcome("schedule_run", RunStatus.STOLEN if ended is False
+                                else RunStatus.SUCCEEDED if ok else RunStatus.FAILED)
             with self._lock:
                 if self._active.get(schedule.name) is active:
                     del self._active[schedule.name]
@@ -368,6 +373,7 @@ class DeadlineScheduler:
         if status is RunStatus.STOPPED:
             self.store.end_schedule_run(item.schedule.name, item.run.owner_tag, status=status, ended=self.clock.now(),
                                         detail={"reason": reason}, timing=self.timing)
+        metrics.outcome("schedule_run", status)
         with self._lock:
             if self._active.get(item.schedule.name) is item:
                 del self._active[item.schedule.name]

@@ -204,7 +204,10 @@ class JournalClient:
                 self._refresh_assignment()
             limit = self.batch_size if max_messages is None else max(1, min(self.batch_size, max_messages))
             self._pending = self._read(limit, self.batch_timeout if timeout is None else timeout)
-        return self._store_pending()
+        if self._pending is None:
+            return 0
+        with metrics.looping("journal_client"):
+            return self._store_pending()
 
     def run_forever(self, stop: threading.Event, max_messages: int | None = None,
                     until_caught_up: bool = False) -> None:

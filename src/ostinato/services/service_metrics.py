@@ -8,12 +8,14 @@ served over HTTP by ``--metrics-port`` (setting ``metrics_port``, ``OSTINATO_MET
   picked the origin, ``priority`` for the tasks), schedule runs (``loop`` scheduler, ``policy``
   schedule);
 - ``ostinato_outcomes_total{kind,status}``: outcomes stored: ``kind`` run (a task run's status:
-  started, eventful, uneventful, failed, lost…) or visit (a visit status: full, partial, failed…);
+  started, eventful, uneventful, failed, lost…), visit (a visit status: full, partial, failed…)
+  or schedule_run (the end a scheduler stored: succeeded, failed, stopped, stolen, submitted);
 - ``ostinato_pick_seconds{loop}`` (histogram): time of one grab: the runner's
   ``grab_ready_tasks``, the orchestrator's ``grab_next_visits``, the scheduler's ``pick_schedules``;
 - ``ostinato_queue_depth{queue}``: work waiting in an executor's queue, as last read before a
   dispatch (``queue`` the task type, ``:priority`` appended for a priority queue);
-- ``ostinato_loop_seconds{loop}`` (histogram): time of one pass of a loop.
+- ``ostinato_loop_seconds{loop}`` (histogram): time of one pass of a loop (the journal client's:
+  storing one batch and committing its offsets).
 
 Durations are read on the monotonic clock: they measure time spent, they are not moments the
 scheduling rules read (those come from the injected :class:`~ostinato.domain.clock.Clock`).
@@ -94,6 +96,11 @@ def outcomes(kind: str, items: Sequence[Any]) -> None:
         counts[str(status)] = counts.get(str(status), 0) + 1
     for status, count in counts.items():
         OUTCOMES.labels(kind, status).inc(count)
+
+
+def outcome(kind: str, status: Any) -> None:
+    """Count one stored outcome (``status`` an enum or text)."""
+    OUTCOMES.labels(kind, str(getattr(status, "value", status))).inc()
 
 
 def counting_outcomes(kind: str, report: Callable[[Sequence[Any]], T]) -> Callable[[Sequence[Any]], T]:
