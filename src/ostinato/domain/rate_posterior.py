@@ -35,6 +35,7 @@ vectorised form the threshold steering uses over a sample of origins.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -61,13 +62,14 @@ def _check_evidence(evidence: Sequence[float]) -> None:
         raise ValidationError("rate_evidence", f"{len(RATE_GRID)} finite log-likelihoods", evidence)
 
 
-def prior_log(prior_rate: float) -> list[float]:
+@functools.lru_cache(maxsize=64)
+def prior_log(prior_rate: float) -> tuple[float, ...]:
     """The log-normal prior over :data:`RATE_GRID`, centred on ``prior_rate``, normalised."""
     centre = math.log(prior_rate)
     logs = [-0.5 * ((math.log(rate) - centre) / PRIOR_SPREAD) ** 2 for rate in RATE_GRID]
     top = max(logs)
     total = math.log(sum(math.exp(v - top) for v in logs)) + top
-    return [v - total for v in logs]
+    return tuple(v - total for v in logs)
 
 
 def observe(evidence: Sequence[float] | None, elapsed_days: float, *, changed: bool, counted: int | None,
@@ -103,30 +105,50 @@ def posterior(evidence: Sequence[float], prior_rate: float) -> list[float]:
     return [w / total for w in weights]
 
 
-def _gain(probabilities: Sequence[float], days: float) -> float:
-    """Σ pₖ h(λₖI)/λₖ: the expected marginal freshness of waiting ``days`` more."""
-    total = 0.0
-    for p, rate in zip(probabilities, RATE_GRID):
+def _cells(probabilities: Sequence[float]) -> list[tuple[float, float]]:
+    """(probability, rate) of the cells the belief gives any weight (most hold none that matters)."""
+    return [(p, rate) for p, rate in zip(probabilities, RATE_GRID) if p > 1e-12]
+
+
+def _gain(cells: Sequence[tuple[float, float]], days: float) -> tuple[float, float]:
+    """Σ pₖ h(λₖI)/λₖ, the expected marginal freshness of waiting ``days`` more, and its slope
+    Σ pₖ λₖI e^{−λₖI}."""
+    total = slope = 0.0
+    for p, rate in cells:
         x = rate * days
-        h = x * x / 2 - x ** 3 / 3 + x ** 4 / 8 if x < 1e-3 else 1 - (1 + x) * math.exp(-x)
+        decay = math.exp(-x)
+        h = x * x / 2 - x ** 3 / 3 + x ** 4 / 8 if x < 1e-3 else 1 - (1 + x) * decay
         total += p * h / rate
-    return total
+        slope += p * x * decay
+    return total, slope
 
 
-def _change_chance(probabilities: Sequence[float], days: float) -> float:
-    return sum(p * -math.expm1(-rate * days) for p, rate in zip(probabilities, RATE_GRID))
+def _change_chance(cells: Sequence[tuple[float, float]], days: float) -> tuple[float, float]:
+    """The chance that a visit after ``days`` finds a change, and its slope."""
+    total = slope = 0.0
+    for p, rate in cells:
+        decay = math.exp(-rate * days)
+        total += p * -math.expm1(-rate * days)
+        slope += p * rate * decay
+    return total, slope
 
 
 def _solve_days(fn, target: float, lo: float, hi: float) -> float:
-    """The ``days`` in [lo, hi] where the increasing ``fn`` reaches ``target`` (bisection in log-days)."""
-    lo, hi = math.log(lo), math.log(hi)
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        if fn(math.exp(mid)) < target:
-            lo = mid
+    """The ``days`` in [lo, hi] where the increasing ``fn`` (value and slope) reaches ``target``:
+    Newton's steps, kept inside a bracket that bisection (in log-days) narrows when they stray."""
+    days = math.sqrt(lo * hi)
+    for _ in range(100):
+        value, slope = fn(days)
+        if value < target:
+            lo = days
         else:
-            hi = mid
-    return math.exp((lo + hi) / 2)
+            hi = days
+        step = days - (value - target) / slope if slope > 0 else 0.0
+        new = step if lo < step < hi else math.sqrt(lo * hi)
+        if abs(new - days) <= 1e-12 * days or hi / lo < 1 + 1e-12:
+            return new
+        days = new
+    return days
 
 
 def revisit_days(probabilities: Sequence[float], threshold: float, ceiling_days: float) -> float:
@@ -134,13 +156,14 @@ def revisit_days(probabilities: Sequence[float], threshold: float, ceiling_days:
     when the belief is split on whether the origin is worth visiting (see the module's text)."""
     if not threshold > 0:
         return ceiling_days
-    if _gain(probabilities, ceiling_days) <= threshold:
+    cells = _cells(probabilities)
+    if _gain(cells, ceiling_days)[0] <= threshold:
         days = ceiling_days  # worth no visit of its own at any rate it may have: the ceiling's
     else:
-        days = _solve_days(lambda d: _gain(probabilities, d), threshold, _SHORTEST_DAYS, ceiling_days)
-    worth = sum(p for p, rate in zip(probabilities, RATE_GRID) if rate < 1 / threshold)
-    if PROBE_WORTH[0] < worth < PROBE_WORTH[1] and _change_chance(probabilities, days) > PROBE_IF_CHANGE_LIKELY:
-        days = _solve_days(lambda d: _change_chance(probabilities, d), 0.5, _SHORTEST_DAYS, days)
+        days = _solve_days(lambda d: _gain(cells, d), threshold, _SHORTEST_DAYS, ceiling_days)
+    worth = sum(p for p, rate in cells if rate < 1 / threshold)
+    if PROBE_WORTH[0] < worth < PROBE_WORTH[1] and _change_chance(cells, days)[0] > PROBE_IF_CHANGE_LIKELY:
+        days = _solve_days(lambda d: _change_chance(cells, d), 0.5, _SHORTEST_DAYS, days)
     return days
 
 
