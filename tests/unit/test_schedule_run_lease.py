@@ -51,11 +51,11 @@ def registry():
     return reg
 
 
-def start(store, clock, registry, mono) -> DeadlineScheduler:
-    """Schedule "long", whose job works in small steps until told to stop, started by scheduler a."""
+def long_schedule(store, clock, registry, mono, *, steps: int | None = None) -> None:
+    """Schedule "long", whose job works in small steps until told to stop (or ``steps`` are done)."""
 
     def job(stop=None):
-        while True:
+        while steps is None or len(registry.worked_at) < steps:
             at = mono()  # read before the look: a step recorded was allowed when it began
             if stop.is_set():
                 break
@@ -68,6 +68,11 @@ def start(store, clock, registry, mono) -> DeadlineScheduler:
     store.create_task_type(TaskType("work", "a long job", "jobs.work"))
     store.create_schedule(Schedule("long", ScheduleKind.PERIODIC, "work", T0 - timedelta(hours=2),
                                    scheduling_period=timedelta(days=1)), clock.now())
+
+
+def start(store, clock, registry, mono) -> DeadlineScheduler:
+    """"long" started by scheduler a."""
+    long_schedule(store, clock, registry, mono)
     a = make(store, clock, registry, "a", mono)
     assert a.run_once() == 1
     return a
@@ -134,27 +139,11 @@ class SlowPicks:
         return picked
 
 
-def _long_schedule(store, clock, registry, mono):
-    def job(stop=None):
-        while not stop.is_set():
-            registry.worked_at.append(mono())
-            time.sleep(0.005)
-            if len(registry.worked_at) > 20:
-                break
-        registry.returned.set()
-        return True
-
-    registry.register("jobs.work", job)
-    store.create_task_type(TaskType("work", "a long job", "jobs.work"))
-    store.create_schedule(Schedule("long", ScheduleKind.PERIODIC, "work", T0 - timedelta(hours=2),
-                                   scheduling_period=timedelta(days=1)), clock.now())
-
-
 def test_a_slow_pick_pings_before_the_job_starts(store, clock, registry):
     """Regression (the chaos run's 77 stopped runs): a pick that returned after the store came back
     started its job on a lease already run out, and recorded a ping the others saw as silent."""
     mono = FakeMonotonic()
-    _long_schedule(store, clock, registry, mono)
+    long_schedule(store, clock, registry, mono, steps=21)
     slow = SlowPicks(store, clock, mono, 40.0)
     a = make(slow, clock, registry, "a", mono)
     assert a.run_once() == 1
@@ -168,7 +157,7 @@ def test_a_slow_pick_pings_before_the_job_starts(store, clock, registry):
 
 def test_a_slow_pick_whose_schedule_was_taken_meanwhile_does_not_start(store, clock, registry):
     mono = FakeMonotonic()
-    _long_schedule(store, clock, registry, mono)
+    long_schedule(store, clock, registry, mono)
     a = make(SlowPicks(store, clock, mono, 40.0, stolen_meanwhile=True), clock, registry, "a", mono)
     assert a.run_once() == 0
     assert a.running() == [] and registry.worked_at == []
