@@ -10,7 +10,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from ostinato.config import Settings
-from ostinato.domain.change_rates import RevisitModel, estimated_rate, revisit_days
+from ostinato.domain import rate_posterior
+from ostinato.domain.change_rates import Objective, RevisitModel, estimated_rate, revisit_days
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
@@ -51,6 +52,32 @@ def orchestrator(store, clock, steering) -> Orchestrator:
     executor = EmbeddedExecutor(store.record_run_events, clock, node="t", registry=registry,
                                 report_visits=lambda s: None, release_visits=store.release_visits)
     return Orchestrator(store, executor, clock, ratios=ONLY_OPTIMAL, threshold=0.0, steering=steering)
+
+
+def test_with_the_freshness_objective_origins_known_by_bits_are_steered_by_their_posterior(store, clock):
+    fresh = RevisitModel(objective=Objective.FRESHNESS)
+    store.create_task_type(TaskType("load-git", "git", "load.git", max_queue_length=1000))
+    lister = store.get_or_create_lister("forge", "forge.example", T0 - 400 * DAY)
+    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git") for i in range(40)], T0 - 400 * DAY)
+    first = T0 - 100 * DAY
+    store.record_visit_statuses([VisitStatus(url(i), 1, "git", JournalStatus.FULL, first, b"\x01" * 20)
+                                 for i in range(40)], FEEDBACK, now=first)
+    # origins 0-19: only "changed or not" (every third one changed); 20-39: counted, i - 20 changes
+    later = first + 10 * DAY
+    store.record_visit_statuses(
+        [VisitStatus(url(i), 2, "git", JournalStatus.FULL, later, b"\x02" * 20 if i % 3 == 0 else b"\x01" * 20)
+         for i in range(20)]
+        + [VisitStatus(url(i), 2, "git", JournalStatus.FULL, later, b"\x02" * 20, i - 20) for i in range(20, 40)],
+        FEEDBACK, now=later)
+    steering = ThresholdSteering(store, fresh, capacity=8.0, sample_size=1000)
+    orchestrator(store, clock, steering).run_once()
+    mu = store.get_revisit_thresholds()["git"].threshold
+    stats = store.get_visit_stats([(url(i), "git") for i in range(40)])
+    assert [s.rate_evidence is not None for s in stats] == [True] * 20 + [False] * 20
+    beliefs = rate_posterior.posteriors([s.rate_evidence for s in stats[:20]], fresh.prior_rate)
+    demand = (rate_posterior.demand(beliefs, mu, 60.0).sum()
+              + sum(1 / revisit_days(estimated_rate(s.rate_changes, s.rate_days, fresh), mu, fresh) for s in stats[20:]))
+    assert demand == pytest.approx(8.0, rel=1e-3)
 
 
 def test_the_threshold_makes_the_origins_ask_for_the_capacity(seeded, clock):

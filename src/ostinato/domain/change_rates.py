@@ -121,6 +121,12 @@ class RateSample:
 
 
 # -- the rate -----------------------------------------------------------------------
+def plans_from_evidence(model: RevisitModel, evidence: Sequence[float] | None) -> bool:
+    """Whether an origin's next visit is planned from its bits' posterior (``rate_posterior``:
+    the freshness objective, and evidence kept) rather than from the Gamma belief's mean."""
+    return model.objective is Objective.FRESHNESS and evidence is not None
+
+
 def estimated_rate(changes: float | None, days: float | None, model: RevisitModel) -> float:
     """λ, changes a day: the Gamma belief's mean (the prior's when nothing was observed yet)."""
     if changes is None or days is None or days <= 0:

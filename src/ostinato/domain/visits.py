@@ -27,7 +27,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 
 from . import rate_posterior
-from .change_rates import Objective, RevisitModel, default_threshold, estimated_rate, observe, revisit_interval
+from .change_rates import (
+    RevisitModel,
+    default_threshold,
+    estimated_rate,
+    observe,
+    plans_from_evidence,
+    revisit_interval,
+)
 from .durations import parse_iso_time
 from .errors import ValidationError
 from .limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_stored_text, check_time_range, check_whole
@@ -308,7 +315,7 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
             evidence = rate_posterior.observe(evidence, since / timedelta(days=1), changed=eventful,
                                               counted=status.changes, horizon_days=model.horizon / timedelta(days=1))
     mu = threshold if threshold is not None else default_threshold(model)
-    if model.objective is Objective.FRESHNESS and evidence is not None:
+    if plans_from_evidence(model, evidence):
         belief = rate_posterior.posterior(evidence, model.prior_rate)
         next_optimal = now + timedelta(days=rate_posterior.revisit_days(belief, mu, model.ceiling / timedelta(days=1)))
     else:

@@ -22,7 +22,13 @@ import logging
 from datetime import datetime, timedelta
 
 from ..domain import rate_posterior
-from ..domain.change_rates import Objective, RevisitModel, RevisitThreshold, estimated_rate, solve_threshold
+from ..domain.change_rates import (
+    RevisitModel,
+    RevisitThreshold,
+    estimated_rate,
+    plans_from_evidence,
+    solve_threshold,
+)
 from ..store import Store
 
 log = logging.getLogger(__name__)
@@ -74,10 +80,9 @@ class ThresholdSteering:
         sample = self.store.sample_change_rates(visit_type, self.sample_size, seed=int(now.timestamp()))
         if not sample.beliefs or sample.enabled_origins <= 0:
             return None
-        by_bits = self.model.objective is Objective.FRESHNESS
         rates = [estimated_rate(changes, days, self.model) for changes, days, evidence in sample.beliefs
-                 if not (by_bits and evidence is not None)]
-        evidences = [evidence for _, _, evidence in sample.beliefs if by_bits and evidence is not None]
+                 if not plans_from_evidence(self.model, evidence)]
+        evidences = [evidence for _, _, evidence in sample.beliefs if plans_from_evidence(self.model, evidence)]
         beliefs = rate_posterior.posteriors(evidences, self.model.prior_rate) if evidences else None
         visits = capacity * share
         threshold = RevisitThreshold(
