@@ -32,14 +32,20 @@ def url(i) -> str:
     return f"https://forge.example/{i}"
 
 
-@pytest.fixture
-def seeded(store):
+def listed_and_visited(store, count: int) -> datetime:
+    """``count`` git origins listed and visited once; the time of that first visit."""
     store.create_task_type(TaskType("load-git", "git", "load.git", max_queue_length=1000))
     lister = store.get_or_create_lister("forge", "forge.example", T0 - 400 * DAY)
-    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git") for i in range(60)], T0 - 400 * DAY)
+    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git") for i in range(count)], T0 - 400 * DAY)
     first = T0 - 100 * DAY
     store.record_visit_statuses([VisitStatus(url(i), 1, "git", JournalStatus.FULL, first, b"\x01" * 20)
-                                 for i in range(60)], FEEDBACK, now=first)
+                                 for i in range(count)], FEEDBACK, now=first)
+    return first
+
+
+@pytest.fixture
+def seeded(store):
+    first = listed_and_visited(store, 60)
     # origin i changed i times in 50 days
     store.record_visit_statuses([VisitStatus(url(i), 2, "git", JournalStatus.FULL, first + 50 * DAY, b"\x02" * 20, i)
                                  for i in range(60)], FEEDBACK, now=first + 50 * DAY)
@@ -56,12 +62,7 @@ def orchestrator(store, clock, steering) -> Orchestrator:
 
 def test_with_the_freshness_objective_origins_known_by_bits_are_steered_by_their_posterior(store, clock):
     fresh = RevisitModel(objective=Objective.FRESHNESS)
-    store.create_task_type(TaskType("load-git", "git", "load.git", max_queue_length=1000))
-    lister = store.get_or_create_lister("forge", "forge.example", T0 - 400 * DAY)
-    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git") for i in range(40)], T0 - 400 * DAY)
-    first = T0 - 100 * DAY
-    store.record_visit_statuses([VisitStatus(url(i), 1, "git", JournalStatus.FULL, first, b"\x01" * 20)
-                                 for i in range(40)], FEEDBACK, now=first)
+    first = listed_and_visited(store, 40)
     # origins 0-19: only "changed or not" (every third one changed); 20-39: counted, i - 20 changes
     later = first + 10 * DAY
     store.record_visit_statuses(
