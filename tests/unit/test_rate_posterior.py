@@ -120,3 +120,15 @@ def test_the_threshold_steers_beliefs_and_point_rates_together_to_the_capacity()
     asked = (sum(1 / revisit_days(r, mu, FRESH) for r in rates) + rp.demand(beliefs, mu, 60.0).sum()) / 6
     assert asked == pytest.approx(1 / 7, rel=1e-3)
     assert solve_threshold(rates, 1 / 2, FRESH, beliefs) < mu  # more capacity: a lower threshold
+
+
+def test_without_numpy_the_steering_forms_give_the_same_answers():
+    """The core install has no numpy: posteriors and demand fall back to one origin at a time."""
+    evidences = [history([(d, c)] * 5) for d, c in ((3, True), (10, False), (1, True), (30, True), (200, False))]
+    arrays = rp.posteriors(evidences, PRIOR)
+    lists = [rp.posterior(e, PRIOR) for e in evidences]
+    assert isinstance(arrays, np.ndarray)
+    assert np.allclose(arrays, np.array(lists), rtol=1e-9, atol=1e-15)
+    for mu in (0.01, 0.6, 5.0):
+        assert list(rp.demand(lists, mu, 60.0)) == pytest.approx(list(rp.demand(arrays, mu, 60.0)), rel=1e-6)
+    assert solve_threshold([0.2], 1 / 7, FRESH, lists) == pytest.approx(solve_threshold([0.2], 1 / 7, FRESH, arrays), rel=1e-5)

@@ -49,7 +49,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Sequence
 
-import numpy as np
 
 from . import rate_posterior
 from .errors import ValidationError
@@ -235,13 +234,13 @@ def revisit_interval(rate: float, threshold: float, model: RevisitModel) -> time
 
 
 def solve_threshold(rates: Sequence[float], visits_per_origin_day: float, model: RevisitModel,
-                    beliefs: "np.ndarray | None" = None) -> float:
+                    beliefs: Sequence[Sequence[float]] | None = None) -> float:
     """μ such that origins with these rates (a sample) ask for ``visits_per_origin_day`` visits a day each,
     on average (capacity C over N origins: C / N). Visits are counted with the ceiling's floor, so a
     capacity below one visit per ceiling per origin gives the largest threshold that keeps the ceiling.
 
     ``beliefs``: more sampled origins, as ``rate_posterior`` beliefs (origins × rates; freshness objective)."""
-    count = len(rates) + (0 if beliefs is None else beliefs.shape[0])
+    count = len(rates) + (0 if beliefs is None else len(beliefs))
     if not count:
         raise ValidationError("rates", "a sample of at least one origin's change rate", rates)
     if not visits_per_origin_day > 0:
@@ -250,8 +249,8 @@ def solve_threshold(rates: Sequence[float], visits_per_origin_day: float, model:
 
     def demand(mu: float) -> float:
         total = sum(1 / revisit_days(r, mu, model) for r in rates)
-        if beliefs is not None and beliefs.shape[0]:
-            total += float(rate_posterior.demand(beliefs, mu, ceiling).sum())
+        if beliefs is not None and len(beliefs):
+            total += math.fsum(rate_posterior.demand(beliefs, mu, ceiling))
         return total / count
 
     lo, hi = 1e-12, 1e12

@@ -39,8 +39,6 @@ import functools
 import math
 from typing import Sequence
 
-import numpy as np
-
 from .errors import ValidationError
 
 #: the rates (changes a day) the belief is kept at
@@ -151,32 +149,57 @@ def _solve_days(fn, target: float, lo: float, hi: float) -> float:
     return days
 
 
-def revisit_days(probabilities: Sequence[float], threshold: float, ceiling_days: float) -> float:
-    """Days to the next visit for this belief at the threshold μ (freshness objective), probing
-    when the belief is split on whether the origin is worth visiting (see the module's text)."""
+def planned_days(probabilities: Sequence[float], threshold: float, ceiling_days: float) -> float:
+    """Days to the next visit for this belief at the threshold μ (freshness objective), without probes."""
     if not threshold > 0:
         return ceiling_days
     cells = _cells(probabilities)
     if _gain(cells, ceiling_days)[0] <= threshold:
-        days = ceiling_days  # worth no visit of its own at any rate it may have: the ceiling's
-    else:
-        days = _solve_days(lambda d: _gain(cells, d), threshold, _SHORTEST_DAYS, ceiling_days)
+        return ceiling_days  # worth no visit of its own at any rate it may have: the ceiling's
+    return _solve_days(lambda d: _gain(cells, d), threshold, _SHORTEST_DAYS, ceiling_days)
+
+
+def revisit_days(probabilities: Sequence[float], threshold: float, ceiling_days: float) -> float:
+    """Days to the next visit for this belief at the threshold μ (freshness objective), probing
+    when the belief is split on whether the origin is worth visiting (see the module's text)."""
+    days = planned_days(probabilities, threshold, ceiling_days)
+    if not threshold > 0:
+        return days
+    cells = _cells(probabilities)
     worth = sum(p for p, rate in cells if rate < 1 / threshold)
     if PROBE_WORTH[0] < worth < PROBE_WORTH[1] and _change_chance(cells, days)[0] > PROBE_IF_CHANGE_LIKELY:
         days = _solve_days(lambda d: _change_chance(cells, d), 0.5, _SHORTEST_DAYS, days)
     return days
 
 
-def posteriors(evidences: Sequence[Sequence[float]], prior_rate: float) -> np.ndarray:
-    """:func:`posterior` for many origins at once: an (origins × rates) array."""
+def _numpy():
+    """numpy, or None on the core install (no ``sim`` extra), where the pure-Python forms serve,
+    more slowly; imported on first use, so that a process that never steers never loads it."""
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
+def posteriors(evidences: Sequence[Sequence[float]], prior_rate: float) -> Sequence[Sequence[float]]:
+    """:func:`posterior` for many origins at once: an (origins × rates) array (a list of lists
+    without numpy)."""
+    np = _numpy()
+    if np is None:
+        return [posterior(evidence, prior_rate) for evidence in evidences]
     logs = np.asarray(evidences, dtype=float) + np.asarray(prior_log(prior_rate))[None, :]
     weights = np.exp(logs - logs.max(axis=1, keepdims=True))
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-def demand(beliefs: np.ndarray, threshold: float, ceiling_days: float) -> np.ndarray:
+def demand(beliefs: Sequence[Sequence[float]], threshold: float, ceiling_days: float) -> Sequence[float]:
     """Visits a day each origin asks for at the threshold μ, its planned intervals without probes
-    (a probe is a one-off): the vectorised :func:`revisit_days` the steering sums."""
+    (a probe is a one-off): the vectorised :func:`planned_days` the steering sums (one
+    :func:`planned_days` an origin without numpy)."""
+    np = _numpy()
+    if np is None or not isinstance(beliefs, np.ndarray):
+        return [1 / planned_days(belief, threshold, ceiling_days) for belief in beliefs]
     rates = np.asarray(RATE_GRID)[None, :]
 
     def gain(days: np.ndarray) -> np.ndarray:
