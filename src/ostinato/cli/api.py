@@ -6,6 +6,7 @@ import signal
 
 import click
 
+from .. import extras
 from .app import AppContext, command_group, pass_app
 from .output import WholeNumberType
 
@@ -29,6 +30,7 @@ def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, log_lev
 
     Example: ostinato api serve --host 0.0.0.0 --port 8000
     """
+    extras.require("api", "ostinato api serve")
     import uvicorn
 
     from ..api import create_app

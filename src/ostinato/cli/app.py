@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 import click
 
+from .. import extras
 from ..config import Settings
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
@@ -45,6 +46,7 @@ class AppContext:
 def open_settings_store(settings: Settings) -> Store:
     """The API's store at ``settings.url`` (with ``settings.token``) when set, else the database ``settings.db``."""
     if settings.url:
+        extras.require("remote", "--url (working through the API)")
         from ..remote import RemoteStore
 
         return RemoteStore(settings.url, settings.token)

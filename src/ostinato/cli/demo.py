@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from .. import extras
 from .app import AppContext, cli, pass_app
 
 
@@ -48,6 +49,7 @@ def demo_command(app: AppContext, sources, seconds, days_per_second, policy, wor
     and learns from what it finds. Freshness and mean age are measured on the
     forge itself. Ends with a summary; compare with --policy seed.
     """
+    extras.require("sim", "ostinato demo")
     from ..sim.demo import run_demo
     from ..store import open_store
 

@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 from rich.logging import RichHandler
 
+from .. import extras
 from ..domain.errors import ValidationError
 from ..execution.journal_messages import DEFAULT_TOPIC
 from .app import AppContext, cli, pass_app, stop_on_signals
@@ -82,7 +83,8 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
 
     Stops cleanly on Ctrl-C or SIGTERM.
     """
-    from ..services.journal_client import JournalClient  # confluent-kafka: imported only when the command runs
+    extras.require("kafka", "ostinato journal-client")
+    from ..services.journal_client import JournalClient
 
     _setup_logging(verbose)
     if not batch_timeout > 0:

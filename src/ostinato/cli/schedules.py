@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import click
 
+from .. import extras
 from ..domain.durations import format_duration
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.schedules import (
@@ -321,6 +322,7 @@ def scheduler_command(app: AppContext, node: str | None, instance: str, capacity
 def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacity: int) -> DeadlineScheduler:
     remote = None
     if app.settings.executor == "celery":  # runs go to Celery workers, which ping them
+        extras.require("celery", "the setting executor = celery")
         from ..execution.celery_app import make_celery_app
         from ..execution.celery_executor import CeleryExecutor
 

@@ -16,10 +16,8 @@ from typing import Any
 
 import click
 
+from .. import extras
 from ..domain.errors import ValidationError
-from ..sim.engine import PolicyRun, SimulationConfig, run_simulation
-from ..sim.policies import policies_under_test
-from ..sim.report import QUALITY_COLUMNS, VISIT_COLUMNS, command_line, header_lines, quality_rows, report_dict, visit_rows, write_plots
 from ..sim.workloads import WORKLOADS
 from .app import cli
 from .output import DurationType, NumberType, WholeNumberType, console, echo_json, print_table
@@ -87,6 +85,14 @@ def simulate_command(workload, sources, capacity, days, warmup, step, seed, poli
     directly. Reports freshness, age, change latency, staleness, wasted visits, never-visited
     sources and new sources' first-visit latency over the window after the warm-up.
     """
+    extras.require("sim", "ostinato simulate")
+    if plots_dir:
+        extras.require("plots", "ostinato simulate --plots")
+    from ..sim.engine import PolicyRun, SimulationConfig, run_simulation
+    from ..sim.policies import policies_under_test
+    from ..sim.report import (QUALITY_COLUMNS, VISIT_COLUMNS, command_line, header_lines, quality_rows, report_dict,
+                              visit_rows, write_plots)
+
     config = SimulationConfig(
         workload=workload, sources=sources, capacity=capacity, days=days, warmup=warmup, step=step, seed=seed,
         share_last_update=share_last_update, new_sources_per_day=new_sources_per_day, failure_rate=failure_rate,
@@ -101,7 +107,7 @@ def simulate_command(workload, sources, capacity, days, warmup, step, seed, poli
     chosen = [known[name] for name in dict.fromkeys(policy_names)] if policy_names else list(known.values())
     err = console(stderr=True)
 
-    def done(run: PolicyRun) -> None:
+    def done(run: "PolicyRun") -> None:
         err.print(f"simulated {run.name} in {run.seconds:.1f}s", highlight=False)
 
     runs = run_simulation(config, chosen, jobs=jobs, done=done)

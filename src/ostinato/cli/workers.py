@@ -10,6 +10,7 @@ import threading
 
 import click
 
+from .. import extras
 from ..domain.errors import NotFoundError
 from .app import AppContext, cli, open_settings_store, pass_app, stop_on_signals
 from .services import _setup_logging, metrics_options
@@ -39,6 +40,7 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
     broker; schedule runs ping and end in the database themselves. Task types
     added later are served after a restart.
     """
+    extras.require("celery", "ostinato worker")
     from ..execution.celery_app import make_celery_app, queue_name
     from ..services.celery_worker import WorkerRuntime, install_worker_tasks
 
@@ -79,6 +81,7 @@ def listener_command(app: AppContext, broker, verbose):
     restart loses and doubles nothing; Celery events mark runs started, and
     runs of workers silent for worker_lost_after are marked lost.
     """
+    extras.require("celery", "ostinato listener")
     from ..execution.celery_app import make_celery_app
     from ..services.celery_listener import CeleryListener
 

@@ -53,6 +53,17 @@ class SchemaError(OstinatoError):
     """The database schema is missing or not at the version this code expects."""
 
 
+class MissingExtra(OstinatoError, ImportError):
+    """A feature needs an optional part of the install (a pip extra) that is not installed."""
+
+    def __init__(self, extra: str, feature: str, missing: str):
+        self.extra = extra
+        self.feature = feature
+        self.missing = missing
+        super().__init__(f"{feature} needs the '{extra}' extra ({missing} is not installed): "
+                         f"pip install 'ostinato[{extra}]'")
+
+
 def check_text(value: str, field: str) -> str:
     """Refuse text that cannot be stored as UTF-8 (unpaired surrogates from a JSON ``\\ud800`` escape)."""
     try:

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from .. import extras
 from ..config import Settings
 from ..domain.clock import Clock
 from ..domain.visits import VisitStatus
@@ -96,6 +97,7 @@ class EmbeddedScheduler:
         self.listener: CeleryListener | None = None
         self.executor: EmbeddedExecutor | CeleryExecutor
         if settings.executor == "celery":
+            extras.require("celery", "the setting executor = celery")
             from ..execution.celery_app import make_celery_app
             from ..execution.celery_executor import CeleryExecutor
             from .celery_listener import CeleryListener

@@ -10,9 +10,15 @@ idealised baselines and Cho & Garcia-Molina's oracle.
 - ``baselines``: uniform, multiplicative and oracle schedules without a store;
 - ``metrics``: what the archive holds, and the exact freshness and age integrals;
 - ``engine``: the step loop; ``report``: tables, JSON and plots.
+
+It needs numpy (the ``sim`` extra) and, for plots, matplotlib (``plots``); the names below are
+imported on first use, so that ``ostinato.sim.workloads`` (the catalogue) reads without them.
 """
 
-from .engine import PolicyRun, SimulationConfig, run_policy, run_simulation
-from .policies import Baseline, StorePolicy, policies_under_test
+from ..extras import lazy_exports
+
+__getattr__ = lazy_exports(__name__, {
+    "PolicyRun": "engine", "SimulationConfig": "engine", "run_policy": "engine", "run_simulation": "engine",
+    "Baseline": "policies", "StorePolicy": "policies", "policies_under_test": "policies"}, "sim", "the simulator")
 
 __all__ = ["Baseline", "PolicyRun", "SimulationConfig", "StorePolicy", "policies_under_test", "run_policy", "run_simulation"]

@@ -20,9 +20,10 @@ A month is 30 days, a year 365.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import numpy as np
+if TYPE_CHECKING:  # numpy (the ``sim`` extra) is imported where a world is drawn: the catalogue reads without it
+    import numpy as np
 
 YEAR = 365.0
 MONTH = 30.0
@@ -42,10 +43,14 @@ MIXTURE_SHARES: tuple[tuple[str, float], ...] = (("dormant", 0.5), ("active", 0.
 
 
 def _log_uniform(rng: np.random.Generator, low: float, high: float, size: int) -> np.ndarray:
+    import numpy as np
+
     return np.exp(rng.uniform(np.log(low), np.log(high), size))
 
 
 def _lognormal(rng: np.random.Generator, median: float, sigma: float, size: int) -> np.ndarray:
+    import numpy as np
+
     return np.clip(median * np.exp(sigma * rng.standard_normal(size)), RATE_MIN, RATE_MAX)
 
 
@@ -55,6 +60,8 @@ def git_lognormal_rates(rng: np.random.Generator, size: int) -> np.ndarray:
 
 def web_cho2000_components(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
     """Rates and the index of each source's bin in :data:`WEB_BINS`."""
+    import numpy as np
+
     shares = np.array([share for _, _, share in WEB_BINS])
     bins = rng.choice(len(WEB_BINS), size=size, p=shares / shares.sum())
     lows = np.array([low for low, _, _ in WEB_BINS])[bins]
@@ -65,6 +72,8 @@ def web_cho2000_components(rng: np.random.Generator, size: int) -> tuple[np.ndar
 
 def git_mixture_components(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
     """Rates and each source's component, an index in :data:`MIXTURE_SHARES`."""
+    import numpy as np
+
     shares = np.array([share for _, share in MIXTURE_SHARES])
     parts = rng.choice(len(MIXTURE_SHARES), size=size, p=shares)
     rates = np.empty(size)
@@ -85,6 +94,8 @@ class Workload:
 
     def rates(self, seed: int, size: int) -> np.ndarray:
         """``size`` change rates (per day), the same for the same seed."""
+        import numpy as np
+
         return self.sample(np.random.default_rng([seed, 0]), size)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .. import extras
 from ..domain.errors import ValidationError
 from .interface import ArchivedTask, SchemaState, Store, TaskActivity
 
@@ -41,6 +42,7 @@ def open_store(url: str, **options) -> Store:
 
         return SQLiteStore(path, **options)
     if url.startswith(("postgresql://", "postgres://")) or _LIBPQ_KEYWORDS.match(url):
+        extras.require("postgresql", "a PostgreSQL database (--db postgresql://…)")
         from .postgresql import PostgresStore
 
         return PostgresStore(url, **options)
