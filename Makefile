@@ -5,18 +5,25 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DB     ?= sqlite:///.ostinato/ostinato.db
+# extra arguments of `ostinato demo` for `make run` (e.g. DEMO_ARGS="--seconds 5")
+DEMO_ARGS ?=
 
-.PHONY: run example test lint install install-test system-deps bench clean fuzz
+.PHONY: run example test lint install install-test system-deps bench clean fuzz dist
 
-$(BIN)/python:
+# Each step leaves its marker only once it has succeeded: an interrupted `make run` or `make test`
+# leaves no virtualenv that looks complete, and the next one finishes (or redoes) the work.
+$(VENV)/.created:
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+# the runtime install of `make run`: the core and the simulator's numpy (the `sim` extra), nothing else
+$(VENV)/.installed: pyproject.toml | $(VENV)/.created
+	$(BIN)/pip install -q -e '.[sim]'
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/.created
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed
 
@@ -26,7 +33,7 @@ install-test: $(VENV)/.installed-test
 # the demo: a simulated forge of 3,000 sources kept fresh by the real scheduler, in
 # accelerated time, for a minute (its own SQLite file, .ostinato/demo.db)
 run: install
-	$(BIN)/ostinato demo
+	$(BIN)/ostinato demo $(DEMO_ARGS)
 
 # the example jobs of `ostinato example install`, run by `ostinato run` until Ctrl-C; it
 # shortens the cooldowns after a visit (12 h and 1 day by default) so that a changed
@@ -51,5 +58,11 @@ fuzz: system-deps install-test
 bench: install-test system-deps
 	$(BIN)/python bench/tasks.py
 
+# the wheel and the source archive in dist/, checked by twine
+dist: install-test
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
 clean:
-	rm -rf $(VENV) .ostinato build src/*.egg-info
+	rm -rf $(VENV) .ostinato build dist src/*.egg-info
