@@ -1,11 +1,12 @@
 """End-to-end tests of how commands open the database named by ``--db``: a missing SQLite file is
 never created by a command that only reads (nor by one that needs a schema it would not make), and
-a database that cannot be opened (a text file, a directory) is
+a database that cannot be opened (a text file, a directory, a PostgreSQL server that refuses) is
 one ``error:`` line naming it, without a traceback, whatever the command (the services included)."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -98,13 +99,39 @@ def test_a_directory_is_not_a_database(folder, args):
     assert files_under(folder) == ["data"]
 
 
-SERVICES = [(command, db) for command in ("run", "api serve", "runner") for db in ("text file", "missing file")
+def closed_postgresql_url() -> str:
+    port = free_port()
+    with socket.socket() as probe:  # nothing listens there
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+    return f"postgresql://ostinato:s3cret-word@127.0.0.1:{port}/ostinato"
+
+
+@pytest.mark.parametrize("args", [["task", "list"], ["db", "init"], ["schedule", "condition"]], ids=lambda a: " ".join(a))
+def test_an_unreachable_postgresql_is_one_line_naming_the_url(folder, args):
+    url = closed_postgresql_url()
+    line = one_error_line(run(url, *args))
+    assert "cannot connect to the database " + url.replace("s3cret-word", "***") in line
+    assert "Connection refused" in line
+    assert "s3cret-word" not in line
+    assert files_under(folder) == []
+
+
+def test_a_database_the_server_does_not_have_is_one_line(folder, pg_server):
+    url = pg_server.dsn("ostinato_no_such_database")
+    line = one_error_line(run(url, "task", "list"))
+    assert "ostinato_no_such_database" in line and "does not exist" in line
+
+
+SERVICES = [(command, db) for command in ("run", "api serve", "runner") for db in ("postgresql", "text file", "missing file")
             if (command, db) != ("run", "missing file")]  # `run` owns its file: test_run_creates_its_file
 
 
 @pytest.mark.parametrize(("command", "db"), SERVICES, ids=lambda v: v)
 def test_the_services_refuse_at_start_up_in_one_line(folder, command, db):
-    if db == "text file":
+    if db == "postgresql":
+        url = closed_postgresql_url()
+        named = url.replace("s3cret-word", "***")
+    elif db == "text file":
         (folder / "notes.txt").write_text("not a database\n")
         url = named = str(folder / "notes.txt")
     else:
@@ -119,4 +146,5 @@ def test_the_services_refuse_at_start_up_in_one_line(folder, command, db):
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0], done.stderr
+    assert "s3cret-word" not in done.stderr
     assert files_under(folder) == before

@@ -1,5 +1,6 @@
-"""Opening a store: a SQLite file is created only when asked, and a file that is not a database is a
-:class:`StoreUnavailable` error naming it."""
+"""Opening a store: a SQLite file is created only when asked, a file that is not a database and an
+unreachable PostgreSQL are :class:`StoreUnavailable` errors naming them, and a URL is shown
+without its password."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import pytest
 
 from ostinato.domain.errors import NoDatabase, SchemaError, StoreUnavailable
 from ostinato.store import open_store
+from ostinato.store.postgresql.connect import redacted
+from ostinato.testing.postgres import free_port
 
 
 def test_without_create_a_missing_file_is_refused_and_nothing_is_written(tmp_path):
@@ -48,3 +51,24 @@ def test_a_text_file_or_a_folder_is_not_a_database(tmp_path, create):
     with pytest.raises(StoreUnavailable, match=f"{tmp_path} is a directory: expected a SQLite database file"):
         open_store(str(tmp_path), create=create)
     assert notes.read_text() == "hello\n" and [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_unreachable_postgresql_is_refused_at_once_by_name():
+    url = f"postgresql://me:pw-secret@127.0.0.1:{free_port()}/db"
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store(url)
+    message = str(caught.value)
+    assert message.startswith(f"cannot connect to the database postgresql://me:***@127.0.0.1:{url.split(':')[3]}")
+    assert "pw-secret" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize(("dsn", "shown"), [
+    ("postgresql://u:p%40ss@h:5432/db", "postgresql://u:***@h:5432/db"),
+    ("postgresql://u@h/db", "postgresql://u@h/db"),
+    ("postgres://h/db?password=x&sslmode=require", "postgres://h/db?password=***&sslmode=require"),
+    ("host=h password='a b' dbname=d", "host=h password=*** dbname=d"),
+    ("host=h password=xyz dbname=d", "host=h password=*** dbname=d"),
+    ("host=h dbname=d", "host=h dbname=d"),
+])
+def test_urls_are_shown_without_their_password(dsn, shown):
+    assert redacted(dsn) == shown
