@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from ostinato.cli import cli
@@ -39,3 +41,35 @@ def test_bad_rules_and_zones_name_the_field():
                         (["FREQ=DAILY;INTERVAL=2"], "DTSTART"), (["@daily", "--count", "0"], "count")]:
         result = calendar(*args)
         assert result.exit_code == 2 and field in result.output, (args, result.output)
+
+
+def one_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("error: ") and "Traceback" not in result.output
+    return line
+
+
+def test_a_six_field_cron_says_cron_takes_five_and_what_each_kind_said():
+    line = one_error(calendar("0 0 12 * * *"))
+    assert "calendar: expected a cron, systemd OnCalendar or RRULE expression" in line
+    assert "as cron: five fields (minute hour day-of-month month day-of-week) or an @nickname, not 6" in line
+    assert "'0 12 * * *' without it" in line
+    assert "as systemd OnCalendar: Bad day-of-week" in line and "as RRULE:" in line
+    assert "0 12 * * *" in calendar("0 12 * * *", "-n", "1").output  # the advice works
+
+
+def test_a_forced_kind_reports_only_that_kind():
+    line = one_error(calendar("Mon..Fry *-*-* 02:00", "--kind", "systemd"))
+    assert "expected a systemd calendar event" in line and "as cron" not in line
+
+
+@pytest.mark.parametrize("typed", ["Europe/Pariss", "europe/paris", "Paris"])
+def test_a_mistyped_zone_gets_the_closest_name(typed):
+    line = one_error(calendar("@daily", "--tz", typed))
+    assert line == f"error: tz: expected an IANA time zone such as Europe/Paris or UTC (did you mean Europe/Paris?), got '{typed}'"
+
+
+def test_a_mistyped_zone_ending_a_systemd_event_gets_the_closest_name():
+    line = one_error(calendar("Mon *-*-* 02:00 America/New_Yrok"))
+    assert "an IANA time zone at the end, not 'America/New_Yrok' (did you mean America/New_York?)" in line
