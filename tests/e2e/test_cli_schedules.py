@@ -103,3 +103,10 @@ def test_a_six_field_cron_or_a_mistyped_zone_is_explained_and_nothing_stored(url
     [line] = result.output.strip().splitlines()
     assert all(part in line for part in said), line
     assert ok_json(url, "schedule", "list") == []
+
+
+def test_schedule_next_refuses_a_count_above_the_maximum(url):
+    ok(url, "schedule", "add", "nightly", "scrape", "--calendar", "*-*-* 02:00", "--max-duration", "1h")
+    result = run(url, "schedule", "next", "nightly", "--count", "100000")
+    assert result.exit_code == 2 and result.output.strip() == "error: --count: expected a whole number from 1 to 10000, got '100000'"
+    assert len(ok_json(url, "schedule", "next", "nightly", "--count", "3")) == 3

@@ -7,11 +7,13 @@ import re
 import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from ostinato.domain.calendars import CalendarRule, RuleKind, detect_kind, parse_zone, zone_suggestions
+from ostinato.domain.durations import parse_time
 from ostinato.domain.errors import ValidationError
 
 UTC = timezone.utc
@@ -148,6 +150,22 @@ def test_zone_suggestions(typed, suggested):
 def test_a_mistyped_zone_ending_a_systemd_event_is_named():
     with pytest.raises(ValidationError, match=r"not 'Europe/Pariss' \(did you mean Europe/Paris\?\)"):
         CalendarRule.parse("systemd:Mon *-*-* 02:00 Europe/Pariss")
+
+
+@pytest.mark.parametrize("text, utc", [
+    ("2026-11-27", "2026-11-26T23:00:00+00:00"),
+    ("2026-03-29T02:30", "2026-03-29T01:00:00+00:00"),   # skipped in spring: the end of the gap (03:00 CEST)
+    ("2026-10-25T02:30", "2026-10-25T00:30:00+00:00"),   # repeated in autumn: its first occurrence (CEST)
+    ("2026-11-27T10:00:00-05:00", "2026-11-27T15:00:00+00:00"),
+])
+def test_a_time_without_a_zone_is_a_wall_time_of_the_zone_given(text, utc):
+    assert parse_time(text, T_NOW, "after", zone=ZoneInfo("Europe/Paris")).isoformat() == utc
+    if "-05:00" not in text:
+        with pytest.raises(ValidationError, match="with a zone"):
+            parse_time(text, T_NOW, "after")
+
+
+T_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 RULES = ["0 0 * * *", "*/7 * * * *", "30 2 * * *", "0 1-3 * * *", "*-*-* 02:30", "*:0/20", "Sat *-*-* 01:30",

@@ -50,6 +50,8 @@ CRON_NICKNAMES = {
 _KIND_PREFIX = re.compile(r"^(cron|systemd|rrule):\s*", re.IGNORECASE)
 #: how far a rule is searched for its next firing before it is called exhausted
 HORIZON_YEARS = 200
+#: the most firings a preview lists (``ostinato calendar next --count``)
+MAX_PREVIEW = 10_000
 CRON_FIELDS = "minute hour day-of-month month day-of-week"
 ZONE_EXPECTED = "an IANA time zone such as Europe/Paris or UTC"
 
