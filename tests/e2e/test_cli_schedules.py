@@ -89,3 +89,24 @@ def test_bad_import_lines_name_the_line(url):
     result = run(url, "schedule", "import", "-", input=json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     assert result.exit_code == 2 and "line 2: scheduling_period:" in result.output
     assert ok_json(url, "schedule", "list") == []
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--calendar", "0 0 12 * * *", "--max-duration", "1h"],
+     ["cron_schedule:", "as cron: five fields", "not 6", "'0 12 * * *' without it", "as systemd OnCalendar:", "as RRULE:"]),
+    (["--calendar", "*-*-* 02:00 Europe/Pariss", "--max-duration", "1h"], ["cron_schedule:", "did you mean Europe/Paris?"]),
+    (["--every", "1h", "--tz", "europe/paris"], ["tz:", "did you mean Europe/Paris?"]),
+])
+def test_a_six_field_cron_or_a_mistyped_zone_is_explained_and_nothing_stored(url, args, said):
+    result = run(url, "schedule", "add", "bad", "scrape", *args)
+    assert result.exit_code == 2, result.output
+    [line] = result.output.strip().splitlines()
+    assert all(part in line for part in said), line
+    assert ok_json(url, "schedule", "list") == []
+
+
+def test_schedule_next_refuses_a_count_above_the_maximum(url):
+    ok(url, "schedule", "add", "nightly", "scrape", "--calendar", "*-*-* 02:00", "--max-duration", "1h")
+    result = run(url, "schedule", "next", "nightly", "--count", "100000")
+    assert result.exit_code == 2 and result.output.strip() == "error: --count: expected a whole number from 1 to 10000, got '100000'"
+    assert len(ok_json(url, "schedule", "next", "nightly", "--count", "3")) == 3

@@ -7,11 +7,13 @@ import re
 import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ostinato.domain.calendars import CalendarRule, RuleKind, detect_kind
+from ostinato.domain.calendars import CalendarRule, RuleKind, detect_kind, parse_zone, zone_suggestions
+from ostinato.domain.durations import parse_time
 from ostinato.domain.errors import ValidationError
 
 UTC = timezone.utc
@@ -94,8 +96,9 @@ def test_many_times_in_the_gap_collapse_into_one_firing():
 
 
 @pytest.mark.parametrize("text, field_text", [
-    ("61 * * * *", "cron expression"), ("* * *", "systemd calendar"), ("0 0 * * * *", "systemd calendar"),
-    ("Mon..Fri *-*-* 25:00", "systemd calendar"), ("FREQ=SOMETIMES", "RRULE"), ("@fortnightly", "cron expression"),
+    ("61 * * * *", "as cron: five fields"), ("* * *", "as cron: five fields"), ("0 0 * * * *", "as cron: five fields"),
+    ("Mon..Fri *-*-* 25:00", "as systemd OnCalendar:"), ("FREQ=SOMETIMES", "RRULE"), ("@fortnightly", "cron expression"),
+    ("systemd:Mon..Fri *-*-* 25:00", "systemd calendar event"),
     ("FREQ=DAILY;INTERVAL=3", "DTSTART"), ("FREQ=WEEKLY", "DTSTART"), ("", "cron, systemd calendar or RRULE"),
 ])
 def test_bad_rules_name_the_field(text, field_text):
@@ -107,6 +110,62 @@ def test_bad_rules_name_the_field(text, field_text):
 def test_unknown_zone():
     with pytest.raises(ValidationError, match="tz"):
         CalendarRule.parse("0 0 * * *", "Mars/Olympus_Mons")
+
+
+def test_a_guessed_kind_says_what_each_kind_made_of_the_text():
+    with pytest.raises(ValidationError) as caught:
+        CalendarRule.parse("0 0 12 * * *", "UTC", field="cron_schedule")
+    expected = caught.value.expected
+    assert expected.startswith("a cron, systemd OnCalendar or RRULE expression; as cron: five fields")
+    assert "not 6 (a leading seconds field is not cron's: '0 12 * * *' without it)" in expected
+    assert "as systemd OnCalendar: Bad day-of-week" in expected and "as RRULE: it starts with FREQ=" in expected
+    assert caught.value.got == "0 0 12 * * *"
+
+
+@pytest.mark.parametrize("text, said", [
+    ("rrule:0 0 12 * * *", "RFC 5545 RRULE"),       # a prefix names the kind: only its complaint
+    ("FREQ=SOMETIMES", "RFC 5545 RRULE"),           # so do RRULE words
+    ("@dailly", "did you mean @daily?"),            # and an @nickname
+])
+def test_a_named_kind_reports_only_that_kind(text, said):
+    with pytest.raises(ValidationError) as caught:
+        CalendarRule.parse(text)
+    assert said in caught.value.expected and "as cron" not in caught.value.expected
+
+
+@pytest.mark.parametrize("typed, suggested", [
+    ("Europe/Pariss", ["Europe/Paris"]), ("europe/paris", ["Europe/Paris"]), ("Paris", ["Europe/Paris"]),
+    ("new york", ["America/New_York"]), ("US/pacific", ["US/Pacific"]), ("Amrica/Chicago", ["America/Chicago"]),
+    ("Nowhere/Land", []), ("\x00" * 3, []),
+])
+def test_zone_suggestions(typed, suggested):
+    assert zone_suggestions(typed) == suggested
+    with pytest.raises(ValidationError) as caught:
+        parse_zone(typed, "tz")
+    assert caught.value.field == "tz"
+    assert ("did you mean " + " or ".join(suggested) + "?" in caught.value.expected) if suggested \
+        else "did you mean" not in caught.value.expected
+
+
+def test_a_mistyped_zone_ending_a_systemd_event_is_named():
+    with pytest.raises(ValidationError, match=r"not 'Europe/Pariss' \(did you mean Europe/Paris\?\)"):
+        CalendarRule.parse("systemd:Mon *-*-* 02:00 Europe/Pariss")
+
+
+@pytest.mark.parametrize("text, utc", [
+    ("2026-11-27", "2026-11-26T23:00:00+00:00"),
+    ("2026-03-29T02:30", "2026-03-29T01:00:00+00:00"),   # skipped in spring: the end of the gap (03:00 CEST)
+    ("2026-10-25T02:30", "2026-10-25T00:30:00+00:00"),   # repeated in autumn: its first occurrence (CEST)
+    ("2026-11-27T10:00:00-05:00", "2026-11-27T15:00:00+00:00"),
+])
+def test_a_time_without_a_zone_is_a_wall_time_of_the_zone_given(text, utc):
+    assert parse_time(text, T_NOW, "after", zone=ZoneInfo("Europe/Paris")).isoformat() == utc
+    if "-05:00" not in text:
+        with pytest.raises(ValidationError, match="with a zone"):
+            parse_time(text, T_NOW, "after")
+
+
+T_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 RULES = ["0 0 * * *", "*/7 * * * *", "30 2 * * *", "0 1-3 * * *", "*-*-* 02:30", "*:0/20", "Sat *-*-* 01:30",

@@ -145,6 +145,7 @@ def test_services_and_workers_open_the_api_when_a_url_is_set(tmp_path):
         assert isinstance(remote, RemoteStore)
     finally:
         remote.close()
+    open_settings_store(Settings(db=f"sqlite:///{tmp_path}/x.db"), create=True).close()  # the others never create it
     local = open_settings_store(Settings(db=f"sqlite:///{tmp_path}/x.db"))
     try:
         assert isinstance(local, SQLiteStore)

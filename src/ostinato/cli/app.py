@@ -29,10 +29,14 @@ class AppContext:
     clock: Clock = field(default_factory=SystemClock)
     _store: Store | None = None
 
-    def store(self, *, check_schema: bool = True) -> Store:
-        """The store of ``settings.db``, or the API's at ``settings.url`` (which wins), opened on first use."""
+    def store(self, *, check_schema: bool = True, create: bool = False) -> Store:
+        """The store of ``settings.db``, or the API's at ``settings.url`` (which wins), opened on first use.
+
+        Only the commands that make a schema (``db init``, ``db upgrade``, ``run``, ``example install``)
+        pass ``create``: for every other command a missing SQLite file is an error, never a new file.
+        """
         if self._store is None:
-            self._store = open_settings_store(self.settings)
+            self._store = open_settings_store(self.settings, create=create)
         if check_schema:
             self._store.check_schema()
         return self._store
@@ -43,14 +47,15 @@ class AppContext:
             self._store = None
 
 
-def open_settings_store(settings: Settings) -> Store:
-    """The API's store at ``settings.url`` (with ``settings.token``) when set, else the database ``settings.db``."""
+def open_settings_store(settings: Settings, *, create: bool = False) -> Store:
+    """The API's store at ``settings.url`` (with ``settings.token``) when set, else the database ``settings.db``
+    (a missing SQLite file created only with ``create``)."""
     if settings.url:
         extras.require("remote", "--url (working through the API)")
         from ..remote import RemoteStore
 
         return RemoteStore(settings.url, settings.token)
-    return open_store(settings.db)
+    return open_store(settings.db, create=create)
 
 
 pass_app = click.make_pass_decorator(AppContext)

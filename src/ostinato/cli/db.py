@@ -18,7 +18,7 @@ def db() -> None:
 @pass_app
 def init(app: AppContext) -> None:
     """Create the schema in an empty database."""
-    store = app.store(check_schema=False)
+    store = app.store(check_schema=False, create=True)
     state = store.schema_state()
     if state.current is not None:
         hint = "nothing to do" if state.up_to_date else "run `ostinato db upgrade`"
@@ -31,7 +31,7 @@ def init(app: AppContext) -> None:
 @pass_app
 def upgrade(app: AppContext) -> None:
     """Apply the pending migrations and say which."""
-    store = app.store(check_schema=False)
+    store = app.store(check_schema=False, create=True)
     before = store.schema_state()
     if before.current is not None and before.current > before.latest:
         store.check_schema()  # raises SchemaError: this Ostinato is older than the database

@@ -86,7 +86,7 @@ def example() -> None:
 @pass_app
 def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     """Create the example task types and tasks (again is harmless)."""
-    store = app.store(check_schema=False)
+    store = app.store(check_schema=False, create=True)
     prepare_embedded_schema(store)
     for task_type in EXAMPLE_TYPES:
         if store.get_task_type(task_type.type) is None:

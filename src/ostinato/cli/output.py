@@ -246,24 +246,27 @@ class TimeType(click.ParamType):
 
 
 class WholeNumberType(click.ParamType):
-    """An integer of at least ``minimum``."""
+    """An integer of at least ``minimum`` (and at most ``maximum``, when given)."""
 
     name = "integer"
 
-    def __init__(self, minimum: int = 0, field: str | None = None):
+    def __init__(self, minimum: int = 0, field: str | None = None, maximum: int | None = None):
         self.minimum = minimum
         self.field = field
+        self.maximum = maximum
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         field = self.field or _field(param, "number")
         expected = f"a whole number of at least {self.minimum}" if self.minimum else "a whole number of 0 or more"
+        if self.maximum is not None:
+            expected = f"a whole number from {self.minimum} to {self.maximum}"
         if isinstance(value, bool):
             raise ValidationError(field, expected, value)
         try:
             number = value if isinstance(value, int) else int(str(value).strip(), 10)
         except ValueError:
             raise ValidationError(field, expected, value) from None
-        if number < self.minimum:
+        if number < self.minimum or (self.maximum is not None and number > self.maximum):
             raise ValidationError(field, expected, value)
         return number
 

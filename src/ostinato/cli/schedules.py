@@ -20,6 +20,7 @@ from typing import IO, Any
 import click
 
 from .. import extras
+from ..domain.calendars import MAX_PREVIEW
 from ..domain.durations import format_duration
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.schedules import (
@@ -206,7 +207,8 @@ def schedule_condition(app: AppContext, name: str | None, at: datetime | None, a
 
 @schedule.command("next")
 @click.argument("name")
-@click.option("--count", "-n", type=WholeNumberType(1), default=5, show_default=True)
+@click.option("--count", "-n", type=WholeNumberType(1, field="--count", maximum=MAX_PREVIEW), default=5, show_default=True,
+              help=f"How many firings (at most {MAX_PREVIEW:,}).")
 @json_option
 @pass_app
 def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None:

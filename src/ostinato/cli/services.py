@@ -58,7 +58,7 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def _open_store(app: AppContext, *, auto_init: bool):
-    store = app.store(check_schema=False)
+    store = app.store(check_schema=False, create=auto_init)
     if auto_init:
         prepare_embedded_schema(store)
     store.check_schema()

@@ -29,7 +29,9 @@ Every such firing carries a ``note`` saying what happened; the preview
 
 from __future__ import annotations
 
+import difflib
 import enum
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -47,7 +49,11 @@ CRON_NICKNAMES = {
 }
 _KIND_PREFIX = re.compile(r"^(cron|systemd|rrule):\s*", re.IGNORECASE)
 #: how far a rule is searched for its next firing before it is called exhausted
-_HORIZON_YEARS = 200
+HORIZON_YEARS = 200
+#: the most firings a preview lists (``ostinato calendar next --count``)
+MAX_PREVIEW = 10_000
+CRON_FIELDS = "minute hour day-of-month month day-of-week"
+ZONE_EXPECTED = "an IANA time zone such as Europe/Paris or UTC"
 
 
 class RuleKind(str, enum.Enum):
@@ -67,12 +73,54 @@ class FireTime:
 
 
 def parse_zone(name: str, field: str = "tz") -> ZoneInfo:
+    """The zone of an IANA name typed by someone: a name that is not one is refused with the closest
+    names (``Europe/Pariss``, ``europe/paris``, ``Paris``: did you mean Europe/Paris?).
+
+    A name in the wrong case is suggested, not accepted: the name is stored and shown as given, and
+    whether ``ZoneInfo`` finds it would depend on the file system's case sensitivity."""
     if not isinstance(name, str) or not name.strip():
-        raise ValidationError(field, "an IANA time zone such as Europe/Paris or UTC", name)
+        raise ValidationError(field, ZONE_EXPECTED, name)
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder (Europe), a name too long
-        raise ValidationError(field, "an IANA time zone such as Europe/Paris or UTC", name) from None
+        close = zone_suggestions(name)
+        raise ValidationError(field, ZONE_EXPECTED + _did_you_mean(close), name) from None
+
+
+def _did_you_mean(names: list[str]) -> str:
+    return f" (did you mean {' or '.join(names)}?)" if names else ""
+
+
+def zone_suggestions(name: str, limit: int = 3) -> list[str]:
+    """The IANA names closest to ``name``: the same name in another case, the zones of a city of that
+    name (``new york``: America/New_York), then the nearest spellings."""
+    wanted = name.strip()[:64].lower().replace(" ", "_")
+    if not wanted or not wanted.isprintable():
+        return []
+    by_lower = _zone_names()
+    if wanted in by_lower:
+        return [by_lower[wanted]]
+    cities = [zone for key, zone in by_lower.items() if "/" not in wanted and key.rpartition("/")[2] == wanted]
+    if cities:
+        return cities[:limit]
+    matcher = difflib.SequenceMatcher(b=wanted)
+    scored = []
+    for key, zone in by_lower.items():
+        matcher.set_seq1(key)
+        if matcher.real_quick_ratio() >= 0.75 and matcher.quick_ratio() >= 0.75:
+            scored.append((matcher.ratio(), zone))
+    best = max((score for score, _ in scored), default=0.0)
+    return [zone for score, zone in sorted(scored, key=lambda item: (-item[0], item[1]))
+            if score >= max(0.75, best - 0.05)][:limit]
+
+
+@functools.lru_cache(maxsize=1)
+def _zone_names() -> dict[str, str]:
+    """Every IANA name this system knows, by its lower-case form (``posix/`` and ``right/`` copies left out)."""
+    from zoneinfo import available_timezones
+
+    names = sorted(z for z in available_timezones() if not z.startswith(("posix/", "right/")))
+    return {zone.lower(): zone for zone in names}
 
 
 def detect_kind(text: str) -> RuleKind:
@@ -88,6 +136,15 @@ def detect_kind(text: str) -> RuleKind:
     if stripped.startswith("@") or len(stripped.split()) == 5:
         return RuleKind.CRON
     return RuleKind.SYSTEMD
+
+
+def _guessed_between_cron_and_systemd(text: str) -> bool:
+    """True when the kind was only guessed from the number of fields (no prefix, no RRULE words, no
+    @nickname): a refusal then says what each kind made of the text."""
+    stripped = text.strip()
+    upper = stripped.upper()
+    return not (_KIND_PREFIX.match(stripped) or stripped.startswith("@") or upper.startswith(("FREQ=", "RRULE:", "DTSTART"))
+                or "\nRRULE:" in upper)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +164,12 @@ class CalendarRule:
         rule_kind = RuleKind(kind) if kind is not None else detect_kind(text)
         expression = _KIND_PREFIX.sub("", text.strip())
         rule = cls(rule_kind, expression, tz)
-        next(rule._wall_times(datetime(2000, 1, 1), field=field), None)  # reading it is the check
+        try:
+            next(rule._wall_times(datetime(2000, 1, 1), field=field), None)  # reading it is the check
+        except ValidationError:
+            if kind is not None or not _guessed_between_cron_and_systemd(text):
+                raise
+            raise _every_kind_refuses(expression, field) from None
         return rule
 
     @property
@@ -163,6 +225,13 @@ class CalendarRule:
         return _rrule_times(self.expression, start, field)
 
 
+def _every_kind_refuses(expression: str, field: str) -> ValidationError:
+    """The refusal of a text whose kind was guessed: what cron, systemd and RRULE each made of it."""
+    said = [f"as cron: {_cron_complaint(expression)}", f"as systemd OnCalendar: {_systemd_complaint(expression)}",
+            "as RRULE: it starts with FREQ=, RRULE: or DTSTART"]
+    return ValidationError(field, "a cron, systemd OnCalendar or RRULE expression; " + "; ".join(said), expression)
+
+
 def _is_zone(name: str) -> bool:
     if not name or name[0] in "0123456789*":
         return False
@@ -189,13 +258,54 @@ def _cron_times(expression: str, start: datetime, field: str) -> Iterator[dateti
     text = CRON_NICKNAMES.get(expression.strip().lower(), expression)
     try:
         iterator = CronSim(text, start)
-    except CronSimError as exc:
-        raise ValidationError(field, f"a cron expression of five fields or an @nickname ({exc})", expression) from None
-    limit = start.year + _HORIZON_YEARS
+    except CronSimError:
+        raise ValidationError(field, f"a cron expression: {_cron_complaint(expression)}", expression) from None
+    limit = start.year + HORIZON_YEARS
     for wall in iterator:
         if wall.year > limit:
             return
         yield wall
+
+
+def _cron_complaint(expression: str) -> str:
+    """Why ``expression`` is not a cron expression: an unknown @nickname, a wrong number of fields (six:
+    the seconds-first form of other tools), or what ``cronsim`` said of a field."""
+    from cronsim import CronSim, CronSimError
+
+    text = expression.strip()
+    if text.startswith("@"):
+        close = difflib.get_close_matches(text.lower(), list(CRON_NICKNAMES), n=1)
+        return f"an @nickname is one of {', '.join(CRON_NICKNAMES)}{_did_you_mean(close)}"
+    fields = text.split()
+    if len(fields) != 5:
+        said = f"five fields ({CRON_FIELDS}) or an @nickname, not {len(fields)}"
+        if len(fields) == 6:
+            said += f" (a leading seconds field is not cron's: {' '.join(fields[1:])!r} without it)"
+        return said
+    try:
+        CronSim(text, datetime(2000, 1, 1))
+    except CronSimError as exc:
+        return f"five fields ({CRON_FIELDS}): {exc}"
+    return "a valid expression"  # only asked about expressions that failed
+
+
+#: the last word of a systemd event meant as a zone (Area/Location), valid or not
+_ZONE_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)+$")
+
+
+def _systemd_complaint(expression: str) -> str:
+    """Why ``expression`` is not a systemd calendar event: an unknown zone at its end, or what
+    ``oncalendar`` said."""
+    from oncalendar import BaseIterator, OnCalendarError
+
+    head, _, last = expression.strip().rpartition(" ")
+    if head and _ZONE_LIKE.match(last) and not _is_zone(last):
+        return f"an IANA time zone at the end, not {last!r}{_did_you_mean(zone_suggestions(last))}"
+    try:
+        BaseIterator(head if head and _is_zone(last) else expression, datetime(2000, 1, 1))
+    except OnCalendarError as exc:
+        return str(exc)
+    return "a valid event"  # only asked about events that failed
 
 
 def _systemd_times(expression: str, start: datetime, field: str) -> Iterator[datetime]:
@@ -205,8 +315,9 @@ def _systemd_times(expression: str, start: datetime, field: str) -> Iterator[dat
     text = head if head and _is_zone(last) else expression
     try:
         iterator = BaseIterator(text, start)
-    except OnCalendarError as exc:
-        raise ValidationError(field, f"a systemd calendar event such as 'Mon..Fri *-*-* 02:00' ({exc})", expression) from None
+    except OnCalendarError:
+        raise ValidationError(field, f"a systemd calendar event such as 'Mon..Fri *-*-* 02:00': "
+                                     f"{_systemd_complaint(expression)}", expression) from None
     try:
         yield from iterator
     except OnCalendarError as exc:
@@ -237,7 +348,7 @@ def _rrule_times(expression: str, start: datetime, field: str) -> Iterator[datet
     # which made the 10,800 firings of a FREQ=SECONDLY rule in the 3 hours before ``start`` take minutes
     try:
         for wall in rule.xafter(start):
-            if wall.year > start.year + _HORIZON_YEARS:
+            if wall.year > start.year + HORIZON_YEARS:
                 return
             yield wall
     except (TypeError, ValueError, IndexError, KeyError, OverflowError) as exc:  # e.g. BYSECOND=61

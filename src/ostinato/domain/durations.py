@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 
 from .errors import ValidationError
 from .limits import MAX_DURATION
@@ -98,10 +98,12 @@ def format_duration(value: timedelta | None) -> str:
 
 _RELATIVE = re.compile(r"([+-])\s*(.+)")
 TIME_FORMS = "an ISO 8601 time with a zone (2026-11-22T10:00:00Z), 'now', or a relative time such as +2h or -1d"
+LOCAL_TIME_FORMS = "an ISO 8601 time (2026-11-22T10:00:00, with or without a zone), 'now', or a relative time such as +2h"
 
 
-def parse_time(text: str | datetime, now: datetime, field: str = "time") -> datetime:
-    """Parse an absolute or relative time into an aware UTC datetime."""
+def parse_time(text: str | datetime, now: datetime, field: str = "time", *, zone: tzinfo | None = None) -> datetime:
+    """Parse an absolute or relative time into an aware UTC datetime; with ``zone``, an ISO time written
+    without a zone is a wall time of ``zone`` (see :func:`parse_iso_time`)."""
     if isinstance(text, datetime):
         if text.tzinfo is None:
             raise ValidationError(field, "a timezone-aware time", text.isoformat())
@@ -118,23 +120,32 @@ def parse_time(text: str | datetime, now: datetime, field: str = "time") -> date
             return now + delta if match.group(1) == "+" else now - delta
         except OverflowError:
             raise ValidationError(field, TIME_FORMS + " (within years 1 to 9999)", text) from None
-    return parse_iso_time(text, field, forms=TIME_FORMS)
+    return parse_iso_time(text, field, forms=TIME_FORMS if zone is None else LOCAL_TIME_FORMS, zone=zone)
 
 
 ISO_TIME_FORMS = "an ISO 8601 time with a zone, e.g. 2026-11-22T10:00:00+00:00"
 
 
-def parse_iso_time(text: str, field: str = "time", *, forms: str = ISO_TIME_FORMS) -> datetime:
-    """Parse an absolute ISO 8601 time with a zone (``Z`` accepted) into UTC."""
+def parse_iso_time(text: str, field: str = "time", *, forms: str = ISO_TIME_FORMS, zone: tzinfo | None = None) -> datetime:
+    """Parse an absolute ISO 8601 time with a zone (``Z`` accepted) into UTC.
+
+    Without a zone in the text, the time is refused, or with ``zone`` read as a wall time of that zone
+    the way a calendar rule's are (a time skipped by daylight saving is the end of the gap, a time
+    repeated is its first occurrence: ``calendars.resolve_local``).
+    """
     if not isinstance(text, str):
         raise ValidationError(field, forms, text)
     try:
         value = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
         raise ValidationError(field, forms, text) from None
-    if value.tzinfo is None:
+    if value.tzinfo is None and zone is None:
         raise ValidationError(field, "a time with a zone, e.g. 2026-11-22T10:00:00+00:00", text)
     try:
+        if value.tzinfo is None:
+            from .calendars import resolve_local
+
+            value = resolve_local(value, zone)[0]
         return value.astimezone(timezone.utc)
     except OverflowError:  # 0001-01-01T00:00+01:00 and 9999-12-31T23:59-01:00 have no UTC form
         raise ValidationError(field, "a time with a UTC form (within years 1 to 9999)", text) from None

@@ -75,3 +75,14 @@ def check_text(value: str, field: str) -> str:
 
 class QueueUnavailable(OstinatoError):
     """The depth of an executor's queue cannot be known (its broker is unreachable): dispatch to it waits."""
+
+
+class StoreUnavailable(OstinatoError):
+    """The database cannot be opened: a missing SQLite file (when not asked to create one), a file that
+    is not a SQLite database, a PostgreSQL server that cannot be reached. The message names the
+    database (a URL without its password) and why."""
+
+
+class NoDatabase(StoreUnavailable, SchemaError):
+    """No database where one was expected (a missing SQLite file): like a missing schema, its remedy is
+    ``ostinato db init``, and the CLI exits with the schema problems' status."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .. import extras
-from ..domain.errors import ValidationError
+from ..domain.errors import StoreUnavailable, ValidationError
 from .interface import ArchivedTask, SchemaState, Store, TaskActivity
 
 DB_URL_FORMS = "sqlite:///PATH, sqlite:///:memory: or postgresql://USER@HOST:PORT/DBNAME (or libpq 'host=… dbname=…')"
@@ -31,8 +31,13 @@ def sqlite_path(url: str) -> str | None:
     return None
 
 
-def open_store(url: str, **options) -> Store:
-    """Open the store a URL names. The schema is not checked: see ``Store.check_schema``."""
+def open_store(url: str, *, create: bool = True, **options) -> Store:
+    """Open the store a URL names. The schema is not checked: see ``Store.check_schema``.
+
+    ``create=False`` refuses a SQLite file that does not exist (a :class:`StoreUnavailable`) instead of
+    creating it: for whatever only reads. A PostgreSQL database is never created; an unreachable server
+    is a :class:`StoreUnavailable` too.
+    """
     if not isinstance(url, str) or not url.strip():
         raise ValidationError("db", DB_URL_FORMS, url)
     url = url.strip()
@@ -40,7 +45,7 @@ def open_store(url: str, **options) -> Store:
     if path is not None:
         from .sqlite import SQLiteStore
 
-        return SQLiteStore(path, **options)
+        return SQLiteStore(path, create=create, **options)
     if url.startswith(("postgresql://", "postgres://")) or _LIBPQ_KEYWORDS.match(url):
         extras.require("postgresql", "a PostgreSQL database (--db postgresql://…)")
         from .postgresql import PostgresStore
@@ -49,4 +54,4 @@ def open_store(url: str, **options) -> Store:
     raise ValidationError("db", DB_URL_FORMS, url)
 
 
-__all__ = ["ArchivedTask", "SchemaState", "Store", "TaskActivity", "open_store", "sqlite_path"]
+__all__ = ["ArchivedTask", "SchemaState", "Store", "StoreUnavailable", "TaskActivity", "open_store", "sqlite_path"]

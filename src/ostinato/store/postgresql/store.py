@@ -42,6 +42,7 @@ from ..common import DedupKey, in_input_order, prepare_task_batch, task_activity
 from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
+from .connect import check_reachable, connect_options
 from .origins import PostgresOrigins, chunks as _chunks
 from .schedules import PostgresSchedules
 
@@ -135,12 +136,14 @@ class PostgresStore(PostgresOrigins, PostgresSchedules, Store):
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
         self.dsn = dsn
+        options = connect_options(dsn)
+        check_reachable(dsn, options)  # before the pool, which would only retry until its timeout
         self._pool = ConnectionPool(
             dsn,
             min_size=min_size,
             max_size=max_size,
             timeout=timeout,
-            kwargs={"row_factory": dict_row},
+            kwargs={"row_factory": dict_row, **options},
             configure=_configure,
             open=True,
             name="ostinato",

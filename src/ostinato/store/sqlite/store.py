@@ -40,6 +40,7 @@ from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
+from .connect import open_sqlite_file
 from .origins import SQLiteOrigins
 from .schedules import SQLiteSchedules
 
@@ -103,16 +104,15 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
 class SQLiteStore(SQLiteOrigins, SQLiteSchedules, Store):
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path, *, timeout: float = 30.0):
+    def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True):
+        """Open the database file at ``path``; with ``create`` (the default) a missing file and its
+        directories are created, without it a missing file is a :class:`StoreUnavailable` and nothing
+        is written to the file system (a command that only reads must not leave an empty file behind)."""
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        self._conn = open_sqlite_file(self.path, timeout, create=create)
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
         with self._lock:
-            if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
