@@ -277,7 +277,7 @@ def test_bad_status_line_writes_nothing(url, case):
 @pytest.mark.parametrize("args, field, expected", [
     (["--adjust-factor", "1"], "adjust_factor", "a number greater than 1"),
     (["--adjust-factor", "fast"], "adjust_factor", "a number"),
-    (["--minimum-interval", "0"], "minimum_interval", "a positive duration"),
+    (["--minimum-interval", "0s"], "minimum_interval", "a positive duration"),
     (["--max-failures", "0"], "max_failures", "a whole number of at least 1"),
     (["--batch-size", "0"], "batch_size", "a whole number of at least 1"),
 ])

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from hypothesis import given, strategies as st
 
+from ostinato.cli.output import format_elapsed, format_interval
 from ostinato.config import Settings
 from ostinato.domain.durations import format_duration, parse_duration, parse_time
 from ostinato.domain.errors import ValidationError
@@ -33,6 +34,21 @@ def test_durations_print_as_the_options_take_them(value, text):
 @given(st.timedeltas(min_value=timedelta(microseconds=1), max_value=MAX_DURATION))
 def test_every_printed_duration_reads_back_exactly(value):
     assert parse_duration(format_duration(value), "d") == value
+
+
+@pytest.mark.parametrize("value, text", [
+    (timedelta(microseconds=4714), "4.7ms"),
+    (timedelta(seconds=12.345678), "12.346s"),
+    (timedelta(hours=1, minutes=2, seconds=3.4), "1h2m3s"),
+    (timedelta(days=2, seconds=0.7), "2d1s"),
+])
+def test_measured_durations_are_rounded_for_people(value, text):
+    assert format_elapsed(value) == text
+    parse_duration(text, "d")  # still a form the options take
+
+
+def test_an_unset_interval_says_so():
+    assert format_interval(None) == "none" and format_interval(timedelta(hours=12)) == "12h"
 
 
 @pytest.mark.parametrize("text", ["1", "3600", "0.5", " 42 "])

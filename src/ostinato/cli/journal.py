@@ -22,7 +22,7 @@ from ..domain.errors import ValidationError
 from ..execution.journal_messages import DEFAULT_TOPIC
 from .app import AppContext, cli, pass_app, stop_on_signals
 from .services import metrics_options
-from .output import DurationType, WholeNumberType, echo_json, readable
+from .output import DurationType, WholeNumberType, echo_json, plural, readable
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -108,9 +108,9 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     if as_json:
         echo_json({**counters.as_dict(), "seconds": round(time.monotonic() - started, 3), "uncommitted_batch": left_behind})
         return
-    click.echo(f"stopped: {counters.consumed} messages read, {counters.recorded} statuses recorded "
-               f"({counters.changed} changed the visit stats), {counters.rejected} rejected, "
-               f"{counters.batches} batches in {time.monotonic() - started:.1f}s")
+    click.echo(f"stopped: {plural(counters.consumed, 'message')} read, {plural(counters.recorded, 'status', 'statuses')} "
+               f"recorded ({counters.changed} changed the visit stats), {counters.rejected} rejected, "
+               f"{plural(counters.batches, 'batch', 'batches')} in {time.monotonic() - started:.1f}s")
     if left_behind:
         click.echo("the store did not take the last batch: its offsets are not committed, it is read again on the next start",
                    err=True)

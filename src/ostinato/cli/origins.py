@@ -23,7 +23,7 @@ from ..domain.visit_policies import visit_type_of_task_type
 from ..domain.visits import VisitStats, parse_visit_status
 from ..store import Store
 from .app import AppContext, command_group, pass_app
-from .output import DurationType, NumberType, WholeNumberType, console, echo_json, format_when, print_rows, readable
+from .output import DurationType, NumberType, WholeNumberType, console, echo_json, format_when, plural, print_rows, readable
 
 T = TypeVar("T")
 
@@ -73,7 +73,7 @@ def lister_list(app: AppContext, as_json: bool) -> None:
     rows = [lister_to_dict(item) for item in app.store().list_listers()]
     columns = [("id", "id"), ("name", "name"), ("instance_name", "instance"), ("last_listing_finished_at", "last listing finished"),
                ("current_state", "current state")]
-    print_rows(rows, as_json, columns, title=None if as_json else f"{len(rows)} lister{'s' if len(rows) != 1 else ''}")
+    print_rows(rows, as_json, columns, title=None if as_json else plural(len(rows), "lister"))
 
 
 def lister_to_dict(item: Lister) -> dict[str, Any]:
@@ -137,8 +137,8 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
     if as_json:
         echo_json({"lister": lister_to_dict(found), "lines": len(origins), "recorded": recorded, "merged": merged})
         return
-    note = f" ({merged} repeated line{'s' if merged != 1 else ''} merged, the last one counted)" if merged else ""
-    click.echo(f"Recorded {recorded} origin{'s' if recorded != 1 else ''} for lister {found.name}/{found.instance_name} (id {found.id}){note}")
+    note = f" ({plural(merged, 'repeated line')} merged, the last one counted)" if merged else ""
+    click.echo(f"Recorded {plural(recorded, 'origin')} for lister {found.name}/{found.instance_name} (id {found.id}){note}")
 
 
 @origin.command("show")
@@ -299,7 +299,7 @@ def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float |
     if as_json:
         echo_json({"statuses": len(statuses), "changed": changed, "ignored": ignored})
         return
-    click.echo(f"Read {len(statuses)} visit status{'es' if len(statuses) != 1 else ''}: {changed} changed the visit stats, "
+    click.echo(f"Read {plural(len(statuses), 'visit status', 'visit statuses')}: {changed} changed the visit stats, "
                f"{ignored} ignored (not final, duplicate or late)")
 
 

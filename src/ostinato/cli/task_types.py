@@ -102,10 +102,14 @@ def _print_task_type(item: TaskType, verbose: bool) -> None:
     if verbose:
         lines += [
             f"  interval: {format_interval(item.default_interval)} "
-            f"[{format_interval(item.min_interval)}, {format_interval(item.max_interval)}]",
-            f"  backoff_factor: {item.backoff_factor}",
-            f"  max_queue_length: {item.max_queue_length}",
-            f"  num_retries: {item.num_retries}",
+            f"[{format_interval(item.min_interval, '-')}, {format_interval(item.max_interval, '-')}]",
+            f"  backoff_factor: {_or_none(item.backoff_factor)}",
+            f"  max_queue_length: {_or_none(item.max_queue_length)}",
+            f"  num_retries: {_or_none(item.num_retries)}",
             f"  retry_delay: {format_interval(item.retry_delay)}",
         ]
     click.echo("\n".join(lines))
+
+
+def _or_none(value: object) -> str:
+    return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)

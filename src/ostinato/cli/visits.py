@@ -15,7 +15,7 @@ from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, Next
 from ..domain.durations import format_duration
 from .app import AppContext, command_group, pass_app
 from .origins import check_visit_type, json_option, loader_visit_types, origin
-from .output import DurationType, WholeNumberType, echo_json, format_time, print_rows, readable
+from .output import DurationType, WholeNumberType, echo_json, format_time, plural, print_rows, readable
 
 
 def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> dict[str, float]:
@@ -79,7 +79,7 @@ def origin_grab_next(app: AppContext, visit_type: str, count: int, policies: tup
         return
     verb = "Would grab" if dry_run else "Grabbed"
     print_rows(rows, False, [("url", "url"), ("policy", "policy"), ("lister", "lister"), ("last_update", "last update")],
-               title=f"{verb} {len(rows)} {visit_type} origin{'s' if len(rows) != 1 else ''}")
+               title=f"{verb} {len(rows)} {visit_type} origin{'' if len(rows) == 1 else 's'}")
 
 
 def _grab_options(app: AppContext, in_flight_timeout: timedelta | None) -> GrabOptions:
@@ -164,6 +164,6 @@ def _print_metrics(found: list[OriginMetrics], as_json: bool) -> None:
     title = None
     if not as_json:
         when = max((m.computed_at for m in found), default=None)
-        title = (f"{len(rows)} lister and visit type pair{'s' if len(rows) != 1 else ''}, computed {format_time(when)}"
+        title = (f"{plural(len(rows), 'lister and visit type pair')}, computed {format_time(when)}"
                  if rows else "no metrics yet: run `ostinato metrics update`")
     print_rows(rows, as_json, _COLUMNS, title=title)
