@@ -16,7 +16,7 @@ def url(request, fresh_url):
         url = fresh_url
     else:
         url = request.getfixturevalue("pg_dsn")
-    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site")
+    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
     return url
 
 

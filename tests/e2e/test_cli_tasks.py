@@ -70,7 +70,7 @@ def test_task_type_list_json(url):
 
 
 def test_task_type_duplicate_and_unknown(url):
-    result = run(url, "task-type", "add", "load-git", "x.y", "again")
+    result = run(url, "task-type", "add", "load-git", "x.y", "again", "--default-interval", "1d")
     assert result.exit_code == 1 and "already exists" in result.output
     result = run(url, "task-type", "list", "-t", "nope")
     assert result.exit_code == 2

@@ -122,7 +122,7 @@ def test_a_bad_token_is_refused_clearly(server):
 
 
 def test_a_read_token_cannot_write(server):
-    result = remote(server, "task-type", "add", "x", "callables:record", "x", token="read")
+    result = remote(server, "task-type", "add", "x", "callables:record", "x", "--default-interval", "1d", token="read")
     assert result.exit_code == 1
     assert "refused the token" in result.output and "needs admin" in result.output
 
