@@ -107,7 +107,7 @@ def test_listers_origins_and_grabs_through_the_api(server, tmp_path):
     ok(server, "task-type", "add", "load-git", "callables:load_hashed", "Load git", "--default-interval", "1d")
     origins = tmp_path / "origins.jsonl"
     origins.write_text("".join(json.dumps({"url": f"https://forge/{i}", "visit_type": "git"}) + "\n" for i in range(3)))
-    recorded = json.loads(ok(server, "origin", "record", str(origins), "--lister", "gh", "--json"))
+    recorded = json.loads(ok(server, "origin", "record", str(origins), "--lister", "gh/gh", "--json"))
     assert recorded["recorded"] == 3
     shown = json.loads(ok(server, "origin", "show", "https://forge/1", "--json", token="read"))
     assert "https://forge/1" in json.dumps(shown)

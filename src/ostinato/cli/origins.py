@@ -89,6 +89,44 @@ def get_or_create_lister(store: Store, name: str, instance_name: str, now: datet
     return store.get_or_create_lister(name, instance_name, now), True
 
 
+def resolve_lister(store: Store, spec: str, instance_name: str | None = None, *, field: str = "lister",
+                   create_at: datetime | None = None) -> tuple[Lister, bool]:
+    """The lister a person means by ``spec``, and whether this call created it.
+
+    ``NAME/INSTANCE`` (or ``NAME`` with ``instance_name``) is that lister; with
+    ``create_at`` it is created when new. A bare ``NAME`` is the one lister of that
+    name: several are refused, listing them as NAME/INSTANCE; none is refused,
+    listing the known listers (a new lister is declared only with its instance,
+    so that a typo creates nothing).
+    """
+    name, slash, instance = spec.partition("/")
+    if instance_name is not None:
+        if slash:
+            raise ValidationError("instance", f"either --lister NAME/INSTANCE or --instance, not both (--lister {spec})",
+                                  instance_name)
+        slash, instance = "/", instance_name
+    name = _name(name, field)
+    listers = store.list_listers()
+    known = ", ".join(sorted(f"{item.name}/{item.instance_name}" for item in listers)) or "none yet"
+    if slash:
+        instance = _name(instance, "instance")
+        for item in listers:
+            if item.name == name and item.instance_name == instance:
+                return item, False
+        if create_at is not None:
+            return store.get_or_create_lister(name, instance, create_at), True
+        raise ValidationError(field, f"a known lister, NAME or NAME/INSTANCE (known: {known})", spec)
+    same = [item for item in listers if item.name == name]
+    if len(same) == 1:
+        return same[0], False
+    if same:
+        candidates = ", ".join(sorted(f"{item.name}/{item.instance_name}" for item in same))
+        raise ValidationError(field, f"one lister: {name} is the name of several, say which as NAME/INSTANCE "
+                              f"({candidates})", spec)
+    how = "; a new lister is declared with its instance: NAME/INSTANCE or --instance" if create_at is not None else ""
+    raise ValidationError(field, f"a known lister, NAME or NAME/INSTANCE (known: {known}){how}", spec)
+
+
 def _name(value: str, field: str) -> str:
     if not value.strip():
         raise ValidationError(field, "a non-empty name", value)
@@ -103,8 +141,10 @@ def origin() -> None:
 
 @origin.command("record")
 @file_argument
-@click.option("--lister", "lister_name", required=True, metavar="NAME", help="Lister that saw the origins (created if new).")
-@click.option("--instance", "instance_name", metavar="INSTANCE", help="Its instance (default: NAME).")
+@click.option("--lister", "lister_name", required=True, metavar="NAME[/INSTANCE]",
+              help="Lister that saw the origins: NAME alone is the one lister of that name; NAME/INSTANCE is "
+                   "created if new.")
+@click.option("--instance", "instance_name", metavar="INSTANCE", help="Its instance (same as --lister NAME/INSTANCE).")
 @click.option("--batch-size", type=WholeNumberType(1), default=10_000, show_default=True, help="Origins written per transaction.")
 @json_option
 @pass_app
@@ -117,8 +157,6 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
 
     Example line: {"url": "https://github.com/turtl/mobile", "visit_type": "git", "last_update": "2026-01-02T03:04:05Z"}
     """
-    lister_name = _name(lister_name, "lister")
-    instance_name = lister_name if instance_name is None else _name(instance_name, "instance")
     store = app.store()
     with _progress() as progress:
         known = loader_visit_types(store)
@@ -126,7 +164,7 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
                                   _advancer(progress, "reading"))
         # the last line of a (url, visit_type) wins, as within one store batch
         unique = list({(o.url, o.visit_type): o for o in origins}.values())
-        found, _created = get_or_create_lister(store, lister_name, instance_name, app.clock.now())
+        found, created = resolve_lister(store, lister_name, instance_name, create_at=app.clock.now())
         now = app.clock.now()  # one last_seen for the whole file
         writing = progress.add_task("recording", total=len(unique))
         recorded = 0
@@ -135,8 +173,11 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
             progress.advance(writing, len(batch))
     merged = len(origins) - len(unique)
     if as_json:
-        echo_json({"lister": lister_to_dict(found), "lines": len(origins), "recorded": recorded, "merged": merged})
+        echo_json({"lister": lister_to_dict(found), "lister_created": created, "lines": len(origins), "recorded": recorded,
+                   "merged": merged})
         return
+    if created:
+        click.echo(f"Created lister {found.name}/{found.instance_name} (id {found.id})")
     note = f" ({plural(merged, 'repeated line')} merged, the last one counted)" if merged else ""
     click.echo(f"Recorded {plural(recorded, 'origin')} for lister {found.name}/{found.instance_name} (id {found.id}){note}")
 
@@ -384,4 +425,5 @@ def _advancer(progress: Progress, description: str) -> Callable[[int], None]:
     return lambda n: progress.advance(task_id, n)
 
 
-__all__ = ["batches", "check_visit_type", "get_or_create_lister", "loader_visit_types", "lister", "lister_to_dict", "origin", "read_json_lines", "visit_status"]
+__all__ = ["batches", "check_visit_type", "get_or_create_lister", "loader_visit_types", "lister", "lister_to_dict", "origin",
+           "read_json_lines", "resolve_lister", "visit_status"]

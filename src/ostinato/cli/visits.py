@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
-from ..domain.errors import NotFoundError, ValidationError
+from ..domain.errors import ValidationError
 from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ..domain.durations import format_duration
 from .app import AppContext, command_group, pass_app
-from .origins import check_visit_type, json_option, loader_visit_types, origin
+from .origins import check_visit_type, json_option, loader_visit_types, origin, resolve_lister
 from .output import DurationType, WholeNumberType, echo_json, format_time, plural, print_rows, readable
 
 
@@ -44,7 +44,7 @@ def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> d
 @click.option("--count", "-n", type=WholeNumberType(0), default=10, show_default=True, help="Most origins to pick.")
 @click.option("--policy", "-p", "policies", multiple=True, metavar="POLICY[=RATIO]",
               help=f"Scheduling policy (repeatable, split by ratio; default: seed 003's table). One of {', '.join(sorted(POLICY_NAMES))}.")
-@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only origins this lister lists.")
+@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only origins this lister lists (NAME alone: the one lister of that name).")
 @click.option("--in-flight-timeout", type=DurationType(), help="Grabbed origins are not picked again for this long unless their visit reports (default: the setting, 1d).")
 @click.option("--dry-run", is_flag=True, help="Show what would be picked; change nothing.")
 @json_option
@@ -93,11 +93,7 @@ def _grab_options(app: AppContext, in_flight_timeout: timedelta | None) -> GrabO
 
 
 def _lister_id(store, spec: str) -> int:
-    name, _, instance = spec.partition("/")
-    for item in store.list_listers():
-        if item.name == name and item.instance_name == (instance or name):
-            return item.id
-    raise NotFoundError("lister", spec)
+    return resolve_lister(store, spec)[0].id
 
 
 def next_visit_to_dict(visit: NextVisit) -> dict[str, Any]:
@@ -133,7 +129,7 @@ def metrics_update(app: AppContext, as_json: bool) -> None:
 
 
 @metrics.command("show")
-@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only this lister.")
+@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only this lister (NAME alone: the one lister of that name).")
 @click.option("--visit-type", help="Only this visit type.")
 @json_option
 @pass_app
