@@ -3,8 +3,9 @@ and the journal's visit statuses fed back into the visit stats (seed 000).
 
 Files are JSON lines (one record per line, blank lines skipped; ``-`` reads
 stdin). Every line is validated before anything is written, because each store
-call is its own transaction: a bad line fails the whole file with
-``error: line N: field: expected …`` (exit status 2) and the store is left as it was.
+call is its own transaction: bad lines fail the whole file with
+``error: line N: field: expected …`` for each of the first 20 (exit status 2)
+and the store is left as it was.
 """
 
 from __future__ import annotations
@@ -366,13 +367,40 @@ def _with_loader(item: T, field: str, known: set[str]) -> T:
 
 
 # -- reading and batching -------------------------------------------------------
+#: bad lines a file's refusal lists, each with its number and field
+MAX_BAD_LINES = 20
+
+
+class BadLines(ValidationError):
+    """A file refused for its bad lines: the first :data:`MAX_BAD_LINES` of them (``errors``, each
+    located at ``line N``) and how many there were (``total``). It reads as its first error, the
+    others on the following lines."""
+
+    def __init__(self, errors: Sequence[ValidationError], total: int):
+        self.errors = list(errors)
+        self.total = total
+        first = self.errors[0]
+        super().__init__(first.field, first.expected, first.got, record=first.record)
+
+    def _message(self) -> str:
+        if self.total == 1:
+            return str(self.errors[0])
+        more = self.total - len(self.errors)
+        return (f"{self.total} bad lines, nothing was written:"
+                + "".join(f"\n  {error}" for error in self.errors)
+                + (f"\n  … and {more} more bad line{'s' if more != 1 else ''}" if more else ""))
+
+
 def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Callable[[int], None] | None = None) -> list[T]:
     """Every non-blank line of ``stream`` decoded as JSON and read by ``parse``.
 
-    Raises the first ValidationError located at ``line N`` (1-based); a line that
-    is not JSON is an error on the field ``record``.
+    Reads the whole file; if any line is bad, raises :class:`BadLines` with the
+    first :data:`MAX_BAD_LINES` errors, each located at ``line N`` (1-based); a
+    line that is not JSON is an error on the field ``record``.
     """
     parsed: list[T] = []
+    errors: list[ValidationError] = []
+    total = 0
     number = 0
     for number, raw in enumerate(stream, 1):
         if on_lines is not None and number % _PROGRESS_STEP == 0:
@@ -381,22 +409,32 @@ def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Call
         if not text:
             continue
         try:
-            record = json.loads(text, parse_constant=_no_constant)
-        except UnicodeDecodeError:
-            raise ValidationError("record", "UTF-8 text", _excerpt(raw), record=f"line {number}") from None
-        except ValueError as exc:
-            why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise ValidationError("record", f"one JSON object per line ({why})", _excerpt(raw), record=f"line {number}") from None
-        except RecursionError:  # nested deeper than the decoder's stack: no record is
-            raise ValidationError("record", "one JSON object per line, not nested thousands deep", _excerpt(raw),
-                                  record=f"line {number}") from None
-        try:
-            parsed.append(parse(record))
+            item = parse(_decode_line(text, raw))
         except ValidationError as exc:
-            raise exc.at(f"line {number}") from None
+            total += 1
+            if len(errors) < MAX_BAD_LINES:
+                errors.append(exc.at(f"line {number}"))
+            continue
+        if not errors:  # once a line is bad, nothing is kept: the rest is only checked
+            parsed.append(item)
     if on_lines is not None:
         on_lines(number % _PROGRESS_STEP)
+    if errors:
+        raise BadLines(errors, total)
     return parsed
+
+
+def _decode_line(text: bytes, raw: bytes) -> Any:
+    """One line as JSON, or a ValidationError on the field ``record``."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise ValidationError("record", "UTF-8 text", _excerpt(raw)) from None
+    except ValueError as exc:
+        why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ValidationError("record", f"one JSON object per line ({why})", _excerpt(raw)) from None
+    except RecursionError:  # nested deeper than the decoder's stack: no record is
+        raise ValidationError("record", "one JSON object per line, not nested thousands deep", _excerpt(raw)) from None
 
 
 def _no_constant(name: str) -> Any:
@@ -425,5 +463,5 @@ def _advancer(progress: Progress, description: str) -> Callable[[int], None]:
     return lambda n: progress.advance(task_id, n)
 
 
-__all__ = ["batches", "check_visit_type", "get_or_create_lister", "loader_visit_types", "lister", "lister_to_dict", "origin",
+__all__ = ["BadLines", "MAX_BAD_LINES", "batches", "check_visit_type", "get_or_create_lister", "loader_visit_types", "lister", "lister_to_dict", "origin",
            "read_json_lines", "resolve_lister", "visit_status"]
