@@ -262,10 +262,12 @@ def _print_origin(url: str, entries: list[dict[str, Any]], now: datetime) -> Non
         if stats is None or stats["last_status_date"] is None:
             lines.append("    Visits: none recorded")
             continue
-        status = f" ({stats['last_visit_status']})" if stats["last_visit_status"] else ""
+        # the newest final status says when the last visit was and how it went (last_visit keeps the seed's
+        # meaning: a failed visit leaves it as it was, so alone it would read "never" after a failure)
+        outcome = f"{stats['last_visit_status']}, " if stats["last_visit_status"] else ""
         lines += [
             "    Visits:",
-            f"      Last visit: {_when(stats['last_visit'], now)}{status}",
+            f"      Last visit: {outcome}{_when(stats['last_status_date'], now)}",
             f"      Last successful: {_when(stats['last_successful'], now)}",
             f"      Last snapshot: {stats['last_snapshot'] or 'none'}",
             f"      Last eventful: {_when(stats['last_eventful'], now)}",

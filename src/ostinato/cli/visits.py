@@ -109,13 +109,15 @@ def next_visit_to_dict(visit: NextVisit) -> dict[str, Any]:
 
 
 # -- metrics --------------------------------------------------------------------
-@command_group("metrics", "Per lister and visit type: origins known, enabled, never visited, pending, and their lag.")
+@command_group("metrics", "Per lister and visit type: origins known, enabled, never visited, visited but never "
+               "successfully, pending, and their lag.")
 def metrics() -> None:
     pass
 
 
 _COLUMNS = [("lister", "lister"), ("visit_type", "visit type"), ("origins_known", "known"), ("origins_enabled", "enabled"),
-            ("origins_never_visited", "never visited"), ("origins_with_pending_changes", "pending"),
+            ("origins_never_visited", "never visited"), ("origins_never_successful", "never successful"),
+            ("origins_with_pending_changes", "pending"),
             ("lag_histogram", "lag of pending (at least)"), ("lag_max", "max lag")]
 
 
@@ -144,7 +146,7 @@ def metrics_to_dict(m: OriginMetrics) -> dict[str, Any]:
     return {
         "lister": f"{m.lister_name}/{m.lister_instance_name}", "lister_id": m.lister_id, "visit_type": m.visit_type,
         "computed_at": m.computed_at, "origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
-        "origins_never_visited": m.origins_never_visited,
+        "origins_never_visited": m.origins_never_visited, "origins_never_successful": m.origins_never_successful,
         "origins_with_pending_changes": m.origins_with_pending_changes,
         "lag_histogram": dict(m.lag_histogram), "lag_max": m.lag_max,
     }
