@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .domain.change_rates import RevisitModel
-from .domain.durations import parse_duration
+from .domain.durations import BARE_NUMBER_FORMS, parse_duration
 from .domain.errors import ValidationError
 from .domain.orchestration import default_ratios, validate_ratios
 from .domain.visit_policies import POLICY_NAMES, GrabOptions
@@ -163,7 +163,7 @@ class Settings:
             elif isinstance(default, float):
                 parsed[key] = _parse_number(value, key)
             elif isinstance(default, timedelta):
-                parsed[key] = parse_duration(value, key)
+                parsed[key] = _parse_setting_duration(value, key)
             elif isinstance(default, bool):
                 parsed[key] = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
             elif isinstance(default, int):
@@ -215,7 +215,8 @@ class Settings:
 
     def schedule_timing(self) -> ScheduleTiming:
         """Seed 004's knobs that are not per schedule, for the deadline scheduler."""
-        backoff = tuple(parse_duration(v, "schedule_retry_backoff", allow_zero=True) for v in self.schedule_retry_backoff)
+        backoff = tuple(_parse_setting_duration(v, "schedule_retry_backoff", allow_zero=True)
+                        for v in self.schedule_retry_backoff)
         try:
             return ScheduleTiming(alpha=self.schedule_alpha, backoff=backoff, ping_interval=self.schedule_ping_interval,
                                   ping_timeout=self.schedule_ping_timeout, steal_grace=self.schedule_steal_grace).validated()
@@ -230,6 +231,14 @@ class Settings:
     def ratios(self, visit_type: str) -> dict[str, float]:
         """Seed 003's ratios of ``visit_type``, with this configuration's over them."""
         return merged_ratios(visit_type, self.policy_ratios.get(visit_type, {}))
+
+
+def _parse_setting_duration(value: Any, key: str, *, allow_zero: bool = False) -> timedelta:
+    """A duration setting: text with a unit (``30s``, ``12h``, ``PT1H``) or a timedelta. A number,
+    from TOML or the environment alike, is refused: ``poll_interval = 1`` names no unit."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValidationError(key, BARE_NUMBER_FORMS, value)
+    return parse_duration(value, key, allow_zero=allow_zero)
 
 
 def merged_ratios(visit_type: str, overrides: Mapping[str, float]) -> dict[str, float]:

@@ -286,3 +286,16 @@ def test_metrics_count_an_origin_for_every_lister_that_lists_it(store, lister):
     assert (gitlab.origins_known, gitlab.origins_enabled, gitlab.origins_never_visited,
             gitlab.origins_with_pending_changes) == (1, 0, 0, 0)
     assert [s.url for s in store.get_visit_stats([(url(1), "git")])] == [url(1)]
+
+
+def test_metrics_tell_never_visited_from_visited_never_successfully(store, lister):
+    store.record_listed_origins(lister.id, [listed(i) for i in range(1, 6)], T0 - 100 * DAY)
+    visit(store, 2, T0 - 3 * DAY, kind="failed", snapshot=None)            # failed only
+    visit(store, 3, T0 - 3 * DAY, kind="not_found", snapshot=None)         # not found only
+    visit(store, 4, T0 - 3 * DAY, kind="failed", snapshot=None)            # failed, then successful
+    store.record_visit_statuses([VisitStatus(url(4), 2, "git", JournalStatus("full"), T0 - 2 * DAY, b"\x01" * 20)],
+                                FEEDBACK)
+    visit(store, 5, T0 - 3 * DAY, kind="ongoing", snapshot=None)           # not final: still never visited
+    [git] = store.update_origin_metrics(T0)
+    assert (git.origins_known, git.origins_never_visited, git.origins_never_successful) == (5, 2, 2)
+    assert store.get_origin_metrics() == [git]

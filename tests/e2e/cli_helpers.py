@@ -27,4 +27,5 @@ def add_loaders(url, *visit_types):
     """Declare a loader (task type ``load-<visit type>``) for each visit type: the CLI refuses
     origins and statuses of visit types nobody can load."""
     for visit_type in visit_types:
-        ok(url, "task-type", "add", f"load-{visit_type}", "ostinato.examples:load_directory", f"Load {visit_type} origins")
+        ok(url, "task-type", "add", f"load-{visit_type}", "ostinato.examples:load_directory", f"Load {visit_type} origins",
+           "--no-default-interval")

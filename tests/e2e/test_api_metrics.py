@@ -57,6 +57,7 @@ def test_metrics_of_a_seeded_store(api, clock):
     assert samples[("ostinato_tasks", (("status", "next_run_not_scheduled"), ("task_type", "load-hg")))] == 1
     assert samples[("ostinato_origins_known", (("visit_type", "git"),))] == 4
     assert samples[("ostinato_origins_never_visited", (("visit_type", "git"),))] == 4
+    assert samples[("ostinato_origins_never_successful", (("visit_type", "git"),))] == 0
     assert samples[("ostinato_origins_with_pending_changes", (("visit_type", "git"),))] == 4
     assert samples[("ostinato_origins_known", (("visit_type", "hg"),))] == 1
     median = samples[("ostinato_origin_lag_seconds", (("quantile", "0.5"), ("visit_type", "git")))]
@@ -113,3 +114,17 @@ def test_visit_activity_per_visit_type(api, clock):
     assert samples[("ostinato_origin_visits_in_flight", git)] == 1
     assert samples[("ostinato_origin_visits_last_hour", git)] == 1
     assert samples[("ostinato_origin_eventful_visits_last_hour", git)] == 1
+
+
+def test_a_failed_origin_is_not_counted_as_never_visited(api, clock):
+    from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
+
+    add_loader(api, "git")
+    lister_id = api.ok("POST", "/api/v1/listers", {"name": "gh"}, status=201)["id"]
+    api.ok("POST", f"/api/v1/listers/{lister_id}/origins", [{"url": f"https://x/{n}", "visit_type": "git"} for n in range(2)])
+    api.store.record_visit_statuses([VisitStatus("https://x/0", 1, "git", JournalStatus.FAILED, clock.now(), None)],
+                                    FeedbackPolicy(), now=clock.now())
+    api.ok("POST", "/api/v1/origin-metrics/update")
+    samples = scrape(api)
+    assert samples[("ostinato_origins_never_visited", (("visit_type", "git"),))] == 1
+    assert samples[("ostinato_origins_never_successful", (("visit_type", "git"),))] == 1

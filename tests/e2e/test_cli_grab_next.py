@@ -29,7 +29,7 @@ def url(request, fresh_url):
 
 
 def record(url, origins=ORIGINS, lister="gh"):
-    ok(url, "origin", "record", "--lister", lister, "-", input="".join(json.dumps(o) + "\n" for o in origins))
+    ok(url, "origin", "record", "--lister", f"{lister}/{lister}", "-", input="".join(json.dumps(o) + "\n" for o in origins))
 
 
 def urls(data):
@@ -63,7 +63,7 @@ def test_grab_next_per_lister(url):
     got = ok_json(url, "origin", "grab-next", "git", "--lister", "gitlab", "--policy", "never_visited_oldest_update_first")
     assert urls(got) == ["other"] and got["visits"][0]["lister"] == "gitlab/gitlab"
     result = run(url, "origin", "grab-next", "git", "--lister", "nobody")
-    assert result.exit_code == 1 and "nobody" in result.output
+    assert result.exit_code == 2 and "nobody" in result.output and "known: gh/gh, gitlab/gitlab" in result.output
 
 
 @pytest.mark.parametrize("args, field", [
@@ -102,7 +102,7 @@ def test_metrics_update_and_show(url):
 
 def test_unknown_visit_types_are_refused_with_the_line_and_field(url):
     bad_origin = [ORIGINS[0], {"url": "https://forge.example/typo", "visit_type": "gti"}]
-    result = run(url, "origin", "record", "--lister", "gh", "-", input="".join(json.dumps(o) + "\n" for o in bad_origin))
+    result = run(url, "origin", "record", "--lister", "gh/gh", "-", input="".join(json.dumps(o) + "\n" for o in bad_origin))
     assert result.exit_code == 2 and "line 2: visit_type:" in result.output and "'gti'" in result.output
     assert "load-git" not in result.output and "git, pypi" in result.output  # the known ones are named
     assert ok_json(url, "origin", "grab-next", "git", "--dry-run")["visits"] == []  # line 1 was not written either

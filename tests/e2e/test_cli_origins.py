@@ -95,8 +95,8 @@ def test_origin_record_from_a_file(url, tmp_path):
                  origin(A, last_update="2026-01-02T03:04:05Z", is_fork=False),
                  "",
                  origin(B, "git", extra_loader_arguments={"depth": 1}, is_fork=True, forked_from_url=A))
-    out = ok(url, "origin", "record", "--lister", "github", path).output
-    assert out.strip() == "Recorded 2 origins for lister github/github (id 1)"
+    out = ok(url, "origin", "record", "--lister", "github/github", path).output
+    assert out.splitlines() == ["Created lister github/github (id 1)", "Recorded 2 origins for lister github/github (id 1)"]
     found = {o.origin.url: o for o in listed(url)}
     assert set(found) == {A, B}
     assert found[A].origin.last_update == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -114,9 +114,9 @@ def test_origin_record_from_stdin_with_instance_and_batches(url):
 
 
 def test_re_recording_updates_last_seen(url):
-    ok(url, "origin", "record", "--lister", "github", "-", input=lines(origin(A, last_update="2026-01-01T00:00:00Z")))
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A, last_update="2026-01-01T00:00:00Z")))
     [before] = listed(url)
-    ok(url, "origin", "record", "--lister", "github", "-", input=lines(origin(A, last_update="2026-02-01T00:00:00Z")))
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A, last_update="2026-02-01T00:00:00Z")))
     [after] = listed(url)
     assert after.first_seen == before.first_seen and after.last_seen > before.last_seen
     assert after.origin.last_update == datetime(2026, 2, 1, tzinfo=timezone.utc)
@@ -125,7 +125,7 @@ def test_re_recording_updates_last_seen(url):
 
 # -- visit-status record and origin show ----------------------------------------
 def test_visit_statuses_follow_seed_000(url, tmp_path):
-    ok(url, "origin", "record", "--lister", "github", "-", input=lines(origin(A), origin(B)))
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A), origin(B)))
     path = write(tmp_path, "statuses.jsonl",
                  status(A, T0, "created", None),
                  status(A, T0 + timedelta(hours=1)),
@@ -170,7 +170,7 @@ def test_visit_status_record_takes_its_knobs_from_the_settings(url, tmp_path):
 
 def test_origin_show(url):
     ok(url, "lister", "add", "gitlab", "gitlab.inria.fr")
-    ok(url, "origin", "record", "--lister", "github", "-",
+    ok(url, "origin", "record", "--lister", "github/github", "-",
        input=lines(origin(A, last_update="2026-01-02T00:00:00Z", is_fork=True, forked_from_url=B), origin(A, "git-checkout")))
     ok(url, "origin", "record", "--lister", "gitlab", "--instance", "gitlab.inria.fr", "-", input=lines(origin(A)))
     ok(url, "visit-status", "record", "-", input=lines(status(A, T0), status(A, T0 + timedelta(days=4), visit=2)))
@@ -200,7 +200,7 @@ def test_origin_show_unknown_url(url):
 
 
 def test_three_failures_disable_until_listed_again(url):
-    ok(url, "origin", "record", "--lister", "github", "-", input=lines(origin(A)))
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A)))
     failures = [status(A, T0 + timedelta(days=i), "failed", None, visit=i) for i in range(3)]
     ok(url, "visit-status", "record", "-", input=lines(*failures[:2]))
     assert [o.origin.enabled for o in listed(url)] == [True]
@@ -210,13 +210,13 @@ def test_three_failures_disable_until_listed_again(url):
     [a] = stats(url, (A, "git"))
     assert a.failure_count == 3 and a.last_visit_status.value == "failed"
 
-    ok(url, "origin", "record", "--lister", "github", "-", input=lines(origin(A)))
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A)))
     assert [o.origin.enabled for o in listed(url)] == [True]
     assert "): enabled" in ok(url, "origin", "show", A).output
 
 
 def test_max_failures_option(url):
-    ok(url, "origin", "record", "--lister", "github", "-", input=lines(origin(A)))
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A)))
     ok(url, "visit-status", "record", "--max-failures", "1", "-", input=lines(status(A, T0, "not_found", None)))
     assert [o.origin.enabled for o in listed(url)] == [False]
 
@@ -238,9 +238,9 @@ BAD_ORIGINS = {
 @pytest.mark.parametrize("case", BAD_ORIGINS, ids=list(BAD_ORIGINS))
 def test_bad_origin_line_writes_nothing(url, case):
     bad, field, expected = BAD_ORIGINS[case]
-    ok(url, "origin", "record", "--lister", "github", "-", input=lines(origin(A)))
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A)))
     before = listed(url)
-    result = run(url, "origin", "record", "--lister", "new-lister", "--batch-size", "1", "-", input=lines(GOOD_ORIGIN, "", bad, GOOD_ORIGIN))
+    result = run(url, "origin", "record", "--lister", "new-lister/new-lister", "--batch-size", "1", "-", input=lines(GOOD_ORIGIN, "", bad, GOOD_ORIGIN))
     assert result.exit_code == 2, result.output
     message = result.output.strip()
     assert message.startswith(f"error: line 3: {field}: expected ") and expected in message, message
@@ -277,7 +277,7 @@ def test_bad_status_line_writes_nothing(url, case):
 @pytest.mark.parametrize("args, field, expected", [
     (["--adjust-factor", "1"], "adjust_factor", "a number greater than 1"),
     (["--adjust-factor", "fast"], "adjust_factor", "a number"),
-    (["--minimum-interval", "0"], "minimum_interval", "a positive duration"),
+    (["--minimum-interval", "0s"], "minimum_interval", "a positive duration"),
     (["--max-failures", "0"], "max_failures", "a whole number of at least 1"),
     (["--batch-size", "0"], "batch_size", "a whole number of at least 1"),
 ])
@@ -288,5 +288,5 @@ def test_bad_feedback_options(url, args, field, expected):
 
 
 def test_missing_file_is_a_usage_error(url, tmp_path):
-    result = run(url, "origin", "record", "--lister", "github", str(tmp_path / "nope.jsonl"))
+    result = run(url, "origin", "record", "--lister", "github/github", str(tmp_path / "nope.jsonl"))
     assert result.exit_code == 2 and "No such file" in result.output

@@ -16,7 +16,7 @@ def url(request, fresh_url):
         url = fresh_url
     else:
         url = request.getfixturevalue("pg_dsn")
-    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site")
+    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
     return url
 
 
@@ -47,7 +47,7 @@ def test_add_list_show_condition_pause_resume_delete(url):
 def test_scheduler_once_runs_what_is_due(url):
     ok(url, "schedule", "add", "bills", "scrape", "failure_rate=0", "--every", "24h")
     out = ok(url, "scheduler", "--once", "--node", "n1").output
-    assert "1 schedule runs started, 1 ended" in out
+    assert "1 schedule run started, 1 ended" in out
     [run_] = ok_json(url, "schedule", "runs", "bills")
     assert run_["status"] == "succeeded" and run_["owner"] == "n1/default"
     assert ok_json(url, "schedule", "show", "bills")["last_good_start_at"] is not None

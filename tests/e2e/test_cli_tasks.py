@@ -51,11 +51,11 @@ def test_task_type_list_like_the_seed(url):
         "Known task types:",
         "load-git: swh.loader.git.tasks.UpdateGitRepository",
         "  Update an origin of type git",
-        "  interval: 64 days, 0:00:00 [12:00:00, 64 days, 0:00:00]",
-        "  backoff_factor: 2.0",
+        "  interval: 64d [12h, 64d]",
+        "  backoff_factor: 2",
         "  max_queue_length: 5000",
-        "  num_retries: None",
-        "  retry_delay: None",
+        "  num_retries: none",
+        "  retry_delay: none",
     ]
 
 
@@ -70,7 +70,7 @@ def test_task_type_list_json(url):
 
 
 def test_task_type_duplicate_and_unknown(url):
-    result = run(url, "task-type", "add", "load-git", "x.y", "again")
+    result = run(url, "task-type", "add", "load-git", "x.y", "again", "--default-interval", "1d")
     assert result.exit_code == 1 and "already exists" in result.output
     result = run(url, "task-type", "list", "-t", "nope")
     assert result.exit_code == 2
@@ -82,7 +82,7 @@ def test_add_list_show(url):
     out = ok(url, "task", "add", "load-git", "https://github.com/turtl/mobile", "depth=2", 'opts={"a": [1]}', "--next-run", "-15d").output
     assert out.startswith("Created task ")
     assert "Next run: 15 days ago (" in out
-    assert "Interval: 64 days, 0:00:00" in out
+    assert "Interval: 64d" in out
     assert "    'https://github.com/turtl/mobile'" in out
     assert "    depth: 2" in out and "    opts: {'a': [1]}" in out
 
@@ -92,7 +92,7 @@ def test_add_list_show(url):
     out = ok(url, "task", "list", "-t", "load-hg", "--limit", "2").output
     lines = out.splitlines()
     assert lines[0] == "Found 2 tasks"
-    for label in ("Next run: in 4 hours (", "Next run: in a month (", "Interval: 1 day, 0:00:00", "Interval: 32 days, 0:00:00",
+    for label in ("Next run: in 4 hours (", "Next run: in a month (", "Interval: 1d", "Interval: 32d",
                   "Type: load-hg", "Policy: recurring", "Status: next_run_not_scheduled", "Priority:", "Args:", "Keyword args:"):
         assert label in out, label
     assert "load-git" not in out
@@ -145,7 +145,7 @@ def test_list_pending_changes_nothing(url):
     ok_json(url, "task", "add", "load-git", "future", "--next-run", "+1d")
     prio = ok_json(url, "task", "add", "load-git", "urgent", "--priority", "high", "--next-run", "-1h")
     out = ok(url, "task", "list-pending", "load-git", "--limit", "2").output
-    assert out.splitlines()[0] == "Found 1 load-git tasks"
+    assert out.splitlines()[0] == "Found 1 load-git task"
     assert f"Task {old['id']}" in out and "Next run: 15 days ago" in out and "Status:" not in out
     assert [t["id"] for t in ok_json(url, "task", "list-pending", "load-git")] == [old["id"]]
     assert [t["id"] for t in ok_json(url, "task", "list-pending", "load-git", "--priority")] == [prio["id"]]

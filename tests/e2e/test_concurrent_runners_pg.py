@@ -53,7 +53,7 @@ def test_two_runner_processes_never_run_a_task_twice(pg_dsn, tmp_path):
         store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}", 0.005)), policy=TaskPolicy.ONESHOT)
                             for i in range(n)])
         env = {**os.environ, "PYTHONPATH": str(HERE), "OSTINATO_DB": pg_dsn, "OSTINATO_BATCH_SIZE": "10",
-               "OSTINATO_POLL_INTERVAL": "0.05", "OSTINATO_WORKERS": "3"}
+               "OSTINATO_POLL_INTERVAL": "0.05s", "OSTINATO_WORKERS": "3"}
         procs = [subprocess.Popen([sys.executable, "-m", "ostinato", "runner"], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
         try:

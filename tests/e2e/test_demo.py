@@ -61,8 +61,10 @@ def test_ostinato_demo_runs_the_real_scheduler_and_sums_up(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["demo", "--sources", "300", "--seconds", "6", "--days-per-second", "5"])
     assert result.exit_code == 0, result.output
-    summary = re.search(r"([\d.]+)% of sources fresh, mean age ([\d.]+) days, ([\d,]+) visits", result.output)
+    text = " ".join(result.output.split())  # the console wraps the summary at its width
+    summary = re.search(r"([\d.]+)% of sources fresh, mean age ([\d.]+) days, ([\d,]+) visits", text)
     assert summary, result.output
+    assert re.search(r"300 sources at the start and [\d,]+ live by the end", text), result.output
     fresh, visits = float(summary.group(1)), int(summary.group(3).replace(",", ""))
     assert visits > 100 and fresh > 20.0  # the scheduler kept visiting, and it shows on the forge
     assert (tmp_path / ".ostinato" / "demo.db").exists()

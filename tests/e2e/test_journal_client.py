@@ -280,7 +280,7 @@ def test_cli_reads_to_the_end_and_exits(store_url, broker, topic, tmp_path, monk
     produce_statuses(broker, topic, items)
     produce(broker, topic, [("bad", b"garbage")])
     args = ("journal-client", "--brokers", broker.bootstrap_servers, "--group-id", "cli", "--topic", topic,
-            "--batch-timeout", "0.2")
+            "--batch-timeout", "200ms")
     out = json.loads(ok(store_url, *args, "--once", "--json").stdout)
     assert (out["consumed"], out["recorded"], out["rejected"], out["uncommitted_batch"]) == (len(items) + 1, len(items), 1, False)
     again = json.loads(ok(store_url, *args, "--once", "--json").stdout)  # resumes at the end: nothing to read

@@ -48,14 +48,14 @@ def test_example_origins_are_visited_and_shown(fresh_url, tree, command, runs):
     assert f"stopped: {runs} runs dispatched, {runs} ended, 2 visits dispatched, 2 ended" in proc.stdout
     assert "orchestrator: dispatched 2 load-directory" in proc.stdout
     if command == "run":  # `ostinato run` also runs the example schedule
-        assert "1 schedule runs" in proc.stdout
+        assert "1 schedule run," in proc.stdout
         assert ok_json(fresh_url, "schedule", "runs", "example-heartbeat")[0]["status"] in ("succeeded", "failed")
     for name in ("alpha", "beta"):
         stats = stats_of(fresh_url, tree / name)
         assert stats["last_visit_status"] == "successful" and stats["successful_visits"] == 1
         assert stats["last_snapshot"] == load_directory((tree / name).as_uri())["snapshot"]
     shown = ok(fresh_url, "origin", "show", (tree / "alpha").as_uri()).output
-    assert "(successful)" in shown and "Successful visits: 1" in shown
+    assert "Last visit: successful, " in shown and "Successful visits: 1" in shown
     assert run(fresh_url, "origin", "show", (tree / ".hidden").as_uri()).exit_code == 1  # hidden: not listed
 
 
@@ -70,7 +70,7 @@ def test_a_changed_directory_is_visited_again_after_it_is_listed_again(fresh_url
     os.utime(changed, ns=(later, later))
     ok(fresh_url, "example", "install")  # the lister sees the newer last_update
     proc = ostinato(fresh_url, tree, "orchestrator", "--once", **fast)
-    assert "1 visits dispatched, 1 ended" in proc.stdout and "1 already_visited_order_by_lag" in proc.stdout
+    assert "1 visit dispatched, 1 ended" in proc.stdout and "1 already_visited_order_by_lag" in proc.stdout
     second = stats_of(fresh_url, tree / "alpha")
     assert second["successful_visits"] == 2 and second["last_snapshot"] != first["last_snapshot"]
     assert second["last_eventful"] == second["last_successful"] != first["last_successful"]

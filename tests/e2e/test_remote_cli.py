@@ -107,7 +107,7 @@ def test_listers_origins_and_grabs_through_the_api(server, tmp_path):
     ok(server, "task-type", "add", "load-git", "callables:load_hashed", "Load git", "--default-interval", "1d")
     origins = tmp_path / "origins.jsonl"
     origins.write_text("".join(json.dumps({"url": f"https://forge/{i}", "visit_type": "git"}) + "\n" for i in range(3)))
-    recorded = json.loads(ok(server, "origin", "record", str(origins), "--lister", "gh", "--json"))
+    recorded = json.loads(ok(server, "origin", "record", str(origins), "--lister", "gh/gh", "--json"))
     assert recorded["recorded"] == 3
     shown = json.loads(ok(server, "origin", "show", "https://forge/1", "--json", token="read"))
     assert "https://forge/1" in json.dumps(shown)
@@ -122,7 +122,7 @@ def test_a_bad_token_is_refused_clearly(server):
 
 
 def test_a_read_token_cannot_write(server):
-    result = remote(server, "task-type", "add", "x", "callables:record", "x", token="read")
+    result = remote(server, "task-type", "add", "x", "callables:record", "x", "--default-interval", "1d", token="read")
     assert result.exit_code == 1
     assert "refused the token" in result.output and "needs admin" in result.output
 

@@ -19,7 +19,7 @@ HERE = Path(__file__).parent
 
 
 def ostinato(*args: str, db: str, **kw) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(HERE), "OSTINATO_POLL_INTERVAL": "0.1"}
+    env = {**os.environ, "PYTHONPATH": str(HERE), "OSTINATO_POLL_INTERVAL": "0.1s"}
     return subprocess.Popen([sys.executable, "-m", "ostinato", "--db", db, *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 

@@ -39,8 +39,8 @@ def test_killed_schedulers_never_cause_overlapping_runs(pg_dsn, tmp_path):
                 arguments=TaskArguments((str(out), f"s{i:02d}", rng.uniform(0.1, 0.6))),
                 scheduling_period=timedelta(seconds=40), cooldown_duration=timedelta(seconds=1)), now)
     env = {**os.environ, "PYTHONPATH": str(HERE), "OSTINATO_DB": pg_dsn,
-           "OSTINATO_SCHEDULE_PING_INTERVAL": "0.3", "OSTINATO_SCHEDULE_PING_TIMEOUT": "1.5",
-           "OSTINATO_SCHEDULE_STEAL_GRACE": "1", "OSTINATO_SCHEDULE_RETRY_BACKOFF": "0.5,1,2"}
+           "OSTINATO_SCHEDULE_PING_INTERVAL": "0.3s", "OSTINATO_SCHEDULE_PING_TIMEOUT": "1.5s",
+           "OSTINATO_SCHEDULE_STEAL_GRACE": "1s", "OSTINATO_SCHEDULE_RETRY_BACKOFF": "0.5s,1s,2s"}
     procs = {node: start(node, env) for node in ("n1", "n2", "n3")}
     kills = 0
     try:

@@ -93,7 +93,7 @@ def test_a_file_with_one_bad_line_is_refused_whole(loader_store, data):
         bad = json_line(record, duplicate)
     lines.insert(data.draw(st.integers(0, len(lines))), bad)
     before = dump(loader_store)
-    result = CliRunner().invoke(cli, ["--db", store_url(loader_store), "origin", "record", "-", "--lister", "fuzz"],
+    result = CliRunner().invoke(cli, ["--db", store_url(loader_store), "origin", "record", "-", "--lister", "fuzz/fuzz"],
                                 input=b"\n".join(lines) + b"\n")
     assert result.exit_code in (0, 2), (result.output, result.exception)
     if result.exit_code == 2:

@@ -46,7 +46,7 @@ imports = ["myproject.tasks", "other.tasks"]
 
 
 def test_load_from_top_level_keys(tmp_path):
-    path = write(tmp_path, 'batch_size = 50\nlost_run_timeout = 600\n')
+    path = write(tmp_path, 'batch_size = 50\nlost_run_timeout = "600s"\n')
     settings = Settings.load(path, environ={})
     assert settings.batch_size == 50
     assert settings.lost_run_timeout == timedelta(minutes=10)

@@ -138,7 +138,7 @@ def test_command_line_imports_apply_the_same_limits(store, tmp_path, monkeypatch
     result = CliRunner().invoke(cli, ["--db", url, "visit-status", "record", "-"], input=statuses)
     assert (result.exit_code, result.stderr.split(": ")[:3]) == (2, ["error", "line 2", "origin"])
     origins = b"\n".join(json.dumps(o).encode() for o in (ORIGIN, {**ORIGIN, "url": "https://e.org/\u0000"}))
-    result = CliRunner().invoke(cli, ["--db", url, "origin", "record", "-", "--lister", "l"], input=origins)
+    result = CliRunner().invoke(cli, ["--db", url, "origin", "record", "-", "--lister", "l/l"], input=origins)
     assert (result.exit_code, result.stderr.split(": ")[:3]) == (2, ["error", "line 2", "url"])
     assert rows(store) == before
 
@@ -249,7 +249,7 @@ def test_long_fuzz_run_findings_are_refused_naming_the_field(store, tmp_path, mo
     url = _cli_store(store, tmp_path, monkeypatch)
     before = rows(store)
     deep = b"[" * 100_000 + b"]" * 100_000
-    result = CliRunner().invoke(cli, ["--db", url, "origin", "record", "-", "--lister", "l"],
+    result = CliRunner().invoke(cli, ["--db", url, "origin", "record", "-", "--lister", "l/l"],
                                 input=json.dumps(ORIGIN).encode() + b"\n" + deep)
     assert (result.exit_code, result.stderr.split(": ")[:3]) == (2, ["error", "line 2", "record"]), result.output
     task = NewTask("load-git\x00", T0)

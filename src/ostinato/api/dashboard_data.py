@@ -83,6 +83,8 @@ class VisitTypeRow:
     origins_known: int = 0
     origins_enabled: int = 0
     never_visited: int = 0
+    #: visited, never successfully (every visit failed or found nothing)
+    never_successful: int = 0
     pending: int = 0
     #: queue depth: visits handed out and not yet reported
     in_flight: int = 0
@@ -192,6 +194,7 @@ def visit_type_rows(metrics: list[OriginMetrics]) -> list[VisitTypeRow]:
         row.origins_known += m.origins_known
         row.origins_enabled += m.origins_enabled
         row.never_visited += m.origins_never_visited
+        row.never_successful += m.origins_never_successful
         row.pending += m.origins_with_pending_changes
         row.in_flight += m.visits_in_flight
         row.visits_last_hour += m.visits_last_hour

@@ -6,7 +6,7 @@ Read from the store at each scrape:
   ``ostinato_schedules_by_reason{reason}`` for the WARNING and ERROR ones;
 - ``ostinato_tasks{task_type,status}``: tasks by type and status;
 - per visit type, summed over listers, from the last ``metrics update``:
-  ``ostinato_origins_known``, ``_enabled``, ``_never_visited``, ``_with_pending_changes``,
+  ``ostinato_origins_known``, ``_enabled``, ``_never_visited``, ``_never_successful``, ``_with_pending_changes``,
   ``ostinato_origin_visits_in_flight`` (the queue depth as the store sees it),
   ``ostinato_origin_visits_last_hour`` and ``ostinato_origin_eventful_visits_last_hour``,
   ``ostinato_origin_lag_seconds{quantile}`` (0.5, 0.9, 0.99, estimated from the stored
@@ -95,12 +95,13 @@ class StoreCollector:
     def _origins(self, found: list) -> Iterator[GaugeMetricFamily]:
         totals: dict[str, dict[str, Any]] = {}
         for m in found:
-            total = totals.setdefault(m.visit_type, {"known": 0, "enabled": 0, "never": 0, "pending": 0,
+            total = totals.setdefault(m.visit_type, {"known": 0, "enabled": 0, "never": 0, "never_successful": 0, "pending": 0,
                                                      "in_flight": 0, "last_hour": 0, "eventful_last_hour": 0,
                                                      "histogram": defaultdict(int), "lag_max": None, "computed": 0.0})
             total["known"] += m.origins_known
             total["enabled"] += m.origins_enabled
             total["never"] += m.origins_never_visited
+            total["never_successful"] += m.origins_never_successful
             total["pending"] += m.origins_with_pending_changes
             total["in_flight"] += m.visits_in_flight
             total["last_hour"] += m.visits_last_hour
@@ -113,8 +114,11 @@ class StoreCollector:
         families = {
             "known": GaugeMetricFamily("ostinato_origins_known", "Origins listed, per visit type.", labels=["visit_type"]),
             "enabled": GaugeMetricFamily("ostinato_origins_enabled", "Origins enabled, per visit type.", labels=["visit_type"]),
-            "never": GaugeMetricFamily("ostinato_origins_never_visited", "Origins never visited, per visit type.",
-                                       labels=["visit_type"]),
+            "never": GaugeMetricFamily("ostinato_origins_never_visited", "Enabled origins never visited (no visit "
+                                       "status yet), per visit type.", labels=["visit_type"]),
+            "never_successful": GaugeMetricFamily("ostinato_origins_never_successful", "Enabled origins visited, never "
+                                                  "successfully (every visit failed or found nothing), per visit type.",
+                                                  labels=["visit_type"]),
             "pending": GaugeMetricFamily("ostinato_origins_with_pending_changes",
                                          "Origins whose forge reports changes not yet archived, per visit type.",
                                          labels=["visit_type"]),

@@ -177,6 +177,7 @@ def metrics_to_dict(m: OriginMetrics) -> dict[str, Any]:
     return {"lister_id": m.lister_id, "lister": f"{m.lister_name}/{m.lister_instance_name}" if m.lister_name else None,
             "visit_type": m.visit_type, "computed_at": iso(m.computed_at), "origins_known": m.origins_known,
             "origins_enabled": m.origins_enabled, "origins_never_visited": m.origins_never_visited,
+            "origins_never_successful": m.origins_never_successful,
             "origins_with_pending_changes": m.origins_with_pending_changes, "lag_histogram": dict(m.lag_histogram),
             "lag_max": seconds(m.lag_max)}
 

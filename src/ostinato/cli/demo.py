@@ -14,9 +14,16 @@ from .. import extras
 from .app import AppContext, cli, pass_app
 
 
+def _title(figures, policy: str, sources: int) -> str:
+    """The table's title: the forge grows (new sources appear, a few die), so the title says how many
+    there were at the start and how many live now, the number the table shows."""
+    now = f", {figures.sources:,} live on day {figures.day:.0f}" if figures is not None else ""
+    return f"ostinato demo — {sources:,} sources at the start{now}, policy {policy}"
+
+
 def _table(figures, policy: str, sources: int) -> Table:
-    table = Table(title=f"ostinato demo — {sources:,} sources, policy {policy}", show_header=True)
-    for name in ("simulated day", "sources", "fresh", "mean age", "visits", "eventful", "never visited"):
+    table = Table(title=_title(figures, policy, sources), show_header=True)
+    for name in ("simulated day", "live sources", "fresh", "mean age", "visits", "eventful", "never visited"):
         table.add_column(name, justify="right")
     if figures is not None:
         table.add_row(f"{figures.day:.1f}", f"{figures.sources:,}", f"{figures.freshness:.1%}",
@@ -27,7 +34,7 @@ def _table(figures, policy: str, sources: int) -> Table:
 
 @cli.command("demo")
 @click.option("--sources", type=click.IntRange(min=100, max=200_000), default=3000, show_default=True,
-              help="Sources on the simulated forge.")
+              help="Sources on the simulated forge at the start (about as many more appear over a simulated year).")
 @click.option("--seconds", type=click.FloatRange(min=5), default=60.0, show_default=True, help="How long to run (real time).")
 @click.option("--days-per-second", type=click.FloatRange(min=0.01, max=30), default=3.0, show_default=True,
               help="Simulated days per real second.")
@@ -71,7 +78,8 @@ def demo_command(app: AppContext, sources, seconds, days_per_second, policy, wor
     age = sum(f.mean_age_days for f in half) / len(half)
     last = history[-1]
     console.print(
-        f"\n[bold]Summary[/bold] ({policy}, {workload}, {last.day:.0f} simulated days; means over the second half): "
+        f"\n[bold]Summary[/bold] ({policy}, {workload}, {last.day:.0f} simulated days, {sources:,} sources at the start and "
+        f"{last.sources:,} live by the end; means over the second half): "
         f"{freshness:.1%} of sources fresh, mean age {age:.2f} days, {last.visits:,} visits "
         f"({last.eventful / max(last.visits, 1):.0%} found a change), {last.never_visited:,} sources never visited.\n"
         + ("Compare: ostinato demo --policy seed" if policy == "optimal" else "Compare: ostinato demo --policy optimal"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from datetime import timedelta
 
 import click
 from rich.console import Console
@@ -22,7 +23,7 @@ from ..domain.errors import ValidationError
 from ..execution.journal_messages import DEFAULT_TOPIC
 from .app import AppContext, cli, pass_app, stop_on_signals
 from .services import metrics_options
-from .output import NumberType, WholeNumberType, echo_json, readable
+from .output import DurationType, WholeNumberType, echo_json, plural, readable
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -56,8 +57,8 @@ def _consumer_options(values: tuple[str, ...]) -> dict[str, str]:
                    "or only messages written from now on.")
 @click.option("--batch-size", type=WholeNumberType(1), default=1000, show_default=True,
               help="Most statuses handed to the store at once.")
-@click.option("--batch-timeout", type=NumberType(), default=0.5, show_default=True,
-              help="Seconds to wait for a batch to fill.")
+@click.option("--batch-timeout", type=DurationType(), default="500ms", show_default=True,
+              help="How long to wait for a batch to fill (e.g. 500ms, 2s).")
 @click.option("--max-messages", type=WholeNumberType(1), help="Exit after this many messages (stored and committed).")
 @click.option("--once", is_flag=True, help="Read every partition to its end, store, commit, exit.")
 @click.option("--consumer-option", "consumer_options", multiple=True, metavar="KEY=VALUE",
@@ -67,7 +68,7 @@ def _consumer_options(values: tuple[str, ...]) -> dict[str, str]:
 @metrics_options
 @pass_app
 def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[str, ...], from_beginning: bool,
-                   batch_size: int, batch_timeout: float, max_messages: int | None, once: bool,
+                   batch_size: int, batch_timeout: timedelta, max_messages: int | None, once: bool,
                    consumer_options: tuple[str, ...], as_json: bool, verbose: bool) -> None:
     """Feed visit statuses from Kafka back into the visit stats (seed 001's scheduler-journal-client).
 
@@ -87,8 +88,6 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     from ..services.journal_client import JournalClient
 
     _setup_logging(verbose)
-    if not batch_timeout > 0:
-        raise ValidationError("batch_timeout", "a positive number of seconds", batch_timeout)
     consumer_config = _consumer_options(consumer_options)
     try:
         policy = app.settings.feedback_policy().validated()
@@ -99,7 +98,7 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
         raise ValidationError("brokers", "Kafka bootstrap servers HOST:PORT[,…] (--brokers, or the journal_brokers "
                               "setting)", None)
     client = JournalClient(app.store(), policy, app.clock, brokers=brokers, group_id=group_id or app.settings.journal_group_id,
-                           topics=topics or app.settings.journal_topics, batch_size=batch_size, batch_timeout=batch_timeout,
+                           topics=topics or app.settings.journal_topics, batch_size=batch_size, batch_timeout=batch_timeout.total_seconds(),
                            from_beginning=from_beginning, consumer_config=consumer_config)
     stop = threading.Event()
 
@@ -111,9 +110,9 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     if as_json:
         echo_json({**counters.as_dict(), "seconds": round(time.monotonic() - started, 3), "uncommitted_batch": left_behind})
         return
-    click.echo(f"stopped: {counters.consumed} messages read, {counters.recorded} statuses recorded "
-               f"({counters.changed} changed the visit stats), {counters.rejected} rejected, "
-               f"{counters.batches} batches in {time.monotonic() - started:.1f}s")
+    click.echo(f"stopped: {plural(counters.consumed, 'message')} read, {plural(counters.recorded, 'status', 'statuses')} "
+               f"recorded ({counters.changed} changed the visit stats), {counters.rejected} rejected, "
+               f"{plural(counters.batches, 'batch', 'batches')} in {time.monotonic() - started:.1f}s")
     if left_behind:
         click.echo("the store did not take the last batch: its offsets are not committed, it is read again on the next start",
                    err=True)

@@ -3,8 +3,9 @@ and the journal's visit statuses fed back into the visit stats (seed 000).
 
 Files are JSON lines (one record per line, blank lines skipped; ``-`` reads
 stdin). Every line is validated before anything is written, because each store
-call is its own transaction: a bad line fails the whole file with
-``error: line N: field: expected …`` (exit status 2) and the store is left as it was.
+call is its own transaction: bad lines fail the whole file with
+``error: line N: field: expected …`` for each of the first 20 (exit status 2)
+and the store is left as it was.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..domain.visit_policies import visit_type_of_task_type
 from ..domain.visits import VisitStats, parse_visit_status
 from ..store import Store
 from .app import AppContext, command_group, pass_app
-from .output import DurationType, NumberType, WholeNumberType, console, echo_json, format_when, print_rows, readable
+from .output import DurationType, NumberType, WholeNumberType, console, echo_json, format_when, plural, print_rows, readable
 
 T = TypeVar("T")
 
@@ -73,7 +74,7 @@ def lister_list(app: AppContext, as_json: bool) -> None:
     rows = [lister_to_dict(item) for item in app.store().list_listers()]
     columns = [("id", "id"), ("name", "name"), ("instance_name", "instance"), ("last_listing_finished_at", "last listing finished"),
                ("current_state", "current state")]
-    print_rows(rows, as_json, columns, title=None if as_json else f"{len(rows)} lister{'s' if len(rows) != 1 else ''}")
+    print_rows(rows, as_json, columns, title=None if as_json else plural(len(rows), "lister"))
 
 
 def lister_to_dict(item: Lister) -> dict[str, Any]:
@@ -87,6 +88,44 @@ def get_or_create_lister(store: Store, name: str, instance_name: str, now: datet
         if item.name == name and item.instance_name == instance_name:
             return item, False
     return store.get_or_create_lister(name, instance_name, now), True
+
+
+def resolve_lister(store: Store, spec: str, instance_name: str | None = None, *, field: str = "lister",
+                   create_at: datetime | None = None) -> tuple[Lister, bool]:
+    """The lister a person means by ``spec``, and whether this call created it.
+
+    ``NAME/INSTANCE`` (or ``NAME`` with ``instance_name``) is that lister; with
+    ``create_at`` it is created when new. A bare ``NAME`` is the one lister of that
+    name: several are refused, listing them as NAME/INSTANCE; none is refused,
+    listing the known listers (a new lister is declared only with its instance,
+    so that a typo creates nothing).
+    """
+    name, slash, instance = spec.partition("/")
+    if instance_name is not None:
+        if slash:
+            raise ValidationError("instance", f"either --lister NAME/INSTANCE or --instance, not both (--lister {spec})",
+                                  instance_name)
+        slash, instance = "/", instance_name
+    name = _name(name, field)
+    listers = store.list_listers()
+    known = ", ".join(sorted(f"{item.name}/{item.instance_name}" for item in listers)) or "none yet"
+    if slash:
+        instance = _name(instance, "instance")
+        for item in listers:
+            if item.name == name and item.instance_name == instance:
+                return item, False
+        if create_at is not None:
+            return store.get_or_create_lister(name, instance, create_at), True
+        raise ValidationError(field, f"a known lister, NAME or NAME/INSTANCE (known: {known})", spec)
+    same = [item for item in listers if item.name == name]
+    if len(same) == 1:
+        return same[0], False
+    if same:
+        candidates = ", ".join(sorted(f"{item.name}/{item.instance_name}" for item in same))
+        raise ValidationError(field, f"one lister: {name} is the name of several, say which as NAME/INSTANCE "
+                              f"({candidates})", spec)
+    how = "; a new lister is declared with its instance: NAME/INSTANCE or --instance" if create_at is not None else ""
+    raise ValidationError(field, f"a known lister, NAME or NAME/INSTANCE (known: {known}){how}", spec)
 
 
 def _name(value: str, field: str) -> str:
@@ -103,8 +142,10 @@ def origin() -> None:
 
 @origin.command("record")
 @file_argument
-@click.option("--lister", "lister_name", required=True, metavar="NAME", help="Lister that saw the origins (created if new).")
-@click.option("--instance", "instance_name", metavar="INSTANCE", help="Its instance (default: NAME).")
+@click.option("--lister", "lister_name", required=True, metavar="NAME[/INSTANCE]",
+              help="Lister that saw the origins: NAME alone is the one lister of that name; NAME/INSTANCE is "
+                   "created if new.")
+@click.option("--instance", "instance_name", metavar="INSTANCE", help="Its instance (same as --lister NAME/INSTANCE).")
 @click.option("--batch-size", type=WholeNumberType(1), default=10_000, show_default=True, help="Origins written per transaction.")
 @json_option
 @pass_app
@@ -117,8 +158,6 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
 
     Example line: {"url": "https://github.com/turtl/mobile", "visit_type": "git", "last_update": "2026-01-02T03:04:05Z"}
     """
-    lister_name = _name(lister_name, "lister")
-    instance_name = lister_name if instance_name is None else _name(instance_name, "instance")
     store = app.store()
     with _progress() as progress:
         known = loader_visit_types(store)
@@ -126,7 +165,7 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
                                   _advancer(progress, "reading"))
         # the last line of a (url, visit_type) wins, as within one store batch
         unique = list({(o.url, o.visit_type): o for o in origins}.values())
-        found, _created = get_or_create_lister(store, lister_name, instance_name, app.clock.now())
+        found, created = resolve_lister(store, lister_name, instance_name, create_at=app.clock.now())
         now = app.clock.now()  # one last_seen for the whole file
         writing = progress.add_task("recording", total=len(unique))
         recorded = 0
@@ -135,10 +174,13 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
             progress.advance(writing, len(batch))
     merged = len(origins) - len(unique)
     if as_json:
-        echo_json({"lister": lister_to_dict(found), "lines": len(origins), "recorded": recorded, "merged": merged})
+        echo_json({"lister": lister_to_dict(found), "lister_created": created, "lines": len(origins), "recorded": recorded,
+                   "merged": merged})
         return
-    note = f" ({merged} repeated line{'s' if merged != 1 else ''} merged, the last one counted)" if merged else ""
-    click.echo(f"Recorded {recorded} origin{'s' if recorded != 1 else ''} for lister {found.name}/{found.instance_name} (id {found.id}){note}")
+    if created:
+        click.echo(f"Created lister {found.name}/{found.instance_name} (id {found.id})")
+    note = f" ({plural(merged, 'repeated line')} merged, the last one counted)" if merged else ""
+    click.echo(f"Recorded {plural(recorded, 'origin')} for lister {found.name}/{found.instance_name} (id {found.id}){note}")
 
 
 @origin.command("show")
@@ -220,10 +262,12 @@ def _print_origin(url: str, entries: list[dict[str, Any]], now: datetime) -> Non
         if stats is None or stats["last_status_date"] is None:
             lines.append("    Visits: none recorded")
             continue
-        status = f" ({stats['last_visit_status']})" if stats["last_visit_status"] else ""
+        # the newest final status says when the last visit was and how it went (last_visit keeps the seed's
+        # meaning: a failed visit leaves it as it was, so alone it would read "never" after a failure)
+        outcome = f"{stats['last_visit_status']}, " if stats["last_visit_status"] else ""
         lines += [
             "    Visits:",
-            f"      Last visit: {_when(stats['last_visit'], now)}{status}",
+            f"      Last visit: {outcome}{_when(stats['last_status_date'], now)}",
             f"      Last successful: {_when(stats['last_successful'], now)}",
             f"      Last snapshot: {stats['last_snapshot'] or 'none'}",
             f"      Last eventful: {_when(stats['last_eventful'], now)}",
@@ -299,7 +343,7 @@ def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float |
     if as_json:
         echo_json({"statuses": len(statuses), "changed": changed, "ignored": ignored})
         return
-    click.echo(f"Read {len(statuses)} visit status{'es' if len(statuses) != 1 else ''}: {changed} changed the visit stats, "
+    click.echo(f"Read {plural(len(statuses), 'visit status', 'visit statuses')}: {changed} changed the visit stats, "
                f"{ignored} ignored (not final, duplicate or late)")
 
 
@@ -325,13 +369,40 @@ def _with_loader(item: T, field: str, known: set[str]) -> T:
 
 
 # -- reading and batching -------------------------------------------------------
+#: bad lines a file's refusal lists, each with its number and field
+MAX_BAD_LINES = 20
+
+
+class BadLines(ValidationError):
+    """A file refused for its bad lines: the first :data:`MAX_BAD_LINES` of them (``errors``, each
+    located at ``line N``) and how many there were (``total``). It reads as its first error, the
+    others on the following lines."""
+
+    def __init__(self, errors: Sequence[ValidationError], total: int):
+        self.errors = list(errors)
+        self.total = total
+        first = self.errors[0]
+        super().__init__(first.field, first.expected, first.got, record=first.record)
+
+    def _message(self) -> str:
+        if self.total == 1:
+            return str(self.errors[0])
+        more = self.total - len(self.errors)
+        return (f"{self.total} bad lines, nothing was written:"
+                + "".join(f"\n  {error}" for error in self.errors)
+                + (f"\n  … and {more} more bad line{'s' if more != 1 else ''}" if more else ""))
+
+
 def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Callable[[int], None] | None = None) -> list[T]:
     """Every non-blank line of ``stream`` decoded as JSON and read by ``parse``.
 
-    Raises the first ValidationError located at ``line N`` (1-based); a line that
-    is not JSON is an error on the field ``record``.
+    Reads the whole file; if any line is bad, raises :class:`BadLines` with the
+    first :data:`MAX_BAD_LINES` errors, each located at ``line N`` (1-based); a
+    line that is not JSON is an error on the field ``record``.
     """
     parsed: list[T] = []
+    errors: list[ValidationError] = []
+    total = 0
     number = 0
     for number, raw in enumerate(stream, 1):
         if on_lines is not None and number % _PROGRESS_STEP == 0:
@@ -340,22 +411,32 @@ def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Call
         if not text:
             continue
         try:
-            record = json.loads(text, parse_constant=_no_constant)
-        except UnicodeDecodeError:
-            raise ValidationError("record", "UTF-8 text", _excerpt(raw), record=f"line {number}") from None
-        except ValueError as exc:
-            why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise ValidationError("record", f"one JSON object per line ({why})", _excerpt(raw), record=f"line {number}") from None
-        except RecursionError:  # nested deeper than the decoder's stack: no record is
-            raise ValidationError("record", "one JSON object per line, not nested thousands deep", _excerpt(raw),
-                                  record=f"line {number}") from None
-        try:
-            parsed.append(parse(record))
+            item = parse(_decode_line(text, raw))
         except ValidationError as exc:
-            raise exc.at(f"line {number}") from None
+            total += 1
+            if len(errors) < MAX_BAD_LINES:
+                errors.append(exc.at(f"line {number}"))
+            continue
+        if not errors:  # once a line is bad, nothing is kept: the rest is only checked
+            parsed.append(item)
     if on_lines is not None:
         on_lines(number % _PROGRESS_STEP)
+    if errors:
+        raise BadLines(errors, total)
     return parsed
+
+
+def _decode_line(text: bytes, raw: bytes) -> Any:
+    """One line as JSON, or a ValidationError on the field ``record``."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise ValidationError("record", "UTF-8 text", _excerpt(raw)) from None
+    except ValueError as exc:
+        why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ValidationError("record", f"one JSON object per line ({why})", _excerpt(raw)) from None
+    except RecursionError:  # nested deeper than the decoder's stack: no record is
+        raise ValidationError("record", "one JSON object per line, not nested thousands deep", _excerpt(raw)) from None
 
 
 def _no_constant(name: str) -> Any:
@@ -384,4 +465,5 @@ def _advancer(progress: Progress, description: str) -> Callable[[int], None]:
     return lambda n: progress.advance(task_id, n)
 
 
-__all__ = ["batches", "check_visit_type", "get_or_create_lister", "loader_visit_types", "lister", "lister_to_dict", "origin", "read_json_lines", "visit_status"]
+__all__ = ["BadLines", "MAX_BAD_LINES", "batches", "check_visit_type", "get_or_create_lister", "loader_visit_types", "lister", "lister_to_dict", "origin",
+           "read_json_lines", "resolve_lister", "visit_status"]

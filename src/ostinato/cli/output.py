@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import click
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -34,10 +35,12 @@ __all__ = [
     "console",
     "echo_json",
     "format_duration",
+    "format_elapsed",
     "format_interval",
     "format_time",
     "format_when",
     "humanize_delta",
+    "plural",
     "print_rows",
     "print_table",
     "print_task",
@@ -47,9 +50,9 @@ __all__ = [
 
 
 # -- consoles and printing ------------------------------------------------------
-def console(*, stderr: bool = False) -> Console:
+def console(*, stderr: bool = False, width: int | None = None) -> Console:
     """A rich console on the current stdout/stderr (created per call so test runners can swap streams)."""
-    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=False)
+    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=False, width=width)
 
 
 def echo_json(data: Any) -> None:
@@ -66,15 +69,46 @@ def _json_default(value: Any) -> Any:
 
 
 def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]] | None = None, *, title: str | None = None) -> None:
-    """Print dicts as a rich table; ``columns`` is ``[(key, header), …]`` (default: the first row's keys)."""
+    """Print dicts as a rich table; ``columns`` is ``[(key, header), …]`` (default: the first row's keys).
+
+    Text wraps at word boundaries only: a column of single words (identifiers, URLs, numbers,
+    durations) never wraps, and rather than cut a word in the middle, a table that cannot
+    fit is printed wider than the terminal.
+    """
     if columns is None:
         columns = [(key, key) for key in (rows[0] if rows else {})]
+    cells = [[_cell(row.get(key)) for key, _header in columns] for row in rows]
+    out = console()
+    widths = _column_widths([header for _key, header in columns], cells,
+                            [all(" " not in line[i] for line in cells) for i in range(len(columns))],
+                            out.width - 3 * len(columns) - 1)
     table = Table(title=title, show_lines=False)
-    for _key, header in columns:
-        table.add_column(header, overflow="fold")
-    for row in rows:
-        table.add_row(*(_cell(row.get(key)) for key, _header in columns))
-    console().print(table)
+    for (_key, header), width in zip(columns, widths):
+        table.add_column(header, width=width, overflow="fold")
+    for line in cells:
+        table.add_row(*line)
+    total = sum(widths) + 3 * len(columns) + 1
+    (out if total <= out.width else console(width=total)).print(table)
+
+
+def _column_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], whole: Sequence[bool], room: int) -> list[int]:
+    """Each column's width: its widest cell if the table fits in ``room``; else columns of text
+    narrow, widest first, down to their longest word (a column marked ``whole``, of single words,
+    keeps its widest cell)."""
+    widths, floors = [], []
+    for index, header in enumerate(headers):
+        texts = [line[index] for line in cells]
+        widest = max([cell_len(text) for text in texts] + [cell_len(header)])
+        words = texts if whole[index] else [word for text in texts for word in text.split()]
+        widths.append(max(widest, 1))
+        floors.append(max([cell_len(word) for word in words + header.split()] or [1]))
+    while sum(widths) > room:
+        shrinkable = [i for i, width in enumerate(widths) if width > floors[i]]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    return widths
 
 
 def print_rows(rows: Sequence[Mapping[str, Any]], as_json: bool, columns: Sequence[tuple[str, str]] | None = None, *, title: str | None = None) -> None:
@@ -90,15 +124,37 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, timedelta):
         return format_duration(value)
+    if isinstance(value, datetime):
+        return format_time(value)
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, ensure_ascii=False, default=_json_default)
     return str(value)
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 task``, ``2 tasks``, ``0 tasks``; ``many`` for irregular plurals (``status``, ``statuses``)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 # -- durations and times --------------------------------------------------------
-def format_interval(value: timedelta | None) -> str:
-    """The seed's rendering of an interval (``64 days, 0:00:00``); ``None`` stays ``None``."""
-    return "None" if value is None else str(value)
+def format_interval(value: timedelta | None, missing: str = "none") -> str:
+    """A configured duration as the options take it (``64d``, ``12h``, ``1d6h``); ``missing`` when unset."""
+    return missing if value is None else format_duration(value)
+
+
+def format_elapsed(value: timedelta | None) -> str:
+    """A measured duration (a run's, an average), rounded to what a person reads: ``4.7ms``,
+    ``12.346s``, ``1h2m3s``; still in the form the options take."""
+    if value is None:
+        return ""
+    size = abs(value)
+    if size < timedelta(seconds=1):
+        resolution = timedelta(microseconds=100)
+    elif size < timedelta(minutes=1):
+        resolution = timedelta(milliseconds=1)
+    else:
+        resolution = timedelta(seconds=1)
+    return format_duration(value, resolution=resolution)
 
 
 def format_time(value: datetime | None) -> str:
@@ -192,7 +248,7 @@ def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Ite
         runs = list(runs)
         lines.append("  Runs:" if runs else "  Runs: none")
         for run in runs:
-            took = format_duration(run.ended - run.started) if run.ended and run.started else ""
+            took = format_elapsed(run.ended - run.started) if run.ended and run.started else ""
             lines.append(
                 f"    {run.id}: {run.status.value}"
                 + (f", scheduled {format_when(run.scheduled, now)}" if run.scheduled else "")

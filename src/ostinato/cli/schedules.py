@@ -37,7 +37,7 @@ from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals
 from .services import metrics_options
 from .origins import read_json_lines
-from .output import DurationType, TimeType, WholeNumberType, echo_json, format_when, print_rows, readable
+from .output import DurationType, TimeType, WholeNumberType, echo_json, format_elapsed, format_time, format_when, plural, print_rows, readable
 from .tasks import build_arguments
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -151,7 +151,7 @@ def schedule_list(app: AppContext, as_json: bool) -> None:
     rows = [_summary(s, now) for s in _all(app)]
     print_rows(rows, as_json, [("name", "name"), ("timing", "timing"), ("condition", "condition"), ("reason", "reason"),
                                ("owner", "running on"), ("should_start_by", "should start by")],
-               title=None if as_json else f"{len(rows)} schedule{'s' if len(rows) != 1 else ''}")
+               title=None if as_json else plural(len(rows), "schedule"))
 
 
 @schedule.command("show")
@@ -178,7 +178,7 @@ def _show(app: AppContext, found: Schedule) -> None:
                          ("Last good start", found.last_good_start_at), ("Last good end", found.last_good_end_at),
                          ("Last end", found.last_end_at)]:
         lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
-    lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: {found.average_good_duration or 'unknown'}")
+    lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: {format_elapsed(found.average_good_duration) or 'unknown'}")
     if found.running:
         lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}")
     click.echo("\n".join(lines))
@@ -218,7 +218,7 @@ def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None
     if found.kind is ScheduleKind.PERIODIC:
         times = get_schedule_start_times(found, now)
         echo_json({"can_start_by": times.can_start_by, "should_start_by": times.should_start_by}) if as_json else \
-            click.echo(f"can start by {times.can_start_by.isoformat()}, should start by {times.should_start_by.isoformat()}")
+            click.echo(f"can start by {format_time(times.can_start_by)}, should start by {format_time(times.should_start_by)}")
         return
     firings = found.rule.next_fire_times(now, count)
     rows = [{"at": f.at, "note": f.note} for f in firings]
@@ -299,7 +299,7 @@ def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) ->
         raise ValidationError("name", "schedules that do not exist yet (or --replace)", clashes[0])
     for item in items:
         (store.save_schedule if item.name in existing else store.create_schedule)(item, now)
-    click.echo(f"Imported {len(items)} schedule{'s' if len(items) != 1 else ''}")
+    click.echo(f"Imported {plural(len(items), 'schedule')}")
 
 
 @cli.command("scheduler")
@@ -318,7 +318,7 @@ def scheduler_command(app: AppContext, node: str | None, instance: str, capacity
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     scheduler = run_scheduler(app, node or app.settings.node, instance, once, capacity)
-    click.echo(f"stopped: {scheduler.started} schedule runs started, {scheduler.finished} ended")
+    click.echo(f"stopped: {plural(scheduler.started, 'schedule run')} started, {scheduler.finished} ended")
 
 
 def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacity: int) -> DeadlineScheduler:

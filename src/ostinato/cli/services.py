@@ -14,6 +14,7 @@ from ..domain.errors import ValidationError
 from ..services import service_metrics
 from ..services.embedded import EmbeddedScheduler, Summary, prepare_embedded_schema
 from .app import AppContext, cli, pass_app, quiet_chatty_loggers, stop_on_signals
+from .output import plural
 
 
 def serve_metrics(app: AppContext, port: int | None, host: str | None) -> Any:
@@ -77,9 +78,9 @@ def _serve(scheduler: EmbeddedScheduler, once: bool) -> Summary:
 
 
 def _print_summary(summary: Summary) -> None:
-    visits = f"{summary.visits_dispatched} visits dispatched, {summary.visits_finished} ended, "
-    schedules = f"{summary.schedule_runs} schedule runs, " if summary.schedule_runs else ""
-    click.echo(f"stopped: {summary.dispatched} runs dispatched, {summary.finished} ended, {visits}{schedules}"
+    visits = f"{plural(summary.visits_dispatched, 'visit')} dispatched, {summary.visits_finished} ended, "
+    schedules = f"{plural(summary.schedule_runs, 'schedule run')}, " if summary.schedule_runs else ""
+    click.echo(f"stopped: {plural(summary.dispatched, 'run')} dispatched, {summary.finished} ended, {visits}{schedules}"
                f"in {summary.seconds:.1f}s")
 
 

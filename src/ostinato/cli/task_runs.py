@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..domain.durations import format_duration
 from ..domain.tasks import TaskRunStatus, parse_run_status
 from .app import AppContext, command_group, pass_app
-from .output import DomainChoice, WholeNumberType, echo_json, format_time, print_table
+from .output import DomainChoice, WholeNumberType, echo_json, format_elapsed, format_time, plural, print_table
 
 RUN_STATUSES = [s.value for s in TaskRunStatus]
 
@@ -38,13 +37,13 @@ def list_runs(app: AppContext, task_id: int | None, statuses: tuple[TaskRunStatu
             "scheduled": format_time(r.scheduled),
             "started": format_time(r.started),
             "ended": format_time(r.ended),
-            "took": format_duration(r.ended - r.started) if r.ended and r.started else "",
+            "took": format_elapsed(r.ended - r.started) if r.ended and r.started else "",
             "backend_id": r.backend_id,
         }
         for r in runs
     ]
     columns = [("id", "Id"), ("task", "Task"), ("status", "Status"), ("scheduled", "Scheduled"), ("started", "Started"),
                ("ended", "Ended"), ("took", "Took"), ("backend_id", "Backend id")]
-    print_table(rows, columns, title=f"{len(runs)} task runs")
+    print_table(rows, columns, title=plural(len(runs), "task run"))
     if len(runs) == limit:
         click.echo(f"(more may follow: --after-id {runs[-1].id})")

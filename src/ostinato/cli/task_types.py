@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
 
 import click
@@ -21,7 +22,9 @@ def task_type() -> None:
 @click.argument("type_name", metavar="TYPE")
 @click.argument("backend_name")
 @click.argument("description")
-@click.option("--default-interval", type=DurationType(), help="Interval of new recurring tasks (e.g. 1d).")
+@click.option("--default-interval", type=DurationType(), help="Interval of new recurring tasks (e.g. 1d); required, unless --no-default-interval.")
+@click.option("--no-default-interval", "no_default_interval", is_flag=True,
+              help="A type without one: its tasks run once (loaders, one-shot jobs) or are given --interval.")
 @click.option("--min-interval", type=DurationType(), help="Shortest interval the backoff may reach.")
 @click.option("--max-interval", type=DurationType(), help="Longest interval the backoff may reach.")
 @click.option("--backoff-factor", type=NumberType(), help="Interval factor after a run (> 1).")
@@ -36,6 +39,7 @@ def add(
     backend_name: str,
     description: str,
     default_interval: timedelta | None,
+    no_default_interval: bool,
     min_interval: timedelta | None,
     max_interval: timedelta | None,
     backoff_factor: float | None,
@@ -46,8 +50,11 @@ def add(
 ) -> None:
     """Declare task type TYPE run by the callable BACKEND_NAME.
 
-    Example: ostinato task-type add load-git myproject.tasks.load_git "Update a git origin"
+    Example: ostinato task-type add load-git myproject.tasks:load_git "Update a git origin"
     --default-interval 1d --min-interval 12h --max-interval 64d --backoff-factor 2
+
+    BACKEND_NAME is checked here: if it cannot be imported in this process, a
+    warning names the import error (it may exist only where the workers run).
     """
     candidate = TaskType(
         type=type_name,
@@ -65,8 +72,15 @@ def add(
         candidate.validated()
     except ValidationError as exc:
         raise readable(exc) from None
+    if default_interval is None and not no_default_interval:
+        raise ValidationError("default_interval", "a duration such as 1d (--default-interval), or --no-default-interval "
+                              "for a type whose tasks run once or are each given --interval", None)
+    if default_interval is not None and no_default_interval:
+        raise ValidationError("default_interval", "either --default-interval or --no-default-interval, not both",
+                              format_interval(default_interval))
     store = app.store()
     created = store.create_task_type(candidate)
+    _warn_if_not_importable(app, created)
     if as_json:
         echo_json(task_type_to_dict(created))
     else:
@@ -97,15 +111,38 @@ def list_task_types(app: AppContext, verbose: bool, types: tuple[str, ...], as_j
         _print_task_type(item, verbose)
 
 
+def _warn_if_not_importable(app: AppContext, created: TaskType) -> None:
+    """A warning on stderr when the type's callable cannot be imported here (a typo, or a module
+    that only the workers have): the type is kept, its runs would fail until it can be."""
+    from ..execution.registry import registry
+
+    problems = []
+    for module in app.settings.imports:  # where @task callables register themselves
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            problems.append(f"the imports setting's {module!r} fails ({type(exc).__name__}: {exc})")
+    problem = registry.import_problem(created.backend_name)
+    if problem is None:
+        return
+    click.echo(f"warning: backend_name {created.backend_name!r} cannot be imported here ({problem}); "
+               f"the workers that run {created.type} tasks must be able to import it"
+               + "".join(f"; {p}" for p in problems), err=True)
+
+
 def _print_task_type(item: TaskType, verbose: bool) -> None:
     lines = [f"{item.type}: {item.backend_name}", f"  {item.description}"]
     if verbose:
         lines += [
             f"  interval: {format_interval(item.default_interval)} "
             f"[{format_interval(item.min_interval)}, {format_interval(item.max_interval)}]",
-            f"  backoff_factor: {item.backoff_factor}",
-            f"  max_queue_length: {item.max_queue_length}",
-            f"  num_retries: {item.num_retries}",
+            f"  backoff_factor: {_or_none(item.backoff_factor)}",
+            f"  max_queue_length: {_or_none(item.max_queue_length)}",
+            f"  num_retries: {_or_none(item.num_retries)}",
             f"  retry_delay: {format_interval(item.retry_delay)}",
         ]
     click.echo("\n".join(lines))
+
+
+def _or_none(value: object) -> str:
+    return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)

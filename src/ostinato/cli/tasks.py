@@ -26,7 +26,7 @@ from ..domain.tasks import (
 from ..services.archiver import archive_tasks
 from ..store import Store
 from .app import AppContext, command_group, pass_app
-from .output import DomainChoice, DurationType, TimeType, WholeNumberType, console, echo_json, print_task
+from .output import DomainChoice, DurationType, TimeType, WholeNumberType, console, echo_json, plural, print_task
 
 POLICIES = [p.value for p in TaskPolicy]
 PRIORITIES = [p.value for p in TaskPriority]
@@ -161,7 +161,7 @@ def list_tasks(
         after_id=after_id,
         limit=limit,
     )
-    _print_tasks(app, found, as_json, header=f"Found {len(found)} tasks")
+    _print_tasks(app, found, as_json, header=f"Found {plural(len(found), 'task')}")
     if not as_json and len(found) == limit:
         click.echo(f"(more may follow: --after-id {found[-1].id})")
 
@@ -178,7 +178,7 @@ def list_pending(app: AppContext, type_name: str, limit: int, before: datetime, 
     store = app.store()
     _check_type(store, type_name)
     found = store.peek_ready_tasks(type_name, before, limit, priority=priority)
-    _print_tasks(app, found, as_json, header=f"Found {len(found)} {type_name} tasks", show_status=False)
+    _print_tasks(app, found, as_json, header=f"Found {len(found)} {type_name} task{'' if len(found) == 1 else 's'}", show_status=False)
 
 
 @task.command("show")
@@ -210,7 +210,7 @@ def disable(app: AppContext, ids: tuple[int, ...]) -> None:
     store = app.store()
     _get_tasks(store, ids)
     changed = store.set_task_status(list(dict.fromkeys(ids)), TaskStatus.DISABLED)
-    click.echo(f"Disabled {changed} task{'s' if changed != 1 else ''}" + _unchanged(len(set(ids)) - changed, "already disabled"))
+    click.echo(f"Disabled {plural(changed, 'task')}" + _unchanged(len(set(ids)) - changed, "already disabled"))
 
 
 @task.command("respawn")
@@ -222,7 +222,7 @@ def respawn(app: AppContext, ids: tuple[int, ...], next_run: datetime | None) ->
     store = app.store()
     _get_tasks(store, ids)
     changed = store.set_task_status(list(dict.fromkeys(ids)), TaskStatus.NEXT_RUN_NOT_SCHEDULED, next_run=next_run)
-    click.echo(f"Respawned {changed} task{'s' if changed != 1 else ''}" + _unchanged(len(set(ids)) - changed, "neither completed nor disabled"))
+    click.echo(f"Respawned {plural(changed, 'task')}" + _unchanged(len(set(ids)) - changed, "neither completed nor disabled"))
 
 
 def _unchanged(count: int, why: str) -> str:
@@ -257,7 +257,7 @@ def archive(app: AppContext, before: datetime, out: str, batch_size: int, keep: 
     where = "stdout" if out == "-" else out
     verb = "Exported" if keep else "Archived"
     suffix = " (kept in the database)" if keep else ""
-    click.echo(f"{verb} {count} task{'s' if count != 1 else ''} to {where}{suffix}", err=out == "-")
+    click.echo(f"{verb} {plural(count, 'task')} to {where}{suffix}", err=out == "-")
 
 
 # -- helpers --------------------------------------------------------------------

@@ -7,7 +7,7 @@ import click
 
 from ..api.tokens import SCOPES, hash_secret, new_secret, parse_scope, token_to_dict
 from .app import AppContext, command_group, pass_app
-from .output import DomainChoice, echo_json, print_rows
+from .output import DomainChoice, echo_json, plural, print_rows
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -46,7 +46,7 @@ def token_list(app: AppContext, as_json: bool) -> None:
     rows = [token_to_dict(t) for t in app.store().list_api_tokens()]
     columns = [("name", "name"), ("scope", "scope"), ("created_at", "created"), ("last_used_at", "last used"),
                ("revoked_at", "revoked")]
-    print_rows(rows, as_json, columns, title=None if as_json else f"{len(rows)} token{'s' if len(rows) != 1 else ''}")
+    print_rows(rows, as_json, columns, title=None if as_json else plural(len(rows), "token"))
 
 
 @token.command("revoke")

@@ -8,14 +8,14 @@ from typing import Any
 
 import click
 
-from ..domain.errors import NotFoundError, ValidationError
+from ..domain.errors import ValidationError
 from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy
 from ..domain.durations import format_duration
 from .app import AppContext, command_group, pass_app
-from .origins import check_visit_type, json_option, loader_visit_types, origin
-from .output import DurationType, WholeNumberType, echo_json, format_time, print_rows, readable
+from .origins import check_visit_type, json_option, loader_visit_types, origin, resolve_lister
+from .output import DurationType, WholeNumberType, echo_json, format_time, plural, print_rows, readable
 
 
 def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> dict[str, float]:
@@ -44,7 +44,7 @@ def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> d
 @click.option("--count", "-n", type=WholeNumberType(0), default=10, show_default=True, help="Most origins to pick.")
 @click.option("--policy", "-p", "policies", multiple=True, metavar="POLICY[=RATIO]",
               help=f"Scheduling policy (repeatable, split by ratio; default: seed 003's table). One of {', '.join(sorted(POLICY_NAMES))}.")
-@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only origins this lister lists.")
+@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only origins this lister lists (NAME alone: the one lister of that name).")
 @click.option("--in-flight-timeout", type=DurationType(), help="Grabbed origins are not picked again for this long unless their visit reports (default: the setting, 1d).")
 @click.option("--dry-run", is_flag=True, help="Show what would be picked; change nothing.")
 @json_option
@@ -79,7 +79,7 @@ def origin_grab_next(app: AppContext, visit_type: str, count: int, policies: tup
         return
     verb = "Would grab" if dry_run else "Grabbed"
     print_rows(rows, False, [("url", "url"), ("policy", "policy"), ("lister", "lister"), ("last_update", "last update")],
-               title=f"{verb} {len(rows)} {visit_type} origin{'s' if len(rows) != 1 else ''}")
+               title=f"{verb} {len(rows)} {visit_type} origin{'' if len(rows) == 1 else 's'}")
 
 
 def _grab_options(app: AppContext, in_flight_timeout: timedelta | None) -> GrabOptions:
@@ -93,11 +93,7 @@ def _grab_options(app: AppContext, in_flight_timeout: timedelta | None) -> GrabO
 
 
 def _lister_id(store, spec: str) -> int:
-    name, _, instance = spec.partition("/")
-    for item in store.list_listers():
-        if item.name == name and item.instance_name == (instance or name):
-            return item.id
-    raise NotFoundError("lister", spec)
+    return resolve_lister(store, spec)[0].id
 
 
 def next_visit_to_dict(visit: NextVisit) -> dict[str, Any]:
@@ -113,13 +109,15 @@ def next_visit_to_dict(visit: NextVisit) -> dict[str, Any]:
 
 
 # -- metrics --------------------------------------------------------------------
-@command_group("metrics", "Per lister and visit type: origins known, enabled, never visited, pending, and their lag.")
+@command_group("metrics", "Per lister and visit type: origins known, enabled, never visited, visited but never "
+               "successfully, pending, and their lag.")
 def metrics() -> None:
     pass
 
 
 _COLUMNS = [("lister", "lister"), ("visit_type", "visit type"), ("origins_known", "known"), ("origins_enabled", "enabled"),
-            ("origins_never_visited", "never visited"), ("origins_with_pending_changes", "pending"),
+            ("origins_never_visited", "never visited"), ("origins_never_successful", "never successful"),
+            ("origins_with_pending_changes", "pending"),
             ("lag_histogram", "lag of pending (at least)"), ("lag_max", "max lag")]
 
 
@@ -133,7 +131,7 @@ def metrics_update(app: AppContext, as_json: bool) -> None:
 
 
 @metrics.command("show")
-@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only this lister.")
+@click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only this lister (NAME alone: the one lister of that name).")
 @click.option("--visit-type", help="Only this visit type.")
 @json_option
 @pass_app
@@ -148,7 +146,7 @@ def metrics_to_dict(m: OriginMetrics) -> dict[str, Any]:
     return {
         "lister": f"{m.lister_name}/{m.lister_instance_name}", "lister_id": m.lister_id, "visit_type": m.visit_type,
         "computed_at": m.computed_at, "origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
-        "origins_never_visited": m.origins_never_visited,
+        "origins_never_visited": m.origins_never_visited, "origins_never_successful": m.origins_never_successful,
         "origins_with_pending_changes": m.origins_with_pending_changes,
         "lag_histogram": dict(m.lag_histogram), "lag_max": m.lag_max,
     }
@@ -164,6 +162,6 @@ def _print_metrics(found: list[OriginMetrics], as_json: bool) -> None:
     title = None
     if not as_json:
         when = max((m.computed_at for m in found), default=None)
-        title = (f"{len(rows)} lister and visit type pair{'s' if len(rows) != 1 else ''}, computed {format_time(when)}"
+        title = (f"{plural(len(rows), 'lister and visit type pair')}, computed {format_time(when)}"
                  if rows else "no metrics yet: run `ostinato metrics update`")
     print_rows(rows, as_json, _COLUMNS, title=title)

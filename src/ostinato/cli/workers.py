@@ -13,6 +13,7 @@ import click
 from .. import extras
 from ..domain.errors import NotFoundError
 from .app import AppContext, cli, open_settings_store, pass_app, stop_on_signals
+from .output import plural
 from .services import _setup_logging, metrics_options
 
 
@@ -97,5 +98,7 @@ def listener_command(app: AppContext, broker, verbose):
             pass
         for thread in threads:
             thread.join(10)
-    click.echo(f"stopped: {listener.runs_recorded} run outcomes and {listener.visits_recorded} visit statuses recorded, "
-               f"{listener.lost_marked} runs of dead workers marked lost, {listener.rejected} messages rejected")
+    click.echo(f"stopped: {plural(listener.runs_recorded, 'run outcome')} and "
+               f"{plural(listener.visits_recorded, 'visit status', 'visit statuses')} recorded, "
+               f"{plural(listener.lost_marked, 'run')} of dead workers marked lost, "
+               f"{plural(listener.rejected, 'message')} rejected")

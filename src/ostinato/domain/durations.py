@@ -1,7 +1,10 @@
 """Durations and points in time as people write them, parsed strictly.
 
-Durations: ``90s``, ``15m``, ``12h``, ``64d``, ``2w``, compounds such as
-``1d12h``, ISO 8601 (``P1DT2H``, ``PT15M``) and plain seconds (``3600``).
+Durations: ``90s``, ``15m``, ``12h``, ``64d``, ``2w``, ``250ms``, compounds such as
+``1d12h``, and ISO 8601 (``P1DT2H``, ``PT15M``). Text needs a unit: a bare ``1``
+is refused (one second? one day?). Numbers (``int``/``float``, as in JSON
+bodies and ``schedule export`` files) are seconds, a machine form.
+:func:`format_duration` writes what :func:`parse_duration` reads back.
 Times: ISO 8601 with a zone (``2026-11-22T10:00:00+01:00``, ``...Z``), or
 relative to ``now`` (``now``, ``+2h``, ``-1d``).
 """
@@ -23,6 +26,8 @@ _ISO = re.compile(
     re.IGNORECASE,
 )
 DURATION_FORMS = "a duration such as 90s, 15m, 12h, 64d, 1d12h or ISO 8601 P1DT2H"
+#: what a bare number in text is told: its unit is missing
+BARE_NUMBER_FORMS = "a duration with a unit, such as 30s, 5m, 12h, 1d, 1d12h or ISO 8601 PT1H (a bare number has none)"
 
 
 def parse_duration(text: str | int | float | timedelta, field: str = "duration", *, allow_zero: bool = False) -> timedelta:
@@ -59,7 +64,7 @@ def _parse_duration_text(text: str, field: str) -> timedelta:
     if text.startswith("-"):
         raise ValidationError(field, "a positive duration", text)
     if re.fullmatch(r"\d+(?:\.\d+)?", text):
-        return _seconds(float(text), field, text)
+        raise ValidationError(field, BARE_NUMBER_FORMS, text)
     if text[0] in "Pp":
         match = _ISO.fullmatch(text)
         if not match or text.upper() in ("P", "PT") or text.upper().endswith("T"):
@@ -79,21 +84,42 @@ def _parse_duration_text(text: str, field: str) -> timedelta:
     raise ValidationError(field, DURATION_FORMS, text)
 
 
-def format_duration(value: timedelta | None) -> str:
-    """Compact form, the inverse of :func:`parse_duration` (``1d12h``, ``90s``)."""
+def format_duration(value: timedelta | None, *, resolution: timedelta | None = None) -> str:
+    """The compact form :func:`parse_duration` reads back exactly: ``1d6h``, ``90s``, ``4.714ms``, ``0s``.
+
+    Days, hours, minutes and seconds (no spaces, so that it can be pasted into an
+    option); below a second, milliseconds. ``resolution`` rounds first (half up),
+    for measured durations shown to people: ``resolution=timedelta(seconds=1)``.
+    """
     if value is None:
         return ""
-    total = value.total_seconds()
-    sign = "-" if total < 0 else ""
-    total = abs(total)
+    micros = value // timedelta(microseconds=1)
+    if resolution is not None and resolution > timedelta(0):
+        step = resolution // timedelta(microseconds=1) or 1
+        micros = (abs(micros) + step // 2) // step * step * (1 if micros >= 0 else -1)
+    sign = "-" if micros < 0 else ""
+    micros = abs(micros)
+    if micros == 0:
+        return "0s"
+    if micros < 1_000_000:
+        return sign + _decimal(micros, 1000) + "ms"
     parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        count, total = divmod(total, size)
+    for unit, size in (("d", 86400_000_000), ("h", 3600_000_000), ("m", 60_000_000)):
+        count, micros = divmod(micros, size)
         if count:
-            parts.append(f"{int(count)}{unit}")
-    if total or not parts:
-        parts.append(f"{round(total, 3):g}s")
+            parts.append(f"{count}{unit}")
+    if micros:
+        parts.append(_decimal(micros, 1_000_000) + "s")
     return sign + "".join(parts)
+
+
+def _decimal(count: int, per_unit: int) -> str:
+    """``count / per_unit`` written exactly, without trailing zeros (``4714, 1000`` → ``4.714``)."""
+    whole, rest = divmod(count, per_unit)
+    if not rest:
+        return str(whole)
+    digits = len(str(per_unit)) - 1
+    return f"{whole}.{rest:0{digits}d}".rstrip("0")
 
 
 _RELATIVE = re.compile(r"([+-])\s*(.+)")

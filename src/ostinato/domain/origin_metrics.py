@@ -1,5 +1,6 @@
 """Metrics per (lister, visit type): how many origins are known, enabled, never
-visited, waiting with changes not yet archived, and how long they have waited.
+visited, visited but never successfully (every visit failed or found nothing),
+waiting with changes not yet archived, and how long they have waited.
 
 The lag of an origin with pending changes is *at least* ``now - last_update``
 (its newest change is not archived; older ones may not be either). It is kept
@@ -54,6 +55,7 @@ class OriginMetrics:
     computed_at: datetime
     origins_known: int
     origins_enabled: int
+    #: enabled origins without any final visit status
     origins_never_visited: int
     origins_with_pending_changes: int
     #: bucket label (see :func:`bucket_label`) → origins, in bucket order, empty buckets left out
@@ -67,6 +69,8 @@ class OriginMetrics:
     visits_last_hour: int = 0
     eventful_visits_last_hour: int = 0
     uneventful_visits_last_hour: int = 0
+    #: enabled origins visited, never successfully: every final status so far failed or not found
+    origins_never_successful: int = 0
 
     @property
     def eventful_ratio(self) -> float | None:
@@ -81,11 +85,11 @@ def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
     Each row has lister_id, visit_type, bucket (the lag bucket of origins with
     pending changes, as :func:`bucket_label`, or None for the others), origins,
     enabled, never_visited and lag_max (seconds, or None), and may have
-    in_flight, visits, eventful and uneventful (0 when absent); a (lister, visit
-    type) comes in several rows.
+    never_successful, in_flight, visits, eventful and uneventful (0 when absent);
+    a (lister, visit type) comes in several rows.
     """
     totals: dict[tuple[int, str], dict] = {}
-    activity = ("in_flight", "visits", "eventful", "uneventful")
+    activity = ("never_successful", "in_flight", "visits", "eventful", "uneventful")
     for row in rows:
         key = (row["lister_id"], row["visit_type"])
         total = totals.setdefault(key, {"known": 0, "enabled": 0, "never": 0, "pending": 0, "lag_max": None,
@@ -110,6 +114,7 @@ def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
             lag_max=timedelta(seconds=total["lag_max"]) if total["lag_max"] is not None else None,
             visits_in_flight=total["in_flight"], visits_last_hour=total["visits"],
             eventful_visits_last_hour=total["eventful"], uneventful_visits_last_hour=total["uneventful"],
+            origins_never_successful=total["never_successful"],
         )
         for key, total in sorted(totals.items())
     ]

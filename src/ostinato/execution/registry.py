@@ -170,6 +170,34 @@ class TaskRegistry:
             )
         return self.register(name, found)
 
+    def import_problem(self, name: str) -> str | None:
+        """Why ``name`` resolves to no callable in this process, naming the import error; None when it
+        resolves. Imports the module, as :meth:`resolve` would."""
+        with self._lock:
+            if name in self._callables:
+                return None
+        try:
+            if self._from_entry_points(name) is not None:
+                return None
+        except Exception as exc:  # a plugin's entry point that fails to load
+            return f"its {ENTRY_POINT_GROUP!r} entry point fails to load ({type(exc).__name__}: {exc})"
+        if ":" in name:
+            module_name, _, attr = name.partition(":")
+        elif "." in name:
+            module_name, _, attr = name.rpartition(".")
+        else:
+            return (f"it is not registered, not an {ENTRY_POINT_GROUP!r} entry point, "
+                    "and not an import path 'package.module:function'")
+        try:
+            target: Any = importlib.import_module(module_name)
+        except Exception as exc:  # ImportError, and whatever the module raises as it is imported
+            return f"{type(exc).__name__}: {exc}"
+        for part in attr.split("."):
+            if not hasattr(target, part):
+                return f"module {module_name!r} has no attribute {attr!r}"
+            target = getattr(target, part)
+        return None if callable(target) else f"{name} is not callable"
+
     @staticmethod
     def _from_entry_points(name: str) -> Callable[..., Any] | None:
         for ep in entry_points(group=ENTRY_POINT_GROUP):

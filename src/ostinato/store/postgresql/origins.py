@@ -80,7 +80,7 @@ def _row_to_metrics(row: Mapping[str, Any]) -> OriginMetrics:
         row["lag_max"],
         row["lister_name"], row["lister_instance_name"],
         row["visits_in_flight"], row["visits_last_hour"], row["eventful_visits_last_hour"],
-        row["uneventful_visits_last_hour"],
+        row["uneventful_visits_last_hour"], row["origins_never_successful"],
     )
 
 
@@ -227,6 +227,7 @@ class PostgresOrigins:
                     "visits_in_flight": m.visits_in_flight, "visits_last_hour": m.visits_last_hour,
                     "eventful_visits_last_hour": m.eventful_visits_last_hour,
                     "uneventful_visits_last_hour": m.uneventful_visits_last_hour,
+                    "origins_never_successful": m.origins_never_successful,
                 })
         return self.get_origin_metrics()
 

@@ -147,6 +147,8 @@ CREATE TABLE origin_metrics (
     visits_last_hour bigint NOT NULL DEFAULT 0,
     eventful_visits_last_hour bigint NOT NULL DEFAULT 0,
     uneventful_visits_last_hour bigint NOT NULL DEFAULT 0,
+    -- (0009) enabled origins visited, never successfully (every final status failed or not found)
+    origins_never_successful bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (lister_id, visit_type)
 );
 

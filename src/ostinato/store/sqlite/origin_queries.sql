@@ -229,10 +229,12 @@ WHERE cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
 -- origins one lister lists: their scheduling row says it all (one scan, no join); one row per (lister, visit type, lag bucket), the bucket
 -- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
 SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
-       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL) AS never_visited,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL) AS never_successful,
+       max(lag) AS lag_max,
        count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
        count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
-FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful,
+FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful, s.last_status_date,
              CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN (SELECT count(*) FROM json_each(:bounds) AS q WHERE q.value <= (julianday(:now) - julianday(s.last_update)) * 86400.0) END AS bucket,
              CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN (julianday(:now) - julianday(s.last_update)) * 86400.0 END AS lag,
              s.cooldown_until > :now AND s.last_scheduled IS NOT NULL
@@ -248,10 +250,12 @@ GROUP BY lister_id, visit_type, bucket;
 -- origins several listers list: each listing counts for its lister; one row per (lister, visit type, lag bucket), the bucket
 -- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
 SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
-       count(*) FILTER (WHERE enabled AND last_successful IS NULL) AS never_visited, max(lag) AS lag_max,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL) AS never_visited,
+       count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL) AS never_successful,
+       max(lag) AS lag_max,
        count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
        count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
-FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful,
+FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful, s.last_status_date,
              CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN (SELECT count(*) FROM json_each(:bounds) AS q WHERE q.value <= (julianday(:now) - julianday(o.last_update)) * 86400.0) END AS bucket,
              CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN (julianday(:now) - julianday(o.last_update)) * 86400.0 END AS lag,
              o.lister_id = s.lister_id AND s.cooldown_until > :now AND s.last_scheduled IS NOT NULL
@@ -267,10 +271,10 @@ GROUP BY lister_id, visit_type, bucket;
 -- name: upsert_origin_metrics
 INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,
                             origins_with_pending_changes, lag_histogram, lag_max, visits_in_flight, visits_last_hour,
-                            eventful_visits_last_hour, uneventful_visits_last_hour)
+                            eventful_visits_last_hour, uneventful_visits_last_hour, origins_never_successful)
 VALUES (:lister_id, :visit_type, :computed_at, :origins_known, :origins_enabled, :origins_never_visited,
         :origins_with_pending_changes, :lag_histogram, :lag_max, :visits_in_flight, :visits_last_hour,
-        :eventful_visits_last_hour, :uneventful_visits_last_hour)
+        :eventful_visits_last_hour, :uneventful_visits_last_hour, :origins_never_successful)
 ON CONFLICT (lister_id, visit_type) DO UPDATE SET
     computed_at = excluded.computed_at, origins_known = excluded.origins_known,
     origins_enabled = excluded.origins_enabled, origins_never_visited = excluded.origins_never_visited,
@@ -278,7 +282,8 @@ ON CONFLICT (lister_id, visit_type) DO UPDATE SET
     lag_histogram = excluded.lag_histogram, lag_max = excluded.lag_max,
     visits_in_flight = excluded.visits_in_flight, visits_last_hour = excluded.visits_last_hour,
     eventful_visits_last_hour = excluded.eventful_visits_last_hour,
-    uneventful_visits_last_hour = excluded.uneventful_visits_last_hour;
+    uneventful_visits_last_hour = excluded.uneventful_visits_last_hour,
+    origins_never_successful = excluded.origins_never_successful;
 
 -- name: search_origin_metrics
 SELECT m.*, l.name AS lister_name, l.instance_name AS lister_instance_name

@@ -85,7 +85,7 @@ def _row_to_metrics(row: sqlite3.Row) -> OriginMetrics:
         row["origins_enabled"], row["origins_never_visited"], row["origins_with_pending_changes"],
         in_bucket_order(orjson.loads(row["lag_histogram"])), from_db_interval(row["lag_max"]), row["lister_name"],
         row["lister_instance_name"], row["visits_in_flight"], row["visits_last_hour"], row["eventful_visits_last_hour"],
-        row["uneventful_visits_last_hour"],
+        row["uneventful_visits_last_hour"], row["origins_never_successful"],
     )
 
 
@@ -93,7 +93,8 @@ def _row_to_metrics(row: sqlite3.Row) -> OriginMetrics:
 def _activity(m: OriginMetrics) -> dict[str, int]:
     return {"visits_in_flight": m.visits_in_flight, "visits_last_hour": m.visits_last_hour,
             "eventful_visits_last_hour": m.eventful_visits_last_hour,
-            "uneventful_visits_last_hour": m.uneventful_visits_last_hour}
+            "uneventful_visits_last_hour": m.uneventful_visits_last_hour,
+            "origins_never_successful": m.origins_never_successful}
 
 
 class SQLiteOrigins:

@@ -143,6 +143,7 @@ CREATE TABLE origin_metrics (
     visits_last_hour INTEGER NOT NULL DEFAULT 0,
     eventful_visits_last_hour INTEGER NOT NULL DEFAULT 0,
     uneventful_visits_last_hour INTEGER NOT NULL DEFAULT 0,
+    origins_never_successful INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (lister_id, visit_type)
 ) STRICT;
 

@@ -1,0 +1,60 @@
+"""``ostinato task-type add`` says at once what a newcomer got wrong: a callable that cannot be
+imported here (a warning: it may live only on the workers) and a missing default interval (an error)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ostinato.store import open_store
+from cli_helpers import ok, run
+
+
+@pytest.fixture
+def url(fresh_url):
+    ok(fresh_url, "db", "init")
+    return fresh_url
+
+
+def task_types(url):
+    with open_store(url) as store:
+        return {t.type: t for t in store.list_task_types()}
+
+
+def test_a_callable_that_cannot_be_imported_is_a_warning_naming_the_import_error(url):
+    result = run(url, "task-type", "add", "t3", "nosuch.module:fn", "x", "--default-interval", "1d")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip() == (
+        "warning: backend_name 'nosuch.module:fn' cannot be imported here (ModuleNotFoundError: No module named "
+        "'nosuch'); the workers that run t3 tasks must be able to import it")
+    assert "Created task type t3." in result.stdout
+    assert "t3" in task_types(url)  # kept: the workers may have it
+
+
+def test_a_missing_attribute_is_named(url):
+    result = run(url, "task-type", "add", "t4", "ostinato.examples:nosuch", "x", "--no-default-interval")
+    assert result.exit_code == 0
+    assert "module 'ostinato.examples' has no attribute 'nosuch'" in result.stderr
+
+
+def test_an_importable_callable_gets_no_warning_and_json_stays_clean(url):
+    result = run(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape", "--default-interval", "12h", "--json")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["default_interval"] == 12 * 3600
+    result = run(url, "task-type", "add", "other", "nosuch:fn", "x", "--no-default-interval", "--json")
+    assert json.loads(result.stdout)["type"] == "other" and result.stderr.startswith("warning: backend_name 'nosuch:fn'")
+
+
+def test_a_missing_default_interval_is_an_error_naming_the_field(url):
+    result = run(url, "task-type", "add", "t3", "ostinato.examples:flaky", "x")
+    assert result.exit_code == 2
+    assert result.output.startswith("error: default_interval: expected a duration such as 1d (--default-interval), "
+                                    "or --no-default-interval")
+    assert task_types(url) == {}
+    ok(url, "task-type", "add", "t3", "ostinato.examples:flaky", "x", "--no-default-interval")
+    assert task_types(url)["t3"].default_interval is None
+    # its recurring tasks then need their own interval, and the error says so
+    result = run(url, "task", "add", "t3")
+    assert result.exit_code == 2 and "current_interval" in result.output and "no default_interval" in result.output
+    ok(url, "task", "add", "t3", "--interval", "1h")
