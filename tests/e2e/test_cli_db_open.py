@@ -17,7 +17,7 @@ from ostinato.testing.postgres import free_port
 
 READ_COMMANDS = [["task", "list"], ["task-type", "list"], ["schedule", "list"], ["origin", "show", "https://x"],
                  ["db", "version"], ["lister", "list"], ["metrics", "show"], ["token", "list"]]
-WRITE_COMMANDS = [["task-type", "add", "load-git", "ostinato.examples:load_directory", "Load git"],
+WRITE_COMMANDS = [["task-type", "add", "load-git", "ostinato.examples:load_directory", "Load git", "--default-interval", "1d"],
                   ["schedule", "add", "nightly", "load-git", "--every", "1d"]]
 
 
