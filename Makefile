@@ -1,12 +1,12 @@
 # The two commands of the README:
 #   make run    the main job on the embedded default (SQLite file, in-process workers)
-#   make test   install everything the tests need (PostgreSQL included) and run them
+#   make test   install everything the tests need (PostgreSQL included), build the docs and run the tests
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DB     ?= sqlite:///.ostinato/ostinato.db
 
-.PHONY: run example test lint install install-test system-deps bench clean fuzz
+.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,13 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed
 
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[docs]'
+	touch $@ $(VENV)/.installed
+
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+install-docs: $(VENV)/.installed-docs
 
 # the demo: a simulated forge of 3,000 sources kept fresh by the real scheduler, in
 # accelerated time, for a minute (its own SQLite file, .ostinato/demo.db)
@@ -41,8 +46,14 @@ system-deps:
 lint: install-test
 	$(BIN)/ruff check src tests bench
 
-test: system-deps install-test lint
+test: system-deps install-test lint docs
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# the documentation site (mkdocs.yml, docs/) into site/, every warning an error (broken links,
+# pages missing from the nav); `.venv/bin/mkdocs serve` serves it while you edit.
+# NO_MKDOCS_2_WARNING: the theme's banner about its successor, printed at every build
+docs: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # the fuzz tests of bad input (tests/fuzz) with 20 times the examples `make test` runs, new ones each time
 fuzz: system-deps install-test
@@ -52,4 +63,4 @@ bench: install-test system-deps
 	$(BIN)/python bench/tasks.py
 
 clean:
-	rm -rf $(VENV) .ostinato build src/*.egg-info
+	rm -rf $(VENV) .ostinato build site src/*.egg-info

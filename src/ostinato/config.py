@@ -97,6 +97,7 @@ class Settings:
     revisit_objective: str = "age"
     #: change_rate_optimal: the prior of a new origin's change rate, this many changes over revisit_prior_days
     revisit_prior_changes: float = 0.5
+    #: change_rate_optimal: the days over which a new origin is believed to have seen revisit_prior_changes changes
     revisit_prior_days: float = 30.0
     #: change_rate_optimal: no origin waits longer than this between visits
     revisit_ceiling: timedelta = timedelta(days=60)
