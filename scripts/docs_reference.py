@@ -84,7 +84,7 @@ def _command_body(command: click.Command, ctx: click.Context) -> list[str]:
     if arguments:
         lines += ["**Arguments:** " + ", ".join(f"`{p.human_readable_name}`" for p in arguments), ""]
     options = [p for p in command.get_params(ctx) if isinstance(p, click.Option) and not p.hidden
-               and (p.name != "help" or ctx.parent is None)]
+               and (not p.is_eager or "--help" not in p.opts or ctx.parent is None)]
     if options:
         lines += ["**Options:**", ""]
         for option in options:
