@@ -1,6 +1,6 @@
 # The two commands of the README:
 #   make run    the main job on the embedded default (SQLite file, in-process workers)
-#   make test   install everything the tests need (PostgreSQL included) and run them
+#   make test   install everything the tests need (PostgreSQL included), build the docs and run the tests
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -8,7 +8,7 @@ DB     ?= sqlite:///.ostinato/ostinato.db
 # extra arguments of `ostinato demo` for `make run` (e.g. DEMO_ARGS="--seconds 5")
 DEMO_ARGS ?=
 
-.PHONY: run example test lint install install-test system-deps bench clean fuzz dist
+.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz dist
 
 # Each step leaves its marker only once it has succeeded: an interrupted `make run` or `make test`
 # leaves no virtualenv that looks complete, and the next one finishes (or redoes) the work.
@@ -25,10 +25,15 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/.created
 
 $(VENV)/.installed-test: pyproject.toml | $(VENV)/.created
 	$(BIN)/pip install -q -e '.[test]'
-	touch $@ $(VENV)/.installed
+	touch $@ $(VENV)/.installed $(VENV)/.installed-docs
+
+$(VENV)/.installed-docs: pyproject.toml | $(VENV)/.created
+	$(BIN)/pip install -q -e '.[docs]'
+	touch $@
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+install-docs: $(VENV)/.installed-docs
 
 # the demo: a simulated forge of 3,000 sources kept fresh by the real scheduler, in
 # accelerated time, for a minute (its own SQLite file, .ostinato/demo.db)
@@ -48,8 +53,14 @@ system-deps:
 lint: install-test
 	$(BIN)/ruff check src tests bench
 
-test: system-deps install-test lint
+test: system-deps install-test lint docs
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# the documentation site (mkdocs.yml, docs/) into site/, every warning an error (broken links,
+# pages missing from the nav); `.venv/bin/mkdocs serve` serves it while you edit.
+# NO_MKDOCS_2_WARNING: the theme's banner about its successor, printed at every build
+docs: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # the fuzz tests of bad input (tests/fuzz) with 20 times the examples `make test` runs, new ones each time
 fuzz: system-deps install-test
@@ -65,4 +76,4 @@ dist: install-test
 	$(BIN)/twine check --strict dist/*
 
 clean:
-	rm -rf $(VENV) .ostinato build dist src/*.egg-info
+	rm -rf $(VENV) .ostinato build dist site src/*.egg-info

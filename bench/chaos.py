@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The chaos harness (issue 9): Ostinato on PostgreSQL while things break on purpose.
+"""The chaos harness (docs/reference/harnesses.md): Ostinato on PostgreSQL while things break on purpose.
 
 ``bench/chaos.py --minutes 10`` starts a private PostgreSQL cluster, sets up
 500 schedules, task types and tasks, and 100,000 origins with a simulated

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load benchmark (issue 9's "Load"): the services' loop times, quiet and while the journal client ingests.
+"""Load benchmark (docs/reference/harnesses.md): the services' loop times, quiet and while the journal client ingests.
 
 ``bench/load.py`` starts a private PostgreSQL cluster (fsync on, as in
 production) and a Tansu broker, and

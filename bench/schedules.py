@@ -1,4 +1,4 @@
-"""The deadline scheduler's two figures (issue 5), on each store:
+"""The deadline scheduler's two figures (docs/reference/performance.md), on each store:
 
 1. **pick**: with N stored schedules (default 1,000,000; a tenth paused, a seventh
    running, the rest due at spread times), the median time of

@@ -1,4 +1,4 @@
-"""Ostinato against swh-scheduler 3.6.0, the production scheduler of seed 001, side by side.
+"""Ostinato against swh-scheduler 3.6.0, the archive's production scheduler, side by side.
 
 On this machine, the benchmark
 

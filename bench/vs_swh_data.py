@@ -43,7 +43,7 @@ FIRST_VISIT_OLDEST = timedelta(days=2 * 365)
 FIRST_VISIT_NEWEST = timedelta(days=2)
 SECOND_VISIT_NEWEST = timedelta(days=1)
 
-#: The task type both systems get (seed 001's fields).
+#: The task type both systems get (the task model's fields).
 TASK_TYPE_FIELDS: dict[str, Any] = {
     "type": TASK_TYPE,
     "description": "benchmark: load a repository",

@@ -121,7 +121,7 @@ class Peer:
     def end_runs(self, count: int, ended: str) -> dict[str, Any]:
         """End ``count`` scheduled runs, alternately uneventful and eventful; return each task's interval after.
 
-        Not timed: it checks what the peer does with a task's interval (seed 001: "taking into
+        Not timed: it checks what the peer does with a task's interval (its README: "taking into
         account the backoff factor")."""
         at = datetime.fromisoformat(ended)
         probe = self.grabbed_runs[:count]

@@ -5,8 +5,8 @@ the configuration file (``--config``, ``$OSTINATO_CONFIG`` or ``./ostinato.toml`
 the defaults below.
 
 Besides the runner's knobs, the orchestrator's live here (which visit types it
-serves, seed 003's ratios per visit type, the queue threshold), with the
-cooldowns of a grab and seed 000's feedback knobs; :meth:`Settings.grab_options`
+serves, the policy ratios per visit type, the queue threshold), with the
+cooldowns of a grab and the feedback knobs; :meth:`Settings.grab_options`
 and :meth:`Settings.feedback_policy` hand them to the store's verbs.
 """
 
@@ -55,7 +55,7 @@ class Settings:
     imports: tuple[str, ...] = ()
     #: orchestrator: visit types served (default: every task type named load-*)
     visit_types: tuple[str, ...] = ()
-    #: orchestrator: visit type -> {policy: ratio}, merged over seed 003's defaults
+    #: orchestrator: visit type -> {policy: ratio}, merged over the orchestrator's default table
     policy_ratios: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     #: orchestrator: fill a queue only when its free room is at least this share of max_queue_length (0: always)
     orchestrator_threshold: float = 0.1
@@ -75,15 +75,15 @@ class Settings:
     max_failures: int = 3
     #: feedback: next visit target after a failed visit
     failure_delay: timedelta = timedelta(days=1)
-    #: schedules: a running schedule's owner pings this often (seed 004: 30 s)
+    #: schedules: a running schedule's owner pings this often
     schedule_ping_interval: timedelta = timedelta(seconds=30)
     #: schedules: no ping for this long and another scheduler marks the schedule for stealing
     schedule_ping_timeout: timedelta = timedelta(seconds=30)
     #: schedules: a steal mark still there after this long and the schedule is taken over
     schedule_steal_grace: timedelta = timedelta(seconds=30)
-    #: schedules: the EWMA's alpha for average_good_duration (seed 004: 0.37)
+    #: schedules: the EWMA's alpha for average_good_duration (0.37: the last 3 runs weigh about 75%)
     schedule_alpha: float = 0.37
-    #: schedules: retry backoff after failure 1, 2, 3 or more (seed 004: 5m, 1h, 4h)
+    #: schedules: retry backoff after failure 1, 2, 3 or more
     schedule_retry_backoff: tuple[str, ...] = ("5m", "1h", "4h")
     #: where runs, visits and schedule runs execute: "embedded" (threads of this process) or "celery"
     executor: str = "embedded"
@@ -97,6 +97,7 @@ class Settings:
     revisit_objective: str = "age"
     #: change_rate_optimal: the prior of a new origin's change rate, this many changes over revisit_prior_days
     revisit_prior_changes: float = 0.5
+    #: change_rate_optimal: the days over which a new origin is believed to have seen revisit_prior_changes changes
     revisit_prior_days: float = 30.0
     #: change_rate_optimal: no origin waits longer than this between visits
     revisit_ceiling: timedelta = timedelta(days=60)
@@ -199,7 +200,7 @@ class Settings:
         return self.broker_url
 
     def feedback_policy(self) -> FeedbackPolicy:
-        """Seed 000's feedback knobs and the cooldowns after a visit, for ``record_visit_statuses``."""
+        """The feedback knobs and the cooldowns after a visit, for ``record_visit_statuses``."""
         return FeedbackPolicy(
             adjust_factor=self.adjust_factor, minimum_interval=self.minimum_interval, max_failures=self.max_failures,
             failure_delay=self.failure_delay,
@@ -214,7 +215,7 @@ class Settings:
                             horizon=self.revisit_horizon).validated()
 
     def schedule_timing(self) -> ScheduleTiming:
-        """Seed 004's knobs that are not per schedule, for the deadline scheduler."""
+        """The schedules' knobs that are not per schedule, for the deadline scheduler."""
         backoff = tuple(_parse_setting_duration(v, "schedule_retry_backoff", allow_zero=True)
                         for v in self.schedule_retry_backoff)
         try:
@@ -229,7 +230,7 @@ class Settings:
         return GrabOptions(in_flight_timeout=self.in_flight_timeout, minimum_interval=self.minimum_interval).validated()
 
     def ratios(self, visit_type: str) -> dict[str, float]:
-        """Seed 003's ratios of ``visit_type``, with this configuration's over them."""
+        """The default ratios of ``visit_type``, with this configuration's over them."""
         return merged_ratios(visit_type, self.policy_ratios.get(visit_type, {}))
 
 

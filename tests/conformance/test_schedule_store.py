@@ -1,5 +1,5 @@
 """Schedules on every store: definitions, the indexed pick with ownership, pings,
-run ends (seed 004's state), the steal protocol and the run history."""
+run ends (the schedule's state), the steal protocol and the run history."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Task runs: outcomes move the task by seed 001's rules; reports are idempotent;
+"""Task runs: outcomes move the task by the task model's rules; reports are idempotent;
 lost runs are noticed; archival exports and deletes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Task types: stored with every knob of seed 001; bad ones refused, nothing written."""
+"""Task types: stored with every knob of the task model; bad ones refused, nothing written."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_grab_next_by_policy_with_dry_run(url):
     assert urls(ok_json(url, "origin", "grab-next", "git", *never)) == []
     shown = ok_json(url, "origin", "show", "https://forge.example/old")
     assert shown["visit_types"][0]["stats"]["last_scheduled"] is not None
-    # the default ratios of git (seed 003) still find the origin without last_update
+    # the default ratios of git still find the origin without last_update
     assert urls(ok_json(url, "origin", "grab-next", "git", "--dry-run")) == ["nodate"]
     assert urls(ok_json(url, "origin", "grab-next", "pypi")) == ["pkg"]
     out = ok(url, "origin", "grab-next", "git", "--dry-run").output

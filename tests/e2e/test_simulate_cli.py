@@ -46,7 +46,7 @@ def test_every_policy_runs_and_reports_every_measure(report):
     for name, policy in by_name.items():
         if policy["kind"] == "store":
             assert sum(policy["notes"]["picked_by_store_policy"].values()) > 0 or name == "seed003_package_mix"
-    # share_last_update 0 by default: seed 003's package mix has nothing it may visit
+    # share_last_update 0 by default: the default package mix has nothing it may visit
     assert by_name["seed003_package_mix"]["visits"] == 0
 
 

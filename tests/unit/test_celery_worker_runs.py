@@ -1,4 +1,4 @@
-"""What a Celery worker does with a schedule's run (seed 004, from the worker), and the
+"""What a Celery worker does with a schedule's run (the ownership rules, from the worker), and the
 outcome messages workers send to the listener. The schedule-run body is called directly,
 in this process, against both stores; Celery itself is exercised in tests/e2e."""
 

@@ -1,5 +1,5 @@
 """The deadline-greedy scheduler on every store, with a manual clock: runs,
-failures, seed 002's submissions, stealing from a silent owner, overruns and
+failures, submit mode's submissions, stealing from a silent owner, overruns and
 the release of runs left by a dead process."""
 
 from __future__ import annotations

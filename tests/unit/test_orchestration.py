@@ -1,4 +1,4 @@
-"""Seed 003's ratios: the default table, validation, the split, and room passed on."""
+"""The orchestrator's ratios: the default table, validation, the split, and room passed on."""
 
 from __future__ import annotations
 

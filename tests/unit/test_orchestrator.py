@@ -1,5 +1,5 @@
-"""The orchestrator (seed 003's schedule-recurrent) on every store: queue room and
-threshold, save code now tasks first, seed 003's ratios with room passed on,
+"""The orchestrator (docs/design/orchestrator.md) on every store: queue room and
+threshold, save code now tasks first, the default ratios with room passed on,
 statuses fed back, origins in flight left alone; and its settings."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def list_origins(store, names, *, last_update=T0 - DAY, visit_type="git", lister
 
 
 def seed_policy_pools(store, *, lag=0, never=0, without=0):
-    """Origins for each of seed 003's git policies: visited with changes since (by lag), never visited with a
+    """Origins for each of the default git policies: visited with changes since (by lag), never visited with a
     last_update, and without last_update."""
     list_origins(store, [f"lag-{i}" for i in range(lag)])
     store.record_visit_statuses([VisitStatus(url(f"lag-{i}"), 1, "git", JournalStatus.FULL, T0 - 10 * DAY, b"\x01")

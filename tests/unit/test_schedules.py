@@ -1,4 +1,4 @@
-"""Seed 004's formulas on hand-computed cases: conditions, start times, retries,
+"""The deadline-greedy formulas (docs/design/deadline-greedy.md) on hand-computed cases: conditions, start times, retries,
 blackout periods, the EWMA, overruns and the steal protocol."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The simulator's workloads follow issue 7's definitions (statistically, fixed seed), and the
+"""The simulator's workloads follow their definitions (statistically, fixed seed), and the
 world's changes are Poisson processes that replay exactly from the seed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 000's feedback loop on hand-computed cases, and journal message validation."""
+"""The feedback loop (docs/design/origins.md) on hand-computed cases, and journal message validation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routes of the origin side (seeds 000, 001 and 003): listers, listed origins recorded in
+"""Routes of the origin side: listers, listed origins recorded in
 bulk, visit statuses fed back in bulk, grabbing the next visits, and origin metrics.
 
 A bulk body is a JSON array (at most 10,000 items); every item is checked

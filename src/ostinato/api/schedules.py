@@ -1,4 +1,4 @@
-"""Routes of schedules (seeds 002 and 004): list, get, create, pause and resume, their
+"""Routes of schedules: list, get, create, pause and resume, their
 condition (OK / WARNING / ERROR with a reason), next start and fire times, and runs.
 
 A schedule is created from the JSON of ``ostinato schedule export`` without its

@@ -1,6 +1,6 @@
 """The store's verbs over HTTP, for the remote store client (``ostinato --url``): one
 ``POST /api/v1/store/<verb>`` per method of the :class:`~ostinato.store.Store` interface,
-as seed 001's scheduler offers its storage as an "HTTP-based RPC service".
+as the scheduler of docs/design/tasks.md offers its storage as an "HTTP-based RPC service".
 
 The body is a JSON object of the method's arguments by name, the answer
 ``{"result": …}``, both in the codec's forms (``ostinato.remote.codec``: times

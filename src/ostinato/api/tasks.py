@@ -1,6 +1,6 @@
-"""Routes of task types, tasks and task runs (seed 001's generic scheduler).
+"""Routes of task types, tasks and task runs (the generic scheduler).
 
-Bodies use the shapes of the CLI's ``--json``: a task type under the seed's
+Bodies use the shapes of the CLI's ``--json``: a task type under the task model's
 field names (durations in seconds, or written ``1d``, ``12h``, ``P1DT2H``), a
 task with ``type``, ``arguments`` (``{"args": [...], "kwargs": {...}}``),
 ``policy``, ``priority``, ``next_run`` (ISO 8601, ``now`` or ``+2h``) and
@@ -48,7 +48,7 @@ _TASK_FIELDS = {"type", "arguments", "policy", "priority", "next_run", "current_
 
 
 def task_type_to_dict(task_type: TaskType) -> dict[str, Any]:
-    """A task type under the seed's field names, durations in seconds (the CLI's ``--json``)."""
+    """A task type under the task model's field names, durations in seconds (the CLI's ``--json``)."""
     return {
         "type": task_type.type, "description": task_type.description, "backend_name": task_type.backend_name,
         "default_interval": seconds(task_type.default_interval), "min_interval": seconds(task_type.min_interval),

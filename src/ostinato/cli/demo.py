@@ -39,7 +39,7 @@ def _table(figures, policy: str, sources: int) -> Table:
 @click.option("--days-per-second", type=click.FloatRange(min=0.01, max=30), default=3.0, show_default=True,
               help="Simulated days per real second.")
 @click.option("--policy", type=click.Choice(["optimal", "seed"]), default="optimal", show_default=True,
-              help="change_rate_optimal, or seed 003's mix of the seed policies.")
+              help="change_rate_optimal, or the orchestrator's default mix of policies.")
 @click.option("--workload", type=click.Choice(["git_lognormal", "web_cho2000", "git_mixture"]), default="git_lognormal",
               show_default=True, help="How the forge's sources change.")
 @click.option("--workers", type=click.IntRange(min=1, max=32), default=4, show_default=True, help="Embedded workers.")

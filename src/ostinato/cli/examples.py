@@ -67,7 +67,7 @@ EXAMPLE_TYPES = (
     ),
 )
 EXAMPLE_LISTER = ("example", "local")
-#: a deadline-greedy schedule (seed 004): keep "example-flaky" fresh within 2 minutes, at most every 20 s
+#: a deadline-greedy schedule: keep "example-flaky" fresh within 2 minutes, at most every 20 s
 EXAMPLE_SCHEDULE = Schedule(
     name="example-heartbeat", kind=ScheduleKind.PERIODIC, task_type="example-flaky",
     created_at=datetime(2000, 1, 1, tzinfo=timezone.utc), arguments=TaskArguments((), {"failure_rate": 0.2}),

@@ -1,4 +1,4 @@
-"""``ostinato journal-client``: seed 001's scheduler-journal-client, visit statuses from Kafka into the visit stats.
+"""``ostinato journal-client`` (see docs/design/origins.md): visit statuses from Kafka into the visit stats.
 
 A thin face over :class:`ostinato.services.journal_client.JournalClient` (imported
 when the command runs, so other commands do not load confluent-kafka): it
@@ -70,7 +70,7 @@ def _consumer_options(values: tuple[str, ...]) -> dict[str, str]:
 def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[str, ...], from_beginning: bool,
                    batch_size: int, batch_timeout: timedelta, max_messages: int | None, once: bool,
                    consumer_options: tuple[str, ...], as_json: bool, verbose: bool) -> None:
-    """Feed visit statuses from Kafka back into the visit stats (seed 001's scheduler-journal-client).
+    """Feed visit statuses from Kafka back into the visit stats.
 
     Messages are journal visit statuses, each either a JSON object (origin,
     visit, type, status, date, snapshot in hex) or the Software Heritage

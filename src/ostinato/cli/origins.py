@@ -1,5 +1,5 @@
 """``ostinato lister``, ``origin`` and ``visit-status``: listers, the origins they list,
-and the journal's visit statuses fed back into the visit stats (seed 000).
+and the journal's visit statuses fed back into the visit stats (see docs/design/origins.md).
 
 Files are JSON lines (one record per line, blank lines skipped; ``-`` reads
 stdin). Every line is validated before anything is written, because each store

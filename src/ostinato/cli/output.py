@@ -3,7 +3,7 @@ formatting of durations and times, and click parameter types that fail with
 Ostinato's own one-line errors.
 
 Parameter types raise :class:`~ostinato.domain.errors.ValidationError` naming the
-parameter as the seed names the field (the click parameter's name, e.g.
+parameter as the task model names the field (the click parameter's name, e.g.
 ``min_interval`` or ``next_run``); :class:`~ostinato.cli.app.OstinatoGroup`
 turns it into ``error: field: expected …`` and exit status 2.
 """
@@ -158,7 +158,7 @@ def format_elapsed(value: timedelta | None) -> str:
 
 
 def format_time(value: datetime | None) -> str:
-    """ISO time to the second, as the seed prints it (``2019-06-25 10:35:10+00:00``)."""
+    """ISO time to the second, as the original scheduler prints it (``2019-06-25 10:35:10+00:00``)."""
     return "" if value is None else value.isoformat(sep=" ", timespec="seconds")
 
 
@@ -210,7 +210,7 @@ def readable(exc: ValidationError) -> ValidationError:
 
 # -- domain objects as dicts and text ------------------------------------------
 def task_type_to_dict(task_type: TaskType) -> dict[str, Any]:
-    """A task type under the seed's field names, durations in seconds."""
+    """A task type under the task model's field names, durations in seconds."""
     def seconds(value: timedelta | None) -> float | None:
         return None if value is None else value.total_seconds()
 
@@ -229,7 +229,7 @@ def task_type_to_dict(task_type: TaskType) -> dict[str, Any]:
 
 
 def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Iterable[TaskRun] | None = None) -> None:
-    """One task in the seed's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
+    """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
     lines = [
         f"Task {task.id}",
         f"  Next run: {format_when(task.next_run, now)}",

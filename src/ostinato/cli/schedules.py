@@ -1,4 +1,4 @@
-"""``ostinato schedule …`` (seeds 002 and 004) and ``ostinato scheduler``.
+"""``ostinato schedule …`` (see docs/design/deadline-greedy.md) and ``ostinato scheduler``.
 
 add | list | show | condition | next | runs | pause | resume | delete | export | import.
 A periodic schedule is added with ``--every PERIOD [--cooldown D]``, a calendar
@@ -44,7 +44,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 _PAGE = 1000
 
 
-@command_group("schedule", "Schedules: periodic or calendar, run by the deadline-greedy scheduler (seed 004).")
+@command_group("schedule", "Schedules: periodic or calendar, run by the deadline-greedy scheduler.")
 def schedule() -> None:
     pass
 
@@ -69,7 +69,7 @@ def _blackouts(values: tuple[str, ...]) -> list[dict[str, str]]:
 @click.option("--max-duration", type=DurationType("cron_max_schedule_duration"), help="Calendar: cron_max_schedule_duration.")
 @click.option("--tz", default="UTC", show_default=True, help="IANA zone of the calendar rule and blackout periods.")
 @click.option("--mode", type=click.Choice([m.value for m in RunMode]), default="run", show_default=True,
-              help="run: the scheduler runs the job; submit: it queues a one-shot task (seed 002).")
+              help="run: the scheduler runs the job; submit: it queues a one-shot task for the runner.")
 @click.option("--max-expected", type=DurationType("max_expected_duration"), help="max_expected_duration: longer logs an error.")
 @click.option("--max-allowed", type=DurationType("max_allowed_duration"), help="max_allowed_duration: longer stops the run (a failure).")
 @click.option("--blackout", multiple=True, metavar="HH:MM-HH:MM", help="A daily blackout period (repeatable).")
@@ -311,7 +311,7 @@ def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) ->
 @metrics_options
 @pass_app
 def scheduler_command(app: AppContext, node: str | None, instance: str, capacity: int, once: bool) -> None:
-    """Run schedules: the deadline-greedy scheduler of seed 004 (any number of them, on any nodes).
+    """Run schedules: the deadline-greedy scheduler (any number of them, on any nodes).
 
     With the executor setting celery, runs are sent to Celery workers, which
     ping them and record their ends; --capacity is then how many may be out at once.

@@ -94,7 +94,7 @@ def _print_summary(summary: Summary) -> None:
 @metrics_options
 @pass_app
 def runner_command(app: AppContext, with_priority, priority_only, task_types, once, workers, verbose):
-    """Dispatch ready tasks to the embedded workers (seed 001's scheduler-runner)."""
+    """Dispatch ready tasks to the embedded workers."""
     _setup_logging(verbose)
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
@@ -113,7 +113,7 @@ def runner_command(app: AppContext, with_priority, priority_only, task_types, on
 @metrics_options
 @pass_app
 def orchestrator_command(app: AppContext, visit_types, once, workers, verbose):
-    """Keep the loaders' queues fed with origins to visit (seed 003's schedule-recurrent).
+    """Keep the loaders' queues fed with origins to visit.
 
     For each visit type whose queue is below the threshold, dispatch the
     prioritised one-shot tasks of its load-<type> task type ("save code now"),

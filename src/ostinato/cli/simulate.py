@@ -79,7 +79,7 @@ def simulate_command(workload, sources, capacity, days, warmup, step, seed, poli
                      visit_duration, change_counts, db_url, setting_values, jobs, as_json, out_file, plots_dir):
     """Simulate origin policies on a world of changing sources and compare them.
 
-    Store policies (seed 003's mixes, oldest_scheduled_first, seed 000's feedback, and any newer
+    Store policies (the orchestrator's default mixes, oldest_scheduled_first, the ×2 / ÷2 feedback, and any newer
     store policy) run through the real store and orchestrator; uniform, the multiplicative rule
     and the oracles (free and with the --max-gap floor, for freshness and for age) are simulated
     directly. Reports freshness, age, change latency, staleness, wasted visits, never-visited

@@ -1,4 +1,4 @@
-"""``ostinato task-type``: declare task types and list them as the seed does."""
+"""``ostinato task-type``: declare task types and list them as the original scheduler does."""
 
 from __future__ import annotations
 

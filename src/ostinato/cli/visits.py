@@ -20,7 +20,7 @@ from .output import DurationType, WholeNumberType, echo_json, format_time, plura
 
 def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> dict[str, float]:
     """``--policy P`` or ``--policy P=RATIO``, repeatable; none: the configured ratios of the
-    visit type (seed 003's table unless ``policy_ratios`` says otherwise)."""
+    visit type (the default table unless ``policy_ratios`` says otherwise)."""
     if not values:
         return settings.ratios(visit_type)
     ratios: dict[str, Any] = {}
@@ -43,7 +43,7 @@ def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> d
 @click.argument("visit_type")
 @click.option("--count", "-n", type=WholeNumberType(0), default=10, show_default=True, help="Most origins to pick.")
 @click.option("--policy", "-p", "policies", multiple=True, metavar="POLICY[=RATIO]",
-              help=f"Scheduling policy (repeatable, split by ratio; default: seed 003's table). One of {', '.join(sorted(POLICY_NAMES))}.")
+              help=f"Scheduling policy (repeatable, split by ratio; default: the ratio table). One of {', '.join(sorted(POLICY_NAMES))}.")
 @click.option("--lister", "lister_name", metavar="NAME[/INSTANCE]", help="Only origins this lister lists (NAME alone: the one lister of that name).")
 @click.option("--in-flight-timeout", type=DurationType(), help="Grabbed origins are not picked again for this long unless their visit reports (default: the setting, 1d).")
 @click.option("--dry-run", is_flag=True, help="Show what would be picked; change nothing.")

@@ -1,5 +1,5 @@
 """Commands of the Celery path: ``ostinato worker`` (a Celery worker that runs Ostinato's
-callables) and ``ostinato listener`` (seed 001's scheduler-listener)."""
+callables) and ``ostinato listener`` (see docs/design/tasks.md)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
 @metrics_options
 @pass_app
 def listener_command(app: AppContext, broker, verbose):
-    """Record what Celery workers report: run outcomes and visit statuses (seed 001's scheduler-listener).
+    """Record what Celery workers report: run outcomes and visit statuses.
 
     Outcomes come from a durable queue and are acknowledged once stored, so a
     restart loses and doubles nothing; Celery events mark runs started, and

@@ -1,5 +1,5 @@
-"""Calendar rules: when a calendar schedule fires (seed 004's ``cron_schedule``,
-seed 002's systemd-like ``timer``), in the schedule's IANA time zone.
+"""Calendar rules: when a calendar schedule fires (a schedule's ``cron_schedule``,
+a systemd-like timer, see docs/design/periodic-tasks.md), in the schedule's IANA time zone.
 
 Three kinds of rule, each read by a well-kept library:
 

@@ -1,4 +1,4 @@
-"""Seed 003's orchestrator maths: split a queue's free room between scheduling
+"""The orchestrator's maths (see docs/design/orchestrator.md): split a queue's free room between scheduling
 policies by ratio, and give the room one policy cannot use to the others.
 
 The policies themselves (which origins each one picks) live in the stores; this
@@ -16,7 +16,7 @@ NEVER_VISITED = "never_visited_oldest_update_first"
 BY_LAG = "already_visited_order_by_lag"
 WITHOUT_LAST_UPDATE = "origins_without_last_update"
 
-#: Seed 003's table. Package loaders (archive, cran, debian, npm, nixguix, pypi, …)
+#: The default table. Package loaders (archive, cran, debian, npm, nixguix, pypi, …)
 #: split 50 / 50; git, svn and hg keep 2 for forges that give no last_update.
 VCS_RATIOS: Mapping[str, float] = {BY_LAG: 49, NEVER_VISITED: 49, WITHOUT_LAST_UPDATE: 2}
 PACKAGE_RATIOS: Mapping[str, float] = {BY_LAG: 50, NEVER_VISITED: 50}
@@ -67,7 +67,7 @@ def fill_room(
 
     ``grab(policy, n)`` takes up to ``n`` origins and returns how many it took.
     A policy that returns fewer than asked is out of origins for this round.
-    The order of the policies is random when ``rng`` is given, as in seed 003
+    The order of the policies is random when ``rng`` is given, as in the orchestrator note
     ("for each randomly picked policy"); else the largest ratio goes first.
     Returns how many each policy took.
     """

@@ -1,4 +1,4 @@
-"""Listers and the origins they list (seeds 000 and 001), read strictly from input.
+"""Listers and the origins they list (see docs/design/origins.md), read strictly from input.
 
 A listed origin is what a lister saw on a forge: ``url``, ``visit_type``, extra
 loader arguments, the forge's ``last_update`` (may be missing), fork
@@ -103,7 +103,7 @@ def check_listed_origin(origin: ListedOrigin) -> ListedOrigin:
 
 @dataclass(frozen=True, slots=True)
 class Lister:
-    """A lister instance (seed 001): its opaque state and when it last finished a listing.
+    """A lister instance: its opaque state and when it last finished a listing.
 
     ``updated`` is the optimistic-concurrency token: an update made from a stale
     copy is refused.

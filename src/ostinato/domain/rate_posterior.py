@@ -1,5 +1,5 @@
 """Change rates learnt from changed / unchanged bits: a posterior over a fixed grid of rates,
-and the freshness-optimal revisit interval it implies (``change_rate_optimal``, issue 7).
+and the freshness-optimal revisit interval it implies (``change_rate_optimal``, see docs/design/beyond.md).
 
 Where the loader cannot count changes, a visit says only whether the origin
 changed since the last one. Cho & Garcia-Molina ("Estimating frequency of

@@ -1,21 +1,21 @@
-"""Schedules: seed 004's deadline-greedy scheduling, with seed 002's periodic
-tasks as one way to run them. Pure rules, by the seed's names:
+"""Schedules: deadline-greedy scheduling (see docs/design/deadline-greedy.md), with periodic
+tasks as one way to run them. Pure rules, by the proposal's names:
 
 - a schedule is **periodic** (``scheduling_period``, ``cooldown_duration``) or
   **calendar** (``cron_schedule``: any rule of ``domain.calendars``, and
   ``cron_max_schedule_duration``);
 - :func:`get_schedule_condition`: ``OK``, ``WARNING`` or ``ERROR``, each
-  WARNING and ERROR with a reason code (the seed's future direction 5);
+  WARNING and ERROR with a reason code (one of the proposal's future directions);
 - :func:`get_schedule_start_times`: ``can_start_by`` and ``should_start_by``,
   with the retry backoff and the blackout periods;
 - :func:`apply_run_end`: a run's end moves the state (the EWMA of good
   durations, the failure count).
 
-Where the seed leaves a case open, the rule chosen is written here:
+Where the proposal leaves a case open, the rule chosen is written here:
 
 - a schedule that never succeeded counts from ``created_at`` (it is as late as
   if it had last succeeded when it was created);
-- the seed writes the periodic "running" warning as ``owner_start_at +
+- the proposal writes the periodic "running" warning as ``owner_start_at +
   average_good_duration > last_good_start_at - scheduling_period``; the
   deadline is ``last_good_start_at + scheduling_period`` in every other
   formula, and that is the one used;
@@ -36,9 +36,9 @@ from .errors import ValidationError
 from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
 from .tasks import TaskArguments
 
-#: seed 004: "75% of the weight of the average is equal to the last 3 runtimes"
+#: the last 3 runs carry about 75% of the average's weight
 DEFAULT_ALPHA = 0.37
-#: seed 004's retry backoff after failure 1, 2, and 3 or more
+#: the retry backoff after failure 1, 2, and 3 or more
 DEFAULT_RETRY_BACKOFF = (timedelta(minutes=5), timedelta(hours=1), timedelta(hours=4))
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,199}$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
@@ -50,9 +50,9 @@ class ScheduleKind(str, enum.Enum):
 
 
 class RunMode(str, enum.Enum):
-    #: the scheduler runs the job itself, holding the schedule's ownership (seed 004)
+    #: the scheduler runs the job itself, holding the schedule's ownership
     RUN = "run"
-    #: the scheduler submits a one-shot task to the generic queue (seed 002)
+    #: the scheduler submits a one-shot task to the generic queue (see docs/design/periodic-tasks.md)
     SUBMIT = "submit"
 
 
@@ -129,7 +129,7 @@ class Schedule:
     max_allowed_duration: timedelta | None = None
     blackout_periods: tuple[BlackoutPeriod, ...] = ()
     dont_run_on_nodes: tuple[str, ...] = ()
-    # -- state (seed 004) --
+    # -- state --
     last_good_start_at: datetime | None = None
     last_good_end_at: datetime | None = None
     last_start_at: datetime | None = None
@@ -284,7 +284,7 @@ def out_of_blackout(schedule: Schedule, at: datetime) -> datetime:
     return at
 
 
-# -- the seed's formulas -----------------------------------------------------------
+# -- the formulas -----------------------------------------------------------------
 def next_cron_time(schedule: Schedule, after: datetime) -> datetime | None:
     return schedule.rule.next_fire_time(after)
 
@@ -303,7 +303,7 @@ def deadline(schedule: Schedule) -> datetime | None:
 
 
 def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta | None = None) -> Condition:
-    """Seed 004's ``get_schedule_condition()``, with a reason for every WARNING and ERROR."""
+    """The schedule's condition, with a reason for every WARNING and ERROR."""
     if not schedule.enabled:
         return Condition(State.WARNING, Reason.PAUSED)
     limit = deadline(schedule)
@@ -334,7 +334,7 @@ def retry_at(schedule: Schedule, backoff: Sequence[timedelta] = DEFAULT_RETRY_BA
 
 def get_schedule_start_times(schedule: Schedule, now: datetime, *,
                              backoff: Sequence[timedelta] = DEFAULT_RETRY_BACKOFF) -> StartTimes | None:
-    """Seed 004's ``get_schedule_start_times()``; None for a calendar rule that fires no more."""
+    """The schedule's ``can_start_by`` and ``should_start_by``; None for a calendar rule that fires no more."""
     average = schedule.average_good_duration or timedelta(0)
     if schedule.kind is ScheduleKind.PERIODIC:
         if schedule.last_good_end_at is None:
@@ -406,7 +406,7 @@ class StealStep(str, enum.Enum):
 
 
 def steal_step(schedule: Schedule, now: datetime, *, ping_timeout: timedelta, grace: timedelta) -> StealStep:
-    """Seed 004's steal protocol, seen from another scheduler."""
+    """The two-step steal, seen from another scheduler."""
     if not schedule.running:
         return StealStep.NONE
     last_sign = schedule.owner_last_ping_at or schedule.owner_started_at
@@ -427,7 +427,7 @@ class RunStatus(str, enum.Enum):
     STOLEN = "stolen"
     #: its owner died or went silent; ended by the steal protocol or at the node's restart
     LOST = "lost"
-    #: seed 002: the schedule submitted a one-shot task to the queue instead of running
+    #: submit mode: the schedule submitted a one-shot task to the queue instead of running
     SUBMITTED = "submitted"
 
     @property
@@ -452,7 +452,7 @@ class ScheduleRun:
 
 @dataclass(frozen=True, slots=True)
 class ScheduleTiming:
-    """The knobs of seed 004 that are not per schedule (configurable)."""
+    """The knobs that are not per schedule (configurable)."""
 
     #: the EWMA's α for average_good_duration
     alpha: float = DEFAULT_ALPHA
@@ -492,7 +492,7 @@ _TIME_FIELDS = ("created_at", "last_good_start_at", "last_good_end_at", "last_st
 
 
 def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
-    """Every field by the seed's names: durations in seconds, times in ISO 8601."""
+    """Every field by the proposal's names: durations in seconds, times in ISO 8601."""
     data: dict[str, Any] = {
         "name": schedule.name, "kind": schedule.kind.value, "task_type": schedule.task_type,
         "arguments": {"args": list(schedule.arguments.args), "kwargs": dict(schedule.arguments.kwargs)},

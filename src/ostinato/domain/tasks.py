@@ -1,4 +1,4 @@
-"""The generic task model of seed 001 and the rules that move a task after a run.
+"""The generic task model (see docs/design/tasks.md) and the rules that move a task after a run.
 
 Task types carry the scheduling knobs (``default_interval``, ``min_interval``,
 ``max_interval``, ``backoff_factor``, ``max_queue_length``, ``num_retries``,
@@ -106,7 +106,7 @@ def parse_priority(value: Any) -> TaskPriority | None:
 
 @dataclass(frozen=True, slots=True)
 class TaskType:
-    """A declared type of task and its scheduling knobs (seed 001)."""
+    """A declared type of task and its scheduling knobs."""
 
     type: str
     description: str
@@ -224,7 +224,7 @@ class NewTask:
     retries_left: int | None = None
 
     def dedup_key(self) -> tuple[str, str, str, str | None]:
-        """Seed 001: same type, arguments, policy and priority is the same task."""
+        """Same type, arguments, policy and priority is the same task."""
         return (self.type, self.arguments.to_json(), self.policy.value, self.priority.value if self.priority else None)
 
 
@@ -345,7 +345,7 @@ class TaskChange:
 
 
 def apply_run_outcome(task: Task, task_type: TaskType, outcome: TaskRunStatus, ended: datetime) -> TaskChange:
-    """Seed 001's rules for a task whose run ended with ``outcome`` at ``ended``.
+    """The rules for a task whose run ended with ``outcome`` at ``ended``.
 
     - eventful: the interval is divided by ``backoff_factor``; uneventful: multiplied
       by it; both clamped to ``[min_interval, max_interval]``; ``next_run = ended + interval``;

@@ -1,4 +1,4 @@
-"""Which origins to visit next: the scheduling policies of seeds 000 and 003,
+"""Which origins to visit next: the scheduling policies (see docs/design/origins.md),
 their cooldowns, and what a grab hands to a loader.
 
 The stores implement each policy as one or more index walks ("picks"), tried
@@ -30,13 +30,13 @@ class VisitPolicy(str, enum.Enum):
     NEVER_VISITED_OLDEST_UPDATE_FIRST = "never_visited_oldest_update_first"
     #: ``last_update`` newer than the last successful visit, largest lag first
     ALREADY_VISITED_ORDER_BY_LAG = "already_visited_order_by_lag"
-    #: forges with no ``last_update``: seed 000's second list, in its three tiers
+    #: forges with no ``last_update``: the second list, in its three tiers
     ORIGINS_WITHOUT_LAST_UPDATE = "origins_without_last_update"
     #: every enabled origin, the one scheduled longest ago (or never) first
     OLDEST_SCHEDULED_FIRST = "oldest_scheduled_first"
     #: one-shot visit types: until one visit succeeds, oldest scheduled first
     STOP_AFTER_SUCCESS = "stop_after_success"
-    #: ours (issue 7): origins the forge says changed, then never visited ones, then by the revisit time
+    #: ours (see docs/design/beyond.md): origins the forge says changed, then never visited ones, then by the revisit time
     #: that spends the capacity optimally for their learnt change rates (see ``domain.change_rates``)
     CHANGE_RATE_OPTIMAL = "change_rate_optimal"
 
@@ -104,7 +104,7 @@ class NextVisit:
     last_update: datetime | None = None
 
     def loader_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of the loader call: seed 001's ``url``, ``lister_name``,
+        """Keyword arguments of the loader call: ``url``, ``lister_name``,
         ``lister_instance_name``, then the lister's extra arguments."""
         kwargs: dict[str, Any] = dict(self.extra_loader_arguments)
         kwargs.update(url=self.url, lister_name=self.lister_name, lister_instance_name=self.lister_instance_name)
@@ -128,7 +128,7 @@ class GrabOptions:
     in_flight_timeout: timedelta = timedelta(days=1)
     #: only origins listed by this lister
     lister_id: int | None = None
-    #: seed 000's ``minimum_interval``: origins loaded once wait this long after that visit
+    #: ``minimum_interval``: origins loaded once wait this long after that visit
     minimum_interval: timedelta = timedelta(days=1)
 
     def validated(self) -> "GrabOptions":

@@ -1,9 +1,9 @@
-"""Origin visits: the journal's visit statuses and seed 000's feedback loop.
+"""Origin visits: the journal's visit statuses and the feedback loop (see docs/design/origins.md).
 
 A visit status message has the shape of the archive's journal
 (``origin``, ``visit``, ``type``, ``status``, ``date``, ``snapshot``).
 :func:`apply_visit_status` is the one place where a final status becomes the
-origin's new visit stats, by seed 000's rules:
+origin's new visit stats, by these rules:
 
 1. Update last visit date, status and eventfulness; keep the time of the last
    successful visit; a failure keeps the last visit date and increments the
@@ -185,7 +185,7 @@ def _parse_snapshot(value: Any) -> bytes | None:
 
 @dataclass(frozen=True, slots=True)
 class FeedbackPolicy:
-    """The knobs of seed 000's feedback loop."""
+    """The knobs of the feedback loop."""
 
     adjust_factor: float = 2.0
     minimum_interval: timedelta = timedelta(days=1)
@@ -230,7 +230,7 @@ class VisitStats:
     next_visit_target: datetime | None = None
     #: date of the newest final status applied: older or equal ones change nothing
     last_status_date: datetime | None = None
-    #: successful visits so far (seed 000 tells "loaded once" from "more than once")
+    #: successful visits so far (the policies tell "loaded once" from "more than once")
     successful_visits: int = 0
     #: not grabbed again before this (see ``domain.visit_policies``); None: free
     cooldown_until: datetime | None = None
@@ -254,7 +254,7 @@ class Feedback:
 
 def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy,
                        clock_now: datetime | None = None, threshold: float | None = None) -> Feedback | None:
-    """Seed 000's feedback for one final status; None when the status changes nothing.
+    """The feedback for one final status; None when the status changes nothing.
 
     ``clock_now`` (the wall clock, when known) only lets a cooldown already
     over be stored as none. A successful visit also updates the change rate's

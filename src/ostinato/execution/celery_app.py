@@ -2,7 +2,7 @@
 message headers, the outcome message, and queue depths read from the broker.
 
 - **Queues.** Work of a task type goes to the queue named after its
-  ``backend_name`` (seed 001); prioritised work ("save code now") to
+  ``backend_name``; prioritised work ("save code now") to
   ``<backend_name>:priority``. Task runs and origin visits are Celery tasks
   named ``backend_name``; a schedule's run is the task :data:`SCHEDULE_RUN_TASK`
   sent to the same queue.
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 #: the durable queue of outcomes, from workers to the listener
 OUTCOMES_QUEUE = "ostinato.outcomes"
-#: the Celery task that runs a schedule's job on a worker (seed 004's ping from the worker)
+#: the Celery task that runs a schedule's job on a worker (it pings from the worker)
 SCHEDULE_RUN_TASK = "ostinato.schedule-run"
 #: the header that says what a message is
 HEADER = "ostinato"

@@ -68,7 +68,7 @@ def outcome_of(result: Any) -> tuple[TaskRunStatus, dict[str, Any]]:
     """Read a callable's return value.
 
     ``None`` → uneventful; ``True``/``False`` → eventful or not; a TaskResult;
-    ``"eventful"``/``"uneventful"``; or a dict with ``"status"`` (the seed's
+    ``"eventful"``/``"uneventful"``; or a dict with ``"status"`` (the original scheduler's
     loaders return ``{"status": "eventful"}``) whose other keys become metadata.
     """
     if result is None:

@@ -1,4 +1,4 @@
-"""Seed 001's ``scheduler-listener``: what Celery workers report, into the store.
+"""The ``scheduler-listener`` (see docs/design/tasks.md): what Celery workers report, into the store.
 
 Two streams, each in its own thread, both landing in the store functions the
 embedded executor uses:

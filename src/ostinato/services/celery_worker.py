@@ -12,7 +12,7 @@ executor (:mod:`ostinato.execution.calls`), and the schedule-run task:
   outcomes queue, which the listener records; a message without Ostinato's header (sent
   by another tool) just calls the callable;
 - a **schedule run** (``ostinato.schedule-run``) keeps its ownership the way
-  seed 004 says, from the worker: it pings every ``schedule_ping_interval``
+  docs/design/deadline-greedy.md says, from the worker: it pings every ``schedule_ping_interval``
   while the job runs in a thread, stops the job when a ping finds the schedule
   taken over (its result is then discarded) or when it overruns
   ``max_allowed_duration`` or enters a blackout period, and records the end
@@ -139,7 +139,7 @@ def _schedule_task(runtime: WorkerRuntime) -> Callable[..., Any]:
 
 def run_schedule_here(runtime: WorkerRuntime, *, name: str, tag: str, backend_name: str,
                       arguments: TaskArguments) -> dict[str, Any]:
-    """Run a schedule's job in this process under seed 004's ownership rules; returns what happened."""
+    """Run a schedule's job in this process under the ownership rules of docs/design/deadline-greedy.md; returns what happened."""
     store, clock = runtime.store(), runtime.clock
     timing = runtime.settings.schedule_timing()
     schedule = store.get_schedule(name)

@@ -1,4 +1,4 @@
-"""The deadline-greedy scheduler (seed 004) and periodic tasks into the job queue (seed 002).
+"""The deadline-greedy scheduler (docs/design/deadline-greedy.md) and periodic tasks into the job queue (docs/design/periodic-tasks.md).
 
 Each pass:
 
@@ -10,7 +10,7 @@ Each pass:
      ``remote`` (the Celery executor) the run is sent to a worker instead, which
      pings and ends it by the same rule (:func:`run_verdict`); the scheduler
      counts it against its capacity until the schedule's ownership is released;
-   - ``submit`` mode (seed 002): a one-shot task is submitted to the generic
+   - ``submit`` mode: a one-shot task is submitted to the generic
      queue unless the task submitted last time is still pending or running;
      the run ends at once either way, which moves the next start;
 3. it watches its runs: a ping that finds the schedule taken over stops the run
@@ -77,7 +77,7 @@ class Verdict:
 
 
 def run_verdict(store: Store, schedule: Schedule, tag: str, now: datetime) -> Verdict:
-    """Ping a run the caller owns, and judge it (seed 004): the one rule for the scheduler's
+    """Ping a run the caller owns, and judge it: the one rule for the scheduler's
     own threads and for Celery workers."""
     if not store.ping_schedule(schedule.name, tag, now):
         return Verdict(RunStatus.STOLEN)
@@ -282,7 +282,7 @@ class DeadlineScheduler:
         log.info("%s: sent %s to a worker (run %d)", self.name, schedule.name, run.id)
 
     def _submit(self, schedule: Schedule, run: ScheduleRun) -> None:
-        """Seed 002: a one-shot task into the queue, unless the last one is still pending or running."""
+        """Submit mode: a one-shot task into the queue, unless the last one is still pending or running."""
         now = self.clock.now()
         previous = next((r for r in self.store.list_schedule_runs(schedule.name, limit=5)
                          if r.status is RunStatus.SUBMITTED and "task_id" in r.detail), None)

@@ -127,13 +127,13 @@ class EmbeddedScheduler:
                 steering=ThresholdSteering(store, settings.revisit_model(), capacity=settings.revisit_capacity,
                                            every=settings.revisit_steer_every),
             )
-        #: seed 004's deadline-greedy scheduler, for `ostinato run` (instance "run" on this node)
+        #: the deadline-greedy scheduler, for `ostinato run` (instance "run" on this node)
         self.deadline_scheduler = (DeadlineScheduler(store, clock, node=settings.node, instance="run",
                                                      capacity=settings.workers, timing=settings.schedule_timing(),
                                                      remote=None if isinstance(self.executor, EmbeddedExecutor)
                                                      else self.executor)
                                    if schedules else None)
-        #: seed 001's journal client, when the journal_brokers setting names Kafka brokers
+        #: the journal client, when the journal_brokers setting names Kafka brokers
         self.journal_client = None
         if journal and settings.journal_brokers:
             from .journal_client import JournalClient  # confluent-kafka: only when it is used

@@ -1,9 +1,9 @@
-"""The journal client: seed 001's ``scheduler-journal-client``, which closes the feedback loop from Kafka.
+"""The journal client (``scheduler-journal-client``, see docs/design/tasks.md), which closes the feedback loop from Kafka.
 
 It reads visit statuses from Kafka topics (by default the archive's
 ``swh.journal.objects.origin_visit_status``), decodes each message
 (:mod:`ostinato.execution.journal_messages`: JSON or the archive's msgpack) and
-hands them in batches to the store's ``record_visit_statuses``, seed 000's
+hands them in batches to the store's ``record_visit_statuses``, the
 feedback rules.
 
 Delivery is at least once: a batch's offsets are committed only after the

@@ -1,4 +1,4 @@
-"""The orchestrator: seed 003's ``schedule-recurrent``, which keeps the loaders' queues fed.
+"""The orchestrator (``schedule-recurrent``, see docs/design/orchestrator.md), which keeps the loaders' queues fed.
 
 Each pass, for every visit type it serves (every task type named
 ``load-<visit_type>``, or the list it was given):
@@ -10,7 +10,7 @@ Each pass, for every visit type it serves (every task type named
 2. *fill in the void*: at most ``batch_size`` are dispatched: first the
    prioritised one-shot tasks of the task type ("save code now" requests), then
    origins, the room split between scheduling policies by the visit type's
-   ratios (seed 003's table by default), a policy short of origins leaving its
+   ratios (the default table by default), a policy short of origins leaving its
    share to the others — one grab, one transaction
    (:func:`ostinato.domain.orchestration.plan_grab_requests`).
 
@@ -112,7 +112,7 @@ class Orchestrator:
         return validate_ratios({**default_ratios(visit_type), **table}, POLICY_NAMES, field=f"policy_ratios.{visit_type}")
 
     def ratios(self, visit_type: str) -> dict[str, float]:
-        """The ratios of ``visit_type``: the ones given, over seed 003's defaults."""
+        """The ratios of ``visit_type``: the ones given, over the defaults."""
         return self._ratios.get(visit_type) or default_ratios(visit_type)
 
     def served(self) -> list[tuple[str, TaskType]]:

@@ -1,4 +1,4 @@
-"""Steering ``change_rate_optimal``'s threshold to the visit capacity (issue 7).
+"""Steering ``change_rate_optimal``'s threshold to the visit capacity (see docs/design/beyond.md).
 
 Every ``every`` (10 minutes), for each visit type whose ratios give
 ``change_rate_optimal`` a share, the orchestrator's :class:`ThresholdSteering`:

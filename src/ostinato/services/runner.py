@@ -1,4 +1,4 @@
-"""The task runner (seed 001's ``scheduler-runner``) and its priority twin.
+"""The task runner (``scheduler-runner``, see docs/design/tasks.md) and its priority twin.
 
 Each pass, for every task type it serves, reads the free room of the type's
 queue (``max_queue_length`` minus what waits in the executor), grabs at most

@@ -1,4 +1,4 @@
-"""The simulator (issue 7): Ostinato's real store, orchestrator and feedback loop, driven by a
+"""The simulator (see docs/design/beyond.md): Ostinato's real store, orchestrator and feedback loop, driven by a
 simulated clock over a world of sources that change as Poisson processes, compared with
 idealised baselines and Cho & Garcia-Molina's oracle.
 

@@ -2,7 +2,7 @@
 
 - :class:`UniformScheduler`: each step, the quota of sources visited longest ago
   (never visited first, in discovery order): every source every N/C days.
-- :class:`MultiplicativeScheduler`: seed 000's interval rule without its store
+- :class:`MultiplicativeScheduler`: the ×2 / ÷2 interval rule without its store
   and cooldowns: after a success the next target is the time since the previous
   success ÷ ``adjust_factor`` (eventful, at least ``minimum_interval``) or ×
   ``adjust_factor`` (uneventful); after a failure ``failure_delay``. Each step

@@ -56,20 +56,20 @@ PolicyUnderTest = StorePolicy | Baseline
 
 #: store policies that a newer Ostinato has, tried by name at run time: name → (description, settings)
 OPTIONAL_STORE_POLICIES: Mapping[str, tuple[str, Mapping[str, Any]]] = {
-    "change_rate_optimal": ("store: change_rate_optimal alone (issue 7's learned policy)", {}),
+    "change_rate_optimal": ("store: change_rate_optimal alone (Ostinato's learned policy)", {}),
 }
 
 
 def _seed_policies() -> list[PolicyUnderTest]:
     return [
-        StorePolicy("seed003_vcs_mix", f"store: seed 003's git mix, {BY_LAG} 49 / {NEVER_VISITED} 49 / "
+        StorePolicy("seed003_vcs_mix", f"store: the orchestrator's default git mix, {BY_LAG} 49 / {NEVER_VISITED} 49 / "
                     f"{WITHOUT_LAST_UPDATE} 2", {BY_LAG: 49, NEVER_VISITED: 49, WITHOUT_LAST_UPDATE: 2}),
-        StorePolicy("seed003_package_mix", f"store: seed 003's package mix, {BY_LAG} 50 / {NEVER_VISITED} 50 "
+        StorePolicy("seed003_package_mix", f"store: the orchestrator's default package mix, {BY_LAG} 50 / {NEVER_VISITED} 50 "
                     "(no policy for forges without last_update)", {BY_LAG: 50, NEVER_VISITED: 50}),
         StorePolicy(OLDEST_SCHEDULED, f"store: {OLDEST_SCHEDULED} alone (uniform revisiting through the store)",
                     {OLDEST_SCHEDULED: 1}),
         StorePolicy("seed000_feedback", f"store: {WITHOUT_LAST_UPDATE} alone, no forge reports last_update "
-                    "(seed 000's multiplicative feedback, ×2 / ÷2)", {WITHOUT_LAST_UPDATE: 1},
+                    "(the multiplicative feedback, ×2 / ÷2)", {WITHOUT_LAST_UPDATE: 1},
                     world={"share_last_update": 0.0}),
     ]
 

@@ -1,4 +1,4 @@
-"""The simulator's standard workloads: how fast sources change, by name (issue 7).
+"""The simulator's standard workloads: how fast sources change, by name.
 
 Each workload draws a change rate (changes per day) per source from a seeded
 numpy generator, and says whether its loader can count changes (a git fetch

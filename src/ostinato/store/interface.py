@@ -173,7 +173,7 @@ class Store(abc.ABC):
     # -- task runs --------------------------------------------------------
     @abc.abstractmethod
     def record_run_events(self, events: Sequence[RunEvent]) -> int:
-        """Record runs starting and ending, and move their tasks (seed 001's rules).
+        """Record runs starting and ending, and move their tasks (see docs/design/tasks.md).
 
         Idempotent and order-tolerant: an event for a run already final changes
         nothing. Returns the number of runs that reached a final status.
@@ -246,7 +246,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy, *,
                               now: datetime | None = None) -> int:
-        """Feed journal visit statuses back into the visit stats (seed 000's rules).
+        """Feed journal visit statuses back into the visit stats (see docs/design/origins.md).
 
         One transaction per batch; idempotent and order-tolerant (see
         ``domain.visits``). Origins that reach ``max_failures`` are disabled in
@@ -307,7 +307,7 @@ class Store(abc.ABC):
     def get_origin_metrics(self, *, lister_id: int | None = None, visit_type: str | None = None) -> list[OriginMetrics]:
         """The metrics last stored by :meth:`update_origin_metrics`."""
 
-    # -- schedules (seeds 002 and 004) -------------------------------------
+    # -- schedules (see docs/design/deadline-greedy.md) ---------------------------------
     @abc.abstractmethod
     def create_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
         """Store a new schedule (validated) with its start times; ConflictError if the name exists."""
@@ -330,7 +330,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
                        now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
-        """Seed 004's pick, as one index walk, for up to ``len(tags)`` schedules at once: among
+        """The deadline-greedy pick, as one index walk, for up to ``len(tags)`` schedules at once: among
         enabled schedules not running and not excluded on ``node``, with ``can_start_by`` past,
         the lowest ``should_start_by`` first; take their ownership (one tag each) and open their
         runs, in one transaction. Concurrent pickers never take the same schedule."""
@@ -347,13 +347,13 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def end_schedule_run(self, name: str, tag: str, *, status: RunStatus, ended: datetime,
                          detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming()) -> bool:
-        """End our run: the schedule's state moves by seed 004's rules and ownership is released.
+        """End our run: the schedule's state moves by the schedule rules and ownership is released.
         False (the run recorded as stolen) when the schedule was taken over meanwhile."""
 
     @abc.abstractmethod
     def steal_silent_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
                                limit: int = 100) -> dict[str, list[str]]:
-        """Seed 004's steal protocol over owners silent for ``ping_timeout``: returns the names
+        """The two-step steal over owners silent for ``ping_timeout``: returns the names
         ``marked`` and those ``taken`` (their runs ended as lost, a failure, the schedule free)."""
 
     @abc.abstractmethod
@@ -383,7 +383,7 @@ class Store(abc.ABC):
     def delete_tasks(self, ids: Iterable[int]) -> int:
         """Delete tasks and their runs; returns the number of tasks deleted."""
 
-    # -- tokens of the HTTP API (issue 8) ------------------------------------
+    # -- tokens of the HTTP API (see docs/reference/api.md)---------------------------------
     # A token is returned as a dict: id, name, scope ("read" or "admin"), created_at,
     # revoked_at and last_used_at (None when never); its secret's hash is never read back.
 

@@ -1,4 +1,4 @@
--- Named queries of the PostgreSQL store for schedules (seeds 002 and 004).
+-- Named queries of the PostgreSQL store for schedules (see docs/design/deadline-greedy.md).
 -- Same conventions as queries.sql: %(named)s parameters, `now` from the caller.
 -- The state a run's end or a steal computes comes from the domain's rules
 -- (domain/schedules.py); these queries only read, lock and write it.
@@ -49,7 +49,7 @@ DELETE FROM schedule WHERE name = %(name)s RETURNING name;
 DELETE FROM schedule_run WHERE schedule = %(name)s;
 
 -- name: pick_schedule
--- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
+-- the deadline-greedy pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
 -- a walk of schedule_pick_idx, used when many can start (else pick_few_schedules)
 SELECT * FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s

@@ -1,4 +1,4 @@
--- Named queries of the SQLite store for schedules (seeds 002 and 004).
+-- Named queries of the SQLite store for schedules (see docs/design/deadline-greedy.md).
 -- Same conventions as queries.sql: :named parameters, times as ISO 8601 text in
 -- UTC, durations in seconds, lists as JSON text; `now` from the caller.
 -- The state a run's end or a steal computes comes from the domain's rules
@@ -50,7 +50,7 @@ DELETE FROM schedule WHERE name = :name RETURNING name;
 DELETE FROM schedule_run WHERE schedule = :name;
 
 -- name: pick_schedule
--- seed 004's pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
+-- the deadline-greedy pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
 -- the walk of schedule_pick_idx is pinned: without statistics SQLite would range-scan the
 -- wake index and sort every due schedule; used when many can start (else pick_few_schedules)
 SELECT * FROM schedule INDEXED BY schedule_pick_idx

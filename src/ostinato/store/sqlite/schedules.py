@@ -1,4 +1,4 @@
-"""The SQLite store's schedules (seeds 002 and 004): definitions and state,
+"""The SQLite store's schedules (see docs/design/deadline-greedy.md): definitions and state,
 the indexed pick that takes ownership, pings, run ends, the steal protocol and
 the run history.
 
@@ -159,7 +159,7 @@ class SQLiteSchedules:
 
     def steal_silent_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
                                limit: int = 100) -> dict[str, list[str]]:
-        """Seed 004's steal protocol for owners with no ping for ``ping_timeout``: mark them, and
+        """The two-step steal for owners with no ping for ``ping_timeout``: mark them, and
         end the runs of those still marked after ``steal_grace`` (lost: a failure), which frees them."""
         marked, taken = [], []
         with self._write() as conn:

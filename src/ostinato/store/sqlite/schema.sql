@@ -60,7 +60,7 @@ CREATE INDEX task_run_in_flight_idx ON task_run (scheduled)
 CREATE INDEX task_run_in_flight_backend_idx ON task_run (backend_id)
     WHERE status IN ('scheduled', 'started');
 
--- listers, listed origins and visit stats (seeds 000, 001 and 003)
+-- listers, listed origins and visit stats (see docs/design/origins.md)
 
 CREATE TABLE lister (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -103,7 +103,7 @@ CREATE TABLE origin_visit_stats (
     next_visit_target TEXT,
     -- date of the newest final status applied: older or equal ones change nothing
     last_status_date TEXT,
-    -- successful visits so far: seed 000 tells "loaded once" from "more than once"
+    -- successful visits so far: the policies tell "loaded once" from "more than once"
     successful_visits INTEGER NOT NULL DEFAULT 0,
     -- not grabbed again before this; NULL: free (see domain/visit_policies.py)
     cooldown_until TEXT,
@@ -178,7 +178,7 @@ CREATE TABLE revisit_threshold (
     computed_at TEXT NOT NULL
 ) STRICT;
 
--- schedules (seeds 002 and 004) and their run history
+-- schedules (see docs/design/deadline-greedy.md) and their run history
 
 CREATE TABLE schedule (
     name TEXT PRIMARY KEY,
@@ -210,7 +210,7 @@ CREATE TABLE schedule (
     owner_last_ping_at TEXT,
     steal_start_at TEXT,
     -- get_schedule_start_times(), stored whenever the schedule changes, so that a
-    -- pick is an index walk instead of the seed's fetch of every schedule
+    -- pick is an index walk instead of a fetch of every schedule
     can_start_by TEXT,
     should_start_by TEXT
 ) STRICT;

@@ -1,4 +1,4 @@
--- 0001: the generic task model of seed 001 (task types, tasks, task runs).
+-- 0001: the generic task model (see docs/design/tasks.md; task types, tasks, task runs).
 
 CREATE TABLE task_type (
     type text PRIMARY KEY,

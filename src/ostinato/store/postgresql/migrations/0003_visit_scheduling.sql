@@ -1,4 +1,4 @@
--- 0003: what the scheduling policies walk (seeds 000 and 003).
+-- 0003: what the scheduling policies walk (see docs/design/origins.md).
 --
 -- origin_visit_stats carries, per (url, visit_type), what its listings say
 -- (enabled in any, earliest first_seen, newest last_update, fork) next to the

@@ -1,4 +1,4 @@
--- 0004: schedules (seed 004's deadline-greedy scheduling, seed 002's periodic
+-- 0004: schedules (deadline-greedy scheduling, periodic
 -- tasks) and their run history.
 
 CREATE TABLE schedule (
@@ -31,7 +31,7 @@ CREATE TABLE schedule (
     owner_last_ping_at timestamptz,
     steal_start_at timestamptz,
     -- get_schedule_start_times(), stored whenever the schedule changes, so that a
-    -- pick is an index walk instead of the seed's fetch of every schedule
+    -- pick is an index walk instead of a fetch of every schedule
     can_start_by timestamptz,
     should_start_by timestamptz
 );

@@ -1,4 +1,4 @@
--- 0005: the change_rate_optimal policy (issue 7).
+-- 0005: the change_rate_optimal policy (see docs/design/beyond.md).
 --
 -- Each origin keeps its change rate's belief (changes seen over days observed;
 -- NULL: the prior) and the time its optimal revisit falls due; the policy walks

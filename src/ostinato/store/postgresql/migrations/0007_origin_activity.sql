@@ -1,4 +1,4 @@
--- 0007: each visit type's activity in the origin metrics (issue 8's dashboard).
+-- 0007: each visit type's activity in the origin metrics (for the dashboard).
 --
 -- Counted by the same full pass as the rest (`ostinato metrics update`): visits
 -- handed out and not yet reported (in flight), and visits, eventful and

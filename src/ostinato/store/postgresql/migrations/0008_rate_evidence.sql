@@ -1,4 +1,4 @@
--- 0008: change_rate_optimal learns from changed / unchanged bits with a posterior (issue 7).
+-- 0008: change_rate_optimal learns from changed / unchanged bits with a posterior (see docs/design/beyond.md).
 --
 -- Where the loader does not count changes, each origin keeps the faded
 -- log-likelihood of its changed / unchanged history at the 16 rates of

@@ -1,4 +1,4 @@
--- 0001: the generic task model of seed 001 (task types, tasks, task runs).
+-- 0001: the generic task model (see docs/design/tasks.md; task types, tasks, task runs).
 -- Times are ISO 8601 text in UTC with microseconds (fixed width, so they sort);
 -- durations are REAL seconds; JSON is canonical text.
 

@@ -1,4 +1,4 @@
--- 0002: listers, listed origins and visit stats (seeds 000, 001 and 003).
+-- 0002: listers, listed origins and visit stats (see docs/design/origins.md).
 
 CREATE TABLE lister (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -1,4 +1,4 @@
--- 0003: what the scheduling policies walk (seeds 000 and 003).
+-- 0003: what the scheduling policies walk (see docs/design/origins.md).
 --
 -- origin_visit_stats carries, per (url, visit_type), what its listings say
 -- (enabled in any, earliest first_seen, newest last_update, fork) next to the
@@ -24,7 +24,7 @@ CREATE TABLE origin_visit_stats (
     next_visit_target TEXT,
     -- date of the newest final status applied: older or equal ones change nothing
     last_status_date TEXT,
-    -- successful visits so far: seed 000 tells "loaded once" from "more than once"
+    -- successful visits so far: the policies tell "loaded once" from "more than once"
     successful_visits INTEGER NOT NULL DEFAULT 0,
     -- not grabbed again before this; NULL: free (see domain/visit_policies.py)
     cooldown_until TEXT,

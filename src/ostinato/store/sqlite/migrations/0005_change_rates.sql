@@ -1,4 +1,4 @@
--- 0005: the change_rate_optimal policy (issue 7).
+-- 0005: the change_rate_optimal policy (see docs/design/beyond.md).
 --
 -- Each origin keeps its change rate's belief (changes seen over days observed;
 -- NULL: the prior) and the time its optimal revisit falls due; the policy walks
@@ -24,7 +24,7 @@ CREATE TABLE origin_visit_stats (
     next_visit_target TEXT,
     -- date of the newest final status applied: older or equal ones change nothing
     last_status_date TEXT,
-    -- successful visits so far: seed 000 tells "loaded once" from "more than once"
+    -- successful visits so far: the policies tell "loaded once" from "more than once"
     successful_visits INTEGER NOT NULL DEFAULT 0,
     -- not grabbed again before this; NULL: free (see domain/visit_policies.py)
     cooldown_until TEXT,

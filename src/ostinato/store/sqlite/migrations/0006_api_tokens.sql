@@ -1,4 +1,4 @@
--- 0006: tokens of the HTTP API (issue 8).
+-- 0006: tokens of the HTTP API (see docs/reference/api.md).
 --
 -- A token has a unique name, a scope (read: GET requests; admin: everything)
 -- and the SHA-256 of its secret, never the secret itself; the API finds a
