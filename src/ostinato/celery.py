@@ -15,7 +15,6 @@ queues and the worker's name for you. Task events (``-E``) must be on for
 
 from __future__ import annotations
 
-import importlib
 
 from .config import Settings
 from .domain.clock import SystemClock
@@ -24,8 +23,7 @@ from .services.celery_worker import WorkerRuntime, install_worker_tasks
 from .cli.app import open_settings_store
 
 settings = Settings.load()
-for _module in settings.imports:
-    importlib.import_module(_module)
+settings.import_modules()
 app = make_celery_app(settings.celery_broker())
 with open_settings_store(settings) as _store:  # the API's (url) or the database's (db)
     _store.check_schema()

@@ -12,6 +12,7 @@ and :meth:`Settings.feedback_policy` hand them to the store's verbs.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -191,6 +192,17 @@ class Settings:
         settings.grab_options()
         settings.schedule_timing()
         return settings
+
+    def import_modules(self) -> None:
+        """Import the modules of ``imports``, where ``@task`` callables register themselves: every
+        process that runs callables does it first (run, runner, scheduler, worker). A module that
+        fails to import is bad input naming the setting, not a traceback."""
+        for module in self.imports:
+            try:
+                importlib.import_module(module)
+            except Exception as exc:
+                raise ValidationError("imports", "modules this process can import",
+                                      f"{module} ({type(exc).__name__}: {exc})") from exc
 
     def celery_broker(self) -> str:
         """The broker URL, required when ``executor`` is celery."""

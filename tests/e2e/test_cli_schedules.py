@@ -53,6 +53,30 @@ def test_scheduler_once_runs_what_is_due(url):
     assert ok_json(url, "schedule", "show", "bills")["last_good_start_at"] is not None
 
 
+def test_the_scheduler_imports_the_modules_of_the_imports_setting(url, tmp_path, monkeypatch):
+    """A job registered with @task in a module named by ``imports`` runs under ``ostinato scheduler``
+    alone, as under ``ostinato run``."""
+    (tmp_path / "scheduler_jobs_mod.py").write_text(
+        "from ostinato.execution.registry import registry\n\n"
+        "@registry.task('scheduler-imports-greet')\n"
+        "def greet(stop=None):\n"
+        "    return True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("OSTINATO_IMPORTS", "scheduler_jobs_mod")
+    ok(url, "task-type", "add", "greet", "scheduler-imports-greet", "Greet", "--no-default-interval")
+    ok(url, "schedule", "add", "hello", "greet", "--every", "24h")
+    assert "1 schedule run started, 1 ended" in ok(url, "scheduler", "--once", "--node", "n1").output
+    assert [r["status"] for r in ok_json(url, "schedule", "runs", "hello")] == ["succeeded"]
+
+
+def test_a_module_of_the_imports_setting_that_fails_is_named(url, monkeypatch):
+    monkeypatch.setenv("OSTINATO_IMPORTS", "no_such_module_of_jobs")
+    result = run(url, "scheduler", "--once", "--node", "n1")
+    assert result.exit_code == 2
+    assert 'imports: expected modules this process can import, got "no_such_module_of_jobs (ModuleNotFoundError' in result.output
+    assert ok_json(url, "schedule", "list") == []
+
+
 def test_export_and_import_keep_the_full_state(url, tmp_path):
     ok(url, "schedule", "add", "bills", "scrape", "failure_rate=0", "--every", "24h", "--max-allowed", "2h")
     ok(url, "scheduler", "--once", "--node", "n1")

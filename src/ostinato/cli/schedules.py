@@ -322,6 +322,7 @@ def scheduler_command(app: AppContext, node: str | None, instance: str, capacity
 
 
 def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacity: int) -> DeadlineScheduler:
+    app.settings.import_modules()  # the runs on this scheduler's threads call the registered callables
     remote = None
     if app.settings.executor == "celery":  # runs go to Celery workers, which ping them
         extras.require("celery", "the setting executor = celery")

@@ -3,7 +3,6 @@ callables) and ``ostinato listener`` (see docs/design/tasks.md)."""
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
@@ -47,8 +46,7 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
 
     _setup_logging(verbose)
     broker_url = _broker(app, broker)
-    for module in app.settings.imports:
-        importlib.import_module(module)
+    app.settings.import_modules()
     known = app.store().list_task_types()
     if task_types:
         missing = sorted(set(task_types) - {t.type for t in known})

@@ -12,7 +12,6 @@ never started are handed back with ``release_visits``.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 import time
@@ -80,8 +79,7 @@ class EmbeddedScheduler:
         listen: bool = False,
         journal: bool = False,
     ):
-        for module in settings.imports:
-            importlib.import_module(module)
+        settings.import_modules()
         self.store = store
         self.settings = settings
         self.clock = clock
