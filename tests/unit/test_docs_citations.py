@@ -47,3 +47,11 @@ def test_the_patterns_catch_what_they_should():
     assert not OUTSIDE_CITATION.search('StorePolicy("seed003_vcs_mix", …)')
     assert not OUTSIDE_CITATION.search("every random stream is seeded from the seed")
     assert DOCS_PATH.findall("(see docs/design/deadline-greedy.md).") == ["docs/design/deadline-greedy.md"]
+
+
+def test_the_readme_links_to_pages_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = [target.split("#")[0] for target in re.findall(r"\]\(([^)\s]+)\)", readme)
+             if not target.startswith(("http://", "https://", "#"))]
+    assert len(links) >= 10, links
+    assert [link for link in links if not (ROOT / link).exists()] == []
