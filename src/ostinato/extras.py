@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from typing import Any, Callable, Mapping
 
 from .domain.errors import MissingExtra
@@ -30,6 +31,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 def missing_module(extra: str) -> str | None:
     """The first module of ``extra`` that cannot be imported here, or None when all can."""
     for module in EXTRAS[extra]:
+        if module in sys.modules:  # imported already (kombu then replaces itself by a module without __spec__)
+            continue
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):

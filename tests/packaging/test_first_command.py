@@ -124,6 +124,15 @@ def test_the_extras_of_the_package_are_the_ones_the_code_checks_for():
     assert [name for name in EXTRAS if not installed(name)] == []  # the test install has them all
 
 
+def test_an_extra_already_imported_counts_as_installed():
+    """kombu, once imported, replaces its module by one whose ``__spec__`` is None."""
+    import kombu  # noqa: F401
+
+    from ostinato.extras import installed
+
+    assert installed("celery")
+
+
 def test_a_missing_extra_is_one_line_naming_it(monkeypatch):
     from ostinato import extras
     from ostinato.domain.errors import MissingExtra
