@@ -50,7 +50,7 @@ def calendar_next(app: AppContext, expression: str, tz: str, after: str | None, 
                    "next": [{"at": f.at, "utc": f.at.astimezone(timezone.utc), "note": f.note, "moved": f.moved}
                             for f in firings]})
         return
-    click.echo(f"{rule.kind.value} rule {rule.expression!r} in {rule.zone.key}, after {start.astimezone(rule.zone).isoformat()}:")
+    click.echo(f"{rule.kind.value} rule {rule.expression!r} in {rule.zone_name}, after {start.astimezone(rule.zone).isoformat()}:")
     for firing in firings:
         line = f"  {firing.at:%a %Y-%m-%d %H:%M:%S %Z} ({firing.at.isoformat()})"
         click.echo(line + (f"  note: {firing.note}" if firing.note else ""))

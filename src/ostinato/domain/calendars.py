@@ -9,22 +9,13 @@ Three kinds of rule, each read by a well-kept library:
   ``*:0/15``, ``*-*~01``, ``quarterly``, … with an optional zone at the end,
   read by ``oncalendar``;
 - **rrule** (RFC 5545): ``FREQ=DAILY;BYHOUR=2`` or ``DTSTART:…`` plus
-  ``RRULE:…`` lines, read by ``python-dateutil``.
+  ``RRULE:…`` lines, read by ``python-dateutil``. A DTSTART in UTC (``…Z``), with
+  an offset, or with a ``TZID`` is read in that zone, whatever the schedule's zone.
 
-A rule yields wall-clock times of its zone; :func:`resolve_local` turns each
-into one instant, the same way for every kind, so that a daylight-saving
-change never runs a schedule twice and never skips it silently:
-
-- a wall time that does not exist (the hour skipped in spring) fires at the
-  end of the gap, the first instant after it (02:30 → 03:00 in Paris), and
-  several such times collapse into that one firing; systemd itself skips them,
-  so for systemd rules this is the one place where Ostinato fires and
-  ``systemd-analyze`` does not;
-- a wall time that happens twice (the hour repeated in autumn) fires once, at
-  its first occurrence (the earlier offset), as systemd and cron do.
-
-Every such firing carries a ``note`` saying what happened; the preview
-(``ostinato calendar next``) prints it.
+A rule yields wall-clock times of its zone; :mod:`.wall_clock` turns them into
+instants across daylight-saving changes by one rule for every kind, which
+depends on whether the rule names fixed times of the day or repeats through the
+hours (:attr:`CalendarRule.repeats_through_the_hours`).
 """
 
 from __future__ import annotations
@@ -34,12 +25,17 @@ import enum
 import functools
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Iterator
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Iterator, NamedTuple
+from zoneinfo import ZoneInfo
 
 from .errors import ValidationError
 from .limits import MAX_TIME, MIN_TIME, TIME_RANGE, check_stored_text
+from .wall_clock import FireTime, ordered_firings, resolve_local
+from .zones import ZONE_EXPECTED, did_you_mean, is_zone, parse_zone, zone_label, zone_suggestions
+
+__all__ = ["CalendarRule", "FireTime", "RuleKind", "detect_kind", "parse_zone", "resolve_local", "zone_suggestions",
+           "ZONE_EXPECTED", "HORIZON_YEARS", "MAX_PREVIEW"]
 
 UTC = timezone.utc
 #: cron's named schedules, as five fields
@@ -53,74 +49,16 @@ HORIZON_YEARS = 200
 #: the most firings a preview lists (``ostinato calendar next --count``)
 MAX_PREVIEW = 10_000
 CRON_FIELDS = "minute hour day-of-month month day-of-week"
-ZONE_EXPECTED = "an IANA time zone such as Europe/Paris or UTC"
+#: how far back wall times are read near a change of the clock (daylight saving moves it 2 hours at most)
+_REWIND = timedelta(hours=3)
+#: systemd's shorthands that repeat through the hours (the others name midnight)
+_SYSTEMD_REPEATING_WORDS = {"minutely", "hourly"}
 
 
 class RuleKind(str, enum.Enum):
     CRON = "cron"
     SYSTEMD = "systemd"
     RRULE = "rrule"
-
-
-@dataclass(frozen=True, slots=True)
-class FireTime:
-    at: datetime
-    #: what a daylight-saving change did to this firing, if anything
-    note: str | None = None
-    #: True when the firing is only there for wall times that do not exist (the rule names no
-    #: time at this instant): systemd would skip it
-    moved: bool = False
-
-
-def parse_zone(name: str, field: str = "tz") -> ZoneInfo:
-    """The zone of an IANA name typed by someone: a name that is not one is refused with the closest
-    names (``Europe/Pariss``, ``europe/paris``, ``Paris``: did you mean Europe/Paris?).
-
-    A name in the wrong case is suggested, not accepted: the name is stored and shown as given, and
-    whether ``ZoneInfo`` finds it would depend on the file system's case sensitivity."""
-    if not isinstance(name, str) or not name.strip():
-        raise ValidationError(field, ZONE_EXPECTED, name)
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder (Europe), a name too long
-        close = zone_suggestions(name)
-        raise ValidationError(field, ZONE_EXPECTED + _did_you_mean(close), name) from None
-
-
-def _did_you_mean(names: list[str]) -> str:
-    return f" (did you mean {' or '.join(names)}?)" if names else ""
-
-
-def zone_suggestions(name: str, limit: int = 3) -> list[str]:
-    """The IANA names closest to ``name``: the same name in another case, the zones of a city of that
-    name (``new york``: America/New_York), then the nearest spellings."""
-    wanted = name.strip()[:64].lower().replace(" ", "_")
-    if not wanted or not wanted.isprintable():
-        return []
-    by_lower = _zone_names()
-    if wanted in by_lower:
-        return [by_lower[wanted]]
-    cities = [zone for key, zone in by_lower.items() if "/" not in wanted and key.rpartition("/")[2] == wanted]
-    if cities:
-        return cities[:limit]
-    matcher = difflib.SequenceMatcher(b=wanted)
-    scored = []
-    for key, zone in by_lower.items():
-        matcher.set_seq1(key)
-        if matcher.real_quick_ratio() >= 0.75 and matcher.quick_ratio() >= 0.75:
-            scored.append((matcher.ratio(), zone))
-    best = max((score for score, _ in scored), default=0.0)
-    return [zone for score, zone in sorted(scored, key=lambda item: (-item[0], item[1]))
-            if score >= max(0.75, best - 0.05)][:limit]
-
-
-@functools.lru_cache(maxsize=1)
-def _zone_names() -> dict[str, str]:
-    """Every IANA name this system knows, by its lower-case form (``posix/`` and ``right/`` copies left out)."""
-    from zoneinfo import available_timezones
-
-    names = sorted(z for z in available_timezones() if not z.startswith(("posix/", "right/")))
-    return {zone.lower(): zone for zone in names}
 
 
 def detect_kind(text: str) -> RuleKind:
@@ -147,6 +85,15 @@ def _guessed_between_cron_and_systemd(text: str) -> bool:
                 or "\nRRULE:" in upper)
 
 
+class _Shape(NamedTuple):
+    """What a rule's text says beyond its wall times: the zone they are read in, whether the rule
+    repeats through the hours, and (RRULE) its text with DTSTART made a wall time of that zone."""
+
+    zone: tzinfo
+    repeating: bool
+    text: str
+
+
 @dataclass(frozen=True, slots=True)
 class CalendarRule:
     """A validated rule: its kind, its text (prefix removed) and the zone it is read in."""
@@ -165,6 +112,7 @@ class CalendarRule:
         expression = _KIND_PREFIX.sub("", text.strip())
         rule = cls(rule_kind, expression, tz)
         try:
+            _shape(rule_kind, expression, tz, field)
             next(rule._wall_times(datetime(2000, 1, 1), field=field), None)  # reading it is the check
         except ValidationError:
             if kind is not None or not _guessed_between_cron_and_systemd(text):
@@ -173,47 +121,43 @@ class CalendarRule:
         return rule
 
     @property
-    def zone(self) -> ZoneInfo:
-        return ZoneInfo(self._zone_name())
+    def zone(self) -> tzinfo:
+        """The zone the rule's wall times are read in: the schedule's, unless the rule names its own
+        (a zone ending a systemd event, a DTSTART in UTC, with an offset or a TZID)."""
+        return _shape(self.kind, self.expression, self.tz).zone
 
-    def _zone_name(self) -> str:
-        if self.kind is RuleKind.SYSTEMD:
-            head, _, last = self.expression.rpartition(" ")
-            if head and _is_zone(last):
-                return last
-        return self.tz
+    @property
+    def zone_name(self) -> str:
+        return zone_label(self.zone)
+
+    @property
+    def repeats_through_the_hours(self) -> bool:
+        """True when the rule leaves its hour or its minute open (``*/15 * * * *``, ``0 * * * *``,
+        ``*:0/15``, ``hourly``, ``FREQ=HOURLY``) rather than naming fixed times of the day: it then
+        fires at both occurrences of a repeated wall time and skips those of a gap (see
+        :mod:`.wall_clock`)."""
+        return _shape(self.kind, self.expression, self.tz).repeating
 
     def next_fire_times(self, after: datetime, count: int = 1) -> list[FireTime]:
-        """The next ``count`` firings strictly after ``after`` (an aware instant)."""
+        """The next ``count`` firings strictly after ``after`` (an aware instant), in time order."""
         if after.tzinfo is None:
             raise ValidationError("after", "a time with a zone", after.isoformat())
-        zone = self.zone
-        start_local = after.astimezone(zone).replace(tzinfo=None) - timedelta(hours=3)  # a DST gap is at most 2 h
-        found: list[FireTime] = []
-        gap_walls: list[datetime] = []  # wall times of the gap collapsed into the last firing
-        for wall in self._wall_times(start_local):
-            instant, note = resolve_local(wall, zone)
-            if instant <= after:
-                continue
-            in_gap = note is not None and _IN_GAP in note
-            if found and instant == found[-1].at:
-                last = found[-1]
-                if in_gap:
-                    gap_walls.append(wall)
-                if in_gap and last.moved:
-                    found[-1] = FireTime(instant, _gap_note(gap_walls, instant), moved=True)
-                elif gap_walls:  # the gap's times and a time the rule names share this instant
-                    found[-1] = FireTime(instant, _gap_note(gap_walls, instant, with_rule_time=True))
-                continue
-            gap_walls = [wall] if in_gap else []
-            found.append(FireTime(instant, note, moved=in_gap))
-            if len(found) > count:
-                break
-        return found[:count]
+        shape = _shape(self.kind, self.expression, self.tz)
+        local = after.astimezone(shape.zone)
+        start_local = local.replace(tzinfo=None)
+        offset = local.utcoffset()
+        if any((after + shift).astimezone(shape.zone).utcoffset() != offset for shift in (-_REWIND, _REWIND)):
+            # the clock changes near ``after``: the second pass of a repeated hour, or the end of a
+            # gap, comes after wall times later than its own, so walls are read from further back
+            start_local -= _REWIND
+        return ordered_firings(self._wall_times(start_local), shape.zone, repeating=shape.repeating, after=after,
+                               count=count)
 
     def next_fire_time(self, after: datetime) -> datetime | None:
+        """The next firing strictly after ``after``, in UTC (so that adding a duration to it adds
+        elapsed time, not wall-clock time), or None when the rule fires no more."""
         times = self.next_fire_times(after, 1)
-        return times[0].at if times else None
+        return times[0].at.astimezone(UTC) if times else None
 
     # -- wall-clock iteration, per kind ------------------------------------
     def _wall_times(self, start: datetime, *, field: str = "calendar") -> Iterator[datetime]:
@@ -222,7 +166,43 @@ class CalendarRule:
             return _cron_times(self.expression, start, field)
         if self.kind is RuleKind.SYSTEMD:
             return _systemd_times(self.expression, start, field)
-        return _rrule_times(self.expression, start, field)
+        return _rrule_times(_shape(self.kind, self.expression, self.tz, field).text, start, field, shown=self.expression)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape(kind: RuleKind, expression: str, tz: str, field: str = "calendar") -> _Shape:
+    if kind is RuleKind.CRON:
+        fields = CRON_NICKNAMES.get(expression.strip().lower(), expression).split()
+        repeating = len(fields) == 5 and (_open_field(fields[0], 0, 59) or _open_field(fields[1], 0, 23))
+        return _Shape(ZoneInfo(tz), repeating, expression)
+    if kind is RuleKind.SYSTEMD:
+        head, _, last = expression.strip().rpartition(" ")
+        zone = ZoneInfo(last) if head and is_zone(last) else ZoneInfo(tz)
+        return _Shape(zone, _systemd_repeats(head if head and is_zone(last) else expression), expression)
+    return _rrule_shape(expression, tz, field)
+
+
+def _open_field(text: str, low: int, high: int) -> bool:
+    """True for an hour or minute field left open: ``*``, ``*/15``, or the same written from the field's
+    start (``0/15``, ``00/2``, ``0-59/15``, ``0..23``, ``0-23``)."""
+    base, slash, _ = text.strip().partition("/")
+    if base.startswith("*"):
+        return True
+    starts = (str(low), f"{low:02d}")
+    if slash and base in starts:
+        return True
+    return base in {f"{start}{sep}{high}" for start in starts for sep in ("-", "..")}
+
+
+def _systemd_repeats(event: str) -> bool:
+    words = event.split()
+    if len(words) == 1 and words[0].lower() in _SYSTEMD_REPEATING_WORDS:
+        return True
+    times = [word for word in words if ":" in word]
+    if not times:
+        return False  # a date alone, or a shorthand naming midnight
+    parts = times[-1].split(":")
+    return _open_field(parts[0], 0, 23) or _open_field(parts[1], 0, 59)
 
 
 def _every_kind_refuses(expression: str, field: str) -> ValidationError:
@@ -230,26 +210,6 @@ def _every_kind_refuses(expression: str, field: str) -> ValidationError:
     said = [f"as cron: {_cron_complaint(expression)}", f"as systemd OnCalendar: {_systemd_complaint(expression)}",
             "as RRULE: it starts with FREQ=, RRULE: or DTSTART"]
     return ValidationError(field, "a cron, systemd OnCalendar or RRULE expression; " + "; ".join(said), expression)
-
-
-def _is_zone(name: str) -> bool:
-    if not name or name[0] in "0123456789*":
-        return False
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        return False
-    return True
-
-
-_IN_GAP = "does not exist"
-
-
-def _gap_note(walls: list[datetime], at: datetime, *, with_rule_time: bool = False) -> str:
-    times = ", ".join(f"{w:%H:%M:%S}" for w in walls)
-    verb = "does" if len(walls) == 1 else "do"
-    where = f"runs once, with {at:%H:%M:%S}" if with_rule_time else f"runs once, at the gap's end, {at:%H:%M:%S}"
-    return f"{times} {verb} not exist (daylight-saving gap): {where}"
 
 
 def _cron_times(expression: str, start: datetime, field: str) -> Iterator[datetime]:
@@ -275,7 +235,7 @@ def _cron_complaint(expression: str) -> str:
     text = expression.strip()
     if text.startswith("@"):
         close = difflib.get_close_matches(text.lower(), list(CRON_NICKNAMES), n=1)
-        return f"an @nickname is one of {', '.join(CRON_NICKNAMES)}{_did_you_mean(close)}"
+        return f"an @nickname is one of {', '.join(CRON_NICKNAMES)}{did_you_mean(close)}"
     fields = text.split()
     if len(fields) != 5:
         said = f"five fields ({CRON_FIELDS}) or an @nickname, not {len(fields)}"
@@ -291,6 +251,8 @@ def _cron_complaint(expression: str) -> str:
 
 #: the last word of a systemd event meant as a zone (Area/Location), valid or not
 _ZONE_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)+$")
+#: a seconds field with a fraction (systemd accepts ``12:34:56.5``; see :func:`_systemd_complaint`)
+_FRACTIONAL_SECONDS = re.compile(r":[0-9*,/.]*\d\.\d+\b")
 
 
 def _systemd_complaint(expression: str) -> str:
@@ -299,10 +261,14 @@ def _systemd_complaint(expression: str) -> str:
     from oncalendar import BaseIterator, OnCalendarError
 
     head, _, last = expression.strip().rpartition(" ")
-    if head and _ZONE_LIKE.match(last) and not _is_zone(last):
-        return f"an IANA time zone at the end, not {last!r}{_did_you_mean(zone_suggestions(last))}"
+    if head and _ZONE_LIKE.match(last) and not is_zone(last):
+        return f"an IANA time zone at the end, not {last!r}{did_you_mean(zone_suggestions(last))}"
+    fraction = _FRACTIONAL_SECONDS.search(expression)
+    if fraction:
+        return (f"whole seconds, not {fraction.group(0).lstrip(':')!r}: Ostinato starts runs to the second, so "
+                "it refuses a fraction rather than round it away")
     try:
-        BaseIterator(head if head and _is_zone(last) else expression, datetime(2000, 1, 1))
+        BaseIterator(head if head and is_zone(last) else expression, datetime(2000, 1, 1))
     except OnCalendarError as exc:
         return str(exc)
     return "a valid event"  # only asked about events that failed
@@ -312,7 +278,7 @@ def _systemd_times(expression: str, start: datetime, field: str) -> Iterator[dat
     from oncalendar import BaseIterator, OnCalendarError
 
     head, _, last = expression.strip().rpartition(" ")
-    text = head if head and _is_zone(last) else expression
+    text = head if head and is_zone(last) else expression
     try:
         iterator = BaseIterator(text, start)
     except OnCalendarError:
@@ -324,10 +290,57 @@ def _systemd_times(expression: str, start: datetime, field: str) -> Iterator[dat
         raise ValidationError(field, f"a systemd calendar event ({exc})", expression) from None
 
 
-def _rrule_times(expression: str, start: datetime, field: str) -> Iterator[datetime]:
+#: a DTSTART line and its parts (``DTSTART;TZID=America/New_York:20260101T090000``)
+_DTSTART_LINE = re.compile(r"^DTSTART(?P<params>;[^:\n]*)?:(?P<value>[^\n]*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_TZID = re.compile(r";TZID=(?P<name>[^;:]+)", re.IGNORECASE)
+_NUMERIC_OFFSET = re.compile(r"(?P<sign>[+-])(?P<hours>\d\d):?(?P<minutes>\d\d)$")
+_UNTIL_UTC = re.compile(r"(?P<key>UNTIL=)(?P<value>\d{8}T\d{6})Z", re.IGNORECASE)
+_SUB_DAILY = re.compile(r"FREQ=(HOURLY|MINUTELY|SECONDLY)\b", re.IGNORECASE)
+TZID_EXPECTED = "an IANA time zone in DTSTART's TZID, such as America/New_York"
+
+
+def _rrule_shape(expression: str, tz: str, field: str) -> _Shape:
+    """An RRULE's zone (the schedule's, or DTSTART's: ``Z``, an offset or a TZID) and its text with
+    DTSTART as a wall time of that zone (and an UNTIL in UTC turned into one, as RFC 5545 writes it)."""
+    text = expression.strip()
+    zone: tzinfo = ZoneInfo(tz)
+    found = _DTSTART_LINE.search(text)
+    if found:
+        value = found.group("value").strip()
+        tzid = _TZID.search(found.group("params") or "")
+        if tzid:
+            zone = parse_zone(tzid.group("name").strip().strip('"'), field, expected=TZID_EXPECTED)
+            if value.upper().endswith("Z"):
+                raise ValidationError(field, "a DTSTART with a TZID given as a local time (without Z)", found.group(0))
+        elif value.upper().endswith("Z"):
+            zone, value = UTC, value[:-1]
+        elif "T" in value.upper() and (offset := _NUMERIC_OFFSET.search(value)):
+            minutes = int(offset.group("hours")) * 60 + int(offset.group("minutes"))
+            if minutes >= 24 * 60:
+                raise ValidationError(field, "a DTSTART offset under 24 hours", found.group(0))
+            zone = timezone(timedelta(minutes=-minutes if offset.group("sign") == "-" else minutes))
+            value = value[:offset.start()]
+        text = f"{text[:found.start()]}DTSTART:{value}{text[found.end():]}"
+    if zone is not UTC:
+        text = _UNTIL_UTC.sub(lambda until: until.group("key") + _wall_of_utc(until.group("value"), zone), text)
+    return _Shape(zone, bool(_SUB_DAILY.search(text)), text)
+
+
+def _wall_of_utc(value: str, zone: tzinfo) -> str:
+    try:
+        instant = datetime.strptime(value, "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+        return instant.astimezone(zone).strftime("%Y%m%dT%H%M%S")
+    except (ValueError, OverflowError):
+        return value  # dateutil says what is wrong with it
+
+
+def _rrule_times(expression: str, start: datetime, field: str, *, shown: str | None = None) -> Iterator[datetime]:
+    """The wall times of an RRULE whose DTSTART, if any, is already a wall time (:func:`_rrule_shape`);
+    errors show the text as typed (``shown``)."""
     from dateutil.rrule import rrule, rrulestr
 
     text = expression.strip()
+    expression = shown or expression
     has_dtstart = "DTSTART" in text.upper()
     body = text if "RRULE:" in text.upper() or has_dtstart else f"RRULE:{text}"
     try:
@@ -412,38 +425,3 @@ def _fast_forward(rule, start: datetime):
     if skipped <= 1:
         return rule
     return rule.replace(dtstart=rule._dtstart + (skipped - 1) * period)
-
-
-def resolve_local(wall: datetime, zone: ZoneInfo) -> tuple[datetime, str | None]:
-    """The instant a wall-clock time of ``zone`` fires at, and a note when DST moved it."""
-    early = wall.replace(tzinfo=zone, fold=0)
-    late = wall.replace(tzinfo=zone, fold=1)
-    if early.utcoffset() == late.utcoffset():
-        return early, None
-    exists = early.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == wall
-    if exists:
-        return early, f"{wall:%H:%M:%S} happens twice ({_offset(early)} then {_offset(late)}): runs once, at the first"
-    end = _gap_end(wall, zone)
-    return end, _gap_note([wall], end)
-
-
-def _gap_end(wall: datetime, zone: ZoneInfo) -> datetime:
-    """The first instant after the spring-forward gap that contains ``wall``."""
-    low = wall.replace(tzinfo=zone, fold=1).astimezone(UTC)   # read with the offset after the change
-    high = wall.replace(tzinfo=zone, fold=0).astimezone(UTC)  # read with the offset before it
-    low, high = min(low, high), max(low, high)
-    before = low.astimezone(zone).utcoffset()
-    while high - low > timedelta(seconds=1):
-        middle = low + (high - low) / 2
-        if middle.astimezone(zone).utcoffset() == before:
-            low = middle
-        else:
-            high = middle
-    return high.replace(microsecond=0).astimezone(zone)
-
-
-def _offset(value: datetime) -> str:
-    offset = value.utcoffset() or timedelta(0)
-    sign = "+" if offset >= timedelta(0) else "-"
-    minutes = int(abs(offset).total_seconds() // 60)
-    return f"UTC{sign}{minutes // 60:02d}:{minutes % 60:02d}"
