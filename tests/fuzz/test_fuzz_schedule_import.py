@@ -39,6 +39,7 @@ RELATED = {
     "cooldown_duration": {"scheduling_period"},
     "max_allowed_duration": {"max_expected_duration"},
     "tz": {"cron_schedule"},
+    "owner_tag": {"owner_started_at"},  # a running schedule has the start of its run
 }
 
 

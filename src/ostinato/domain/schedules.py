@@ -20,7 +20,11 @@ Where the proposal leaves a case open, the rule chosen is written here:
   deadline is ``last_good_start_at + scheduling_period`` in every other
   formula, and that is the one used;
 - ``average_good_duration`` unknown (never succeeded) counts as zero;
-- a paused schedule is WARNING (``PAUSED``), not ERROR, whatever its age.
+- a paused schedule is WARNING (``PAUSED``), not ERROR, whatever its age;
+- an owner's last sign of life is its last ping, or the run's start when no ping
+  was recorded (:func:`last_sign_of_life`); it is silent when that is more than
+  the ping timeout ago (exactly the timeout is not silent). The condition
+  (``owner_silent``) and the steal (:func:`steal_step`) read it the same way.
 """
 
 from __future__ import annotations
@@ -178,6 +182,9 @@ class Schedule:
                 raise ValidationError(name, "text or null", value)
             if value is not None:
                 check_stored_text(value, name)
+        if self.owner_tag is not None and self.owner_started_at is None:  # a running schedule's last sign of life
+            raise ValidationError("owner_started_at", "the start of the run (owner_tag is set: the schedule is running)",
+                                  None)
         check_whole(self.failure_count, "failure_count", nullable=True)
         if not isinstance(self.arguments, TaskArguments):
             raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', self.arguments)
@@ -302,6 +309,19 @@ def deadline(schedule: Schedule) -> datetime | None:
     return None if due is None else due + schedule.cron_max_schedule_duration
 
 
+def last_sign_of_life(schedule: Schedule) -> datetime | None:
+    """A running schedule's last ping, or its run's start when no ping was recorded (None when idle)."""
+    if not schedule.running:
+        return None
+    return schedule.owner_last_ping_at or schedule.owner_started_at
+
+
+def owner_silent(schedule: Schedule, now: datetime, ping_timeout: timedelta) -> bool:
+    """Running, with no sign of life for more than ``ping_timeout`` (exactly the timeout is not silent)."""
+    last = last_sign_of_life(schedule)
+    return schedule.running and (last is None or now - last > ping_timeout)
+
+
 def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta | None = None) -> Condition:
     """The schedule's condition, with a reason for every WARNING and ERROR."""
     if not schedule.enabled:
@@ -317,8 +337,7 @@ def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: t
                 return Condition(State.WARNING, Reason.RUNNING_LATE, limit)
         elif now + average > limit:
             return Condition(State.WARNING, Reason.LIKELY_LATE, limit)
-    if (schedule.running and ping_timeout is not None and schedule.owner_last_ping_at is not None
-            and now - schedule.owner_last_ping_at > ping_timeout):
+    if ping_timeout is not None and owner_silent(schedule, now, ping_timeout):
         return Condition(State.WARNING, Reason.OWNER_SILENT, limit)
     if schedule.failure_count:
         return Condition(State.WARNING, Reason.LAST_RUN_FAILED, limit)
@@ -407,11 +426,9 @@ class StealStep(str, enum.Enum):
 
 def steal_step(schedule: Schedule, now: datetime, *, ping_timeout: timedelta, grace: timedelta) -> StealStep:
     """The two-step steal, seen from another scheduler."""
-    if not schedule.running:
+    if not owner_silent(schedule, now, ping_timeout):
         return StealStep.NONE
-    last_sign = schedule.owner_last_ping_at or schedule.owner_started_at
-    if last_sign is not None and now - last_sign <= ping_timeout:
-        return StealStep.NONE
+    last_sign = last_sign_of_life(schedule)
     if schedule.steal_start_at is None or (last_sign is not None and last_sign > schedule.steal_start_at):
         return StealStep.MARK
     return StealStep.TAKE if now - schedule.steal_start_at > grace else StealStep.NONE
