@@ -17,9 +17,11 @@ from ostinato.domain.schedules import (
     Reason,
     Schedule,
     ScheduleKind,
+    ScheduleTiming,
     State,
     StealStep,
     apply_run_end,
+    assess,
     get_schedule_condition,
     get_schedule_start_times,
     last_sign_of_life,
@@ -175,6 +177,30 @@ def test_steal_protocol():
     pinged = replace(marked, owner_last_ping_at=T0 + timedelta(seconds=40))
     assert steal_step(pinged, T0 + timedelta(seconds=62), **timing) is StealStep.NONE
     assert steal_step(periodic(), T0, **timing) is StealStep.NONE
+
+
+def test_the_timing_knobs_are_required():
+    """Forgetting the configured ping timeout or backoff is an error, not a silent OK."""
+    s = periodic()
+    with pytest.raises(TypeError):
+        get_schedule_condition(s, T0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        get_schedule_start_times(s, T0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        assess(s, T0)  # type: ignore[call-arg]
+
+
+def test_assess_uses_the_configured_ping_timeout_and_backoff():
+    s = periodic(last_good_start_at=T0 - 20 * H, last_good_end_at=T0 - 19 * H, last_end_at=T0 - H, failure_count=1,
+                 owner_tag="t", owner_node="n", owner_name="a", owner_started_at=T0 - 20 * M,
+                 owner_last_ping_at=T0 - 10 * M)
+    default = assess(s, T0, ScheduleTiming())
+    assert (default.condition.state, default.condition.reason) == (State.WARNING, Reason.OWNER_SILENT)
+    assert default.start_times.can_start_by == T0 - H + 5 * M
+    patient = assess(s, T0, ScheduleTiming(ping_timeout=15 * M, backoff=(7 * M,)))
+    assert patient.condition.reason is Reason.LAST_RUN_FAILED  # 10 min without a ping is within 15 min
+    assert patient.start_times.can_start_by == T0 - H + 7 * M
+    assert assess(replace(s, enabled=False), T0, ScheduleTiming()).start_times is None  # paused: nothing stored
 
 
 @pytest.mark.parametrize("ping", [None, T0 + 10 * S])

@@ -8,6 +8,9 @@ tasks as one way to run them. Pure rules, by the proposal's names:
   WARNING and ERROR with a reason code (one of the proposal's future directions);
 - :func:`get_schedule_start_times`: ``can_start_by`` and ``should_start_by``,
   with the retry backoff and the blackout periods;
+- :func:`assess`: both at once, with the configured :class:`ScheduleTiming`: the one
+  path every interface (command line, API, dashboard, metrics) takes, so that
+  none can forget the ping timeout or the backoff;
 - :func:`apply_run_end`: a run's end moves the state (the EWMA of good
   durations, the failure count).
 
@@ -322,8 +325,9 @@ def owner_silent(schedule: Schedule, now: datetime, ping_timeout: timedelta) -> 
     return schedule.running and (last is None or now - last > ping_timeout)
 
 
-def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta | None = None) -> Condition:
-    """The schedule's condition, with a reason for every WARNING and ERROR."""
+def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta) -> Condition:
+    """The schedule's condition, with a reason for every WARNING and ERROR; ``ping_timeout`` is the
+    setting ``schedule_ping_timeout`` (required: without it a silent owner would read as OK)."""
     if not schedule.enabled:
         return Condition(State.WARNING, Reason.PAUSED)
     limit = deadline(schedule)
@@ -337,23 +341,23 @@ def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: t
                 return Condition(State.WARNING, Reason.RUNNING_LATE, limit)
         elif now + average > limit:
             return Condition(State.WARNING, Reason.LIKELY_LATE, limit)
-    if ping_timeout is not None and owner_silent(schedule, now, ping_timeout):
+    if owner_silent(schedule, now, ping_timeout):
         return Condition(State.WARNING, Reason.OWNER_SILENT, limit)
     if schedule.failure_count:
         return Condition(State.WARNING, Reason.LAST_RUN_FAILED, limit)
     return Condition(State.OK, None, limit)
 
 
-def retry_at(schedule: Schedule, backoff: Sequence[timedelta] = DEFAULT_RETRY_BACKOFF) -> datetime | None:
+def retry_at(schedule: Schedule, backoff: Sequence[timedelta]) -> datetime | None:
     """After ``failure_count`` failures: the last end plus the backoff of that many failures."""
     if not schedule.failure_count or schedule.last_end_at is None:
         return None
     return schedule.last_end_at + backoff[min(schedule.failure_count, len(backoff)) - 1]
 
 
-def get_schedule_start_times(schedule: Schedule, now: datetime, *,
-                             backoff: Sequence[timedelta] = DEFAULT_RETRY_BACKOFF) -> StartTimes | None:
-    """The schedule's ``can_start_by`` and ``should_start_by``; None for a calendar rule that fires no more."""
+def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequence[timedelta]) -> StartTimes | None:
+    """The schedule's ``can_start_by`` and ``should_start_by``; None for a calendar rule that fires no more.
+    ``backoff`` is the setting ``schedule_retry_backoff`` (required, as the ping timeout of the condition)."""
     average = schedule.average_good_duration or timedelta(0)
     if schedule.kind is ScheduleKind.PERIODIC:
         if schedule.last_good_end_at is None:
@@ -494,11 +498,28 @@ class ScheduleTiming:
         return self
 
 
-def stored_start_times(schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> StartTimes | None:
+def stored_start_times(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> StartTimes | None:
     """The start times a store keeps beside a schedule: None while it is paused or its rule fires no more."""
     if not schedule.enabled:
         return None
     return get_schedule_start_times(schedule, now, backoff=timing.backoff)
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """What every interface shows of a schedule at a moment."""
+
+    condition: Condition
+    #: None while paused, or when a calendar rule fires no more (as stored beside the schedule)
+    start_times: StartTimes | None
+
+
+def assess(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> Assessment:
+    """The schedule's condition and start times at ``now`` under the configured ``timing``
+    (``settings.schedule_timing()``): the command line, the API, the dashboard and the
+    metrics all go through here, so that they cannot disagree."""
+    return Assessment(get_schedule_condition(schedule, now, ping_timeout=timing.ping_timeout),
+                      stored_start_times(schedule, now, timing))
 
 
 # -- export and import (JSON with the full state) ------------------------------------
