@@ -101,7 +101,7 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
             max_allowed_duration=max_allowed, blackout_periods=parse_blackout_periods(_blackouts(blackout)),
             dont_run_on_nodes=tuple(dont_run_on),
         )
-        created = store.create_schedule(new, app.clock.now())
+        created = store.create_schedule(new, app.clock.now(), app.settings.schedule_timing())
     except ValidationError as exc:
         raise readable(exc) from None
     if as_json:
@@ -244,7 +244,7 @@ def schedule_runs(app: AppContext, name: str, limit: int, as_json: bool) -> None
 
 def _set_enabled(app: AppContext, name: str, enabled: bool) -> None:
     found = _get(app, name)
-    app.store().save_schedule(dataclasses.replace(found, enabled=enabled), app.clock.now())
+    app.store().save_schedule(dataclasses.replace(found, enabled=enabled), app.clock.now(), app.settings.schedule_timing())
     click.echo(f"{'Resumed' if enabled else 'Paused'} {name}")
 
 
@@ -294,13 +294,13 @@ def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) ->
         if item.name in seen:
             raise ValidationError("name", "each schedule once in the file", item.name, record=f"schedule {number}")
         seen.add(item.name)
-    store, now = app.store(), app.clock.now()
+    store, now, timing = app.store(), app.clock.now(), app.settings.schedule_timing()
     existing = {s.name for s in _all(app)}
     clashes = [s.name for s in items if s.name in existing]
     if clashes and not replace_existing:
         raise ValidationError("name", "schedules that do not exist yet (or --replace)", clashes[0])
     for item in items:
-        (store.save_schedule if item.name in existing else store.create_schedule)(item, now)
+        (store.save_schedule if item.name in existing else store.create_schedule)(item, now, timing)
     click.echo(f"Imported {plural(len(items), 'schedule')}")
 
 
