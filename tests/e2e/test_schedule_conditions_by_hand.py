@@ -91,6 +91,8 @@ def test_a_silent_owner_reads_the_same_on_every_face(tmp_path, timeout, conditio
         assert condition in line and ("owner_silent" in line) == (reason is not None), line
     shown = cli_text("show", SILENT)
     assert f"Condition: {condition}" + (f" ({reason})" if reason else "") + "\n" in shown
+    assert "; last ping 10 minutes ago (2026-01-14 08:50:00+00:00)\n" in shown
+    assert seen[2]["deadline"] == seen[3]["deadline"] == "2026-01-15T00:00:00+00:00"
 
     store = open_store(url)
     try:

@@ -137,7 +137,7 @@ def _summary(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[
         "task_type": schedule.task_type, "enabled": schedule.enabled, "condition": condition.state.value,
         "reason": condition.reason.value if condition.reason else None,
         "owner": f"{schedule.owner_node}/{schedule.owner_name}" if schedule.running else None,
-        "last_good_start_at": schedule.last_good_start_at,
+        "last_good_start_at": schedule.last_good_start_at, "deadline": condition.deadline,
         "can_start_by": times.can_start_by if times else None,
         "should_start_by": times.should_start_by if times else None,
     }
@@ -165,7 +165,8 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
     if as_json:
         summary = _summary(found, app.clock.now(), app.settings.schedule_timing())
         echo_json({**schedule_to_dict(found), **{k: v for k, v in summary.items()
-                                                   if k in ("condition", "reason", "can_start_by", "should_start_by")}})
+                                                   if k in ("condition", "reason", "deadline", "can_start_by",
+                                                            "should_start_by")}})
     else:
         _show(app, found)
 
@@ -182,7 +183,9 @@ def _show(app: AppContext, found: Schedule) -> None:
         lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
     lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: {format_elapsed(found.average_good_duration) or 'unknown'}")
     if found.running:
-        lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}")
+        pinged = f"last ping {format_when(found.owner_last_ping_at, now)}" if found.owner_last_ping_at else "no ping yet"
+        lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}; "
+                     f"{pinged}")
     click.echo("\n".join(lines))
 
 
