@@ -100,6 +100,18 @@ def test_a_run_end_moves_the_state_by_the_seed_rules(store):
     assert [r.status for r in store.list_schedule_runs("bills")] == [RunStatus.FAILED, RunStatus.SUCCEEDED]
 
 
+def test_a_running_schedule_without_a_recorded_ping_is_silent_from_the_start_of_its_run(store):
+    """The last sign of life is the last ping, or the run's start when none was recorded (an imported
+    schedule): the steal counts from there, as the condition's owner_silent does."""
+    timing = ScheduleTiming()
+    store.create_schedule(periodic("bills", owner_tag="t1", owner_node="n1", owner_name="a", owner_started_at=T0), T0)
+    assert store.steal_silent_schedules(T0 + 30 * S, timing) == {"marked": [], "taken": []}
+    assert store.steal_silent_schedules(T0 + 31 * S, timing) == {"marked": ["bills"], "taken": []}
+    assert store.steal_silent_schedules(T0 + 62 * S, timing) == {"marked": [], "taken": ["bills"]}
+    taken = store.get_schedule("bills")
+    assert not taken.running and taken.failure_count == 1 and taken.last_start_at == T0
+
+
 def test_steal_protocol_marks_then_takes_and_the_old_owner_learns_it(store):
     timing = ScheduleTiming()
     store.create_schedule(periodic("bills"), T0)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 import pytest
 
 from cli_helpers import ok, ok_json, run
+from ostinato.store import open_store
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -88,6 +90,26 @@ def test_export_and_import_keep_the_full_state(url, tmp_path):
     ok(url, "schedule", "import", "-", input=exported)
     after = json.loads(ok(url, "schedule", "export").output)
     assert after == before and after["last_good_start_at"] is not None
+
+
+def test_the_stored_start_times_use_the_configured_backoff(url, monkeypatch):
+    """The pick reads the stored can_start_by: import, pause and resume store it with the setting
+    schedule_retry_backoff, not the default (10 min after one failure here, not 5)."""
+    monkeypatch.setenv("OSTINATO_SCHEDULE_RETRY_BACKOFF", "10m,2h,8h")
+    failed = {"name": "bills", "kind": "periodic", "task_type": "scrape", "created_at": "2026-01-01T00:00:00+00:00",
+              "scheduling_period": 86400, "last_good_start_at": "2026-01-02T00:00:00+00:00",
+              "last_good_end_at": "2026-01-02T00:10:00+00:00", "last_end_at": "2026-01-02T12:00:00+00:00",
+              "failure_count": 1}
+    ok(url, "schedule", "import", "-", input=json.dumps(failed) + "\n")
+    with open_store(url) as store:
+        assert store.next_can_start_by() == datetime(2026, 1, 2, 12, 10, tzinfo=timezone.utc)
+    ok(url, "schedule", "pause", "bills")
+    with open_store(url) as store:
+        assert store.next_can_start_by() is None
+    ok(url, "schedule", "resume", "bills")
+    with open_store(url) as store:
+        assert store.next_can_start_by() == datetime(2026, 1, 2, 12, 10, tzinfo=timezone.utc)
+    assert ok_json(url, "schedule", "show", "bills")["can_start_by"] == "2026-01-02T12:10:00+00:00"
 
 
 @pytest.mark.parametrize("args, field", [

@@ -14,7 +14,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind, State, get_schedule_condition
+from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind, ScheduleTiming, State, assess
 from ostinato.domain.tasks import TaskArguments, TaskType
 from ostinato.store.postgresql import PostgresStore
 
@@ -75,7 +75,7 @@ def test_killed_schedulers_never_cause_overlapping_runs(pg_dsn, tmp_path):
     with PostgresStore(pg_dsn) as store:
         check = datetime.now(timezone.utc)
         schedules = store.list_schedules(limit=SCHEDULES)
-        assert [s.name for s in schedules if get_schedule_condition(s, check).state is State.ERROR] == []
+        assert [s.name for s in schedules if assess(s, check, ScheduleTiming()).condition.state is State.ERROR] == []
         lost = sum(1 for s in schedules for r in store.list_schedule_runs(s.name, limit=1000)
                    if r.status is RunStatus.LOST)
     assert lost >= 1  # the kills did leave runs for the protocol to clean up

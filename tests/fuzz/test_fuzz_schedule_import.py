@@ -19,7 +19,7 @@ from hypothesis import given, strategies as st
 from fuzz_helpers import dump, fuzz_settings, garbage_lines, json_line, mutated, rejected_or_accepted, store_url
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
-from ostinato.domain.schedules import Schedule, get_schedule_condition, get_schedule_start_times, schedule_from_dict
+from ostinato.domain.schedules import Schedule, ScheduleTiming, assess, schedule_from_dict
 from ostinato.domain.tasks import TaskArguments, TaskType
 
 T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
@@ -39,13 +39,13 @@ RELATED = {
     "cooldown_duration": {"scheduling_period"},
     "max_allowed_duration": {"max_expected_duration"},
     "tz": {"cron_schedule"},
+    "owner_tag": {"owner_started_at"},  # a running schedule has the start of its run
 }
 
 
 def usable(schedule: Schedule) -> None:
     """An accepted schedule's condition and start times compute without error."""
-    get_schedule_condition(schedule, T0)
-    get_schedule_start_times(schedule, T0)
+    assess(schedule, T0, ScheduleTiming())
 
 
 # -- the parser --------------------------------------------------------------------

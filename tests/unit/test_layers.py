@@ -47,3 +47,16 @@ def test_layer_imports_only_what_it_may(layer):
     for path in [module] if module.exists() else (ROOT / layer).rglob("*.py"):
         imported = internal_imports(path)
         assert imported <= ALLOWED[layer], f"{path.relative_to(ROOT)} imports {sorted(imported - ALLOWED[layer])}"
+
+
+#: what an interface may not call itself: a schedule's condition is read through domain.schedules.assess,
+#: with the configured timing, so that the command line, the API, the dashboard and the metrics agree
+ASSESSED_ONLY = {"get_schedule_condition", "stored_start_times"}
+
+
+@pytest.mark.parametrize("face", ["cli", "api"])
+def test_interfaces_read_conditions_through_assess(face):
+    for path in sorted((ROOT / face).rglob("*.py")):
+        names = {alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.ImportFrom) for alias in node.names}
+        assert not names & ASSESSED_ONLY, f"{path.relative_to(ROOT)} imports {sorted(names & ASSESSED_ONLY)}"

@@ -11,16 +11,20 @@ from hypothesis import given, settings, strategies as st
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.schedules import (
+    DEFAULT_RETRY_BACKOFF,
     BlackoutPeriod,
     Overrun,
     Reason,
     Schedule,
     ScheduleKind,
+    ScheduleTiming,
     State,
     StealStep,
     apply_run_end,
+    assess,
     get_schedule_condition,
     get_schedule_start_times,
+    last_sign_of_life,
     overruns,
     parse_blackout_periods,
     steal_step,
@@ -31,6 +35,15 @@ UTC = timezone.utc
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # a Monday
 H = timedelta(hours=1)
 M = timedelta(minutes=1)
+S = timedelta(seconds=1)
+
+
+def condition_at(schedule: Schedule, now: datetime):
+    return get_schedule_condition(schedule, now, ping_timeout=30 * S)
+
+
+def start_times_at(schedule: Schedule, now: datetime):
+    return get_schedule_start_times(schedule, now, backoff=DEFAULT_RETRY_BACKOFF)
 
 
 def periodic(**kw) -> Schedule:
@@ -49,33 +62,33 @@ def calendar(**kw) -> Schedule:
 def test_periodic_condition():
     s = periodic(last_good_start_at=T0 - 20 * H, last_good_end_at=T0 - 19 * H, average_good_duration=H, failure_count=0)
     # deadline = last good start + period = T0 + 4 h
-    assert get_schedule_condition(s, T0) == get_schedule_condition(s, T0)
-    assert get_schedule_condition(s, T0).state is State.OK and get_schedule_condition(s, T0).deadline == T0 + 4 * H
+    assert condition_at(s, T0) == condition_at(s, T0)
+    assert condition_at(s, T0).state is State.OK and condition_at(s, T0).deadline == T0 + 4 * H
     # NOW + average > deadline: WARNING likely late
-    assert get_schedule_condition(s, T0 + 3 * H + M) .reason is Reason.LIKELY_LATE
+    assert condition_at(s, T0 + 3 * H + M) .reason is Reason.LIKELY_LATE
     # NOW - last_good_start_at > scheduling_period: ERROR
-    assert get_schedule_condition(s, T0 + 4 * H + M) .state is State.ERROR
-    assert get_schedule_condition(s, T0 + 4 * H + M).reason is Reason.STALE
+    assert condition_at(s, T0 + 4 * H + M) .state is State.ERROR
+    assert condition_at(s, T0 + 4 * H + M).reason is Reason.STALE
     # running: owner_started_at + average > deadline
     running = replace(s, owner_started_at=T0 + 3 * H + 30 * M, owner_tag="x", owner_last_ping_at=T0 + 3 * H + 30 * M)
-    assert get_schedule_condition(running, T0 + 3 * H + 31 * M).reason is Reason.RUNNING_LATE
-    early = replace(s, owner_started_at=T0, owner_tag="x", owner_last_ping_at=T0)
-    assert get_schedule_condition(early, T0 + 3 * H + 31 * M).state is State.OK  # started in time: no warning
+    assert condition_at(running, T0 + 3 * H + 31 * M).reason is Reason.RUNNING_LATE
+    early = replace(s, owner_started_at=T0, owner_tag="x", owner_last_ping_at=T0 + 3 * H + 30 * M + 50 * S)
+    assert condition_at(early, T0 + 3 * H + 31 * M).state is State.OK  # started in time: no warning
     # the last run failed
-    assert get_schedule_condition(replace(s, failure_count=1), T0).reason is Reason.LAST_RUN_FAILED
+    assert condition_at(replace(s, failure_count=1), T0).reason is Reason.LAST_RUN_FAILED
 
 
 def test_periodic_start_times():
     s = periodic(last_good_start_at=T0 - 20 * H, last_good_end_at=T0 - 19 * H, average_good_duration=H)
-    times = get_schedule_start_times(s, T0)
+    times = start_times_at(s, T0)
     assert times.can_start_by == T0 - 17 * H  # last_good_end_at + cooldown_duration
     assert times.should_start_by == T0 + 3 * H  # last_good_start_at + scheduling_period - average_good_duration
 
 
 def test_a_schedule_that_never_succeeded_counts_from_its_creation():
     s = periodic(created_at=T0 - 30 * H)
-    assert get_schedule_start_times(s, T0).can_start_by == T0 - 30 * H
-    assert get_schedule_condition(s, T0) .state is State.ERROR  # 30 h since creation > 24 h
+    assert start_times_at(s, T0).can_start_by == T0 - 30 * H
+    assert condition_at(s, T0) .state is State.ERROR  # 30 h since creation > 24 h
 
 
 # -- calendar ------------------------------------------------------------------------
@@ -84,36 +97,36 @@ def test_calendar_condition_and_start_times():
     s = calendar(last_good_start_at=datetime(2026, 1, 5, 0, 10, tzinfo=UTC),
                  last_good_end_at=datetime(2026, 1, 5, 1, 0, tzinfo=UTC), average_good_duration=2 * H)
     tomorrow = datetime(2026, 1, 6, tzinfo=UTC)
-    times = get_schedule_start_times(s, T0)
+    times = start_times_at(s, T0)
     assert times.can_start_by == tomorrow and times.should_start_by == tomorrow + 4 * H
-    assert get_schedule_condition(s, T0).state is State.OK
-    assert get_schedule_condition(s, tomorrow + 4 * H + M).reason is Reason.LIKELY_LATE
-    assert get_schedule_condition(s, tomorrow + 6 * H + M).reason is Reason.DEADLINE_MISSED
+    assert condition_at(s, T0).state is State.OK
+    assert condition_at(s, tomorrow + 4 * H + M).reason is Reason.LIKELY_LATE
+    assert condition_at(s, tomorrow + 6 * H + M).reason is Reason.DEADLINE_MISSED
 
 
 def test_calendar_rules_are_read_in_the_schedule_zone():
     s = calendar(tz="America/New_York", last_good_start_at=datetime(2026, 1, 5, 5, 0, tzinfo=UTC))
-    assert get_schedule_start_times(s, T0).can_start_by == datetime(2026, 1, 6, 5, 0, tzinfo=UTC)  # 00:00 EST
+    assert start_times_at(s, T0).can_start_by == datetime(2026, 1, 6, 5, 0, tzinfo=UTC)  # 00:00 EST
 
 
 # -- retries and blackouts -----------------------------------------------------------
 @pytest.mark.parametrize("failures, wait", [(1, 5 * M), (2, H), (3, 4 * H), (7, 4 * H)])
 def test_retry_backoff(failures, wait):
     s = periodic(last_good_start_at=T0 - 20 * H, last_good_end_at=T0 - 19 * H, last_end_at=T0, failure_count=failures)
-    assert get_schedule_start_times(s, T0).can_start_by == T0 + wait
+    assert start_times_at(s, T0).can_start_by == T0 + wait
 
 
 def test_can_start_by_moves_out_of_a_blackout_but_should_start_by_does_not():
     s = periodic(last_good_start_at=T0 - 20 * H, last_good_end_at=T0 - 19 * H, tz="Europe/Paris",
                  blackout_periods=parse_blackout_periods([{"start": "23:00", "end": "02:00"}]))
     # can_start_by = T0 - 17 h = 19:00 UTC the day before = 20:00 Paris: not in the blackout
-    assert get_schedule_start_times(s, T0).can_start_by == T0 - 17 * H
+    assert start_times_at(s, T0).can_start_by == T0 - 17 * H
     s = replace(s, last_good_end_at=T0 - 14 * H)  # can_start_by 00:00 UTC = 01:00 Paris: inside 23:00–02:00
-    times = get_schedule_start_times(s, T0)
+    times = start_times_at(s, T0)
     assert times.can_start_by == datetime(2026, 1, 5, 1, 0, tzinfo=UTC)  # 02:00 Paris
     assert times.should_start_by == T0 + 4 * H
     s = replace(s, last_good_end_at=T0 - 13 * H - 30 * M)  # can_start_by 01:30 Paris, the morning part: 02:00 today
-    assert get_schedule_start_times(s, T0).can_start_by == datetime(2026, 1, 5, 1, 0, tzinfo=UTC)
+    assert start_times_at(s, T0).can_start_by == datetime(2026, 1, 5, 1, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("value, field", [
@@ -166,6 +179,51 @@ def test_steal_protocol():
     assert steal_step(periodic(), T0, **timing) is StealStep.NONE
 
 
+def test_the_timing_knobs_are_required():
+    """Forgetting the configured ping timeout or backoff is an error, not a silent OK."""
+    s = periodic()
+    with pytest.raises(TypeError):
+        get_schedule_condition(s, T0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        get_schedule_start_times(s, T0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        assess(s, T0)  # type: ignore[call-arg]
+
+
+def test_assess_uses_the_configured_ping_timeout_and_backoff():
+    s = periodic(last_good_start_at=T0 - 20 * H, last_good_end_at=T0 - 19 * H, last_end_at=T0 - H, failure_count=1,
+                 owner_tag="t", owner_node="n", owner_name="a", owner_started_at=T0 - 20 * M,
+                 owner_last_ping_at=T0 - 10 * M)
+    default = assess(s, T0, ScheduleTiming())
+    assert (default.condition.state, default.condition.reason) == (State.WARNING, Reason.OWNER_SILENT)
+    assert default.start_times.can_start_by == T0 - H + 5 * M
+    patient = assess(s, T0, ScheduleTiming(ping_timeout=15 * M, backoff=(7 * M,)))
+    assert patient.condition.reason is Reason.LAST_RUN_FAILED  # 10 min without a ping is within 15 min
+    assert patient.start_times.can_start_by == T0 - H + 7 * M
+    assert assess(replace(s, enabled=False), T0, ScheduleTiming()).start_times is None  # paused: nothing stored
+
+
+@pytest.mark.parametrize("ping", [None, T0 + 10 * S])
+@pytest.mark.parametrize("after", [0, 29, 30, 31, 45, 90])
+def test_owner_silent_and_the_steal_read_the_same_last_sign_of_life(ping, after):
+    """The last ping, or the run's start when no ping was recorded; exactly the timeout is not silent."""
+    running = periodic(last_good_start_at=T0 - H, owner_tag="t", owner_node="n", owner_name="a", owner_started_at=T0,
+                       owner_last_ping_at=ping)
+    last = ping or T0
+    assert last_sign_of_life(running) == last
+    now = last + after * S
+    silent = condition_at(running, now).reason is Reason.OWNER_SILENT
+    assert silent == (after > 30)
+    assert (steal_step(running, now, ping_timeout=30 * S, grace=30 * S) is StealStep.MARK) == silent
+    assert last_sign_of_life(periodic()) is None
+
+
+def test_a_running_schedule_needs_the_start_of_its_run():
+    with pytest.raises(ValidationError) as caught:
+        periodic(owner_tag="t", owner_node="n", owner_name="a", owner_last_ping_at=T0)
+    assert caught.value.field == "owner_started_at"
+
+
 @pytest.mark.parametrize("kw, field", [
     (dict(scheduling_period=H, cooldown_duration=2 * H), "cooldown_duration"),
     (dict(scheduling_period=-H), "scheduling_period"),
@@ -202,8 +260,8 @@ def test_periodic_invariants(period_h, cooldown_h, average_m, since_start_h, fai
                  last_good_end_at=start + average_m * M, average_good_duration=average_m * M,
                  failure_count=failures, last_end_at=start + average_m * M)
     now = T0 + now_h * H
-    times = get_schedule_start_times(s, now)
-    condition = get_schedule_condition(s, now)
+    times = start_times_at(s, now)
+    condition = condition_at(s, now)
     # can_start_by never before the cooldown, never before the retry
     assert times.can_start_by >= s.last_good_end_at + s.cooldown_duration
     # should_start_by + average is exactly the deadline

@@ -62,7 +62,7 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     default_openapi = app.openapi
     app.openapi = lambda: document_errors(default_openapi())  # type: ignore[method-assign]
     collector = StoreCollector(lambda: ctx.store, ctx.clock.now, lambda: schedules.all_schedules(ctx),
-                               lambda: ctx.settings.schedule_timing().ping_timeout)
+                               lambda: ctx.settings.schedule_timing())
     registry, requests, latency = make_registry(collector)
     app.state.registry = registry
     app.add_middleware(RequestMetrics, requests=requests, latency=latency)

@@ -1,6 +1,6 @@
 """What the dashboard shows, gathered from the store in one pass of bounded reads.
 
-- schedules: every schedule's condition (:func:`get_schedule_condition`), reason,
+- schedules: every schedule's condition (:func:`~ostinato.domain.schedules.assess`), reason,
   owner, last good run and next ``should_start_by``, worst first (ERROR, WARNING,
   OK), and within a state the earliest deadline (the most overdue) first;
 - visit types: the origin metrics of the last ``ostinato metrics update``, summed
@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.origin_metrics import LAG_BOUNDS, OriginMetrics, bucket_label
-from ..domain.schedules import Reason, RunStatus, Schedule, State, get_schedule_condition, get_schedule_start_times
+from ..domain.schedules import Reason, RunStatus, Schedule, State, assess
 from .common import ApiContext
 from .metrics import lag_quantile
 from .schedules import all_schedules
@@ -174,8 +174,8 @@ def schedule_rows(ctx: ApiContext, schedules: list[Schedule], now: datetime) -> 
     timing = ctx.settings.schedule_timing()
     rows = []
     for s in schedules:
-        condition = get_schedule_condition(s, now, ping_timeout=timing.ping_timeout)
-        times = get_schedule_start_times(s, now, backoff=timing.backoff) if s.enabled else None
+        assessed = assess(s, now, timing)
+        condition, times = assessed.condition, assessed.start_times
         owner = f"{s.owner_name}@{s.owner_node}" if s.running else None
         rows.append(ScheduleRow(s.name, condition.state, condition.reason, s.task_type, s.enabled, owner,
                                 s.owner_last_ping_at if s.running else None, s.last_good_end_at,

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 from ..domain.origin_metrics import LAG_BOUNDS, bucket_label
-from ..domain.schedules import State, get_schedule_condition
+from ..domain.schedules import ScheduleTiming, State, assess
 
 QUANTILES = (0.5, 0.9, 0.99)
 
@@ -61,8 +61,8 @@ class StoreCollector:
     """The store's state at scrape time."""
 
     def __init__(self, store: Callable[[], Any], now: Callable[[], Any], list_schedules: Callable[[], list],
-                 ping_timeout: Callable[[], Any]):
-        self._store, self._now, self._list_schedules, self._ping_timeout = store, now, list_schedules, ping_timeout
+                 timing: Callable[[], ScheduleTiming]):
+        self._store, self._now, self._list_schedules, self._timing = store, now, list_schedules, timing
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         store, now = self._store(), self._now()
@@ -76,9 +76,9 @@ class StoreCollector:
     def _schedules(self, now) -> Iterator[GaugeMetricFamily]:
         by_state = {state.value: 0 for state in State}
         by_reason: dict[str, int] = defaultdict(int)
-        ping_timeout = self._ping_timeout()
+        timing = self._timing()
         for schedule in self._list_schedules():
-            condition = get_schedule_condition(schedule, now, ping_timeout=ping_timeout)
+            condition = assess(schedule, now, timing).condition
             by_state[condition.state.value] += 1
             if condition.reason is not None:
                 by_reason[condition.reason.value] += 1

@@ -2,9 +2,11 @@
 condition (OK / WARNING / ERROR with a reason), next start and fire times, and runs.
 
 A schedule is created from the JSON of ``ostinato schedule export`` without its
-state (``created_at`` is the clock's now); the condition takes the setting
-``schedule_ping_timeout`` into account, so a running schedule whose owner went
-silent shows ``owner_silent``.
+state (``created_at`` is the clock's now). Conditions and start times come from
+:func:`~ostinato.domain.schedules.assess` with the configured timing, as on the
+command line: a running schedule whose owner went silent (setting
+``schedule_ping_timeout``) shows ``owner_silent``, and a retry waits the setting
+``schedule_retry_backoff``.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from fastapi import APIRouter, Body, Depends, Query
 from ..domain.durations import parse_time
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.schedules import (
+    Condition,
     Schedule,
     ScheduleKind,
     ScheduleRun,
-    get_schedule_condition,
+    assess,
     get_schedule_start_times,
     schedule_from_dict,
     schedule_to_dict,
@@ -49,19 +52,21 @@ def all_schedules(ctx: ApiContext) -> list[Schedule]:
         after = batch[-1].name
 
 
-def condition_of(ctx: ApiContext, schedule: Schedule, at: datetime) -> dict[str, Any]:
-    condition = get_schedule_condition(schedule, at, ping_timeout=ctx.settings.schedule_timing().ping_timeout)
+def _condition_fields(condition: Condition) -> dict[str, Any]:
     return {"condition": condition.state.value, "reason": condition.reason.value if condition.reason else None,
-            "deadline": iso(condition.deadline), "_rank": condition.state.rank}
+            "deadline": iso(condition.deadline)}
+
+
+def condition_of(ctx: ApiContext, schedule: Schedule, at: datetime) -> dict[str, Any]:
+    condition = assess(schedule, at, ctx.settings.schedule_timing()).condition
+    return {**_condition_fields(condition), "_rank": condition.state.rank}
 
 
 def schedule_detail(ctx: ApiContext, schedule: Schedule, now: datetime) -> dict[str, Any]:
     """The schedule's every field (as exported), its condition and its start times."""
-    condition = condition_of(ctx, schedule, now)
-    condition.pop("_rank")
-    times = (get_schedule_start_times(schedule, now, backoff=ctx.settings.schedule_timing().backoff)
-             if schedule.enabled else None)
-    return {**schedule_to_dict(schedule), **condition, "running": schedule.running,
+    assessed = assess(schedule, now, ctx.settings.schedule_timing())
+    times = assessed.start_times
+    return {**schedule_to_dict(schedule), **_condition_fields(assessed.condition), "running": schedule.running,
             "can_start_by": iso(times.can_start_by) if times else None,
             "should_start_by": iso(times.should_start_by) if times else None}
 

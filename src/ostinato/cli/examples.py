@@ -103,7 +103,7 @@ def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     origins = list_directories(Path.cwd())
     store.record_listed_origins(lister.id, origins, now)
     if store.get_schedule(EXAMPLE_SCHEDULE.name) is None:
-        store.create_schedule(replace(EXAMPLE_SCHEDULE, created_at=now), now)
+        store.create_schedule(replace(EXAMPLE_SCHEDULE, created_at=now), now, app.settings.schedule_timing())
     click.echo(f"example task types: {', '.join(t.type for t in EXAMPLE_TYPES)}; tasks: {', '.join(str(t.id) for t in created)}")
     click.echo(f"example origins: {len(origins)} sub-directories of {Path.cwd()} listed by {'/'.join(EXAMPLE_LISTER)} "
                "(visit type directory)")

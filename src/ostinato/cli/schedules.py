@@ -27,7 +27,8 @@ from ..domain.schedules import (
     RunMode,
     Schedule,
     ScheduleKind,
-    get_schedule_condition,
+    ScheduleTiming,
+    assess,
     get_schedule_start_times,
     parse_blackout_periods,
     schedule_from_dict,
@@ -100,7 +101,7 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
             max_allowed_duration=max_allowed, blackout_periods=parse_blackout_periods(_blackouts(blackout)),
             dont_run_on_nodes=tuple(dont_run_on),
         )
-        created = store.create_schedule(new, app.clock.now())
+        created = store.create_schedule(new, app.clock.now(), app.settings.schedule_timing())
     except ValidationError as exc:
         raise readable(exc) from None
     if as_json:
@@ -126,9 +127,9 @@ def _all(app: AppContext) -> list[Schedule]:
         after = page[-1].name
 
 
-def _summary(schedule: Schedule, now: datetime) -> dict[str, Any]:
-    condition = get_schedule_condition(schedule, now)
-    times = get_schedule_start_times(schedule, now) if schedule.enabled else None
+def _summary(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[str, Any]:
+    assessed = assess(schedule, now, timing)
+    condition, times = assessed.condition, assessed.start_times
     return {
         "name": schedule.name, "kind": schedule.kind.value,
         "timing": (f"every {format_duration(schedule.scheduling_period)}" if schedule.kind is ScheduleKind.PERIODIC
@@ -136,7 +137,7 @@ def _summary(schedule: Schedule, now: datetime) -> dict[str, Any]:
         "task_type": schedule.task_type, "enabled": schedule.enabled, "condition": condition.state.value,
         "reason": condition.reason.value if condition.reason else None,
         "owner": f"{schedule.owner_node}/{schedule.owner_name}" if schedule.running else None,
-        "last_good_start_at": schedule.last_good_start_at,
+        "last_good_start_at": schedule.last_good_start_at, "deadline": condition.deadline,
         "can_start_by": times.can_start_by if times else None,
         "should_start_by": times.should_start_by if times else None,
     }
@@ -147,8 +148,8 @@ def _summary(schedule: Schedule, now: datetime) -> dict[str, Any]:
 @pass_app
 def schedule_list(app: AppContext, as_json: bool) -> None:
     """Every schedule, by name, with its condition and next start times."""
-    now = app.clock.now()
-    rows = [_summary(s, now) for s in _all(app)]
+    now, timing = app.clock.now(), app.settings.schedule_timing()
+    rows = [_summary(s, now, timing) for s in _all(app)]
     print_rows(rows, as_json, [("name", "name"), ("timing", "timing"), ("condition", "condition"), ("reason", "reason"),
                                ("owner", "running on"), ("should_start_by", "should start by")],
                title=None if as_json else plural(len(rows), "schedule"))
@@ -162,15 +163,17 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
     """One schedule: its definition, state, condition and start times."""
     found = _get(app, name)
     if as_json:
-        echo_json({**schedule_to_dict(found), **{k: v for k, v in _summary(found, app.clock.now()).items()
-                                                   if k in ("condition", "reason", "can_start_by", "should_start_by")}})
+        summary = _summary(found, app.clock.now(), app.settings.schedule_timing())
+        echo_json({**schedule_to_dict(found), **{k: v for k, v in summary.items()
+                                                   if k in ("condition", "reason", "deadline", "can_start_by",
+                                                            "should_start_by")}})
     else:
         _show(app, found)
 
 
 def _show(app: AppContext, found: Schedule) -> None:
     now = app.clock.now()
-    summary = _summary(found, now)
+    summary = _summary(found, now, app.settings.schedule_timing())
     lines = [f"Schedule {found.name} ({found.kind.value}, {'enabled' if found.enabled else 'paused'}): {summary['timing']}",
              f"  Job: {found.task_type} {found.arguments.to_json()} ({found.mode.value})",
              f"  Condition: {summary['condition']}" + (f" ({summary['reason']})" if summary["reason"] else "")]
@@ -180,7 +183,9 @@ def _show(app: AppContext, found: Schedule) -> None:
         lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
     lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: {format_elapsed(found.average_good_duration) or 'unknown'}")
     if found.running:
-        lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}")
+        pinged = f"last ping {format_when(found.owner_last_ping_at, now)}" if found.owner_last_ping_at else "no ping yet"
+        lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}; "
+                     f"{pinged}")
     click.echo("\n".join(lines))
 
 
@@ -191,11 +196,11 @@ def _show(app: AppContext, found: Schedule) -> None:
 @pass_app
 def schedule_condition(app: AppContext, name: str | None, at: datetime | None, as_json: bool) -> None:
     """The condition (OK / WARNING / ERROR, with its reason) of NAME, or of every schedule worst first."""
-    when = at or app.clock.now()
+    when, timing = at or app.clock.now(), app.settings.schedule_timing()
     found = [_get(app, name)] if name else _all(app)
     rows = []
     for item in found:
-        condition = get_schedule_condition(item, when)
+        condition = assess(item, when, timing).condition
         rows.append({"name": item.name, "condition": condition.state.value,
                      "reason": condition.reason.value if condition.reason else None, "deadline": condition.deadline,
                      "_rank": condition.state.rank})
@@ -216,7 +221,7 @@ def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None
     found = _get(app, name)
     now = app.clock.now()
     if found.kind is ScheduleKind.PERIODIC:
-        times = get_schedule_start_times(found, now)
+        times = get_schedule_start_times(found, now, backoff=app.settings.schedule_timing().backoff)
         echo_json({"can_start_by": times.can_start_by, "should_start_by": times.should_start_by}) if as_json else \
             click.echo(f"can start by {format_time(times.can_start_by)}, should start by {format_time(times.should_start_by)}")
         return
@@ -242,7 +247,7 @@ def schedule_runs(app: AppContext, name: str, limit: int, as_json: bool) -> None
 
 def _set_enabled(app: AppContext, name: str, enabled: bool) -> None:
     found = _get(app, name)
-    app.store().save_schedule(dataclasses.replace(found, enabled=enabled), app.clock.now())
+    app.store().save_schedule(dataclasses.replace(found, enabled=enabled), app.clock.now(), app.settings.schedule_timing())
     click.echo(f"{'Resumed' if enabled else 'Paused'} {name}")
 
 
@@ -292,13 +297,13 @@ def schedule_import(app: AppContext, file: IO[bytes], replace_existing: bool) ->
         if item.name in seen:
             raise ValidationError("name", "each schedule once in the file", item.name, record=f"schedule {number}")
         seen.add(item.name)
-    store, now = app.store(), app.clock.now()
+    store, now, timing = app.store(), app.clock.now(), app.settings.schedule_timing()
     existing = {s.name for s in _all(app)}
     clashes = [s.name for s in items if s.name in existing]
     if clashes and not replace_existing:
         raise ValidationError("name", "schedules that do not exist yet (or --replace)", clashes[0])
     for item in items:
-        (store.save_schedule if item.name in existing else store.create_schedule)(item, now)
+        (store.save_schedule if item.name in existing else store.create_schedule)(item, now, timing)
     click.echo(f"Imported {plural(len(items), 'schedule')}")
 
 

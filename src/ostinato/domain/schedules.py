@@ -8,6 +8,9 @@ tasks as one way to run them. Pure rules, by the proposal's names:
   WARNING and ERROR with a reason code (one of the proposal's future directions);
 - :func:`get_schedule_start_times`: ``can_start_by`` and ``should_start_by``,
   with the retry backoff and the blackout periods;
+- :func:`assess`: both at once, with the configured :class:`ScheduleTiming`: the one
+  path every interface (command line, API, dashboard, metrics) takes, so that
+  none can forget the ping timeout or the backoff;
 - :func:`apply_run_end`: a run's end moves the state (the EWMA of good
   durations, the failure count).
 
@@ -20,7 +23,11 @@ Where the proposal leaves a case open, the rule chosen is written here:
   deadline is ``last_good_start_at + scheduling_period`` in every other
   formula, and that is the one used;
 - ``average_good_duration`` unknown (never succeeded) counts as zero;
-- a paused schedule is WARNING (``PAUSED``), not ERROR, whatever its age.
+- a paused schedule is WARNING (``PAUSED``), not ERROR, whatever its age;
+- an owner's last sign of life is its last ping, or the run's start when no ping
+  was recorded (:func:`last_sign_of_life`); it is silent when that is more than
+  the ping timeout ago (exactly the timeout is not silent). The condition
+  (``owner_silent``) and the steal (:func:`steal_step`) read it the same way.
 """
 
 from __future__ import annotations
@@ -178,6 +185,9 @@ class Schedule:
                 raise ValidationError(name, "text or null", value)
             if value is not None:
                 check_stored_text(value, name)
+        if self.owner_tag is not None and self.owner_started_at is None:  # a running schedule's last sign of life
+            raise ValidationError("owner_started_at", "the start of the run (owner_tag is set: the schedule is running)",
+                                  None)
         check_whole(self.failure_count, "failure_count", nullable=True)
         if not isinstance(self.arguments, TaskArguments):
             raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', self.arguments)
@@ -302,8 +312,22 @@ def deadline(schedule: Schedule) -> datetime | None:
     return None if due is None else due + schedule.cron_max_schedule_duration
 
 
-def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta | None = None) -> Condition:
-    """The schedule's condition, with a reason for every WARNING and ERROR."""
+def last_sign_of_life(schedule: Schedule) -> datetime | None:
+    """A running schedule's last ping, or its run's start when no ping was recorded (None when idle)."""
+    if not schedule.running:
+        return None
+    return schedule.owner_last_ping_at or schedule.owner_started_at
+
+
+def owner_silent(schedule: Schedule, now: datetime, ping_timeout: timedelta) -> bool:
+    """Running, with no sign of life for more than ``ping_timeout`` (exactly the timeout is not silent)."""
+    last = last_sign_of_life(schedule)
+    return schedule.running and (last is None or now - last > ping_timeout)
+
+
+def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta) -> Condition:
+    """The schedule's condition, with a reason for every WARNING and ERROR; ``ping_timeout`` is the
+    setting ``schedule_ping_timeout`` (required: without it a silent owner would read as OK)."""
     if not schedule.enabled:
         return Condition(State.WARNING, Reason.PAUSED)
     limit = deadline(schedule)
@@ -317,24 +341,23 @@ def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: t
                 return Condition(State.WARNING, Reason.RUNNING_LATE, limit)
         elif now + average > limit:
             return Condition(State.WARNING, Reason.LIKELY_LATE, limit)
-    if (schedule.running and ping_timeout is not None and schedule.owner_last_ping_at is not None
-            and now - schedule.owner_last_ping_at > ping_timeout):
+    if owner_silent(schedule, now, ping_timeout):
         return Condition(State.WARNING, Reason.OWNER_SILENT, limit)
     if schedule.failure_count:
         return Condition(State.WARNING, Reason.LAST_RUN_FAILED, limit)
     return Condition(State.OK, None, limit)
 
 
-def retry_at(schedule: Schedule, backoff: Sequence[timedelta] = DEFAULT_RETRY_BACKOFF) -> datetime | None:
+def retry_at(schedule: Schedule, backoff: Sequence[timedelta]) -> datetime | None:
     """After ``failure_count`` failures: the last end plus the backoff of that many failures."""
     if not schedule.failure_count or schedule.last_end_at is None:
         return None
     return schedule.last_end_at + backoff[min(schedule.failure_count, len(backoff)) - 1]
 
 
-def get_schedule_start_times(schedule: Schedule, now: datetime, *,
-                             backoff: Sequence[timedelta] = DEFAULT_RETRY_BACKOFF) -> StartTimes | None:
-    """The schedule's ``can_start_by`` and ``should_start_by``; None for a calendar rule that fires no more."""
+def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequence[timedelta]) -> StartTimes | None:
+    """The schedule's ``can_start_by`` and ``should_start_by``; None for a calendar rule that fires no more.
+    ``backoff`` is the setting ``schedule_retry_backoff`` (required, as the ping timeout of the condition)."""
     average = schedule.average_good_duration or timedelta(0)
     if schedule.kind is ScheduleKind.PERIODIC:
         if schedule.last_good_end_at is None:
@@ -407,11 +430,9 @@ class StealStep(str, enum.Enum):
 
 def steal_step(schedule: Schedule, now: datetime, *, ping_timeout: timedelta, grace: timedelta) -> StealStep:
     """The two-step steal, seen from another scheduler."""
-    if not schedule.running:
+    if not owner_silent(schedule, now, ping_timeout):
         return StealStep.NONE
-    last_sign = schedule.owner_last_ping_at or schedule.owner_started_at
-    if last_sign is not None and now - last_sign <= ping_timeout:
-        return StealStep.NONE
+    last_sign = last_sign_of_life(schedule)
     if schedule.steal_start_at is None or (last_sign is not None and last_sign > schedule.steal_start_at):
         return StealStep.MARK
     return StealStep.TAKE if now - schedule.steal_start_at > grace else StealStep.NONE
@@ -477,11 +498,28 @@ class ScheduleTiming:
         return self
 
 
-def stored_start_times(schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> StartTimes | None:
+def stored_start_times(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> StartTimes | None:
     """The start times a store keeps beside a schedule: None while it is paused or its rule fires no more."""
     if not schedule.enabled:
         return None
     return get_schedule_start_times(schedule, now, backoff=timing.backoff)
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """What every interface shows of a schedule at a moment."""
+
+    condition: Condition
+    #: None while paused, or when a calendar rule fires no more (as stored beside the schedule)
+    start_times: StartTimes | None
+
+
+def assess(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> Assessment:
+    """The schedule's condition and start times at ``now`` under the configured ``timing``
+    (``settings.schedule_timing()``): the command line, the API, the dashboard and the
+    metrics all go through here, so that they cannot disagree."""
+    return Assessment(get_schedule_condition(schedule, now, ping_timeout=timing.ping_timeout),
+                      stored_start_times(schedule, now, timing))
 
 
 # -- export and import (JSON with the full state) ------------------------------------

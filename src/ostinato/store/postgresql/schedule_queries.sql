@@ -106,10 +106,12 @@ SELECT min(can_start_by) AS at FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL;
 
 -- name: silent_owners
--- running schedules with no sign of life since the cutoff
+-- running schedules with no sign of life since the cutoff: the last ping, or the run's start when
+-- no ping was recorded (as domain.schedules.last_sign_of_life reads it)
 SELECT * FROM schedule
-WHERE owner_tag IS NOT NULL AND owner_last_ping_at < %(cutoff)s
-ORDER BY owner_last_ping_at
+WHERE owner_tag IS NOT NULL
+  AND (owner_last_ping_at < %(cutoff)s OR (owner_last_ping_at IS NULL AND owner_started_at < %(cutoff)s))
+ORDER BY COALESCE(owner_last_ping_at, owner_started_at)
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 

@@ -25,6 +25,7 @@ from ...domain.schedules import (
     ScheduleTiming,
     StealStep,
     apply_run_end,
+    last_sign_of_life,
     parse_blackout_periods,
     steal_step,
     stored_start_times,
@@ -172,8 +173,8 @@ class SQLiteSchedules:
                     marked.append(schedule.name)
                 elif step is StealStep.TAKE:
                     self._end_run(conn, schedule, RunStatus.LOST, now,
-                                  {"reason": f"no ping from {schedule.owner_node}/{schedule.owner_name} since "
-                                             f"{schedule.owner_last_ping_at.isoformat()}"}, timing)
+                                  {"reason": f"no sign of life from {schedule.owner_node}/{schedule.owner_name} "
+                                             f"since {last_sign_of_life(schedule).isoformat()}"}, timing)
                     taken.append(schedule.name)
         return {"marked": marked, "taken": taken}
 
