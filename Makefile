@@ -8,7 +8,7 @@ DB     ?= sqlite:///.ostinato/ostinato.db
 # extra arguments of `ostinato demo` for `make run` (e.g. DEMO_ARGS="--seconds 5")
 DEMO_ARGS ?=
 
-.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz dist
+.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz calendars dist
 
 # Each step leaves its marker only once it has succeeded: an interrupted `make run` or `make test`
 # leaves no virtualenv that looks complete, and the next one finishes (or redoes) the work.
@@ -65,6 +65,11 @@ docs: install-docs
 # the fuzz tests of bad input (tests/fuzz) with 20 times the examples `make test` runs, new ones each time
 fuzz: system-deps install-test
 	OSTINATO_FUZZ_EXAMPLES=20 $(BIN)/pytest tests/fuzz -q -p no:cacheprovider --hypothesis-show-statistics
+
+# the calendar rules against croniter, systemd-analyze and dateutil with 10 times the examples of
+# `make test` (about a minute), new ones each time
+calendars: system-deps install-test
+	OSTINATO_CALENDAR_EXAMPLES=1500 $(BIN)/pytest tests/unit/test_calendar_references.py -q -p no:cacheprovider
 
 bench: install-test system-deps
 	$(BIN)/python bench/tasks.py
