@@ -22,6 +22,7 @@ from ostinato.domain.schedules import (
     StealStep,
     apply_run_end,
     assess,
+    deadline,
     get_schedule_condition,
     get_schedule_start_times,
     last_sign_of_life,
@@ -102,6 +103,15 @@ def test_calendar_condition_and_start_times():
     assert condition_at(s, T0).state is State.OK
     assert condition_at(s, tomorrow + 4 * H + M).reason is Reason.LIKELY_LATE
     assert condition_at(s, tomorrow + 6 * H + M).reason is Reason.DEADLINE_MISSED
+
+
+def test_a_calendar_deadline_adds_elapsed_time_across_a_clock_change():
+    """Due at 01:30 EDT on 2026-11-01 (05:30Z), one hour to complete: the deadline is 06:30Z (01:30
+    EST), an hour later, not 02:30 EST (07:30Z), which wall-clock arithmetic on the local time gives."""
+    s = calendar(cron_schedule="30 1 * * *", tz="America/New_York", cron_max_schedule_duration=H,
+                 created_at=datetime(2026, 10, 31, 12, tzinfo=UTC))
+    assert deadline(s) == datetime(2026, 11, 1, 6, 30, tzinfo=UTC)
+    assert start_times_at(s, datetime(2026, 11, 1, tzinfo=UTC)).should_start_by == datetime(2026, 11, 1, 6, 30, tzinfo=UTC)
 
 
 def test_calendar_rules_are_read_in_the_schedule_zone():
