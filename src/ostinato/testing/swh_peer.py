@@ -4,8 +4,8 @@ Celery messages both send (``tests/e2e/test_swh_compat_celery.py``, docs/referen
 
 Nothing of the peer is imported here or anywhere in Ostinato: it is installed with pip in
 ``.bench-venvs/swh-scheduler-3.6.0`` and run only by that environment's interpreter and its ``swh``
-command. :func:`ensure_peer_venv` makes the environment on first use (about 20 s with pip's cache
-warm, a minute or two on a fresh machine) and reuses it afterwards; a file lock lets several test
+command. :func:`ensure_peer_venv` makes the environment on first use (about 20 s on a 2-core
+machine, pip's cache warm or not) and reuses it afterwards; a file lock lets several test
 processes ask at once. :func:`create_peer_database` makes the peer's database with its own tools,
 ``swh db create`` then ``swh db init``, on any PostgreSQL server given by an admin DSN.
 """
