@@ -84,9 +84,16 @@ def waiting(broker: str) -> int:
         client.close()
 
 
-def run_peer(peer_python: Path, pg_server, broker: str, tmp_path: Path, now: datetime) -> list[Captured]:
+@pytest.fixture
+def peer_dsn(peer_python, pg_server):
+    """A database made by the peer's own ``swh db create`` and ``swh db init``, dropped after the test."""
+    name = f"swh_compat_{int(time.time() * 1000)}"
+    yield create_peer_database(peer_python, pg_server.admin_dsn, name)
+    pg_server.drop_database(name)
+
+
+def run_peer(peer_python: Path, dsn: str, broker: str, tmp_path: Path, now: datetime) -> list[Captured]:
     """The peer's runner, priority runner and recurrent-visit scheduler, as deployed; what they sent."""
-    dsn = create_peer_database(peer_python, pg_server.admin_dsn, f"swh_compat_{int(time.time() * 1000)}")
     subprocess.run([str(peer_python), str(HERE / "swh_compat_peer.py"), dsn, now.isoformat()], check=True,
                    env=peer_env(), capture_output=True, text=True)
     config = peer_config(tmp_path, dsn, broker)
@@ -174,9 +181,9 @@ def ostinato_header(message: Captured) -> dict:
     return {"kind": "run", "task_type": task_type}
 
 
-def test_the_same_work_reaches_the_same_workers(peer_python, pg_server, pg_dsn, broker, tmp_path):
+def test_the_same_work_reaches_the_same_workers(peer_python, peer_dsn, pg_dsn, broker, tmp_path):
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    peer = by_work(run_peer(peer_python, pg_server, broker, tmp_path, now))
+    peer = by_work(run_peer(peer_python, peer_dsn, broker, tmp_path, now))
     ours = by_work(run_ostinato(pg_dsn, broker, now))
     assert len(peer) == len(data.tasks(now)) + len(data.origins(now))
     assert sorted(ours) == sorted(peer)
