@@ -1,7 +1,7 @@
 """The Celery app for running workers with Celery's own command line::
 
     OSTINATO_DB=postgresql://… OSTINATO_BROKER_URL=redis://… \\
-        celery -A ostinato.celery worker -Q load-git,load-git:priority -E
+        celery -A ostinato.celery worker -Q load-git,save_code_now:load-git -E
 
 (or ``OSTINATO_URL`` and ``OSTINATO_TOKEN`` instead of ``OSTINATO_DB``, to work through the API).
 

@@ -97,7 +97,7 @@ def test_a_run_is_sent_to_its_backends_queue_with_the_run_id_as_task_id(store, c
     assert first["headers"]["task"] == "callables:record"
     assert first["headers"]["ostinato"] == {"kind": "run", "task_type": "rec"}
     assert first["body"][0] == ["out.txt", "k0"] and first["body"][1] == {"delay": 0}
-    [priority] = messages(broker, "callables:record:priority")
+    [priority] = messages(broker, "save_code_now:callables:record")
     assert priority["headers"]["id"] == str(runs[urgent.id].id)
     # the run was recorded before the send, by the dispatcher; a worker's start will name itself
     assert {r.status for r in runs.values()} == {TaskRunStatus.SCHEDULED}

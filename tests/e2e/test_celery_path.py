@@ -296,7 +296,7 @@ def test_celerys_own_command_line_runs_the_same_worker(pg_dsn, redis, tmp_path):
         tasks = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}")), policy=TaskPolicy.ONESHOT)
                                     for i in range(3)])
         celery = (str(Path(sys.executable).parent / "celery"), "-A", "ostinato.celery", "worker", "-Q",
-                  "callables:record,callables:record:priority", "-P", "threads", "-c", "2", "-E", "-n", "plain@node-9",
+                  "callables:record,save_code_now:callables:record", "-P", "threads", "-c", "2", "-E", "-n", "plain@node-9",
                   "--without-mingle", "--without-gossip", "-l", "INFO")
         worker = start_worker(pg_dsn, redis.url, tmp_path / "worker.log", command=celery)
         try:

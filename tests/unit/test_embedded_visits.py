@@ -59,7 +59,7 @@ def test_a_loader_may_count_the_changes_it_found():
     (None, "result"),
     (True, "result"),
     ("full", "result"),
-    ({"status": "eventful"}, "status"),
+    ({"status": "success"}, "status"),
     ({"status": "ongoing", "snapshot": SNAP}, "status"),
     ({"snapshot": SNAP}, "status"),
     ({"status": "full", "snapshot": "not hex"}, "snapshot"),
@@ -76,6 +76,23 @@ def test_a_bad_return_value_is_a_failed_visit_and_the_log_names_the_field(result
     [record] = caplog.records
     assert f"{field}: expected" in record.getMessage() and url("a") in record.getMessage()
     assert f"{field}: expected" in loaded.metadata["error"]
+
+
+@pytest.mark.parametrize("result, run_status, metadata", [
+    ({"status": "eventful"}, TaskRunStatus.EVENTFUL, {}),
+    ({"status": "uneventful", "snapshot_swhid": "swh:1:snp:00"}, TaskRunStatus.UNEVENTFUL, {"snapshot_swhid": "swh:1:snp:00"}),
+    ({"status": "success", "eventful": True}, TaskRunStatus.EVENTFUL, {}),
+])
+def test_a_swh_loaders_run_outcome_ends_the_run_and_leaves_the_visit_to_the_journal(result, run_status, metadata):
+    loaded = visit_status_of(result, url=url("a"), visit_type="git", date=T0)
+    assert loaded.status is None and loaded.run_status is run_status and loaded.metadata == metadata
+
+
+def test_a_swh_loaders_failure_is_a_failed_visit_with_its_error():
+    loaded = visit_status_of({"status": "failed", "error": "fetch: connection reset"}, url=url("a"), visit_type="git",
+                             date=T0)
+    assert loaded.status.status is JournalStatus.FAILED and loaded.run_status is TaskRunStatus.FAILED
+    assert loaded.metadata["error"] == "fetch: connection reset"
 
 
 def test_raising_means_failed_and_origin_not_found_means_not_found():
@@ -154,6 +171,20 @@ def test_visits_are_run_and_their_statuses_fed_back(store, clock):
     assert stats["gone"].cooldown_until == T0 + timedelta(minutes=5) + POLICY.not_found_cooldown
     assert executor.visit_outcomes == {JournalStatus.FULL: 2, JournalStatus.FAILED: 2, JournalStatus.NOT_FOUND: 1}
     assert store.list_task_runs() == []  # visits are not task runs
+
+
+def test_a_swh_loaders_visit_ends_without_a_status_the_journal_brings_it(store, clock):
+    list_origins(store, ["swh"])
+    registry = TaskRegistry()
+    registry.register("load.swh", lambda *, url, lister_name=None, lister_instance_name=None, **kw: {"status": "eventful"})
+    executor = executor_for(store, clock, registry)
+    executor.start()
+    executor.submit_visits(store.grab_next_visits("git", [GrabRequest(NEVER, 10)], clock.now()), "load.swh")
+    wait_until(lambda: executor.visits_completed == 1)
+    executor.stop()
+    [stats] = store.get_visit_stats([(url("swh"), "git")])
+    assert stats.last_status_date is None and stats.last_scheduled == T0  # still in flight, until the journal says
+    assert executor.visit_outcomes == {}
 
 
 def test_visits_and_tasks_of_a_type_share_its_queue_and_stop_releases_queued_visits(store, clock):

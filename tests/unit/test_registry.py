@@ -15,12 +15,19 @@ from ostinato.execution.registry import TaskRegistry, TaskResult, UnknownCallabl
     ("eventful", TaskRunStatus.EVENTFUL, {}),
     ({"status": "eventful", "snapshot": "ab"}, TaskRunStatus.EVENTFUL, {"snapshot": "ab"}),
     (TaskResult(False, {"n": 1}), TaskRunStatus.UNEVENTFUL, {"n": 1}),
+    # what swh's tasks return (docs/reference/swh-compat-celery.md)
+    ({"status": "uneventful"}, TaskRunStatus.UNEVENTFUL, {}),
+    ({"status": "failed", "error": "HTTP 502"}, TaskRunStatus.FAILED, {"error": "HTTP 502"}),
+    ({"status": "success", "eventful": True, "pages": 3}, TaskRunStatus.EVENTFUL, {"pages": 3}),
+    ({"status": "success", "eventful": False}, TaskRunStatus.UNEVENTFUL, {}),
+    ({"pages": 3, "origins": 120}, TaskRunStatus.EVENTFUL, {"pages": 3, "origins": 120}),  # a swh lister's stats
+    ({}, TaskRunStatus.UNEVENTFUL, {}),
 ])
 def test_outcome_of(value, status, metadata):
     assert outcome_of(value) == (status, metadata)
 
 
-@pytest.mark.parametrize("value", [3, "done", {"status": "weird"}, [1]])
+@pytest.mark.parametrize("value", [3, "done", {"status": "weird"}, {"status": "success"}, [1]])
 def test_outcome_of_refuses_unclear_results(value):
     with pytest.raises(TypeError):
         outcome_of(value)

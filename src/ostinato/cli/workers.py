@@ -35,8 +35,8 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
     """Run a Celery worker for the queues of the task types: their runs, origin visits and schedule runs.
 
     It consumes, for every task type served, the queue named after its
-    backend_name and <backend_name>:priority, and calls the same callables as
-    the embedded workers. Outcomes go back to `ostinato listener` through the
+    backend_name and save_code_now:<backend_name>, and calls the same
+    callables as the embedded workers. Outcomes go back to `ostinato listener` through the
     broker; schedule runs ping and end in the database themselves. Task types
     added later are served after a restart.
     """

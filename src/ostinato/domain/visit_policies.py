@@ -104,10 +104,12 @@ class NextVisit:
     last_update: datetime | None = None
 
     def loader_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of the loader call: ``url``, ``lister_name``,
-        ``lister_instance_name``, then the lister's extra arguments."""
-        kwargs: dict[str, Any] = dict(self.extra_loader_arguments)
-        kwargs.update(url=self.url, lister_name=self.lister_name, lister_instance_name=self.lister_instance_name)
+        """Keyword arguments of the loader call, in swh-scheduler's order (docs/reference/swh-compat-celery.md):
+        ``url``, ``lister_name``, ``lister_instance_name`` (None for a lister without an instance
+        name), then the lister's extra arguments, which never replace the first three."""
+        kwargs: dict[str, Any] = {"url": self.url, "lister_name": self.lister_name,
+                                  "lister_instance_name": self.lister_instance_name or None}
+        kwargs.update((k, v) for k, v in self.extra_loader_arguments.items() if k not in kwargs)
         return kwargs
 
 

@@ -8,7 +8,8 @@ task run, a visit and a schedule run mean the same thing wherever they ran:
   failed, permfailed) and metadata, and, for a "save code now" run (a
   ``load-<visit_type>`` task whose keyword arguments have a ``url``), the visit
   status the loader contract reads from the result;
-- :func:`call_loader` runs one origin visit and returns its visit status;
+- :func:`call_loader` runs one origin visit and returns its visit status (none
+  when the loader, like swh's, says only whether its run was eventful);
 - :func:`call_schedule_job` runs a schedule's job, handing it the ``stop``
   event when it takes one.
 
@@ -82,8 +83,11 @@ def call_task(registry: TaskRegistry, backend_name: str, task_type: str, argumen
 
 
 def call_loader(registry: TaskRegistry, backend_name: str, loader_kwargs: Mapping[str, Any], *, visit_type: str,
-                clock: Clock) -> tuple[VisitStatus, Mapping[str, Any]]:
-    """Visit one origin: the loader's visit status, and the metadata (``error`` on failure)."""
+                clock: Clock) -> tuple[VisitStatus | None, Mapping[str, Any]]:
+    """Visit one origin: the loader's visit status, and the metadata (``error`` on failure).
+
+    The status is None when the loader said only how its run went, as swh's loaders do
+    (docs/reference/swh-compat-celery.md): the archive's journal reports that visit."""
     result: Any = None
     error: BaseException | None = None
     try:

@@ -3,9 +3,10 @@ message headers, the outcome message, and queue depths read from the broker.
 
 - **Queues.** Work of a task type goes to the queue named after its
   ``backend_name``; prioritised work ("save code now") to
-  ``<backend_name>:priority``. Task runs and origin visits are Celery tasks
-  named ``backend_name``; a schedule's run is the task :data:`SCHEDULE_RUN_TASK`
-  sent to the same queue.
+  ``save_code_now:<backend_name>``, the queues swh-scheduler's runners use
+  (docs/reference/swh-compat-celery.md). Task runs and origin visits are Celery
+  tasks named ``backend_name``; a schedule's run is the task
+  :data:`SCHEDULE_RUN_TASK` sent to the same queue.
 - **Headers.** Each message carries an ``ostinato`` header saying what it is
   (``kind``: ``run``, ``visit`` or ``schedule``) and what the worker needs to
   read the result (task type, visit type). The Celery task id of a run is the
@@ -58,9 +59,13 @@ def worker_backend_id(hostname: str) -> str:
     return f"{BACKEND_PREFIX}{hostname}"
 
 
+#: the prefix of a priority queue's name: swh-scheduler's (docs/reference/swh-compat-celery.md)
+PRIORITY_QUEUE_PREFIX = "save_code_now:"
+
+
 def queue_name(backend_name: str, *, priority: bool = False) -> str:
-    """The queue of a task type's work: its backend name, or ``<backend_name>:priority``."""
-    return f"{backend_name}:priority" if priority else backend_name
+    """The queue of a task type's work: its backend name, or ``save_code_now:<backend_name>``."""
+    return f"{PRIORITY_QUEUE_PREFIX}{backend_name}" if priority else backend_name
 
 
 def make_celery_app(broker_url: str, *, name: str = "ostinato") -> Celery:

@@ -5,7 +5,7 @@ It has the embedded executor's face (``waiting``, ``submit``, ``submit_visits``)
 plus :meth:`CeleryExecutor.send_schedule_run`:
 
 - a task run is sent with ``send_task(backend_name, args, kwargs)`` to the
-  queue named after the backend, ``<backend_name>:priority`` when prioritised,
+  queue named after the backend, ``save_code_now:<backend_name>`` when prioritised,
   with the run's id as the Celery task id; the run was recorded (``scheduled``)
   by the grab before the send. A send that fails marks the run ``lost`` at
   once, which counts as a failure and retries it (``retry_delay``): never

@@ -71,7 +71,8 @@ class _VisitJob:
 
 @dataclass(frozen=True, slots=True)
 class _VisitReport:
-    status: VisitStatus
+    #: None: the loader said only how its run went (a swh loader); the journal reports the visit
+    status: VisitStatus | None
     #: the end of a dispatched visit (counted in ``visits_completed``), not of a save code now task
     dispatched: bool
 
@@ -247,7 +248,9 @@ class EmbeddedExecutor:
         visit = job.visit
         status, metadata = call_loader(self._registry, job.backend_name, visit.loader_kwargs(), visit_type=visit.visit_type,
                                        clock=self._clock)
-        if status.status is JournalStatus.FAILED:
+        if status is None:  # a swh loader's run outcome: the journal reports the visit
+            log.debug("visit of %s (%s) ended; its status comes from the journal", visit.url, visit.visit_type)
+        elif status.status is JournalStatus.FAILED:
             log.warning("visit of %s (%s) failed: %s", visit.url, visit.visit_type, metadata.get("error"))
         else:
             log.debug("visit of %s (%s): %s", visit.url, visit.visit_type, status.status.value)
@@ -292,10 +295,11 @@ class EmbeddedExecutor:
                         runs = []
                     if visits:
                         assert self._report_visits is not None
-                        self._report_visits([v.status for v in visits])
-                        dispatched = [v.status.status for v in visits if v.dispatched]
-                        self.visits_completed += len(dispatched)
-                        self.visit_outcomes.update(dispatched)
+                        statuses = [v.status for v in visits if v.status is not None]
+                        if statuses:
+                            self._report_visits(statuses)
+                        self.visits_completed += sum(1 for v in visits if v.dispatched)
+                        self.visit_outcomes.update(v.status.status for v in visits if v.dispatched and v.status)
                         visits = []
                 except Exception:
                     log.exception("could not record %d run events and %d visit statuses; retrying in %.1fs",

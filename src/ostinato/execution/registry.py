@@ -23,6 +23,12 @@ number) counts as ``failed`` and is logged with the field at fault.
 :func:`visit_status_of` turns all of this into the journal's
 :class:`~ostinato.domain.visits.VisitStatus`; ``full``/``partial`` without a
 snapshot count as failed, as in the feedback loop.
+
+swh's loaders and listers (docs/reference/swh-compat-celery.md) return their
+run's outcome instead: ``{"status": "eventful" | "uneventful" | "failed"}``,
+or ``{"status": "success", "eventful": true | false}``, other keys alongside.
+Both readers take it: the run ends that way, and a loader's visit has no
+status from its return value (the archive's journal reports the visit).
 """
 
 from __future__ import annotations
@@ -64,12 +70,32 @@ class TaskResult:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
+def swh_run_outcome(result: Any) -> tuple[TaskRunStatus, dict[str, Any]] | None:
+    """The run's outcome a swh task's result says (docs/reference/swh-compat-celery.md), None if it is not one.
+
+    ``{"status": "eventful" | "uneventful" | "failed", ...}`` or ``{"status": "success", "eventful": bool, ...}``;
+    the other keys become metadata (a failure's ``error`` among them).
+    """
+    if not isinstance(result, Mapping):
+        return None
+    status = result.get("status")
+    rest = {k: v for k, v in result.items() if k != "status"}
+    if status in ("eventful", "uneventful", "failed"):
+        return TaskRunStatus(status), rest
+    if status == "success" and isinstance(result.get("eventful"), bool):
+        rest.pop("eventful")
+        return (TaskRunStatus.EVENTFUL if result["eventful"] else TaskRunStatus.UNEVENTFUL), rest
+    return None
+
+
 def outcome_of(result: Any) -> tuple[TaskRunStatus, dict[str, Any]]:
     """Read a callable's return value.
 
     ``None`` → uneventful; ``True``/``False`` → eventful or not; a TaskResult;
-    ``"eventful"``/``"uneventful"``; or a dict with ``"status"`` (the original scheduler's
-    loaders return ``{"status": "eventful"}``) whose other keys become metadata.
+    ``"eventful"``/``"uneventful"``; or a dict in the shape swh's tasks return
+    (:func:`swh_run_outcome`: ``{"status": "eventful"}``, ``{"status": "failed", "error": …}``)
+    whose other keys become metadata; a dict without ``status`` is eventful unless empty, as
+    swh-scheduler reads its listers' ``{"pages": 3, "origins": 120}``.
     """
     if result is None:
         return TaskRunStatus.UNEVENTFUL, {}
@@ -79,11 +105,14 @@ def outcome_of(result: Any) -> tuple[TaskRunStatus, dict[str, Any]]:
         return (TaskRunStatus.EVENTFUL if result.eventful else TaskRunStatus.UNEVENTFUL), dict(result.metadata)
     if isinstance(result, str) and result in ("eventful", "uneventful"):
         return TaskRunStatus(result), {}
-    if isinstance(result, Mapping) and result.get("status") in ("eventful", "uneventful"):
-        return TaskRunStatus(result["status"]), {k: v for k, v in result.items() if k != "status"}
+    swh = swh_run_outcome(result)
+    if swh is not None:
+        return swh
+    if isinstance(result, Mapping) and "status" not in result:  # swh's listers return {"pages": …, "origins": …}
+        return (TaskRunStatus.EVENTFUL if result else TaskRunStatus.UNEVENTFUL), dict(result)
     raise TypeError(
         "a task callable must return None, a bool, a TaskResult, 'eventful'/'uneventful' "
-        f"or a dict with status eventful/uneventful; got {result!r}"
+        f"or a dict with status eventful, uneventful or failed; got {result!r}"
     )
 
 
@@ -95,12 +124,19 @@ _LOADER_STATUS_FORMS = ", ".join(s.value for s in LOADER_STATUSES)
 class LoaderResult:
     """A visit as the feedback loop sees it, and what the run that made it keeps as metadata."""
 
-    status: VisitStatus
+    #: None when the loader said only how its run went (swh's loaders): the journal reports the visit
+    status: VisitStatus | None
     metadata: Mapping[str, Any]
+    #: the run's outcome the loader said, when it said one instead of a visit status
+    said: TaskRunStatus | None = None
 
     @property
     def run_status(self) -> TaskRunStatus:
-        """The outcome of a task run that was this visit: success eventful, not found permfailed."""
+        """The outcome of a task run that was this visit: success eventful, not found permfailed
+        (or what the loader said)."""
+        if self.status is None:
+            assert self.said is not None
+            return self.said
         outcome = self.status.outcome
         if outcome is VisitOutcome.SUCCESSFUL:
             return TaskRunStatus.EVENTFUL
@@ -123,6 +159,9 @@ def visit_status_of(result: Any, *, url: str, visit_type: str, date: datetime,
         return failed(f"{type(error).__name__}: {error}", JournalStatus.NOT_FOUND)
     if error is not None:
         return failed(f"{type(error).__name__}: {error}")
+    said = swh_run_outcome(result)
+    if said is not None and said[0] is not TaskRunStatus.FAILED:  # swh's "failed" is a failed visit in both
+        return LoaderResult(None, said[1], said[0])
     try:
         if not isinstance(result, Mapping):
             raise ValidationError("result", "a mapping with status, snapshot and visit", type(result).__name__)
@@ -138,6 +177,8 @@ def visit_status_of(result: Any, *, url: str, visit_type: str, date: datetime,
     metadata: dict[str, Any] = {"visit_status": status.status.value, "visit": status.visit}
     if status.snapshot is not None:
         metadata["snapshot"] = status.snapshot.hex()
+    if isinstance(result.get("error"), str):  # what a failed swh loader says
+        metadata["error"] = result["error"]
     return LoaderResult(status, metadata)
 
 

@@ -9,8 +9,10 @@ executor (:mod:`ostinato.execution.calls`), and the schedule-run task:
   :data:`STARTED_MESSAGE_AFTER`, its start as soon as that passes; an **origin
   visit** (``kind: visit``) publishes its status,
   as :class:`~ostinato.execution.celery_app.Outcome` messages on the durable
-  outcomes queue, which the listener records; a message without Ostinato's header (sent
-  by another tool) just calls the callable;
+  outcomes queue, which the listener records (a swh loader's visit, which says only
+  whether its run was eventful, publishes nothing: the journal reports it); a message
+  without Ostinato's header (sent by another tool, swh-scheduler among them) just calls
+  the callable;
 - a **schedule run** (``ostinato.schedule-run``) keeps its ownership the way
   docs/design/deadline-greedy.md says, from the worker: it pings every ``schedule_ping_interval``
   while the job runs in a thread, stops the job when a ping finds the schedule
@@ -102,6 +104,8 @@ def _backend_task(app: Celery, runtime: WorkerRuntime, backend_name: str) -> Cal
         if kind == "visit":
             visit_type = header.get("visit_type") or ""
             status, metadata = call_loader(runtime.registry, backend_name, kwargs, visit_type=visit_type, clock=clock)
+            if status is None:  # a swh loader said how its run went: the journal reports the visit
+                return {"visit_status": None, **metadata}
             publish_outcome(app, Outcome(visit_status=status))
             return {"visit_status": status.status.value, **({"error": metadata["error"]} if "error" in metadata else {})}
         if kind == "run" and str(self.request.id).isdigit():
