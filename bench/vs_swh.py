@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -58,16 +57,16 @@ from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatu
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
 from ostinato.store.postgresql.store import PostgresStore
+from ostinato.testing import swh_peer
 from ostinato.testing.postgres import PostgresCluster
+from ostinato.testing.swh_peer import PEER_REQUIREMENT, PEER_VERSION, peer_packages
 
 # Shared with the other benchmarks (bench/tasks.py, next to this file).
 from tasks import code_version, console, progress, result_header
 from vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData
 
 REPO = Path(__file__).resolve().parent.parent
-PEER_VERSION = "3.6.0"
-PEER_REQUIREMENT = f"swh-scheduler[journal]=={PEER_VERSION}"
-PEER_VENV = REPO / ".bench-venvs" / f"swh-scheduler-{PEER_VERSION}"
+PEER_VENV = REPO / swh_peer.VENV_DIR
 PEER_DRIVER = Path(__file__).resolve().parent / "vs_swh_peer.py"
 PEER_DB = "swh_scheduler"
 OSTINATO_DB = "ostinato"
@@ -116,45 +115,17 @@ def ensure_system_tools() -> None:
 
 
 def ensure_peer_venv(venv: Path) -> Path:
-    """The peer's virtual environment, made on first use; returns its python."""
-    python = venv / "bin" / "python"
-    marker = venv / ".installed"
-    wanted = f"{PEER_REQUIREMENT} psycopg[binary]=={psycopg.__version__}"
-    if python.exists() and marker.exists() and marker.read_text().strip() == wanted:
-        console.print(f"peer environment: {venv} (reused)")
-        return python
-    console.print(f"peer environment: creating {venv}")
-    if not python.exists():
-        run([sys.executable, "-m", "venv", str(venv)])
-    run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-    # psycopg's binary build, the one Ostinato runs on: the peer depends on plain psycopg,
-    # which otherwise falls back to its pure-Python implementation.
-    run([str(python), "-m", "pip", "install", "--quiet", PEER_REQUIREMENT, f"psycopg[binary]=={psycopg.__version__}"])
-    marker.write_text(wanted + "\n")
-    return python
-
-
-def peer_packages(python: Path) -> dict[str, str]:
-    """``pip freeze`` of the peer's environment: the swh-* packages and psycopg."""
-    frozen = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
-    packages = {}
-    for line in frozen.splitlines():
-        name, sep, version = line.partition("==")
-        if sep and (name.lower().startswith("swh") or name.lower().startswith("psycopg")):
-            packages[name] = version
-    return packages
+    """The peer's virtual environment, made on first use (``ostinato.testing.swh_peer``); returns its python."""
+    return swh_peer.ensure_peer_venv(venv, log=_log)
 
 
 def create_peer_database(cluster: PostgresCluster, python: Path) -> str:
     """The peer's own tools: ``swh db create -d NAME scheduler``, then ``swh db init -d DSN scheduler``."""
-    swh = str(python.parent / "swh")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "SWH_"))}
-    # swh db create takes libpq's standard variables for the server, and runs psql
-    env.update(PGHOST="127.0.0.1", PGPORT=str(cluster.port), PGUSER="postgres")
-    run([swh, "db", "create", "-d", PEER_DB, "scheduler"], env=env, stdout=subprocess.DEVNULL)
-    dsn = cluster.dsn(PEER_DB)
-    run([swh, "db", "init", "-d", dsn, "scheduler"], env=env, stdout=subprocess.DEVNULL)
-    return dsn
+    return swh_peer.create_peer_database(python, cluster.dsn("postgres"), PEER_DB, log=_log)
+
+
+def _log(line: str) -> None:
+    console.print(line, markup=False, highlight=False)
 
 
 class PeerProcess:
