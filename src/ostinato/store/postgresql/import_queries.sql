@@ -21,11 +21,13 @@ WHERE (t.description, t.backend_name, t.default_interval, t.min_interval, t.max_
                         excluded.max_queue_length, excluded.num_retries, excluded.retry_delay);
 
 -- name: import_task_conflict
--- a stored task with one of these ids that is another task (another type or other arguments)
+-- a stored task with one of these ids that is another task (another type or other arguments):
+-- one primary-key probe per id (LATERAL), never a walk of the table in id order, which the
+-- planner would pick for an ORDER BY … LIMIT and repeat the array for every stored task
 SELECT t.id, t.type FROM unnest(%(ids)b::bigint[], %(types)b::text[], %(digests)b::bytea[]) AS k(id, type, digest)
-JOIN task AS t ON t.id = k.id
+CROSS JOIN LATERAL (SELECT id, type, arguments_digest FROM task WHERE task.id = k.id) AS t
 WHERE t.type <> k.type OR t.arguments_digest <> k.digest
-ORDER BY t.id LIMIT 1;
+LIMIT 1;
 
 -- name: import_tasks
 INSERT INTO task AS t (id, type, arguments, arguments_digest, next_run, current_interval, status, policy,
@@ -48,11 +50,11 @@ SELECT setval(pg_get_serial_sequence('task', 'id'), %(top)s::bigint)
 WHERE %(top)s::bigint > coalesce(pg_sequence_last_value(pg_get_serial_sequence('task', 'id')::regclass), 0);
 
 -- name: import_run_conflict
--- a stored run with one of these ids that is a run of another task
+-- a stored run with one of these ids that is a run of another task (one probe per id, as above)
 SELECT r.id, r.task FROM unnest(%(ids)b::bigint[], %(tasks)b::bigint[]) AS k(id, task)
-JOIN task_run AS r ON r.id = k.id
+CROSS JOIN LATERAL (SELECT id, task FROM task_run WHERE task_run.id = k.id) AS r
 WHERE r.task <> k.task
-ORDER BY r.id LIMIT 1;
+LIMIT 1;
 
 -- name: import_task_runs
 INSERT INTO task_run AS r (id, task, backend_id, scheduled, started, ended, metadata, status)

@@ -25,10 +25,11 @@ WHERE (t.description, t.backend_name, t.default_interval, t.min_interval, t.max_
 -- name: import_task_conflict
 -- a stored task with one of these ids that is another task (another type or other arguments);
 -- keys: JSON array of [id, type, arguments]
+-- (CROSS JOIN: SQLite keeps this order, one primary-key probe per key)
 SELECT t.id, t.type FROM json_each(:keys) AS k
-JOIN task AS t ON t.id = k.value ->> 0
+CROSS JOIN task AS t ON t.id = k.value ->> 0
 WHERE t.type <> k.value ->> 1 OR t.arguments <> k.value ->> 2
-ORDER BY t.id LIMIT 1;
+LIMIT 1;
 
 -- name: import_tasks
 -- rows: JSON array of [id, type, arguments, next_run, current_interval, status, policy, retries_left, priority]
@@ -51,9 +52,9 @@ SELECT :top AS top;
 -- name: import_run_conflict
 -- a stored run with one of these ids that is a run of another task; keys: JSON array of [id, task]
 SELECT r.id, r.task FROM json_each(:keys) AS k
-JOIN task_run AS r ON r.id = k.value ->> 0
+CROSS JOIN task_run AS r ON r.id = k.value ->> 0
 WHERE r.task <> k.value ->> 1
-ORDER BY r.id LIMIT 1;
+LIMIT 1;
 
 -- name: import_task_runs
 -- rows: JSON array of [id, task, backend_id, scheduled, started, ended, metadata, status]
