@@ -42,7 +42,12 @@ def swh_scheduler(app: AppContext, source_url: str, with_runs: bool, batch_size:
     runs with --with-runs), listers and their state, listed origins, visit stats and metrics.
 
     Keyed on the source's identities: running it again writes only what changed (an unchanged
-    source: 0 rows changed). Example: ostinato import swh-scheduler --from postgresql://swh@db/swh-scheduler
+    source: 0 rows changed). See docs/reference/swh-import.md for what each table becomes.
+
+    \b
+    Example:
+      ostinato --db postgresql://ostinato@db/ostinato import swh-scheduler \\
+          --from postgresql://guest@swh-db/swh-scheduler --with-runs --verify
     """
     extras.require("postgresql", "ostinato import swh-scheduler")
     from ..integrations.swh.db_import import import_swh_scheduler
