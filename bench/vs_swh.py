@@ -59,14 +59,14 @@ from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
 from ostinato.store.postgresql.store import PostgresStore
 from ostinato.testing import swh_peer
 from ostinato.testing.postgres import PostgresCluster
-from ostinato.testing.swh_peer import PEER_REQUIREMENT, PEER_VERSION
+from ostinato.testing.swh_peer import PEER_REQUIREMENT, PEER_VERSION, peer_packages
 
 # Shared with the other benchmarks (bench/tasks.py, next to this file).
 from tasks import code_version, console, progress, result_header
 from vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData
 
 REPO = Path(__file__).resolve().parent.parent
-PEER_VENV = swh_peer.default_peer_venv(REPO)
+PEER_VENV = REPO / swh_peer.VENV_DIR
 PEER_DRIVER = Path(__file__).resolve().parent / "vs_swh_peer.py"
 PEER_DB = "swh_scheduler"
 OSTINATO_DB = "ostinato"
@@ -115,25 +115,17 @@ def ensure_system_tools() -> None:
 
 
 def ensure_peer_venv(venv: Path) -> Path:
-    """The peer's virtual environment, made on first use; returns its python (see ``ostinato.testing.swh_peer``)."""
-    return swh_peer.ensure_peer_venv(venv, log=lambda line: console.print(line, markup=False, highlight=False))
-
-
-def peer_packages(python: Path) -> dict[str, str]:
-    """``pip freeze`` of the peer's environment: the swh-* packages and psycopg."""
-    frozen = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
-    packages = {}
-    for line in frozen.splitlines():
-        name, sep, version = line.partition("==")
-        if sep and (name.lower().startswith("swh") or name.lower().startswith("psycopg")):
-            packages[name] = version
-    return packages
+    """The peer's virtual environment, made on first use (``ostinato.testing.swh_peer``); returns its python."""
+    return swh_peer.ensure_peer_venv(venv, log=_log)
 
 
 def create_peer_database(cluster: PostgresCluster, python: Path) -> str:
     """The peer's own tools: ``swh db create -d NAME scheduler``, then ``swh db init -d DSN scheduler``."""
-    return swh_peer.create_peer_database(python, cluster.dsn("postgres"), PEER_DB,
-                                         log=lambda line: console.print(line, markup=False, highlight=False))
+    return swh_peer.create_peer_database(python, cluster.dsn("postgres"), PEER_DB, log=_log)
+
+
+def _log(line: str) -> None:
+    console.print(line, markup=False, highlight=False)
 
 
 class PeerProcess:

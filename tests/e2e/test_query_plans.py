@@ -92,6 +92,33 @@ def test_postgresql_grab_reads_about_the_batch(seeded_pg):
     assert plan["Shared Hit Blocks"] + plan.get("Shared Read Blocks", 0) < 200  # ~the batch, not 200k rows
 
 
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+def test_postgresql_import_conflict_checks_probe_each_id(seeded_pg):
+    """The imports' checks that an id is not another task's (or run's): one primary-key probe per id
+    of the batch, never the table walked in id order with the batch read again for every row."""
+    from ostinato.store.postgresql.imports import QUERIES as IMPORTS
+
+    conn = seeded_pg
+    conn.execute("BEGIN")
+    conn.execute(PG.index_driven_batches)
+    ids = list(range(150_001, 160_001))
+    cases = [(IMPORTS.import_task_conflict, {"ids": ids, "types": ["type-1"] * len(ids), "digests": [b"x"] * len(ids)}),
+             (IMPORTS.import_run_conflict, {"ids": ids, "tasks": ids})]
+    for sql, params in cases:
+        [[document]] = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchall()
+        nodes = list(_nodes(document[0]["Plan"]))
+        [batch] = [n for n in nodes if n["Node Type"] == "Function Scan"]
+        probes = [n for n in nodes if n.get("Index Name") in ("task_pkey", "task_run_pkey")]
+        assert batch["Actual Loops"] == 1 and probes and probes[0]["Actual Loops"] >= 1, nodes
+        assert not any(n["Node Type"] == "Seq Scan" for n in nodes), nodes
+    conn.execute("ROLLBACK")
+
 def test_sqlite_hot_queries_walk_indexes(tmp_path):
     from ostinato.store.sqlite import SQLiteStore
 

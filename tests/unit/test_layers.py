@@ -20,6 +20,7 @@ ALLOWED = {
     "api": {"domain", "store", "services", "execution", "config", "api", "remote", "extras"},
     "remote": {"domain", "store", "remote"},
     "sim": {"domain", "store", "execution", "services", "config", "sim", "extras"},
+    "integrations": {"domain", "store", "integrations"},
 }
 
 

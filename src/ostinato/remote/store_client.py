@@ -156,6 +156,21 @@ class RemoteStore(Store):
     # listen_schedule_changes: the interface's default, False (schedulers poll)
 
 
+def _kept_off(name: str) -> Callable[..., Any]:
+    @functools.wraps(getattr(Store, name))
+    def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:
+        raise RemoteError(NOT_EXPOSED[name])
+
+    method.__isabstractmethod__ = False  # type: ignore[attr-defined]
+    return method
+
+
+# the imports (import_*): written where the database is, never through the API
+for _name in NOT_EXPOSED:
+    if _name.startswith("import_"):
+        setattr(RemoteStore, _name, _kept_off(_name))
+
+
 def _remote_method(verb: Verb) -> Callable[..., Any]:
     @functools.wraps(getattr(Store, verb.name))
     def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:

@@ -35,6 +35,9 @@ NOT_EXPOSED: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
     "check_schema": "computed on the client from schema_state",
     "pick_schedule": "computed on the client from pick_schedules",
+    **{name: "an import writes where the database is: `ostinato import swh-scheduler` with --db, on the server"
+       for name in ("import_task_types", "import_tasks", "import_task_runs", "import_listers",
+                    "import_listed_origins", "import_visit_stats", "import_origin_metrics")},
 }
 
 #: names of verbs that only read, beyond those named get_, list_, search_, peek_, count_ or sample_

@@ -1,6 +1,7 @@
 """The peer, swh-scheduler 3.6.0, in a virtual environment of its own: for the benchmarks that set
 Ostinato beside it (``bench/vs_swh.py``, ``bench/celery_dispatch.py``) and the tests that compare the
-Celery messages both send (``tests/e2e/test_swh_compat_celery.py``, docs/reference/swh-compat-celery.md).
+Celery messages both send (``tests/e2e/test_swh_compat_celery.py``, docs/reference/swh-compat-celery.md),
+the importer's (``bench/swh_import.py``, ``tests/e2e/test_swh_import.py``).
 
 Nothing of the peer is imported here or anywhere in Ostinato: it is installed with pip in
 ``.bench-venvs/swh-scheduler-3.6.0`` and run only by that environment's interpreter and its ``swh``
@@ -19,16 +20,18 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["PEER_REQUIREMENT", "PEER_VERSION", "create_peer_database", "default_peer_venv", "ensure_peer_venv",
-           "peer_env"]
+__all__ = ["PEER_REQUIREMENT", "PEER_VERSION", "VENV_DIR", "create_peer_database", "default_peer_venv",
+           "ensure_peer_venv", "peer_env", "peer_packages"]
 
 PEER_VERSION = "3.6.0"
 PEER_REQUIREMENT = f"swh-scheduler[journal]=={PEER_VERSION}"
+#: where a checkout keeps it, relative to the repository (ignored by git)
+VENV_DIR = Path(".bench-venvs") / f"swh-scheduler-{PEER_VERSION}"
 
 
 def default_peer_venv(root: Path) -> Path:
     """Where a checkout keeps the peer's environment: ``<root>/.bench-venvs/swh-scheduler-<version>``."""
-    return root / ".bench-venvs" / f"swh-scheduler-{PEER_VERSION}"
+    return root / VENV_DIR
 
 
 def _psycopg_version() -> str:
@@ -65,6 +68,17 @@ def ensure_peer_venv(venv: Path, *, log: Callable[[str], object] = print) -> Pat
 def _run(command: list[str], log: Callable[[str], object], **kwargs) -> None:
     log("  $ " + " ".join(command))
     subprocess.run(command, check=True, text=True, **kwargs)
+
+
+def peer_packages(python: Path) -> dict[str, str]:
+    """``pip freeze`` of the peer's environment: the swh-* packages and psycopg."""
+    frozen = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
+    packages = {}
+    for line in frozen.splitlines():
+        name, sep, version = line.partition("==")
+        if sep and name.lower().startswith(("swh", "psycopg")):
+            packages[name] = version
+    return packages
 
 
 def peer_env(**extra: str) -> dict[str, str]:

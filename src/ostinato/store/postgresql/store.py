@@ -7,7 +7,6 @@ in UTC and receives ``now`` from the caller.
 
 from __future__ import annotations
 
-import hashlib
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -43,6 +42,7 @@ from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .connect import check_reachable, connect_options
+from .imports import PostgresImports, arguments_digest
 from .origins import PostgresOrigins, chunks as _chunks
 from .schedules import PostgresSchedules
 
@@ -94,8 +94,7 @@ def _grabbed_task(values: tuple) -> Task:
                 POLICY_OF[policy], STATUS_OF[status], retries_left, PRIORITY_OF[priority])
 
 
-def _digest(arguments_json: str) -> bytes:
-    return hashlib.md5(arguments_json.encode(), usedforsecurity=False).digest()
+_digest = arguments_digest
 
 
 def _new_task(task_id: int, task: NewTask) -> Task:
@@ -131,7 +130,7 @@ def _configure(conn: psycopg.Connection) -> None:
     conn.commit()
 
 
-class PostgresStore(PostgresOrigins, PostgresSchedules, Store):
+class PostgresStore(PostgresOrigins, PostgresSchedules, PostgresImports, Store):
     dialect = "postgresql"
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):

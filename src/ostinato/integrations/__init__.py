@@ -1,0 +1,1 @@
+"""Faces of Ostinato towards other schedulers: reading their databases, speaking their protocols."""
