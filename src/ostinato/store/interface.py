@@ -21,6 +21,7 @@ from ..domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ..domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 from ..domain.tasks import (
     NewTask,
+    NewTaskRun,
     RunEvent,
     ScheduledRun,
     Task,
@@ -214,6 +215,37 @@ class Store(abc.ABC):
         ``failures_limit`` of those runs. ValidationError naming the bound that is not a positive
         whole number. Implemented by the SQL stores (another store raises NotImplementedError)."""
         raise NotImplementedError(f"{type(self).__name__} has no task_activity")
+
+    # -- what the compatibility faces need (see docs/reference/swh-compat.md) ------
+    @abc.abstractmethod
+    def schedule_task_runs(self, runs: Sequence[NewTaskRun]) -> list[TaskRun]:
+        """Record runs as scheduled by the executors that took them, in one transaction; returns them
+        in input order. A task's run opened by a grab with no ``backend_id`` yet becomes the new one
+        (a grab then a schedule is one run); otherwise a run is added, whatever the task's status.
+        ValidationError naming the run if its task does not exist (nothing written)."""
+
+    @abc.abstractmethod
+    def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
+        """The runs of these executor ids, final ones included, by id (an index lookup each)."""
+
+    @abc.abstractmethod
+    def overwrite_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None,
+                              except_completed_before: datetime | None = None) -> int:
+        """Set the tasks' status (and ``next_run`` if given) as it is told, nothing else: no retry
+        refilled, any status. With ``except_completed_before``, only tasks not completed whose
+        ``next_run`` is earlier. Returns the count changed."""
+
+    @abc.abstractmethod
+    def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The JSON objects stored under ``namespace`` for these keys, those that exist."""
+
+    @abc.abstractmethod
+    def list_compat_records(self, namespace: str, *, after: str = "", limit: int = 1000) -> dict[str, dict[str, Any]]:
+        """The records of ``namespace`` by key, paged by ``after``, the last key of the previous page."""
+
+    @abc.abstractmethod
+    def put_compat_records(self, namespace: str, records: Mapping[str, Mapping[str, Any] | None]) -> int:
+        """Store (or, for None, delete) records of ``namespace`` in one transaction; returns how many."""
 
     # -- listers and listed origins ------------------------------------------
     @abc.abstractmethod

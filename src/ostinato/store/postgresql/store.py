@@ -43,6 +43,7 @@ from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .connect import check_reachable, connect_options
+from .compat import PostgresCompat
 from .origins import PostgresOrigins, chunks as _chunks
 from .schedules import PostgresSchedules
 
@@ -131,7 +132,7 @@ def _configure(conn: psycopg.Connection) -> None:
     conn.commit()
 
 
-class PostgresStore(PostgresOrigins, PostgresSchedules, Store):
+class PostgresStore(PostgresOrigins, PostgresCompat, PostgresSchedules, Store):
     dialect = "postgresql"
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):

@@ -41,6 +41,7 @@ from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
 from .connect import open_sqlite_file
+from .compat import SQLiteCompat
 from .origins import SQLiteOrigins
 from .schedules import SQLiteSchedules
 
@@ -101,7 +102,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class SQLiteStore(SQLiteOrigins, SQLiteSchedules, Store):
+class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, Store):
     dialect = "sqlite"
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True):

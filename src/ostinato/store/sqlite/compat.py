@@ -1,0 +1,119 @@
+"""The SQLite store's verbs for the compatibility faces (see docs/reference/swh-compat.md):
+runs scheduled and found by their executor's id, task statuses set as told, and compat records.
+
+Mixed into :class:`~ostinato.store.sqlite.store.SQLiteStore`, whose connection and write
+transactions it uses; its SQL is in ``compat_queries.sql``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import orjson
+
+from ...domain.errors import ValidationError
+from ...domain.limits import check_json_value
+from ...domain.tasks import NewTaskRun, TaskRun, TaskStatus
+from ..queries import Queries
+from .codec import chunks, json_array, to_db_time
+
+QUERIES = Queries(Path(__file__).parent / "compat_queries.sql")
+
+
+def check_namespace(namespace: Any) -> str:
+    if not isinstance(namespace, str) or not namespace or len(namespace) > 200:
+        raise ValidationError("namespace", "a name of 1 to 200 characters", namespace)
+    return namespace
+
+
+def check_records(records: Mapping[str, Any]) -> None:
+    for key, value in records.items():
+        if not isinstance(key, str) or not key or len(key) > 2000:
+            raise ValidationError("key", "a key of 1 to 2000 characters", key)
+        if value is not None:
+            if not isinstance(value, Mapping):
+                raise ValidationError(f"records[{key!r}]", "a JSON object or null", value)
+            check_json_value(dict(value), f"records[{key!r}]")
+
+
+def check_new_runs(runs: Sequence[NewTaskRun]) -> list[NewTaskRun]:
+    checked = list(runs)
+    for index, run in enumerate(checked):
+        if isinstance(run.task, bool) or not isinstance(run.task, int):
+            raise ValidationError(f"runs[{index}].task", "the id of a task", run.task)
+        if run.backend_id is not None and not isinstance(run.backend_id, str):
+            raise ValidationError(f"runs[{index}].backend_id", "text or null", run.backend_id)
+        if not isinstance(run.scheduled, datetime) or run.scheduled.tzinfo is None:
+            raise ValidationError(f"runs[{index}].scheduled", "a time with a zone", run.scheduled)
+        if not isinstance(run.metadata, Mapping):
+            raise ValidationError(f"runs[{index}].metadata", "a JSON object", run.metadata)
+        check_json_value(dict(run.metadata), f"runs[{index}].metadata")
+    return checked
+
+
+class SQLiteCompat:
+    def schedule_task_runs(self, runs: Sequence[NewTaskRun]) -> list[TaskRun]:
+        from .store import _row_to_run
+
+        checked = check_new_runs(runs)
+        answer = []
+        with self._write() as conn:  # type: ignore[attr-defined]
+            for index, run in enumerate(checked):
+                params = {"task": run.task, "backend_id": run.backend_id, "scheduled": to_db_time(run.scheduled),
+                          "metadata": orjson.dumps(dict(run.metadata)).decode()}
+                if conn.execute(QUERIES.task_exists, params).fetchone() is None:
+                    raise ValidationError(f"runs[{index}].task", "the id of an existing task", run.task)
+                row = conn.execute(QUERIES.adopt_grabbed_run, params).fetchone()
+                if row is None:
+                    row = conn.execute(QUERIES.insert_run, params).fetchone()
+                answer.append(_row_to_run(row))
+        return answer
+
+    def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
+        from .store import _row_to_run
+
+        runs = []
+        for chunk in chunks(list(backend_ids)):
+            runs.extend(_row_to_run(r) for r in self._read(QUERIES.runs_by_backend_id, {"backend_ids": json_array(chunk)}))  # type: ignore[attr-defined]
+        return sorted(runs, key=lambda r: r.id)
+
+    def overwrite_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None,
+                              except_completed_before: datetime | None = None) -> int:
+        if not isinstance(status, TaskStatus):
+            raise ValidationError("status", "a task status", status)
+        changed = 0
+        with self._write() as conn:  # type: ignore[attr-defined]
+            for chunk in chunks(list(ids)):
+                changed += conn.execute(QUERIES.overwrite_task_status, {
+                    "ids": json_array(chunk), "status": status.value, "next_run": to_db_time(next_run),
+                    "except_completed_before": to_db_time(except_completed_before)}).rowcount
+        return changed
+
+    def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        check_namespace(namespace)
+        found = {}
+        for chunk in chunks(list(keys)):
+            for row in self._read(QUERIES.get_compat_records, {"namespace": namespace, "keys": json_array(chunk)}):  # type: ignore[attr-defined]
+                found[row["key"]] = orjson.loads(row["value"])
+        return found
+
+    def list_compat_records(self, namespace: str, *, after: str = "", limit: int = 1000) -> dict[str, dict[str, Any]]:
+        check_namespace(namespace)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValidationError("limit", "a whole number of 0 or more", limit)
+        rows = self._read(QUERIES.list_compat_records, {"namespace": namespace, "after": after, "limit": limit})  # type: ignore[attr-defined]
+        return {row["key"]: orjson.loads(row["value"]) for row in rows}
+
+    def put_compat_records(self, namespace: str, records: Mapping[str, Mapping[str, Any] | None]) -> int:
+        check_namespace(namespace)
+        check_records(records)
+        with self._write() as conn:  # type: ignore[attr-defined]
+            for key, value in records.items():
+                if value is None:
+                    conn.execute(QUERIES.delete_compat_record, {"namespace": namespace, "key": key})
+                else:
+                    conn.execute(QUERIES.put_compat_record, {"namespace": namespace, "key": key,
+                                                             "value": orjson.dumps(dict(value)).decode()})
+        return len(records)
