@@ -126,7 +126,7 @@ def update_lister(ctx: Context, lister: dict[str, Any]) -> Any:
 
 @operation("listers/get", "read", with_first_visits_to_schedule=arg(models.BOOL, False))
 def get_listers(ctx: Context, with_first_visits_to_schedule: bool) -> list[Any]:
-    found = _listers(ctx, ctx.store.list_listers())
+    found = _listers(ctx, sorted(ctx.store.list_listers(), key=lambda lister: lister.id))
     if with_first_visits_to_schedule:
         found = [m for m in found if m.fields["last_listing_finished_at"] is not None
                  and m.fields["first_visits_queue_prefix"] is not None and m.fields["first_visits_scheduled_at"] is None]
@@ -142,7 +142,7 @@ def _lister_ids(value: Any, name: str) -> list[Any]:
 @operation("listers/get_by_id", "read", lister_ids=Param(_lister_ids))
 def get_listers_by_id(ctx: Context, lister_ids: list[Any]) -> list[Any]:
     wanted = {lister_id_of(v) for v in lister_ids} - {None}
-    return _listers(ctx, [item for item in ctx.store.list_listers() if item.id in wanted])
+    return _listers(ctx, sorted((item for item in ctx.store.list_listers() if item.id in wanted), key=lambda item: item.id))
 
 
 # -- listed origins ---------------------------------------------------------------------------

@@ -229,12 +229,20 @@ def mass_schedule_task_runs(ctx: Context, task_runs: list[dict[str, Any]]) -> No
 
 def _run_event(ctx: Context, backend_id: str, status: TaskRunStatus, metadata: dict[str, Any] | None,
                timestamp: datetime | None) -> Any:
-    runs = ctx.store.task_runs_by_backend_id([backend_id])
+    runs = ctx.store.get_task_runs_by_backend_id([backend_id])
     if not runs:
         return None
     at = now_or(ctx, timestamp)
+    if status.is_final:
+        # the protocol moves a task whenever one of its runs ends, even a run scheduled for a task that
+        # was never grabbed: such a task is marked as waiting on its run first, so the store moves it
+        # (a disabled or completed task stays as it is; docs/reference/swh-compat.md, "Tasks")
+        open_runs = {run.task for run in runs if not run.status.is_final}
+        waiting = [t.id for t in ctx.store.get_tasks(sorted(open_runs)) if t.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED]
+        if waiting:
+            ctx.store.overwrite_task_status(waiting, TaskStatus.NEXT_RUN_SCHEDULED)
     ctx.store.record_run_events([RunEvent(run.id, status, at, metadata=metadata or None) for run in runs])
-    updated = ctx.store.task_runs_by_backend_id([backend_id])
+    updated = ctx.store.get_task_runs_by_backend_id([backend_id])
     return task_run_model(updated[-1]) if updated else None
 
 
