@@ -8,7 +8,7 @@ DB     ?= sqlite:///.ostinato/ostinato.db
 # extra arguments of `ostinato demo` for `make run` (e.g. DEMO_ARGS="--seconds 5")
 DEMO_ARGS ?=
 
-.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz dist
+.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz dist swh-compat
 
 # Each step leaves its marker only once it has succeeded: an interrupted `make run` or `make test`
 # leaves no virtualenv that looks complete, and the next one finishes (or redoes) the work.
@@ -65,6 +65,12 @@ docs: install-docs
 # the fuzz tests of bad input (tests/fuzz) with 20 times the examples `make test` runs, new ones each time
 fuzz: system-deps install-test
 	OSTINATO_FUZZ_EXAMPLES=20 $(BIN)/pytest tests/fuzz -q -p no:cacheprovider --hypothesis-show-statistics
+
+# swh-scheduler 3.6.0's own tests (test_scheduler.py, test_journal_client.py) through its own client against
+# `ostinato swh-rpc serve`, on SQLite and PostgreSQL; makes .bench-venvs/swh-scheduler-3.6.0 on first use.
+# JSON under bench/results/ (see docs/reference/swh-compat.md). `make test` runs its SQLite short form.
+swh-compat: install-test system-deps
+	$(BIN)/python bench/swh_compat.py
 
 bench: install-test system-deps
 	$(BIN)/python bench/tasks.py

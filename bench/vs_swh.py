@@ -61,6 +61,7 @@ from ostinato.store.postgresql.store import PostgresStore
 from ostinato.testing.postgres import PostgresCluster
 
 # Shared with the other benchmarks (bench/tasks.py, next to this file).
+import peer_venv
 from tasks import code_version, console, progress, result_header
 from vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData
 
@@ -116,22 +117,11 @@ def ensure_system_tools() -> None:
 
 
 def ensure_peer_venv(venv: Path) -> Path:
-    """The peer's virtual environment, made on first use; returns its python."""
-    python = venv / "bin" / "python"
-    marker = venv / ".installed"
-    wanted = f"{PEER_REQUIREMENT} psycopg[binary]=={psycopg.__version__}"
-    if python.exists() and marker.exists() and marker.read_text().strip() == wanted:
-        console.print(f"peer environment: {venv} (reused)")
-        return python
-    console.print(f"peer environment: creating {venv}")
-    if not python.exists():
-        run([sys.executable, "-m", "venv", str(venv)])
-    run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-    # psycopg's binary build, the one Ostinato runs on: the peer depends on plain psycopg,
-    # which otherwise falls back to its pure-Python implementation.
-    run([str(python), "-m", "pip", "install", "--quiet", PEER_REQUIREMENT, f"psycopg[binary]=={psycopg.__version__}"])
-    marker.write_text(wanted + "\n")
-    return python
+    """The peer's virtual environment, made on first use (``bench/peer_venv.py``); returns its python.
+    psycopg's binary build, the one Ostinato runs on: the peer depends on plain psycopg, which
+    otherwise falls back to its pure-Python implementation."""
+    return peer_venv.ensure_peer_venv(venv, [PEER_REQUIREMENT, f"psycopg[binary]=={psycopg.__version__}"],
+                                      say=lambda text: console.print(text, markup=False, highlight=False))
 
 
 def peer_packages(python: Path) -> dict[str, str]:
