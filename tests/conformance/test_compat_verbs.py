@@ -1,0 +1,65 @@
+"""The store verbs of the compatibility faces (docs/reference/swh-compat.md), on every store:
+runs scheduled by executor id (a grabbed task's run is completed, not doubled), found by that id,
+task statuses set as told, and compat records stored, merged by key, listed and deleted."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from ostinato.domain.errors import ValidationError
+from ostinato.domain.tasks import NewTaskRun, RunEvent, TaskRunStatus, TaskStatus
+
+from conftest import T0
+from helpers import GIT, new
+
+
+@pytest.fixture(autouse=True)
+def types(store):
+    store.create_task_type(GIT)
+
+
+def test_a_grabbed_task_gets_one_run_and_others_get_a_new_one(store):
+    a, b = store.create_tasks([new("https://example.org/1"), new("https://example.org/2")])
+    store.grab_ready_tasks(GIT.type, T0, 1)
+    grabbed = next(t for t in store.get_tasks([a.id, b.id]) if t.status is TaskStatus.NEXT_RUN_SCHEDULED)
+    other = a if grabbed.id == b.id else b
+    runs = store.schedule_task_runs([NewTaskRun(grabbed.id, "exec-1", T0, {"worker": "w"}),
+                                     NewTaskRun(other.id, "exec-2", T0)])
+    assert [r.backend_id for r in runs] == ["exec-1", "exec-2"]
+    assert len(store.list_task_runs(task_id=grabbed.id)) == 1
+    assert store.list_task_runs(task_id=grabbed.id)[0].metadata == {"worker": "w"}
+    store.record_run_events([RunEvent(runs[0].id, TaskRunStatus.EVENTFUL, T0)])
+    found = store.get_task_runs_by_backend_id(["exec-1", "exec-2", "nobody"])
+    assert [(r.backend_id, r.status) for r in found] == [("exec-1", TaskRunStatus.EVENTFUL), ("exec-2", TaskRunStatus.SCHEDULED)]
+
+
+def test_a_run_for_a_missing_task_writes_nothing(store):
+    [task] = store.create_tasks([new()])
+    with pytest.raises(ValidationError) as error:
+        store.schedule_task_runs([NewTaskRun(task.id, "ok", T0), NewTaskRun(task.id + 100, "bad", T0)])
+    assert error.value.field == "runs[1].task"
+    assert store.get_task_runs_by_backend_id(["ok"]) == []
+
+
+def test_statuses_are_set_as_told(store):
+    a, b = store.create_tasks([new("https://example.org/1"), new("https://example.org/2")])
+    assert store.overwrite_task_status([a.id], TaskStatus.COMPLETED) == 1
+    changed = store.overwrite_task_status([a.id, b.id], TaskStatus.NEXT_RUN_SCHEDULED,
+                                          except_completed_before=b.next_run + timedelta(days=1))
+    assert changed == 1
+    statuses = {t.id: t.status for t in store.get_tasks([a.id, b.id])}
+    assert statuses == {a.id: TaskStatus.COMPLETED, b.id: TaskStatus.NEXT_RUN_SCHEDULED}
+
+
+def test_compat_records(store):
+    assert store.put_compat_records("ns", {"b": {"x": 1}, "a": {"y": [1, "z"]}}) == 2
+    store.put_compat_records("ns", {"b": {"x": 2}})
+    store.put_compat_records("other", {"a": {"n": 0}})
+    assert store.get_compat_records("ns", ["a", "b", "c"]) == {"a": {"y": [1, "z"]}, "b": {"x": 2}}
+    assert list(store.list_compat_records("ns", after="a")) == ["b"]
+    store.put_compat_records("ns", {"a": None})
+    assert store.list_compat_records("ns") == {"b": {"x": 2}}
+    with pytest.raises(ValidationError):
+        store.put_compat_records("ns", {"": {"x": 1}})
