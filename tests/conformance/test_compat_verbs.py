@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from ostinato.domain.errors import ValidationError
-from ostinato.domain.tasks import NewTaskRun, RunEvent, TaskRunStatus, TaskStatus
+from ostinato.domain.tasks import NewTaskRun, RunEvent, TaskPolicy, TaskRunStatus, TaskStatus
 
 from conftest import T0
 from helpers import GIT, new
@@ -63,3 +63,37 @@ def test_compat_records(store):
     assert store.list_compat_records("ns") == {"b": {"x": 2}}
     with pytest.raises(ValidationError):
         store.put_compat_records("ns", {"": {"x": 1}})
+
+
+def test_runs_to_archive_by_their_dates_and_their_tasks_state(store):
+    over, recurring_off, recurring_on, pending = store.create_tasks([
+        new("https://example.org/1", policy=TaskPolicy.ONESHOT), new("https://example.org/2"),
+        new("https://example.org/3"), new("https://example.org/4", policy=TaskPolicy.ONESHOT)])
+    runs = store.schedule_task_runs([NewTaskRun(t.id, f"exec-{t.id}-{i}", T0 + timedelta(hours=i))
+                                     for t in (over, recurring_off, recurring_on, pending) for i in range(3)])
+    started = next(r for r in runs if r.backend_id == f"exec-{over.id}-0")
+    store.record_run_events([RunEvent(started.id, TaskRunStatus.STARTED, T0 - timedelta(days=1))])  # started before
+    store.overwrite_task_status([over.id], TaskStatus.COMPLETED)
+    store.overwrite_task_status([recurring_off.id], TaskStatus.DISABLED)
+    found = store.list_runs_to_archive(T0, T0 + timedelta(hours=2))  # [after, before): hours 0 and 1
+    assert [(task.id, run.backend_id) for task, run in found] == [
+        (over.id, f"exec-{over.id}-1"), (recurring_off.id, f"exec-{recurring_off.id}-0"),
+        (recurring_off.id, f"exec-{recurring_off.id}-1")]
+    assert found[0][0].status is TaskStatus.COMPLETED
+
+
+def test_runs_to_archive_page_by_task_and_run(store):
+    a, b = store.create_tasks([new("https://example.org/1", policy=TaskPolicy.ONESHOT),
+                               new("https://example.org/2", policy=TaskPolicy.ONESHOT)])
+    store.schedule_task_runs([NewTaskRun(t.id, f"exec-{t.id}-{i}", T0) for t in (a, b) for i in range(3)])
+    store.overwrite_task_status([a.id, b.id], TaskStatus.DISABLED)
+    seen, after_run = [], (0, 0)
+    while True:  # pages of 2 rows: a's three runs straddle the first boundary
+        page = store.list_runs_to_archive(T0, T0 + timedelta(days=1), after_run=after_run, limit=2)
+        seen.extend(run.id for _, run in page)
+        if len(page) < 2:
+            break
+        after_run = (page[-1][0].id, page[-1][1].id)
+    assert len(seen) == 6 and len(set(seen)) == 6
+    with pytest.raises(ValidationError):
+        store.list_runs_to_archive(T0, T0, after_run=(1, -1))

@@ -236,6 +236,14 @@ class Store(abc.ABC):
         ``next_run`` is earlier. Returns the count changed."""
 
     @abc.abstractmethod
+    def list_runs_to_archive(self, after: datetime, before: datetime, *, after_run: tuple[int, int] = (0, 0),
+                             limit: int = 1000) -> list[tuple[Task, TaskRun]]:
+        """Runs dated in ``[after, before)`` (their start, or if never started their scheduling) of the
+        tasks that are over by the protocol's rule — one-shot tasks completed or disabled, recurring
+        tasks disabled — each with its task, ordered by (task id, run id) and paged by ``after_run``,
+        that pair of the previous page's last row (so a task's runs never straddle a page unseen)."""
+
+    @abc.abstractmethod
     def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The JSON objects stored under ``namespace`` for these keys, those that exist."""
 

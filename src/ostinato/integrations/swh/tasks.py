@@ -4,7 +4,7 @@ docs/reference/swh-compat.md, "Tasks")."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from ...domain.errors import ConflictError, ValidationError
@@ -288,39 +288,37 @@ def _day(value: Any, name: str) -> datetime:
     raise ValidationError(name, "a date or time, e.g. 2026-11-22", value)
 
 
+def _page_token(value: Any, name: str) -> tuple[int, int]:
+    """The (task id, run id) a page starts after: its token is "TASK-RUN", from the previous page."""
+    if value is None:
+        return (0, 0)
+    parts = value.split("-") if isinstance(value, str) else []
+    if len(parts) != 2 or not all(p.isdigit() and len(p) < 20 for p in parts):
+        raise ValidationError(name, "a token from a previous page", value)
+    return (int(parts[0]), int(parts[1]))
+
+
+def _archive_row(task: Task, run: TaskRun) -> dict[str, Any]:
+    return {
+        "task_id": task.id, "task_policy": task.policy.value, "task_status": task.status.value, "task_run_id": run.id,
+        "arguments": {"args": {i: v for i, v in enumerate(task.arguments.args)},
+                      "kwargs": canonical_json(dict(task.arguments.kwargs))},
+        "type": task.type, "backend_id": run.backend_id, "metadata": dict(run.metadata), "scheduled": run.scheduled,
+        "started": run.started, "ended": run.ended, "task_run_status": run.status.value,
+    }
+
+
 @operation("task/filter_for_archive", "read", after_ts=Param(_day), before_ts=Param(_day),
-           limit=arg(models.WHOLE, 10), page_token=arg(models.nullable(models.TEXT), None))
+           limit=arg(models.WHOLE, 10), page_token=Param(_page_token, None))
 def filter_task_to_archive(ctx: Context, after_ts: datetime, before_ts: datetime, limit: int,
-                           page_token: str | None) -> dict[str, Any]:
-    if page_token is not None and not page_token.isdigit():
-        raise ValidationError("page_token", "a token from a previous page", page_token)
-    after_id = int(page_token) if page_token else 0
-    rows: list[dict[str, Any]] = []
-    # a task is archived once its last activity is over: its runs are looked at up to the day after before_ts
-    while len(rows) <= limit:
-        archived = ctx.store.archivable_tasks(before_ts + timedelta(days=1), after_id=after_id, limit=_PAGE)
-        for item in archived:
-            task = item.task
-            if (task.policy is TaskPolicy.RECURRING and task.status is not TaskStatus.DISABLED):
-                continue
-            for run in item.runs:
-                date = run.started or run.scheduled
-                if date is None or not after_ts <= date <= before_ts:
-                    continue
-                rows.append({
-                    "task_id": task.id, "task_policy": task.policy.value, "task_status": task.status.value,
-                    "task_run_id": run.id,
-                    "arguments": {"args": {i: v for i, v in enumerate(task.arguments.args)},
-                                  "kwargs": canonical_json(dict(task.arguments.kwargs))},
-                    "type": task.type, "backend_id": run.backend_id, "metadata": dict(run.metadata),
-                    "scheduled": run.scheduled, "started": run.started, "ended": run.ended,
-                    "task_run_status": run.status.value,
-                })
-        if len(archived) < _PAGE:
-            break
-        after_id = archived[-1].task.id
-    if len(rows) > limit:
-        return {"tasks": rows[:limit], "next_page_token": str(rows[limit - 1]["task_id"])}
+                           page_token: tuple[int, int]) -> dict[str, Any]:
+    # the runs dated in [after_ts, before_ts) of the tasks over by the protocol's rule, paged by (task, run):
+    # the token names the last row answered, so a task whose runs straddle two pages loses none
+    # (docs/reference/swh-compat.md, "Tasks")
+    found = ctx.store.list_runs_to_archive(after_ts, before_ts, after_run=page_token, limit=limit + 1)
+    rows = [_archive_row(task, run) for task, run in found[:limit]]
+    if len(found) > limit and rows:
+        return {"tasks": rows, "next_page_token": f"{rows[-1]['task_id']}-{rows[-1]['task_run_id']}"}
     return {"tasks": rows}
 
 

@@ -12,45 +12,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...domain.errors import ValidationError
-from ...domain.limits import check_json_value
-from ...domain.tasks import NewTaskRun, TaskRun, TaskStatus
+from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 from psycopg.types.json import Jsonb
 
+from ..compat_checks import check_namespace, check_new_runs, check_page, check_range, check_records
 from ..queries import Queries
 from .origins import chunks
 
 QUERIES = Queries(Path(__file__).parent / "compat_queries.sql")
-
-
-def check_namespace(namespace: Any) -> str:
-    if not isinstance(namespace, str) or not namespace or len(namespace) > 200:
-        raise ValidationError("namespace", "a name of 1 to 200 characters", namespace)
-    return namespace
-
-
-def check_records(records: Mapping[str, Any]) -> None:
-    for key, value in records.items():
-        if not isinstance(key, str) or not key or len(key) > 2000:
-            raise ValidationError("key", "a key of 1 to 2000 characters", key)
-        if value is not None:
-            if not isinstance(value, Mapping):
-                raise ValidationError(f"records[{key!r}]", "a JSON object or null", value)
-            check_json_value(dict(value), f"records[{key!r}]")
-
-
-def check_new_runs(runs: Sequence[NewTaskRun]) -> list[NewTaskRun]:
-    checked = list(runs)
-    for index, run in enumerate(checked):
-        if isinstance(run.task, bool) or not isinstance(run.task, int):
-            raise ValidationError(f"runs[{index}].task", "the id of a task", run.task)
-        if run.backend_id is not None and not isinstance(run.backend_id, str):
-            raise ValidationError(f"runs[{index}].backend_id", "text or null", run.backend_id)
-        if not isinstance(run.scheduled, datetime) or run.scheduled.tzinfo is None:
-            raise ValidationError(f"runs[{index}].scheduled", "a time with a zone", run.scheduled)
-        if not isinstance(run.metadata, Mapping):
-            raise ValidationError(f"runs[{index}].metadata", "a JSON object", run.metadata)
-        check_json_value(dict(run.metadata), f"runs[{index}].metadata")
-    return checked
 
 
 class PostgresCompat:
@@ -90,6 +59,16 @@ class PostgresCompat:
                     "ids": list(chunk), "status": status.value, "next_run": next_run,
                     "except_completed_before": except_completed_before}).rowcount
         return changed
+
+    def list_runs_to_archive(self, after: datetime, before: datetime, *, after_run: tuple[int, int] = (0, 0),
+                             limit: int = 1000) -> list[tuple[Task, TaskRun]]:
+        from .store import _row_to_run, _row_to_task
+
+        check_range(after, before)
+        after_task, after_id = check_page(after_run, limit)
+        rows = self._read(QUERIES.runs_to_archive, {  # type: ignore[attr-defined]
+            "after": after, "before": before, "after_task": after_task, "after_run": after_id, "limit": limit})
+        return [(_row_to_task(r), _row_to_run(r, prefix="run_")) for r in rows]
 
     def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         check_namespace(namespace)

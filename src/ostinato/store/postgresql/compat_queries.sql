@@ -37,3 +37,15 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
 
 -- name: delete_compat_record
 DELETE FROM compat_record WHERE namespace = %(namespace)s AND key = %(key)s;
+
+-- name: runs_to_archive
+SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
+       r.status AS run_status, t.id, t.type, t.arguments, t.next_run, t.current_interval, t.policy, t.status,
+       t.retries_left, t.priority
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE (r.task, r.id) > (%(after_task)s, %(after_run)s)
+  AND ((t.policy = 'oneshot' AND t.status IN ('completed', 'disabled'))
+       OR (t.policy = 'recurring' AND t.status = 'disabled'))
+  AND ((r.started >= %(after)s AND r.started < %(before)s)
+       OR (r.started IS NULL AND r.scheduled >= %(after)s AND r.scheduled < %(before)s))
+ORDER BY r.task, r.id LIMIT %(limit)s;

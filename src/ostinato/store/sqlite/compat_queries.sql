@@ -36,3 +36,15 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
 
 -- name: delete_compat_record
 DELETE FROM compat_record WHERE namespace = :namespace AND key = :key;
+
+-- name: runs_to_archive
+-- walks task_run_task_idx (task, then rowid = id) from the previous page's last (task, run)
+SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
+       r.status AS run_status, t.*
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE (r.task, r.id) > (:after_task, :after_run)
+  AND ((t.policy = 'oneshot' AND t.status IN ('completed', 'disabled'))
+       OR (t.policy = 'recurring' AND t.status = 'disabled'))
+  AND ((r.started >= :after AND r.started < :before)
+       OR (r.started IS NULL AND r.scheduled >= :after AND r.scheduled < :before))
+ORDER BY r.task, r.id LIMIT :limit;
