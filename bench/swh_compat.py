@@ -48,7 +48,6 @@ FILES = {"test_scheduler.py": "test_scheduler_remote.py", "test_journal_client.p
 #: tests that fail today, by what Ostinato does differently underneath (docs/reference/swh-compat.md,
 #: "What does not pass yet"): gaps to close, not exemptions; the short form fails on any other
 KNOWN_FAILURES: dict[str, str] = {
-    "test_create_tasks_with_custom_next_run": "Ostinato deduplicates a pending one-shot task whatever its next_run",
     "test_grab_next_visits_oldest_scheduled_first": "grabs read Ostinato's visit stats, not those the protocol upserts",
     "test_grab_next_visits_cooldowns": "cooldowns are stored at feedback time, not computed at each grab",
     "test_grab_next_visits_never_visited_oldest_update_first": "grabs read Ostinato's visit stats",

@@ -97,3 +97,15 @@ def test_runs_to_archive_page_by_task_and_run(store):
     assert len(seen) == 6 and len(set(seen)) == 6
     with pytest.raises(ValidationError):
         store.list_runs_to_archive(T0, T0, after_run=(1, -1))
+
+
+def test_one_shot_tasks_kept_apart_by_next_run_on_request(store):
+    later = T0 + timedelta(hours=6)
+    one_shot = dict(policy=TaskPolicy.ONESHOT)
+    [a] = store.create_tasks([new(**one_shot)])
+    assert store.create_tasks([new(next_run=later, **one_shot)]) == [a]  # Ostinato's own rule: the same task
+    b, a_again, c = store.create_tasks([new(next_run=later, **one_shot), new(**one_shot), new(next_run=later)],
+                                       one_shot_by_next_run=True)
+    assert b.id != a.id and b.next_run == later and a_again == a
+    assert c.policy is TaskPolicy.RECURRING and c.next_run == later  # recurring: not kept apart
+    assert store.create_tasks([new(), new(next_run=later, **one_shot)], one_shot_by_next_run=True) == [c, b]

@@ -118,13 +118,15 @@ class Store(abc.ABC):
 
     # -- tasks ------------------------------------------------------------
     @abc.abstractmethod
-    def create_tasks(self, tasks: Sequence[NewTask]) -> list[Task]:
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
         """Create tasks in one transaction; return them in input order.
 
         A task equal to a pending one (same type, arguments, policy and priority,
         status ``next_run_not_scheduled``) is not created again: the existing one
-        is returned. Unknown task types or invalid tasks raise ValidationError
-        and nothing is written.
+        is returned. With ``one_shot_by_next_run`` (the swh protocol's rule, see
+        docs/reference/swh-compat.md), a one-shot task is equal to a pending one
+        only if its ``next_run`` is the same too. Unknown task types or invalid
+        tasks raise ValidationError and nothing is written.
         """
 
     @abc.abstractmethod

@@ -101,7 +101,7 @@ def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list
         arguments = TaskArguments.parse(task["arguments"], f"tasks[{index}].arguments")
         new.append(NewTask(task["type"], task["next_run"], arguments, TaskPolicy(task["policy"] or policy),
                            parse_priority(task["priority"]), interval, task["retries_left"]))
-    created = ctx.store.create_tasks(new)
+    created = ctx.store.create_tasks(new, one_shot_by_next_run=True)  # the protocol keeps them apart by next_run
     seen: set[int] = set()
     answer = []
     for task in created:  # the protocol answers each task once, however often it was given
