@@ -7,8 +7,10 @@ from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 from ..domain.errors import ValidationError
-from ..domain.limits import check_json_value
+from ..domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
+from ..domain.listing_grabs import VisitStatsUpdate
 from ..domain.tasks import NewTaskRun
+from ..domain.visits import VisitOutcome
 
 
 def check_namespace(namespace: Any) -> str:
@@ -56,3 +58,31 @@ def check_range(after: Any, before: Any) -> None:
     for name, value in (("after", after), ("before", before)):
         if not isinstance(value, datetime) or value.tzinfo is None:
             raise ValidationError(name, "a time with a zone", value)
+
+
+def check_visit_stats_updates(updates: Sequence[VisitStatsUpdate]) -> list[VisitStatsUpdate]:
+    checked = list(updates)
+    for index, update in enumerate(checked):
+        where = f"updates[{index}]"
+        for name in ("url", "visit_type"):
+            value = getattr(update, name)
+            if not isinstance(value, str) or not value:
+                raise ValidationError(f"{where}.{name}", "non-empty text", value)
+            check_stored_text(value, f"{where}.{name}", MAX_URL_BYTES if name == "url" else MAX_TYPE_BYTES)
+        for name in ("last_visit", "last_successful", "last_scheduled"):
+            value = getattr(update, name)
+            if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
+                raise ValidationError(f"{where}.{name}", "a time with a zone, or null", value)
+        if update.last_visit_status is not None and not isinstance(update.last_visit_status, VisitOutcome):
+            raise ValidationError(f"{where}.last_visit_status", "successful, failed, not_found or null",
+                                  update.last_visit_status)
+        snapshot = update.last_snapshot
+        if snapshot is not None and (not isinstance(snapshot, bytes) or len(snapshot) > 64):
+            raise ValidationError(f"{where}.last_snapshot", "an identifier of up to 64 bytes, or null", snapshot)
+    return checked
+
+
+def position_of(rows: Sequence[Mapping[str, Any]]) -> int:
+    """The queue position a grab of origins without last_update moves its visit type to: the largest
+    position grabbed, 0 if none has one (the protocol's rule)."""
+    return max((r["queue_position"] for r in rows if r["queue_position"] is not None), default=0)

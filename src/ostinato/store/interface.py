@@ -14,6 +14,7 @@ import threading
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..domain.change_rates import RateSample, RevisitThreshold
+from ..domain.listing_grabs import ListingCounts, ListingGrab, VisitStatsUpdate
 from ..domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
@@ -246,6 +247,26 @@ class Store(abc.ABC):
         that pair of the previous page's last row (so a task's runs never straddle a page unseen)."""
 
     @abc.abstractmethod
+    def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:
+        """The swh protocol's grab (``domain.listing_grabs``): at most ``grab.count`` listings in the
+        order of its policy, its cooldowns computed at ``now`` from the visit stats; the origins'
+        ``last_scheduled`` moves up to ``now`` (never back) and, for origins without ``last_update``,
+        the visit type's queue position up to the largest grabbed. One transaction; with ``dry_run``
+        the same answer and nothing changed. A scan of the visit type's listings, as swh's own query:
+        Ostinato's own grabs (:meth:`grab_next_visits`) are the index walks."""
+
+    @abc.abstractmethod
+    def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
+        """Write these fields into the origins' visit stats as told, each one given over the stored one
+        (the swh protocol's upsert), in order, in one transaction; ``last_status_date`` follows
+        ``last_visit`` forward. An origin without stats gets them (disabled until a lister lists it).
+        The other fields (failures, eventful dates, change rate, cooldown) stay. Returns how many."""
+
+    @abc.abstractmethod
+    def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:
+        """The swh protocol's metrics per (lister, visit type) over the listings, in that order."""
+
+    @abc.abstractmethod
     def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The JSON objects stored under ``namespace`` for these keys, those that exist."""
 
@@ -270,10 +291,13 @@ class Store(abc.ABC):
         """Save a lister's state; ConflictError if it changed since ``lister`` was read."""
 
     @abc.abstractmethod
-    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
+    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
+                              touch_last_seen: bool = True) -> int:
         """Insert or refresh listed origins in one transaction; returns how many were written.
 
-        A re-listed origin gets ``last_seen = now`` and the lister's view of its
+        A re-listed origin gets ``last_seen = now`` (kept as it was with ``touch_last_seen=False``,
+        the swh protocol's ``update_last_seen``: its journal client disabling an origin is no
+        listing of it; a new origin gets ``now`` all the same) and the lister's view of its
         fields, ``enabled`` included: an origin the feedback loop disabled comes
         back ("disabled until the next run of the lister") with its failure count
         reset. Each lister re-enables its own listing of the origin.

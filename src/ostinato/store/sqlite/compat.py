@@ -1,5 +1,7 @@
 """The SQLite store's verbs for the compatibility faces (see docs/reference/swh-compat.md):
-runs scheduled and found by their executor's id, task statuses set as told, and compat records.
+runs scheduled and found by their executor's id, task statuses set as told, runs to archive,
+compat records, and the swh protocol's grab of listings, visit stats and counts
+(``domain.listing_grabs``).
 
 Mixed into :class:`~ostinato.store.sqlite.store.SQLiteStore`, whose connection and write
 transactions it uses; its SQL is in ``compat_queries.sql``.
@@ -15,7 +17,17 @@ import orjson
 
 from ...domain.errors import ValidationError
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
-from ..compat_checks import check_namespace, check_new_runs, check_page, check_range, check_records
+from ...domain.listing_grabs import ListingCounts, ListingGrab, ListingOrder, VisitStatsUpdate, cooldown_bounds
+from ...domain.origins import StoredListedOrigin
+from ..compat_checks import (
+    check_namespace,
+    check_new_runs,
+    check_page,
+    check_range,
+    check_records,
+    check_visit_stats_updates,
+    position_of,
+)
 from ..queries import Queries
 from .codec import chunks, json_array, to_db_time
 
@@ -97,3 +109,41 @@ class SQLiteCompat:
                     conn.execute(QUERIES.put_compat_record, {"namespace": namespace, "key": key,
                                                              "value": orjson.dumps(dict(value)).decode()})
         return len(records)
+
+    # -- the swh protocol's listings and visit stats (domain.listing_grabs) -----------------
+    def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:
+        from .origins import _row_to_listed_origin
+
+        grab = grab.validated()
+        if grab.count == 0:
+            return []
+        bounds = {name: to_db_time(value) for name, value in cooldown_bounds(grab, now).items()}
+        params = {"visit_type": grab.visit_type, "enabled": grab.enabled, "lister_id": grab.lister_id,
+                  "position_records": grab.position_records, "sample_percent": grab.sample_percent,
+                  "scheduled_before": to_db_time(grab.scheduled_before), "count": grab.count, **bounds}
+        query = f"{QUERIES.grab_listings}\n{getattr(QUERIES, 'listing_order_' + grab.order.value)}\nLIMIT :count"
+        with self._write(rollback=dry_run) as conn:  # type: ignore[attr-defined]
+            rows = conn.execute(query, params).fetchall()
+            if rows:
+                keys = sorted({(r["url"], r["visit_type"]) for r in rows})
+                conn.execute(QUERIES.mark_listings_scheduled, {"keys": json_array(keys), "now": to_db_time(now)})
+                if grab.queue_records is not None and grab.order is ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE:
+                    conn.execute(QUERIES.raise_queue_position, {"queue_records": check_namespace(grab.queue_records),
+                                                                "visit_type": grab.visit_type,
+                                                                "position": position_of(rows)})
+        return [_row_to_listed_origin(r) for r in rows]
+
+    def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
+        checked = check_visit_stats_updates(updates)
+        with self._write() as conn:  # type: ignore[attr-defined]
+            conn.executemany(QUERIES.merge_visit_stats, [{
+                "url": u.url, "visit_type": u.visit_type, "last_visit": to_db_time(u.last_visit),
+                "last_visit_status": u.last_visit_status.value if u.last_visit_status else None,
+                "last_successful": to_db_time(u.last_successful), "last_snapshot": u.last_snapshot,
+                "last_scheduled": to_db_time(u.last_scheduled)} for u in checked])
+        return len(checked)
+
+    def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:
+        rows = self._read(QUERIES.count_listings, {"lister_id": lister_id})  # type: ignore[attr-defined]
+        return [ListingCounts(r["lister_id"], r["visit_type"], r["origins_known"], r["origins_enabled"],
+                              r["origins_never_visited"], r["origins_with_pending_changes"]) for r in rows]
