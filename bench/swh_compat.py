@@ -11,12 +11,12 @@
 4. prints passed / failed / exempted per file and store, and writes them, with the
    names of the failed tests, as JSON under ``bench/results/``.
 
-Exit status 1 when a test fails. With ``--known-failures-ok`` (the short form that ``make
-test`` runs) only a test failing that is not in :data:`KNOWN_FAILURES` counts, and one
-listed there that now passes is reported so the list shrinks.
+Exit status 1 when a test fails: every one must pass (``make test`` runs the SQLite form).
+A test may only be exempted (``EXEMPTED`` of ``bench/swh_compat/conftest.py``, with its
+reason) if it inspects swh-scheduler's storage internals rather than its behaviour.
 
     bench/swh_compat.py                       # both stores
-    bench/swh_compat.py --stores sqlite --known-failures-ok
+    bench/swh_compat.py --stores sqlite
 """
 
 from __future__ import annotations
@@ -44,23 +44,6 @@ HARNESS = Path(__file__).resolve().parent / "swh_compat"
 OSTINATO = Path(sys.executable).parent / "ostinato"
 REQUIREMENTS = [f"swh-scheduler[journal,pytest]=={peer_venv.PEER_VERSION}", "pytest-mock"]
 FILES = {"test_scheduler.py": "test_scheduler_remote.py", "test_journal_client.py": "test_journal_client_remote.py"}
-
-#: tests that fail today, by what Ostinato does differently underneath (docs/reference/swh-compat.md,
-#: "What does not pass yet"): gaps to close, not exemptions; the short form fails on any other
-KNOWN_FAILURES: dict[str, str] = {
-    "test_grab_next_visits_oldest_scheduled_first": "grabs read Ostinato's visit stats, not those the protocol upserts",
-    "test_grab_next_visits_cooldowns": "cooldowns are stored at feedback time, not computed at each grab",
-    "test_grab_next_visits_never_visited_oldest_update_first": "grabs read Ostinato's visit stats",
-    "test_grab_next_visits_already_visited_order_by_lag": "grabs read Ostinato's visit stats",
-    "test_grab_next_visits_no_last_update_nor_visit_stats": "grabs read Ostinato's visit stats",
-    "test_grab_next_visits_no_last_update_with_visit_stats": "grabs read Ostinato's visit stats",
-    "test_grab_next_visit_duplicates": "grabs read Ostinato's visit stats",
-    "test_metrics_origins_never_visited": "metrics count Ostinato's visit stats, not those the protocol upserts",
-    "test_metrics_origins_with_pending_changes": "metrics count Ostinato's visit stats",
-    "test_journal_client_origin_visit_status_after_grab_next_visits": "a grab's last_scheduled is not in the upserted stats",
-    "test_disable_failing_origins": "the journal client's disabling goes through record_listed_origins' enabled flag",
-}
-
 
 def say(text: str) -> None:
     print(text, flush=True)
@@ -148,7 +131,6 @@ def run_store(store: str, python: Path, work: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stores", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql")
-    parser.add_argument("--known-failures-ok", action="store_true", help="fail only on a test not in KNOWN_FAILURES")
     parser.add_argument("--peer-venv", type=Path, default=peer_venv.PEER_VENV)
     parser.add_argument("--json-out", type=Path, help="default: bench/results/swh-compat-<date>-<commit>.json")
     args = parser.parse_args(argv)
@@ -170,25 +152,16 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"      failed: {name}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    failed = {name.split("[")[0] for r in results.values() for c in r.values() for name in c["failed_tests"]}
-    unexpected = sorted(failed - KNOWN_FAILURES.keys())
-    fixed = sorted(KNOWN_FAILURES.keys() - failed)
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     out = args.json_out or REPO / "bench" / "results" / f"swh-compat-{date.today()}-{commit or 'nogit'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"peer": f"swh-scheduler=={peer_venv.PEER_VERSION}", "commit": commit, "results": results,
-                               "known_failures": KNOWN_FAILURES, "unexpected_failures": unexpected,
+                               "failed": sorted({n for r in results.values() for c in r.values() for n in c["failed_tests"]}),
                                "seconds": round(time.monotonic() - began, 1)}, indent=2) + "\n")
     total = {k: sum(c[k] for r in results.values() for c in r.values()) for k in ("passed", "failed", "exempted")}
     say(f"written: {out}")
-    if fixed:
-        say(f"listed as failing but passing now (remove from KNOWN_FAILURES): {', '.join(fixed)}")
-    if unexpected:
-        say(f"failing and not known: {', '.join(unexpected)}")
     say(f"swh-compat: {total['passed']} passed, {total['failed']} failed, {total['exempted']} exempted "
         f"in {time.monotonic() - began:.0f} s")
-    if args.known_failures_ok:
-        return 1 if unexpected else 0
     return 1 if total["failed"] else 0
 
 

@@ -1,11 +1,12 @@
-"""The protocol's origin operations (``lister/*``, ``listers/*``, ``origins/*``, ``visit_stats/*``,
-``visit_scheduler/*``, ``scheduler_metrics/*``) on the store's origin verbs and, for what
-Ostinato's model has not, its compat records (see docs/reference/swh-compat.md, "Origins").
+"""The protocol's lister and origin operations (``lister/*``, ``listers/*``, ``origins/*``) on the store's
+origin verbs and, for what Ostinato's model has not, its compat records (see
+docs/reference/swh-compat.md, "Origins", "Grabs").
 
 - A lister's UUID is its Ostinato id in the low 64 bits under a fixed prefix (:func:`lister_uuid`);
   its ``created``, ``first_visits_queue_prefix`` and ``first_visits_scheduled_at`` are a compat record.
-- The visit stats the protocol's journal client computes and writes (``visit_stats/upsert``) are
-  kept as it wrote them, each field merged over the stored one unless null, as its store does.
+- Grabs follow swh's semantics (``domain.listing_grabs``): listings, each grab's cooldowns
+  computed from its own arguments and the visit stats the protocol's journal client wrote
+  (``visits.py``), ``tablesample`` as a random share of the listings.
 - Queue positions of the recurrent visit scheduler are a compat record per visit type.
 """
 
@@ -17,7 +18,7 @@ from uuid import UUID
 
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
+from ...domain.listing_grabs import ListingGrab, ListingOrder
 from . import models
 from .wire import Page
 from .operations import (
@@ -40,9 +41,8 @@ LISTERS = "swh.lister"
 VISIT_STATS = "swh.visit_stats"
 QUEUE_POSITIONS = "swh.queue_position"
 _PAGE = 1000
-#: the policies of the protocol; ``first_visits_after_listing`` is served by Ostinato's never-visited walk
-POLICIES = {p.value: p for p in VisitPolicy if p is not VisitPolicy.CHANGE_RATE_OPTIMAL}
-POLICIES["first_visits_after_listing"] = VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST
+#: the policies of the protocol, with swh's semantics (domain/listing_grabs.py)
+ORDERS = {order.value: order for order in ListingOrder}
 
 
 def lister_uuid(lister_id: int) -> UUID:
@@ -180,7 +180,7 @@ def record_listed_origins(ctx: Context, listed_origins: list[dict[str, Any]], up
                                   str(lister_uuid(lister_id)))
     now = ctx.clock.now()
     for lister_id, origins in by_lister.items():
-        ctx.store.record_listed_origins(lister_id, list(origins.values()), now)
+        ctx.store.record_listed_origins(lister_id, list(origins.values()), now, touch_last_seen=update_last_seen)
     keys = {(lister_id, url, visit_type) for lister_id, origins in by_lister.items() for url, visit_type in origins}
     stored = _stored_by_url(ctx, [url for _, url, _ in keys])
     return [_origin_model(s) for s in stored if (s.lister_id, s.origin.url, s.origin.visit_type) in keys]
@@ -255,6 +255,19 @@ def get_visit_types_for_listed_origins(ctx: Context, lister: dict[str, Any]) -> 
 _COOLDOWN = models.nullable(models.DURATION)
 
 
+def _grab_lister(ctx: Context, lister_uuid: str | None, lister_name: str | None,
+                 lister_instance_name: str | None) -> tuple[bool, Lister | None]:
+    """(found, lister) of a grab's lister arguments: (True, None) when none is given."""
+    if lister_uuid is not None:
+        lister_id = lister_id_of(lister_uuid)
+        lister = next((item for item in ctx.store.list_listers() if item.id == lister_id), None)
+        return (lister is not None, lister)
+    if lister_name is not None:
+        lister = _find_lister(ctx, lister_name, lister_instance_name or "")
+        return (lister is not None, lister)
+    return (True, None)
+
+
 @operation("origins/grab_next", visit_type=arg(models.TEXT), count=arg(models.WHOLE), policy=arg(models.TEXT),
            enabled=arg(models.BOOL, True), lister_uuid=arg(models.nullable(models.TEXT), None),
            lister_name=arg(models.nullable(models.TEXT), None),
@@ -267,28 +280,22 @@ def grab_next_visits(ctx: Context, visit_type: str, count: int, policy: str, ena
                      absolute_cooldown: timedelta | None, scheduled_cooldown: timedelta | None,
                      failed_cooldown: timedelta | None, not_found_cooldown: timedelta | None,
                      tablesample: float | None, dry_run: bool) -> list[Any]:
-    chosen = POLICIES.get(policy)
-    if chosen is None:
+    # swh's semantics, not Ostinato's own grab: listings, cooldowns computed now from these arguments
+    # (domain/listing_grabs.py; docs/reference/swh-compat.md, "Grabs")
+    order = ORDERS.get(policy)
+    if order is None:
         raise UnknownPolicy("policy", "a scheduling policy of the protocol", policy)
-    lister_id = None
-    if lister_uuid is not None:
-        lister_id = lister_id_of(lister_uuid)
-        if lister_id is None:
-            return []
-    elif lister_name is not None:
-        found = _find_lister(ctx, lister_name, lister_instance_name or "")
-        if found is None:
-            return []
-        lister_id = found.id
-    if not enabled or count == 0:
-        return []  # Ostinato grabs enabled origins only
-    options = GrabOptions(in_flight_timeout=scheduled_cooldown or timedelta(days=7), lister_id=lister_id)
-    picked = ctx.store.grab_next_visits(visit_type, [GrabRequest(chosen, count)], now_or(ctx, timestamp),
-                                        options=options, dry_run=dry_run)
-    stored = {(s.lister_id, s.origin.url, s.origin.visit_type): s for s in _stored_by_url(ctx, [p.url for p in picked])}
-    answer = []
-    for visit in picked:
-        row = stored.get((visit.lister_id, visit.url, visit.visit_type))
-        if row is not None:
-            answer.append(_origin_model(row))
-    return answer
+    found, lister = _grab_lister(ctx, lister_uuid, lister_name, lister_instance_name)
+    if not found:
+        return []
+    if order is ListingOrder.FIRST_VISITS_AFTER_LISTING and lister is None:
+        raise ValidationError("lister_uuid", "a lister (its UUID, or its name and instance name) for this policy", None)
+    sample = None if not tablesample else min(float(tablesample), 100.0)
+    if sample is not None and sample <= 0:
+        raise ValidationError("tablesample", "a percentage above 0", tablesample)
+    grab = ListingGrab(visit_type, count, order, enabled=enabled, lister_id=lister.id if lister else None,
+                       absolute_cooldown=absolute_cooldown, scheduled_cooldown=scheduled_cooldown,
+                       failed_cooldown=failed_cooldown, not_found_cooldown=not_found_cooldown,
+                       scheduled_before=lister.last_listing_finished_at if lister else None, sample_percent=sample,
+                       position_records=VISIT_STATS, queue_records=QUEUE_POSITIONS)
+    return [_origin_model(row) for row in ctx.store.grab_listed_origins(grab, now_or(ctx, timestamp), dry_run=dry_run)]
