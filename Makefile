@@ -8,7 +8,7 @@ DB     ?= sqlite:///.ostinato/ostinato.db
 # extra arguments of `ostinato demo` for `make run` (e.g. DEMO_ARGS="--seconds 5")
 DEMO_ARGS ?=
 
-.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz calendars dist
+.PHONY: run example test lint docs install install-test install-docs system-deps bench clean fuzz calendars dist swh-compat
 
 # Each step leaves its marker only once it has succeeded: an interrupted `make run` or `make test`
 # leaves no virtualenv that looks complete, and the next one finishes (or redoes) the work.
@@ -70,6 +70,12 @@ fuzz: system-deps install-test
 # `make test` (about a minute), new ones each time
 calendars: system-deps install-test
 	OSTINATO_CALENDAR_EXAMPLES=1500 $(BIN)/pytest tests/unit/test_calendar_references.py -q -p no:cacheprovider
+
+# swh-scheduler 3.6.0's own tests (test_scheduler.py, test_journal_client.py) through its own client against
+# `ostinato swh-rpc serve`, on SQLite and PostgreSQL; makes .bench-venvs/swh-scheduler-3.6.0 on first use.
+# JSON under bench/results/ (see docs/reference/swh-compat.md). `make test` runs its SQLite short form.
+swh-compat: install-test system-deps
+	$(BIN)/python bench/swh_compat.py
 
 bench: install-test system-deps
 	$(BIN)/python bench/tasks.py

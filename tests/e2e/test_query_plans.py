@@ -62,7 +62,8 @@ def test_postgresql_hot_queries_walk_indexes(seeded_pg):
         (PG.peek_ready_tasks, {"type": "type-3", "now": NOW, "limit": 1000}, "task_ready_idx"),
         (PG.stale_in_flight_runs, {"cutoff": NOW, "limit": 1000}, "task_run_in_flight_idx"),
         (PG.find_pending_duplicates, {"types": ["type-1"] * 3, "arguments": [ARGS_1] * 3, "policies": ["recurring"] * 3,
-                                      "digests": [hashlib.md5(ARGS_1.encode()).digest()] * 3, "priorities": [None] * 3},
+                                      "digests": [hashlib.md5(ARGS_1.encode()).digest()] * 3, "priorities": [None] * 3,
+                                      "next_runs": [None, NOW, None]},
          "task_dedup_idx"),
         (PG.runs_with_tasks_for_update, {"ids": ids}, "task_run_pkey"),
         (PG.update_runs, {"ids": ids, "statuses": ["eventful"] * n, "backend_ids": ["w"] * n, "starteds": [None] * n,
@@ -144,7 +145,7 @@ def test_sqlite_hot_queries_walk_indexes(tmp_path):
         (LITE.grab_ready_tasks, {"type": "type-3", "now": now, "limit": 1000}, "task_ready_idx"),
         (LITE.grab_ready_priority_tasks, {"type": "type-3", "now": now, "limit": 1000, "priority": "high"}, "task_ready_priority_idx"),
         (LITE.stale_in_flight_runs, {"cutoff": now, "limit": 1000}, "task_run_in_flight_idx"),
-        (LITE.find_pending_duplicates, {"keys": json.dumps([["type-1", '{"args":["u1"],"kwargs":{}}', "recurring", None]])}, "task_dedup_idx"),
+        (LITE.find_pending_duplicates, {"keys": json.dumps([["type-1", '{"args":["u1"],"kwargs":{}}', "recurring", None, None]])}, "task_dedup_idx"),
     ]
     for sql, params, index in cases:
         plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))

@@ -282,6 +282,17 @@ class TaskRun:
 
 
 @dataclass(frozen=True, slots=True)
+class NewTaskRun:
+    """A run to record as scheduled for a task, by the executor that took it (see
+    :meth:`~ostinato.store.Store.schedule_task_runs`)."""
+
+    task: int
+    backend_id: str | None
+    scheduled: datetime
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class ScheduledRun:
     """A task grabbed for dispatch together with the run recorded for it."""
 

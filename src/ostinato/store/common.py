@@ -11,16 +11,19 @@ from ..domain.change_rates import RevisitThreshold
 from ..domain.errors import ValidationError
 from ..domain.limits import MAX_TYPE_BYTES, check_stored_text
 from ..domain.origins import ListedOrigin, check_listed_origin
-from ..domain.tasks import NewTask, Task, TaskType, prepare_new_task
+from ..domain.tasks import NewTask, Task, TaskPolicy, TaskType, prepare_new_task
 from ..domain.schedules import RunStatus, Schedule, ScheduleRun
 from ..domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
 from .interface import TaskActivity
 
-DedupKey = tuple[str, str, str, str | None]
+#: type, canonical arguments, policy, priority, and the next run of a one-shot task when the caller keeps
+#: one-shot tasks apart by it (``create_tasks(one_shot_by_next_run=True)``), else None
+DedupKey = tuple[str, str, str, str | None, datetime | None]
 
 
 def prepare_task_batch(
-    tasks: Sequence[NewTask], lookup_types: Callable[[set[str]], Mapping[str, TaskType]]
+    tasks: Sequence[NewTask], lookup_types: Callable[[set[str]], Mapping[str, TaskType]], *,
+    one_shot_by_next_run: bool = False,
 ) -> tuple[list[DedupKey], dict[DedupKey, NewTask]]:
     """Validate a batch of new tasks against their types.
 
@@ -48,14 +51,19 @@ def prepare_task_batch(
             ready = prepare_new_task(task, task_type)
         except ValidationError as exc:
             raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
-        key = ready.dedup_key()
+        key = (*ready.dedup_key(), _apart_by(ready.policy, ready.next_run, one_shot_by_next_run))
         keys.append(key)
         unique.setdefault(key, ready)
     return keys, unique
 
 
-def task_key(task: Task) -> DedupKey:
-    return (task.type, task.arguments.to_json(), task.policy.value, task.priority.value if task.priority else None)
+def _apart_by(policy: TaskPolicy, next_run: datetime, one_shot_by_next_run: bool) -> datetime | None:
+    return next_run if one_shot_by_next_run and policy is TaskPolicy.ONESHOT else None
+
+
+def task_key(task: Task, *, one_shot_by_next_run: bool = False) -> DedupKey:
+    return (task.type, task.arguments.to_json(), task.policy.value, task.priority.value if task.priority else None,
+            _apart_by(task.policy, task.next_run, one_shot_by_next_run))
 
 
 def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) -> list[Task]:

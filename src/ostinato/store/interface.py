@@ -14,6 +14,7 @@ import threading
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..domain.change_rates import RateSample, RevisitThreshold
+from ..domain.listing_grabs import ListingCounts, ListingGrab, VisitStatsUpdate
 from ..domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
@@ -21,6 +22,7 @@ from ..domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ..domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 from ..domain.tasks import (
     NewTask,
+    NewTaskRun,
     RunEvent,
     ScheduledRun,
     Task,
@@ -117,13 +119,15 @@ class Store(abc.ABC):
 
     # -- tasks ------------------------------------------------------------
     @abc.abstractmethod
-    def create_tasks(self, tasks: Sequence[NewTask]) -> list[Task]:
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
         """Create tasks in one transaction; return them in input order.
 
         A task equal to a pending one (same type, arguments, policy and priority,
         status ``next_run_not_scheduled``) is not created again: the existing one
-        is returned. Unknown task types or invalid tasks raise ValidationError
-        and nothing is written.
+        is returned. With ``one_shot_by_next_run`` (the swh protocol's rule, see
+        docs/reference/swh-compat.md), a one-shot task is equal to a pending one
+        only if its ``next_run`` is the same too. Unknown task types or invalid
+        tasks raise ValidationError and nothing is written.
         """
 
     @abc.abstractmethod
@@ -215,6 +219,65 @@ class Store(abc.ABC):
         whole number. Implemented by the SQL stores (another store raises NotImplementedError)."""
         raise NotImplementedError(f"{type(self).__name__} has no task_activity")
 
+    # -- what the compatibility faces need (see docs/reference/swh-compat.md) ------
+    @abc.abstractmethod
+    def schedule_task_runs(self, runs: Sequence[NewTaskRun]) -> list[TaskRun]:
+        """Record runs as scheduled by the executors that took them, in one transaction; returns them
+        in input order. A task's run opened by a grab with no ``backend_id`` yet becomes the new one
+        (a grab then a schedule is one run); otherwise a run is added, whatever the task's status.
+        ValidationError naming the run if its task does not exist (nothing written)."""
+
+    @abc.abstractmethod
+    def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
+        """The runs of these executor ids, final ones included, by id (an index lookup each)."""
+
+    @abc.abstractmethod
+    def overwrite_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None,
+                              except_completed_before: datetime | None = None) -> int:
+        """Set the tasks' status (and ``next_run`` if given) as it is told, nothing else: no retry
+        refilled, any status. With ``except_completed_before``, only tasks not completed whose
+        ``next_run`` is earlier. Returns the count changed."""
+
+    @abc.abstractmethod
+    def list_runs_to_archive(self, after: datetime, before: datetime, *, after_run: tuple[int, int] = (0, 0),
+                             limit: int = 1000) -> list[tuple[Task, TaskRun]]:
+        """Runs dated in ``[after, before)`` (their start, or if never started their scheduling) of the
+        tasks that are over by the protocol's rule — one-shot tasks completed or disabled, recurring
+        tasks disabled — each with its task, ordered by (task id, run id) and paged by ``after_run``,
+        that pair of the previous page's last row (so a task's runs never straddle a page unseen)."""
+
+    @abc.abstractmethod
+    def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:
+        """The swh protocol's grab (``domain.listing_grabs``): at most ``grab.count`` listings in the
+        order of its policy, its cooldowns computed at ``now`` from the visit stats; the origins'
+        ``last_scheduled`` moves up to ``now`` (never back) and, for origins without ``last_update``,
+        the visit type's queue position up to the largest grabbed. One transaction; with ``dry_run``
+        the same answer and nothing changed. A scan of the visit type's listings, as swh's own query:
+        Ostinato's own grabs (:meth:`grab_next_visits`) are the index walks."""
+
+    @abc.abstractmethod
+    def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
+        """Write these fields into the origins' visit stats as told, each one given over the stored one
+        (the swh protocol's upsert), in order, in one transaction; ``last_status_date`` follows
+        ``last_visit`` forward. An origin without stats gets them (disabled until a lister lists it).
+        The other fields (failures, eventful dates, change rate, cooldown) stay. Returns how many."""
+
+    @abc.abstractmethod
+    def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:
+        """The swh protocol's metrics per (lister, visit type) over the listings, in that order."""
+
+    @abc.abstractmethod
+    def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The JSON objects stored under ``namespace`` for these keys, those that exist."""
+
+    @abc.abstractmethod
+    def list_compat_records(self, namespace: str, *, after: str = "", limit: int = 1000) -> dict[str, dict[str, Any]]:
+        """The records of ``namespace`` by key, paged by ``after``, the last key of the previous page."""
+
+    @abc.abstractmethod
+    def put_compat_records(self, namespace: str, records: Mapping[str, Mapping[str, Any] | None]) -> int:
+        """Store (or, for None, delete) records of ``namespace`` in one transaction; returns how many."""
+
     # -- listers and listed origins ------------------------------------------
     @abc.abstractmethod
     def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister: ...
@@ -228,10 +291,13 @@ class Store(abc.ABC):
         """Save a lister's state; ConflictError if it changed since ``lister`` was read."""
 
     @abc.abstractmethod
-    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
+    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
+                              touch_last_seen: bool = True) -> int:
         """Insert or refresh listed origins in one transaction; returns how many were written.
 
-        A re-listed origin gets ``last_seen = now`` and the lister's view of its
+        A re-listed origin gets ``last_seen = now`` (kept as it was with ``touch_last_seen=False``,
+        the swh protocol's ``update_last_seen``: its journal client disabling an origin is no
+        listing of it; a new origin gets ``now`` all the same) and the lister's view of its
         fields, ``enabled`` included: an origin the feedback loop disabled comes
         back ("disabled until the next run of the lister") with its failure count
         reset. Each lister re-enables its own listing of the origin.

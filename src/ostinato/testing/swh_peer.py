@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 __all__ = ["PEER_REQUIREMENT", "PEER_VERSION", "VENV_DIR", "create_peer_database", "default_peer_venv",
            "ensure_peer_venv", "peer_env", "peer_packages"]
@@ -40,28 +40,31 @@ def _psycopg_version() -> str:
     return version("psycopg")
 
 
-def ensure_peer_venv(venv: Path, *, log: Callable[[str], object] = print) -> Path:
+def ensure_peer_venv(venv: Path, *, extra: Sequence[str] = (), log: Callable[[str], object] = print) -> Path:
     """The peer's virtual environment, made on first use; returns its python.
 
-    It holds :data:`PEER_REQUIREMENT` and psycopg's binary build at the version Ostinato runs on
-    (the peer depends on plain psycopg, which would otherwise fall back to its pure-Python form).
-    A marker file names what was installed: an environment made for another requirement is redone.
+    It holds :data:`PEER_REQUIREMENT`, psycopg's binary build at the version Ostinato runs on (the
+    peer depends on plain psycopg, which would otherwise fall back to its pure-Python form), and the
+    ``extra`` requirements a caller needs (the swh-compat harness: the peer's test extras). A marker
+    file lists what was installed; a caller needing more installs only that, so the benchmarks, the
+    tests and the harness share one environment.
     """
     python = venv / "bin" / "python"
     marker = venv / ".installed"
-    wanted = f"{PEER_REQUIREMENT} psycopg[binary]=={_psycopg_version()}"
+    wanted = {PEER_REQUIREMENT, f"psycopg[binary]=={_psycopg_version()}", *extra}
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.parent / f".{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be making it: wait for it
-        if python.exists() and marker.exists() and marker.read_text().strip() == wanted:
+        installed = set(marker.read_text().split()) if python.exists() and marker.exists() else set()
+        if wanted <= installed:
             log(f"peer environment: {venv} (reused)")
             return python
-        log(f"peer environment: creating {venv}")
+        log(f"peer environment: {'completing' if python.exists() else 'creating'} {venv}")
         if not python.exists():
             _run([sys.executable, "-m", "venv", str(venv)], log)
-        _run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], log)
-        _run([str(python), "-m", "pip", "install", "--quiet", *wanted.split()], log)
-        marker.write_text(wanted + "\n")
+            _run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], log)
+        _run([str(python), "-m", "pip", "install", "--quiet", *sorted(wanted)], log)
+        marker.write_text("\n".join(sorted(installed | wanted)) + "\n")
     return python
 
 

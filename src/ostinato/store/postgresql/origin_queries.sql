@@ -46,7 +46,7 @@ WITH listed AS (
     ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
         extra_loader_arguments = excluded.extra_loader_arguments,
         enabled = excluded.enabled,
-        last_seen = excluded.last_seen,
+        last_seen = CASE WHEN %(touch_last_seen)s THEN excluded.last_seen ELSE o.last_seen END,
         last_update = excluded.last_update,
         is_fork = excluded.is_fork,
         forked_from_url = excluded.forked_from_url

@@ -112,14 +112,16 @@ class PostgresOrigins:
             raise ConflictError(f"lister {lister.name}/{lister.instance_name} was changed by someone else: read it again")
         return _row_to_lister(row)
 
-    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
+    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
+                              touch_last_seen: bool = True) -> int:
         unique = latest_listed(origins)
         with self._batch_tx() as conn:
             if conn.execute(QUERIES.lister_exists, {"id": lister_id}).fetchone() is None:
                 raise NotFoundError("lister", str(lister_id))
             for chunk in chunks(unique):
                 conn.execute(QUERIES.record_listed_origins,
-                             {"lister_id": lister_id, "now": now, "rows": orjson.dumps(chunk).decode()})
+                             {"lister_id": lister_id, "now": now, "rows": orjson.dumps(chunk).decode(),
+                              "touch_last_seen": bool(touch_last_seen)})
         return len(unique)
 
     def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:

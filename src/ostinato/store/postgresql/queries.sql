@@ -32,9 +32,10 @@ SELECT pg_advisory_xact_lock(hashtext('ostinato.create_tasks'));
 -- name: find_pending_duplicates
 -- one index probe per key (LATERAL ... LIMIT 1): never a scan of the pending tasks,
 -- whatever the planner's estimates; arguments are compared only on a digest hit
+-- a null next_run matches any; one given keeps one-shot tasks with another next_run apart
 SELECT t.* FROM unnest(%(types)b::text[], %(digests)b::bytea[], %(arguments)b::text[], %(policies)b::text[],
-                       %(priorities)b::text[])
-    AS k(type, digest, arguments, policy, priority)
+                       %(priorities)b::text[], %(next_runs)b::timestamptz[])
+    AS k(type, digest, arguments, policy, priority, next_run)
 CROSS JOIN LATERAL (
     SELECT * FROM task AS t
     WHERE t.type = k.type
@@ -43,6 +44,7 @@ CROSS JOIN LATERAL (
       AND t.arguments = k.arguments::jsonb
       AND t.policy = k.policy
       AND t.priority IS NOT DISTINCT FROM k.priority
+      AND (k.next_run IS NULL OR t.next_run = k.next_run)
     LIMIT 1
 ) AS t;
 
@@ -52,7 +54,7 @@ SELECT type, arguments::jsonb, digest, next_run, current_interval, 'next_run_not
 FROM unnest(%(types)b::text[], %(arguments)b::text[], %(digests)b::bytea[], %(next_runs)b::timestamptz[],
             %(intervals)b::interval[], %(policies)b::text[], %(retries)b::bigint[], %(priorities)b::text[])
     AS r(type, arguments, digest, next_run, current_interval, policy, retries_left, priority)
-RETURNING id, type, arguments_digest, policy, priority;
+RETURNING id, type, arguments_digest, policy, priority, next_run;
 
 -- name: tasks_in
 SELECT * FROM task WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id;

@@ -261,3 +261,13 @@ CREATE TABLE api_token (
     last_used_at timestamptz
 );
 CREATE UNIQUE INDEX api_token_secret_hash_idx ON api_token (secret_hash);
+
+-- what the compatibility faces keep beyond Ostinato's model: JSON objects by namespace and key
+CREATE TABLE compat_record (
+    namespace text NOT NULL,
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    PRIMARY KEY (namespace, key)
+);
+-- runs found by their executor's backend_id, final runs included (the swh protocol's start and end)
+CREATE INDEX task_run_backend_id_idx ON task_run (backend_id);

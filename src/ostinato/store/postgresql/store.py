@@ -30,6 +30,7 @@ from ...domain.tasks import (
     ScheduledRun,
     Task,
     TaskArguments,
+    TaskPolicy,
     TaskRun,
     TaskRunStatus,
     TaskStatus,
@@ -42,6 +43,7 @@ from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .connect import check_reachable, connect_options
+from .compat import PostgresCompat
 from .imports import PostgresImports, arguments_digest
 from .origins import PostgresOrigins, chunks as _chunks
 from .schedules import PostgresSchedules
@@ -130,7 +132,7 @@ def _configure(conn: psycopg.Connection) -> None:
     conn.commit()
 
 
-class PostgresStore(PostgresOrigins, PostgresSchedules, PostgresImports, Store):
+class PostgresStore(PostgresOrigins, PostgresCompat, PostgresSchedules, PostgresImports, Store):
     dialect = "postgresql"
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
@@ -243,11 +245,13 @@ class PostgresStore(PostgresOrigins, PostgresSchedules, PostgresImports, Store):
         return {r["type"]: _row_to_task_type(r) for r in rows}
 
     # -- tasks ------------------------------------------------------------
-    def create_tasks(self, tasks: Sequence[NewTask]) -> list[Task]:
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
         if not tasks:
             return []
+        apart = one_shot_by_next_run
         with self._batch_tx() as conn:
-            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names))
+            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names),
+                                              one_shot_by_next_run=apart)
             conn.execute(QUERIES.lock_task_creation)
             stored: dict[DedupKey, Task] = {}
             for chunk in _chunks(list(unique.items())):
@@ -255,10 +259,10 @@ class PostgresStore(PostgresOrigins, PostgresSchedules, PostgresImports, Store):
                 existing = conn.execute(QUERIES.find_pending_duplicates, {
                     "types": [k[0] for k, _ in chunk], "digests": list(digests.values()),
                     "arguments": [k[1] for k, _ in chunk], "policies": [k[2] for k, _ in chunk],
-                    "priorities": [k[3] for k, _ in chunk],
+                    "priorities": [k[3] for k, _ in chunk], "next_runs": [k[4] for k, _ in chunk],
                 })
-                stored.update((task_key(t), t) for t in map(_row_to_task, existing))
-                fresh = {(key[0], digests[key], key[2], key[3]): (key, t) for key, t in chunk if key not in stored}
+                stored.update((task_key(t, one_shot_by_next_run=apart), t) for t in map(_row_to_task, existing))
+                fresh = {(key[0], digests[key], *key[2:]): (key, t) for key, t in chunk if key not in stored}
                 if not fresh:
                     continue
                 inserted = conn.execute(QUERIES.insert_tasks, {
@@ -272,7 +276,8 @@ class PostgresStore(PostgresOrigins, PostgresSchedules, PostgresImports, Store):
                     "priorities": [key[3] for key, _ in fresh.values()],
                 })
                 for row in inserted:
-                    key, task = fresh[(row["type"], row["arguments_digest"], row["policy"], row["priority"])]
+                    kept_apart = row["next_run"] if apart and row["policy"] == TaskPolicy.ONESHOT.value else None
+                    key, task = fresh[(row["type"], row["arguments_digest"], row["policy"], row["priority"], kept_apart)]
                     stored[key] = _new_task(row["id"], task)
         return in_input_order(keys, stored)
 

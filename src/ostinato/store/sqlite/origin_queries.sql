@@ -33,7 +33,7 @@ FROM json_each(:rows) AS r WHERE true
 ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     extra_loader_arguments = excluded.extra_loader_arguments,
     enabled = excluded.enabled,
-    last_seen = excluded.last_seen,
+    last_seen = CASE WHEN :touch_last_seen THEN excluded.last_seen ELSE listed_origin.last_seen END,
     last_update = excluded.last_update,
     is_fork = excluded.is_fork,
     forked_from_url = excluded.forked_from_url;

@@ -125,7 +125,8 @@ class SQLiteOrigins:
             raise ConflictError(f"lister {lister.name}/{lister.instance_name} was changed by someone else: read it again")
         return _row_to_lister(row)
 
-    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime) -> int:
+    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
+                              touch_last_seen: bool = True) -> int:
         unique = latest_listed(origins)
         with self._write() as conn:
             if conn.execute(QUERIES.lister_exists, {"id": lister_id}).fetchone() is None:
@@ -133,7 +134,8 @@ class SQLiteOrigins:
             for chunk in chunks(unique):
                 rows = [[o.url, o.visit_type, orjson.dumps(o.extra_loader_arguments).decode(), o.enabled,
                          to_db_time(o.last_update), o.is_fork, o.forked_from_url] for o in chunk]
-                conn.execute(QUERIES.upsert_listed_origins, {"lister_id": lister_id, "now": to_db_time(now), "rows": json_array(rows)})
+                conn.execute(QUERIES.upsert_listed_origins, {"lister_id": lister_id, "now": to_db_time(now), "rows": json_array(rows),
+                                                         "touch_last_seen": bool(touch_last_seen)})
                 conn.execute(QUERIES.sync_visit_stats_with_listings,
                              {"lister_id": lister_id, "keys": json_array([o.url, o.visit_type] for o in chunk)})
         return len(unique)

@@ -17,14 +17,15 @@ SELECT * FROM task_type ORDER BY type;
 SELECT * FROM task_type WHERE type IN (SELECT value FROM json_each(:types));
 
 -- name: find_pending_duplicates
--- keys: JSON array of [type, arguments, policy, priority]
+-- keys: JSON array of [type, arguments, policy, priority, next_run or null (null: any next_run)]
 SELECT t.* FROM json_each(:keys) AS k
 JOIN task AS t
   ON t.type = k.value ->> 0
  AND t.arguments = k.value ->> 1
  AND t.status = 'next_run_not_scheduled'
  AND t.policy = k.value ->> 2
- AND t.priority IS k.value ->> 3;
+ AND t.priority IS k.value ->> 3
+ AND (k.value ->> 4 IS NULL OR t.next_run = k.value ->> 4);
 
 -- name: insert_tasks
 -- rows: JSON array of [type, arguments, next_run, current_interval, policy, retries_left, priority]

@@ -29,6 +29,7 @@ from ...domain.tasks import (
     ScheduledRun,
     Task,
     TaskArguments,
+    TaskPolicy,
     TaskRun,
     TaskStatus,
     TaskType,
@@ -41,6 +42,7 @@ from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
 from .connect import open_sqlite_file
+from .compat import SQLiteCompat
 from .imports import SQLiteImports
 from .origins import SQLiteOrigins
 from .schedules import SQLiteSchedules
@@ -84,9 +86,10 @@ def _row_to_task(row: sqlite3.Row) -> Task:
     )
 
 
-def _stored_key(row: sqlite3.Row) -> DedupKey:
+def _stored_key(row: sqlite3.Row, one_shot_by_next_run: bool) -> DedupKey:
     """The deduplication key of a stored task: its arguments are already canonical JSON."""
-    return (row["type"], row["arguments"], row["policy"], row["priority"])
+    apart = one_shot_by_next_run and row["policy"] == TaskPolicy.ONESHOT.value
+    return (row["type"], row["arguments"], row["policy"], row["priority"], from_db_time(row["next_run"]) if apart else None)
 
 
 def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
@@ -102,7 +105,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteImports, Store):
+class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, SQLiteImports, Store):
     dialect = "sqlite"
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True):
@@ -212,15 +215,18 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteImports, Store):
         return {r["type"]: _row_to_task_type(r) for r in rows}
 
     # -- tasks ------------------------------------------------------------
-    def create_tasks(self, tasks: Sequence[NewTask]) -> list[Task]:
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
         if not tasks:
             return []
+        apart = one_shot_by_next_run
         with self._write() as conn:
-            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names))
+            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names),
+                                              one_shot_by_next_run=apart)
             stored: dict[DedupKey, Task] = {}
             for chunk in _chunks(list(unique.items())):
-                existing = conn.execute(QUERIES.find_pending_duplicates, {"keys": _json(k for k, _ in chunk)})
-                stored.update((_stored_key(r), _row_to_task(r)) for r in existing)
+                probes = [[*k[:4], to_db_time(k[4])] for k, _ in chunk]
+                existing = conn.execute(QUERIES.find_pending_duplicates, {"keys": _json(probes)})
+                stored.update((_stored_key(r, apart), _row_to_task(r)) for r in existing)
                 rows = [
                     [t.type, key[1], to_db_time(t.next_run), to_db_interval(t.current_interval),
                      t.policy.value, t.retries_left, key[3]]
@@ -228,7 +234,7 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteImports, Store):
                 ]
                 if rows:
                     inserted = conn.execute(QUERIES.insert_tasks, {"rows": _json(rows)})
-                    stored.update((_stored_key(r), _row_to_task(r)) for r in inserted)
+                    stored.update((_stored_key(r, apart), _row_to_task(r)) for r in inserted)
         return in_input_order(keys, stored)
 
     def get_tasks(self, ids: Sequence[int]) -> list[Task]:

@@ -1,0 +1,140 @@
+"""How an operation of the protocol is declared: its route, its parameters (each read strictly
+from the request, the first fault a ValidationError naming the parameter), the token scope it
+needs, and the function that maps it onto the store (see docs/reference/swh-compat.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+from uuid import UUID
+
+from ...domain.clock import Clock
+from ...domain.errors import ConflictError, ValidationError
+from ...store import Store
+from . import models
+
+_REQUIRED = object()
+
+
+class StaleData(ConflictError):
+    """The protocol's name for a lister updated since it was read."""
+
+
+class UnknownPolicy(ValidationError):
+    """The protocol's name for a scheduling policy it does not know."""
+
+
+@dataclass
+class Context:
+    store: Store
+    clock: Clock
+
+
+@dataclass(frozen=True)
+class Param:
+    read: Callable[[Any, str], Any]
+    default: Any = _REQUIRED
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    route: str
+    scope: str
+    params: dict[str, Param]
+    run: Callable[..., Any]
+
+    def arguments(self, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ValidationError("body", "a map of the operation's arguments by name", type(body).__name__)
+        unknown = sorted(str(k) for k in body if k not in self.params)
+        if unknown:
+            raise ValidationError(unknown[0], f"an argument of {self.name}: {', '.join(self.params) or 'none'}", None)
+        arguments = {}
+        for name, param in self.params.items():
+            if name in body:
+                arguments[name] = param.read(body[name], name)
+            elif param.default is _REQUIRED:
+                raise ValidationError(name, "a value (the argument is required)", None)
+            else:
+                arguments[name] = param.default
+        return arguments
+
+
+@dataclass
+class Registry:
+    operations: dict[str, Operation] = field(default_factory=dict)
+
+    def add(self, route: str, scope: str = "admin", **params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.operations[route] = Operation(function.__name__, route, scope, params, function)
+            return function
+        return register
+
+
+REGISTRY = Registry()
+operation = REGISTRY.add
+
+
+# -- parameter readers -----------------------------------------------------------------
+def arg(kind: models.Kind, default: Any = _REQUIRED) -> Param:
+    return Param(lambda value, name: kind(value, name), default)
+
+
+def model_arg(model: str) -> Param:
+    return Param(lambda value, name: models.read(value, model, name))
+
+
+def models_arg(model: str) -> Param:
+    return Param(lambda value, name: models.read_many(value, model, name))
+
+
+def _whole_list(value: Any, name: str) -> list[int]:
+    if isinstance(value, (list, tuple)):
+        return [models.WHOLE(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    raise ValidationError(name, "a list of whole numbers", value)
+
+
+def ids_arg(default: Any = _REQUIRED) -> Param:
+    return Param(_whole_list, default)
+
+
+def _text_or_texts(value: Any, name: str) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [models.TEXT(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    raise ValidationError(name, "text or a list of text", value)
+
+
+def texts_arg() -> Param:
+    """One value or a list of them (``task_type``, ``status``, ``priority`` of task/search)."""
+    return Param(_text_or_texts, None)
+
+
+def _uuid(value: Any, name: str) -> UUID | None:
+    if value is None:
+        return None
+    if isinstance(value, UUID):
+        return value
+    if isinstance(value, str):
+        try:
+            return UUID(value)
+        except ValueError:
+            pass
+    raise ValidationError(name, "a UUID or its text", value)
+
+
+def uuid_arg() -> Param:
+    return Param(_uuid, None)
+
+
+def time_arg() -> Param:
+    return arg(models.nullable(models.TIME), None)
+
+
+def now_or(ctx: Context, value: datetime | None) -> datetime:
+    return value if value is not None else ctx.clock.now()

@@ -1,0 +1,131 @@
+-- Named queries of the SQLite store's verbs for the compatibility faces (see compat.py).
+
+-- name: adopt_grabbed_run
+-- the run a grab recorded for the task, with no executor yet, takes this one's id
+UPDATE task_run SET backend_id = :backend_id, scheduled = :scheduled, metadata = :metadata
+WHERE id = (SELECT id FROM task_run
+            WHERE task = :task AND status = 'scheduled' AND backend_id IS NULL ORDER BY id LIMIT 1)
+RETURNING *;
+
+-- name: insert_run
+INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
+VALUES (:task, :backend_id, :scheduled, 'scheduled', :metadata)
+RETURNING *;
+
+-- name: task_exists
+SELECT 1 FROM task WHERE id = :task;
+
+-- name: runs_by_backend_id
+SELECT * FROM task_run WHERE backend_id IN (SELECT value FROM json_each(:backend_ids)) ORDER BY id;
+
+-- name: overwrite_task_status
+UPDATE task SET status = :status, next_run = coalesce(:next_run, next_run)
+WHERE id IN (SELECT value FROM json_each(:ids))
+  AND (:except_completed_before IS NULL OR (status <> 'completed' AND next_run < :except_completed_before));
+
+-- name: get_compat_records
+SELECT key, value FROM compat_record
+WHERE namespace = :namespace AND key IN (SELECT value FROM json_each(:keys));
+
+-- name: list_compat_records
+SELECT key, value FROM compat_record WHERE namespace = :namespace AND key > :after ORDER BY key LIMIT :limit;
+
+-- name: put_compat_record
+INSERT INTO compat_record (namespace, key, value) VALUES (:namespace, :key, :value)
+ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
+
+-- name: delete_compat_record
+DELETE FROM compat_record WHERE namespace = :namespace AND key = :key;
+
+-- name: runs_to_archive
+-- walks task_run_task_idx (task, then rowid = id) from the previous page's last (task, run)
+SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
+       r.status AS run_status, t.*
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE (r.task, r.id) > (:after_task, :after_run)
+  AND ((t.policy = 'oneshot' AND t.status IN ('completed', 'disabled'))
+       OR (t.policy = 'recurring' AND t.status = 'disabled'))
+  AND ((r.started >= :after AND r.started < :before)
+       OR (r.started IS NULL AND r.scheduled >= :after AND r.scheduled < :before))
+ORDER BY r.task, r.id LIMIT :limit;
+
+-- The swh protocol's grab of listings (see domain/listing_grabs.py): a scan of the visit
+-- type's listings with their visit stats, each cooldown computed from the grab's own
+-- bounds (NULL: not applied); a listing_order_* fragment follows, then LIMIT.
+
+-- name: grab_listings
+SELECT o.*, CAST(c.value ->> '$.next_visit_queue_position' AS INTEGER) AS queue_position
+FROM listed_origin AS o
+JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
+LEFT JOIN compat_record AS c ON c.namespace = :position_records AND c.key = o.visit_type || ' ' || o.url
+WHERE o.visit_type = :visit_type AND o.enabled = :enabled
+  AND (:lister_id IS NULL OR o.lister_id = :lister_id)
+  AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
+  AND (:scheduled_since IS NULL OR s.last_scheduled IS NULL
+       OR s.last_scheduled < max(:scheduled_since, coalesce(s.last_visit, :scheduled_since)))
+  AND (:failed_since IS NULL OR s.last_visit_status IS NOT 'failed' OR s.last_visit < :failed_since)
+  AND (:not_found_since IS NULL OR s.last_visit_status IS NOT 'not_found' OR s.last_visit < :not_found_since)
+  AND (:sample_percent IS NULL OR abs(random() % 1000000) < :sample_percent * 10000)
+
+-- name: listing_order_oldest_scheduled_first
+ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
+
+-- name: listing_order_stop_after_success
+AND s.last_visit_status IS NOT 'successful'
+ORDER BY o.last_update NULLS LAST, o.first_seen, o.url, o.lister_id
+
+-- name: listing_order_never_visited_oldest_update_first
+AND s.last_snapshot IS NULL AND o.last_update IS NOT NULL
+ORDER BY o.last_update, o.url, o.lister_id
+
+-- name: listing_order_already_visited_order_by_lag
+AND s.last_snapshot IS NOT NULL AND o.last_update > s.last_successful
+ORDER BY julianday(o.last_update) - julianday(s.last_successful) DESC, o.url, o.lister_id
+
+-- name: listing_order_origins_without_last_update
+AND o.last_update IS NULL
+ORDER BY queue_position NULLS FIRST, o.first_seen, o.url, o.lister_id
+
+-- name: listing_order_first_visits_after_listing
+AND (s.last_scheduled IS NULL OR s.last_scheduled < :scheduled_before)
+ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
+
+-- name: mark_listings_scheduled
+-- keys: JSON array of [url, visit_type]; last_scheduled only moves forward
+UPDATE origin_visit_stats SET last_scheduled = :now
+WHERE (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys))
+  AND (last_scheduled IS NULL OR last_scheduled < :now);
+
+-- name: raise_queue_position
+-- the visit type's queue position only moves forward
+INSERT INTO compat_record (namespace, key, value) VALUES (:queue_records, :visit_type, json_object('position', :position))
+ON CONFLICT (namespace, key) DO UPDATE SET
+    value = json_object('position', max(coalesce(compat_record.value ->> '$.position', :position), :position));
+
+-- name: merge_visit_stats
+-- the protocol's upsert: each field given replaces the stored one; Ostinato's guard of the newest
+-- status (last_status_date) follows last_visit forward; an origin with no row gets one (not listed: disabled)
+INSERT INTO origin_visit_stats AS s (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
+                                     last_scheduled, last_status_date)
+VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot, :last_scheduled,
+        :last_visit)
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    last_visit = coalesce(excluded.last_visit, s.last_visit),
+    last_visit_status = coalesce(excluded.last_visit_status, s.last_visit_status),
+    last_successful = coalesce(excluded.last_successful, s.last_successful),
+    last_snapshot = coalesce(excluded.last_snapshot, s.last_snapshot),
+    last_scheduled = coalesce(excluded.last_scheduled, s.last_scheduled),
+    last_status_date = CASE WHEN s.last_status_date IS NULL OR excluded.last_visit > s.last_status_date
+                            THEN coalesce(excluded.last_visit, s.last_status_date) ELSE s.last_status_date END;
+
+-- name: count_listings
+-- the protocol's metrics, over the listings: visited means a snapshot was recorded
+SELECT o.lister_id, o.visit_type, count(*) AS origins_known,
+       count(*) FILTER (WHERE o.enabled) AS origins_enabled,
+       count(*) FILTER (WHERE o.enabled AND s.last_snapshot IS NULL) AS origins_never_visited,
+       count(*) FILTER (WHERE o.enabled AND o.last_update > s.last_successful) AS origins_with_pending_changes
+FROM listed_origin AS o
+LEFT JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
+WHERE :lister_id IS NULL OR o.lister_id = :lister_id
+GROUP BY o.lister_id, o.visit_type
+ORDER BY o.lister_id, o.visit_type;

@@ -1,0 +1,136 @@
+"""The swh protocol's grab of listings, its visit stats written as told and its counts, on every
+store (``domain.listing_grabs``, docs/reference/swh-compat.md, "Origins"): cooldowns computed at
+each grab from its own arguments, one row per listing, the policies' filters and orders, the queue
+position, dry runs, and re-recording listings without touching ``last_seen``."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from ostinato.domain.errors import ValidationError
+from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, VisitStatsUpdate
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.visits import VisitOutcome
+
+from conftest import T0
+
+DAY = timedelta(days=1)
+SNAPSHOT = b"\x05" * 20
+
+
+def url(i: int) -> str:
+    return f"https://forge.example/{i}"
+
+
+@pytest.fixture
+def lister(store):
+    return store.get_or_create_lister("forge", "one", T0)
+
+
+def listed(store, lister, count: int, **kw) -> None:
+    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git", **kw) for i in range(count)], T0)
+
+
+def grab(store, order=ListingOrder.OLDEST_SCHEDULED_FIRST, now=T0, count=10, **kw):
+    return [row.origin.url for row in store.grab_listed_origins(ListingGrab("git", count, order, **kw), now)]
+
+
+def test_stats_merged_as_told_into_ostinatos_visit_stats(store, lister):
+    listed(store, lister, 1)
+    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0, last_successful=T0, last_snapshot=SNAPSHOT,
+                                              last_visit_status=VisitOutcome.SUCCESSFUL)])
+    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0 + DAY,
+                                              last_visit_status=VisitOutcome.FAILED),
+                             VisitStatsUpdate("https://elsewhere.example", "hg", last_scheduled=T0)])
+    [stats] = store.get_visit_stats([(url(0), "git")])
+    assert (stats.last_visit, stats.last_visit_status, stats.last_successful, stats.last_snapshot) == (
+        T0 + DAY, VisitOutcome.FAILED, T0, SNAPSHOT)
+    assert stats.last_status_date == T0 + DAY
+    [unlisted] = store.get_visit_stats([("https://elsewhere.example", "hg")])
+    assert unlisted.last_scheduled == T0
+    with pytest.raises(ValidationError):
+        store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0.replace(tzinfo=None))])
+
+
+def test_cooldowns_computed_at_each_grab_from_its_arguments(store, lister):
+    listed(store, lister, 2)
+    assert grab(store) == [url(0), url(1)]
+    assert grab(store, now=T0 + 6 * DAY) == []  # scheduled within 7 days, no visit since
+    assert grab(store, now=T0 + 6 * DAY, scheduled_cooldown=timedelta(days=5)) == [url(0), url(1)]
+    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0 + 7 * DAY,
+                                              last_visit_status=VisitOutcome.FAILED)])
+    none = dict(absolute_cooldown=None, scheduled_cooldown=None, not_found_cooldown=None)
+    assert grab(store, now=T0 + 10 * DAY, failed_cooldown=timedelta(days=5), **none) == [url(1)]
+    assert grab(store, now=T0 + 13 * DAY, failed_cooldown=timedelta(days=5), **none) == [url(0), url(1)]  # by last_scheduled
+
+
+def test_one_row_per_listing_and_the_lister_filter(store, lister):
+    other = store.get_or_create_lister("forge", "two", T0)
+    listed(store, lister, 1)
+    listed(store, other, 1)
+    rows = store.grab_listed_origins(ListingGrab("git", 5, ListingOrder.OLDEST_SCHEDULED_FIRST), T0)
+    assert sorted(row.lister_id for row in rows) == sorted([lister.id, other.id])
+    [only] = store.grab_listed_origins(ListingGrab("git", 5, ListingOrder.OLDEST_SCHEDULED_FIRST, lister_id=other.id,
+                                                   scheduled_cooldown=None, absolute_cooldown=None), T0 + DAY)
+    assert only.lister_id == other.id
+
+
+def test_policies_filter_and_order_by_the_protocols_rules(store, lister):
+    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git", last_update=T0 - i * DAY) for i in range(3)]
+                                + [ListedOrigin(url(3), "git")], T0)
+    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_successful=T0 - 5 * DAY, last_snapshot=SNAPSHOT),
+                             VisitStatsUpdate(url(1), "git", last_successful=T0 - 3 * DAY, last_snapshot=SNAPSHOT)])
+    dry = dict(dry_run=True)
+    assert [r.origin.url for r in store.grab_listed_origins(
+        ListingGrab("git", 9, ListingOrder.NEVER_VISITED_OLDEST_UPDATE_FIRST), T0, **dry)] == [url(2)]
+    assert [r.origin.url for r in store.grab_listed_origins(
+        ListingGrab("git", 9, ListingOrder.ALREADY_VISITED_ORDER_BY_LAG), T0, **dry)] == [url(0), url(1)]
+    assert [r.origin.url for r in store.grab_listed_origins(
+        ListingGrab("git", 9, ListingOrder.STOP_AFTER_SUCCESS), T0, **dry)] == [url(2), url(1), url(0), url(3)]
+    assert grab(store, ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE) == [url(3)]
+    assert store.get_visit_stats([(url(0), "git")])[0].last_scheduled is None  # the dry runs changed nothing
+
+
+def test_origins_without_last_update_by_queue_position(store, lister):
+    listed(store, lister, 3)
+    store.put_compat_records("positions", {f"git {url(0)}": {"next_visit_queue_position": 50},
+                                           f"git {url(1)}": {"next_visit_queue_position": 20}})
+    store.put_compat_records("queues", {"git": {"position": 30}})
+    order = dict(position_records="positions", queue_records="queues")
+    assert grab(store, ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE, count=2, **order) == [url(2), url(1)]
+    assert store.get_compat_records("queues", ["git"]) == {"git": {"position": 30}}  # never moves back
+    assert grab(store, ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE, **order) == [url(0)]
+    assert store.get_compat_records("queues", ["git"]) == {"git": {"position": 50}}
+
+
+def test_first_visits_after_listing(store, lister):
+    listed(store, lister, 2)
+    assert grab(store, count=1) == [url(0)]
+    after = dict(lister_id=lister.id, absolute_cooldown=None, scheduled_cooldown=None)
+    assert grab(store, ListingOrder.FIRST_VISITS_AFTER_LISTING, **after) == [url(1)]
+    assert grab(store, ListingOrder.FIRST_VISITS_AFTER_LISTING, scheduled_before=T0 + DAY, **after) == [url(0), url(1)]
+
+
+def test_counts_over_listings(store, lister):
+    store.record_listed_origins(lister.id, [ListedOrigin(url(0), "git", last_update=T0),
+                                            ListedOrigin(url(1), "git", last_update=T0),
+                                            ListedOrigin(url(2), "git", enabled=False)], T0)
+    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_successful=T0 - DAY, last_snapshot=SNAPSHOT)])
+    [counts] = store.count_listed_origins(lister_id=lister.id)
+    assert (counts.origins_known, counts.origins_enabled, counts.origins_never_visited,
+            counts.origins_with_pending_changes) == (3, 2, 1, 1)
+    assert store.count_listed_origins(lister_id=lister.id + 1) == []
+
+
+def test_disabled_listings_and_last_seen_kept(store, lister):
+    listed(store, lister, 1)
+    store.record_listed_origins(lister.id, [ListedOrigin(url(0), "git", enabled=False)], T0 + DAY,
+                                touch_last_seen=False)
+    [row] = store.get_listed_origins(url=url(0))
+    assert row.last_seen == T0 and not row.origin.enabled
+    assert grab(store) == []
+    assert grab(store, enabled=False) == [url(0)]
+    store.record_listed_origins(lister.id, [ListedOrigin(url(0), "git")], T0 + 2 * DAY)
+    assert store.get_listed_origins(url=url(0))[0].last_seen == T0 + 2 * DAY
