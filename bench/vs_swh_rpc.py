@@ -216,6 +216,7 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
     analyze(dsns)
     total = {s: 0 for s in SIDES}
     ids: dict[str, set[int]] = {s: set() for s in SIDES}
+    split: dict[str, list[tuple[float, float, int]]] = {s: [] for s in SIDES}  # (grab s, schedule s, tasks)
     latency = "grab tasks + runs, latency"
     with progress("grab tasks + runs", args.tasks) as advance:
         while True:
@@ -223,6 +224,7 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
             for side, answer in answers.items():
                 total[side] += answer["count"]
                 ids[side].update(answer.pop("ids"))
+                split[side].append((answer["grab_seconds"], answer["runs_seconds"], answer["count"]))
             advance(max(a["count"] for a in answers.values()))
             if all(a["count"] == 0 for a in answers.values()):
                 break
@@ -234,6 +236,10 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
         c.returned[latency][side] = [got for _, got in full]
         c.samples["grab tasks + runs"][side] = [got / ms * 1000 for ms, got in full]
         c.returned["grab tasks + runs"][side] = [got for _, got in full]
+        parts = [(g, r, got) for g, r, got in split[side] if got == args.task_grab_batch]
+        for key, index in (("grab_ready_tasks, latency", 0), ("mass_schedule_task_runs, latency", 1)):
+            c.samples.setdefault(key, {})[side] = [p[index] * 1000 for p in parts]
+            c.returned.setdefault(key, {})[side] = [p[2] for p in parts]
         if total[side] != args.tasks or len(ids[side]) != args.tasks:
             c.warn(f"grab tasks: {side} grabbed {total[side]:,} tasks ({len(ids[side]):,} distinct), expected {args.tasks:,}")
     behaviour["tasks_grabbed"] = total
@@ -253,6 +259,8 @@ def operations(args: argparse.Namespace) -> list[tuple[str, str, str, bool]]:
         ("create tasks", f"create tasks ({args.batch:,}/call)", "tasks/s", True),
         ("grab tasks + runs", "grab tasks + schedule runs", "tasks/s", True),
         ("grab tasks + runs, latency", f"grab {args.task_grab_batch:,} tasks + schedule runs", "ms", False),
+        ("grab_ready_tasks, latency", f"  of which grab_ready_tasks ({args.task_grab_batch:,})", "ms", False),
+        ("mass_schedule_task_runs, latency", f"  of which mass_schedule_task_runs ({args.task_grab_batch:,})", "ms", False),
     ]
     return rows
 
