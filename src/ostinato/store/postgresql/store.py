@@ -14,9 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row, tuple_row
-from psycopg.types.json import set_json_loads
-from psycopg_pool import ConnectionPool
+from psycopg.rows import tuple_row
 
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.tasks import (
@@ -39,10 +37,11 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..common import DedupKey, in_input_order, prepare_task_batch, task_activity, task_key
-from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
+from ..interface import ArchivedTask, SchemaState, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
-from .connect import check_reachable, connect_options
+from .dialect import PostgresDialect
+from ..sql_store import SQLStore
 from .compat import PostgresCompat
 from .imports import PostgresImports, arguments_digest
 from .origins import PostgresOrigins, chunks as _chunks
@@ -124,34 +123,12 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-def _configure(conn: psycopg.Connection) -> None:
-    set_json_loads(orjson.loads, conn)
-    conn.execute("SET TIME ZONE 'UTC'")
-    # short, index-driven statements: compiling them costs more than it saves
-    conn.execute("SET jit = off")
-    conn.commit()
-
-
-class PostgresStore(PostgresOrigins, PostgresCompat, PostgresSchedules, PostgresImports, Store):
-    dialect = "postgresql"
+class PostgresStore(PostgresOrigins, PostgresCompat, PostgresSchedules, PostgresImports, SQLStore):
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
         self.dsn = dsn
-        options = connect_options(dsn)
-        check_reachable(dsn, options)  # before the pool, which would only retry until its timeout
-        self._pool = ConnectionPool(
-            dsn,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=timeout,
-            kwargs={"row_factory": dict_row, **options},
-            configure=_configure,
-            open=True,
-            name="ostinato",
-        )
-
-    def close(self) -> None:
-        self._pool.close()
+        super().__init__(PostgresDialect(dsn, min_size=min_size, max_size=max_size, timeout=timeout))
+        self._pool = self.db.pool
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection]:

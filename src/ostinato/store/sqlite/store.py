@@ -11,7 +11,6 @@ from __future__ import annotations
 import sqlite3
 
 import orjson
-import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -37,11 +36,12 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..common import DedupKey, in_input_order, prepare_task_batch, task_activity
-from ..interface import ArchivedTask, SchemaState, Store, TaskActivity
+from ..interface import ArchivedTask, SchemaState, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
-from .connect import open_sqlite_file
+from .dialect import SQLiteDialect
+from ..sql_store import SQLStore
 from .compat import SQLiteCompat
 from .imports import SQLiteImports
 from .origins import SQLiteOrigins
@@ -105,25 +105,16 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, SQLiteImports, Store):
-    dialect = "sqlite"
+class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, SQLiteImports, SQLStore):
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True):
         """Open the database file at ``path``; with ``create`` (the default) a missing file and its
         directories are created, without it a missing file is a :class:`StoreUnavailable` and nothing
         is written to the file system (a command that only reads must not leave an empty file behind)."""
         self.path = str(path)
-        self._conn = open_sqlite_file(self.path, timeout, create=create)
-        self._conn.row_factory = sqlite3.Row
-        self._lock = threading.RLock()
-        with self._lock:
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        super().__init__(SQLiteDialect(self.path, timeout=timeout, create=create))
+        self._conn = self.db.conn
+        self._lock = self.db.lock_
 
     @contextmanager
     def _write(self, *, rollback: bool = False) -> Iterator[sqlite3.Connection]:

@@ -1,0 +1,78 @@
+"""The compatibility role: what the swh-scheduler protocol's face needs beyond Ostinato's own verbs (see docs/reference/swh-compat.md).
+
+A narrow interface in domain verbs; :class:`~ostinato.store.interface.Store` is every role at once.
+The flow that implements it for the SQL stores is ``flow.py`` beside this file.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Mapping, Sequence
+from datetime import datetime
+from ...domain.listing_grabs import ListingCounts, ListingGrab, VisitStatsUpdate
+from ...domain.origins import StoredListedOrigin
+from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
+
+
+
+class CompatStore(abc.ABC):
+    """what the swh-scheduler protocol's face needs beyond Ostinato's own verbs (see docs/reference/swh-compat.md)."""
+
+    # -- what the compatibility faces need (see docs/reference/swh-compat.md) ------
+    @abc.abstractmethod
+    def schedule_task_runs(self, runs: Sequence[NewTaskRun]) -> list[TaskRun]:
+        """Record runs as scheduled by the executors that took them, in one transaction; returns them
+        in input order. A task's run opened by a grab with no ``backend_id`` yet becomes the new one
+        (a grab then a schedule is one run); otherwise a run is added, whatever the task's status.
+        ValidationError naming the run if its task does not exist (nothing written)."""
+
+    @abc.abstractmethod
+    def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
+        """The runs of these executor ids, final ones included, by id (an index lookup each)."""
+
+    @abc.abstractmethod
+    def overwrite_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None,
+                              except_completed_before: datetime | None = None) -> int:
+        """Set the tasks' status (and ``next_run`` if given) as it is told, nothing else: no retry
+        refilled, any status. With ``except_completed_before``, only tasks not completed whose
+        ``next_run`` is earlier. Returns the count changed."""
+
+    @abc.abstractmethod
+    def list_runs_to_archive(self, after: datetime, before: datetime, *, after_run: tuple[int, int] = (0, 0),
+                             limit: int = 1000) -> list[tuple[Task, TaskRun]]:
+        """Runs dated in ``[after, before)`` (their start, or if never started their scheduling) of the
+        tasks that are over by the protocol's rule — one-shot tasks completed or disabled, recurring
+        tasks disabled — each with its task, ordered by (task id, run id) and paged by ``after_run``,
+        that pair of the previous page's last row (so a task's runs never straddle a page unseen)."""
+
+    @abc.abstractmethod
+    def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:
+        """The swh protocol's grab (``domain.listing_grabs``): at most ``grab.count`` listings in the
+        order of its policy, its cooldowns computed at ``now`` from the visit stats; the origins'
+        ``last_scheduled`` moves up to ``now`` (never back) and, for origins without ``last_update``,
+        the visit type's queue position up to the largest grabbed. One transaction; with ``dry_run``
+        the same answer and nothing changed. A scan of the visit type's listings, as swh's own query:
+        Ostinato's own grabs (:meth:`grab_next_visits`) are the index walks."""
+
+    @abc.abstractmethod
+    def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
+        """Write these fields into the origins' visit stats as told, each one given over the stored one
+        (the swh protocol's upsert), in order, in one transaction; ``last_status_date`` follows
+        ``last_visit`` forward. An origin without stats gets them (disabled until a lister lists it).
+        The other fields (failures, eventful dates, change rate, cooldown) stay. Returns how many."""
+
+    @abc.abstractmethod
+    def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:
+        """The swh protocol's metrics per (lister, visit type) over the listings, in that order."""
+
+    @abc.abstractmethod
+    def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The JSON objects stored under ``namespace`` for these keys, those that exist."""
+
+    @abc.abstractmethod
+    def list_compat_records(self, namespace: str, *, after: str = "", limit: int = 1000) -> dict[str, dict[str, Any]]:
+        """The records of ``namespace`` by key, paged by ``after``, the last key of the previous page."""
+
+    @abc.abstractmethod
+    def put_compat_records(self, namespace: str, records: Mapping[str, Mapping[str, Any] | None]) -> int:
+        """Store (or, for None, delete) records of ``namespace`` in one transaction; returns how many."""

@@ -1,0 +1,120 @@
+"""What a database dialect supplies to the store's flows, and nothing more.
+
+Each role of the store (tasks, origins, schedules, tokens, …) writes its flow once
+— load, apply the domain rule, write back, in batches — against this protocol. A
+dialect (``store/sqlite/dialect.py``, ``store/postgresql/dialect.py``) supplies:
+
+- its **SQL**: the role's named queries in that dialect (``queries(role)``), the
+  same names in both dialects;
+- its **transaction hook**: ``write()`` for a write transaction (rolled back with
+  ``rollback``: a dry run), ``read()`` for a read outside one;
+- its **value conversions**: how a time, a duration, a JSON document, a list or a
+  batch of parallel columns travels as a parameter, and how each is read back.
+
+Rows come back as mappings by column name (``row["name"]``).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+import threading
+
+from .queries import Queries
+
+#: rows per statement for batched writes and reads by key
+CHUNK = 10_000
+
+#: the folder holding each role's package (``store/<role>/sqlite.sql`` and ``postgresql.sql``)
+STORE_DIR = Path(__file__).parent
+
+Row = Mapping[str, Any]
+
+
+class Connection(Protocol):
+    """The part of a DB-API connection the flows use inside a transaction."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
+
+class Dialect(Protocol):
+    """A database as the flows see it (see the module docstring)."""
+
+    #: "sqlite" or "postgresql"
+    name: str
+
+    # -- SQL -----------------------------------------------------------------
+    def queries(self, role: str) -> Queries:
+        """The named queries of ``role`` (a package of ``store/``) in this dialect."""
+        ...
+
+    # -- transactions --------------------------------------------------------
+    def write(self, *, batch: bool = False, rollback: bool = False) -> AbstractContextManager[Connection]:
+        """A write transaction, committed on success; with ``rollback`` always rolled back (a dry
+        run). ``batch``: a transaction of batch joins (on PostgreSQL, joins planned as index-driven
+        nested loops; nothing on SQLite). Concurrent writers of one row wait for each other."""
+        ...
+
+    def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """The rows of one query, outside any transaction."""
+        ...
+
+    def lock(self, conn: Connection, name: str) -> None:
+        """Serialise, until the transaction ends, every transaction that takes the lock ``name``
+        (a PostgreSQL advisory lock; SQLite's write transaction already holds the only lock)."""
+        ...
+
+    def notify(self, conn: Connection, channel: str) -> None:
+        """Tell listeners of ``channel`` when the transaction commits (PostgreSQL's NOTIFY;
+        nothing on SQLite, whose processes poll)."""
+        ...
+
+    def listen(self, channel: str, wake: Callable[[], None], stop: threading.Event) -> bool:
+        """Call ``wake`` at every notification of ``channel`` until ``stop`` (blocking); False at
+        once where the database has no notifications."""
+        ...
+
+    def close(self) -> None: ...
+
+    # -- values in and out ---------------------------------------------------
+    def time(self, value: datetime | None) -> Any:
+        """A timezone-aware time as a parameter (ValidationError naming ``time`` if naive)."""
+        ...
+
+    def read_time(self, value: Any) -> datetime | None: ...
+
+    def interval(self, value: timedelta | None) -> Any: ...
+
+    def read_interval(self, value: Any) -> timedelta | None: ...
+
+    def json(self, value: Any) -> Any:
+        """A JSON document (dict, list, …) as a parameter."""
+        ...
+
+    def read_json(self, value: Any) -> Any: ...
+
+    def array(self, values: Iterable[Any]) -> Any:
+        """A list of scalars as one parameter (``json_each`` on SQLite, ``ANY``/``unnest`` on PostgreSQL)."""
+        ...
+
+    def read_array(self, value: Any) -> list[Any]: ...
+
+    def columns(self, **columns: Sequence[Any]) -> dict[str, Any]:
+        """Parallel columns of a batch as parameters: on PostgreSQL one array per column (read with
+        ``unnest``, under the column's name); on SQLite one JSON array of rows under ``rows`` (read
+        with ``json_each(:rows)``, a row's values by position in the order given). Times and
+        durations must already be converted (``time``, ``interval``)."""
+        ...
+
+    def is_unique_violation(self, exc: BaseException, constraint: str | None = None) -> bool:
+        """Whether ``exc`` is a unique-constraint violation (of ``constraint``, a constraint or index
+        name, when given and the database names it)."""
+        ...
+
+
+def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+    """``values`` in slices of at most ``size``."""
+    for start in range(0, len(values), size):
+        yield values[start:start + size]

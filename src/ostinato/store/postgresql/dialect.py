@@ -1,0 +1,149 @@
+"""PostgreSQL as the store's flows see it (see ``store/dialect.py``): psycopg 3 with a connection pool.
+
+Claims that may race take row leases (``FOR UPDATE SKIP LOCKED``); bulk writes pass whole
+batches as array parameters read by ``unnest``; every session runs in UTC and receives
+``now`` from the caller. Times, durations, JSON documents and arrays travel as psycopg
+adapts them (``timestamptz``, ``interval``, ``jsonb`` text, arrays).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from functools import cache
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import orjson
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
+from psycopg_pool import ConnectionPool
+
+from ...domain.errors import ValidationError
+from ..dialect import STORE_DIR
+from ..queries import Queries
+from .connect import check_reachable, connect_options
+
+#: set at the start of a batch transaction: a batch of N ids is N primary-key probes (nested
+#: loops), never a scan, hash or merge join over the whole table, whatever the statistics say
+#: (a fresh table has none and looks tiny)
+INDEX_DRIVEN_BATCHES = "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off"
+
+
+@cache
+def role_queries(role: str) -> Queries:
+    """The named queries of a role in PostgreSQL (``store/<role>/postgresql.sql``)."""
+    return Queries(STORE_DIR / role / "postgresql.sql")
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    set_json_loads(orjson.loads, conn)
+    conn.execute("SET TIME ZONE 'UTC'")
+    # short, index-driven statements: compiling them costs more than it saves
+    conn.execute("SET jit = off")
+    conn.commit()
+
+
+class PostgresDialect:
+    """One PostgreSQL database through a pool of connections."""
+
+    name = "postgresql"
+
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
+        self.dsn = dsn
+        options = connect_options(dsn)
+        check_reachable(dsn, options)  # before the pool, which would only retry until its timeout
+        self.pool = ConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"row_factory": dict_row, **options},
+            configure=_configure,
+            open=True,
+            name="ostinato",
+        )
+
+    # -- SQL -----------------------------------------------------------------
+    def queries(self, role: str) -> Queries:
+        return role_queries(role)
+
+    # -- transactions --------------------------------------------------------
+    @contextmanager
+    def write(self, *, batch: bool = False, rollback: bool = False) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn, conn.transaction(force_rollback=rollback):
+            if batch:
+                conn.execute(INDEX_DRIVEN_BATCHES)
+            yield conn
+
+    def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        with self.pool.connection() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def lock(self, conn: psycopg.Connection, name: str) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (name,))
+
+    def notify(self, conn: psycopg.Connection, channel: str) -> None:
+        conn.execute(f"NOTIFY {channel}")
+
+    def listen(self, channel: str, wake: Callable[[], None], stop: threading.Event) -> bool:
+        """Runs in the caller's thread; a lost connection is retried (polling remains the fallback)."""
+        while not stop.is_set():
+            try:
+                with psycopg.connect(self.dsn, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {channel}")
+                    while not stop.is_set():
+                        for _ in conn.notifies(timeout=1.0, stop_after=1):
+                            wake()
+            except psycopg.Error:
+                stop.wait(5.0)
+        return True
+
+    def close(self) -> None:
+        self.pool.close()
+
+    # -- values in and out ---------------------------------------------------
+    @staticmethod
+    def time(value: datetime | None) -> datetime | None:
+        if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
+            raise ValidationError("time", "a timezone-aware time", value.isoformat() if isinstance(value, datetime) else value)
+        return value
+
+    @staticmethod
+    def read_time(value: Any) -> datetime | None:
+        return value
+
+    @staticmethod
+    def interval(value: timedelta | None) -> timedelta | None:
+        return value
+
+    @staticmethod
+    def read_interval(value: Any) -> timedelta | None:
+        return value
+
+    @staticmethod
+    def json(value: Any) -> str:
+        return orjson.dumps(value).decode()
+
+    @staticmethod
+    def read_json(value: Any) -> Any:
+        return value
+
+    @staticmethod
+    def array(values: Iterable[Any]) -> list[Any]:
+        return list(values)
+
+    @staticmethod
+    def read_array(value: Any) -> list[Any]:
+        return [] if value is None else list(value)
+
+    @staticmethod
+    def columns(**columns: Sequence[Any]) -> dict[str, Any]:
+        return {name: list(values) for name, values in columns.items()}
+
+    @staticmethod
+    def is_unique_violation(exc: BaseException, constraint: str | None = None) -> bool:
+        if not isinstance(exc, psycopg.errors.UniqueViolation):
+            return False
+        return constraint is None or exc.diag.constraint_name == constraint

@@ -1,0 +1,85 @@
+"""The schedules role: schedules, the deadline-greedy pick, ownership leases, pings, steals and run history (see docs/design/deadline-greedy.md).
+
+A narrow interface in domain verbs; :class:`~ostinato.store.interface.Store` is every role at once.
+The flow that implements it for the SQL stores is ``flow.py`` beside this file.
+"""
+
+from __future__ import annotations
+
+import abc
+import threading
+from typing import Any, Callable, Mapping, Sequence
+from datetime import datetime
+from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
+
+
+
+class ScheduleStore(abc.ABC):
+    """schedules, the deadline-greedy pick, ownership leases, pings, steals and run history (see docs/design/deadline-greedy.md)."""
+
+    # -- schedules (see docs/design/deadline-greedy.md) ---------------------------------
+    @abc.abstractmethod
+    def create_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        """Store a new schedule (validated) with its start times; ConflictError if the name exists."""
+
+    @abc.abstractmethod
+    def get_schedule(self, name: str) -> Schedule | None: ...
+
+    @abc.abstractmethod
+    def list_schedules(self, *, after: str = "", limit: int = 100) -> list[Schedule]:
+        """Schedules by name, paged by ``after``, the last name of the previous page."""
+
+    @abc.abstractmethod
+    def save_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        """Write a changed schedule (definition or state) and its new start times; NotFoundError if missing."""
+
+    @abc.abstractmethod
+    def delete_schedule(self, name: str) -> bool:
+        """Delete a schedule and its run history; False if there was none."""
+
+    @abc.abstractmethod
+    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
+                       now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
+        """The deadline-greedy pick, as one index walk, for up to ``len(tags)`` schedules at once: among
+        enabled schedules not running and not excluded on ``node``, with ``can_start_by`` past,
+        the lowest ``should_start_by`` first; take their ownership (one tag each) and open their
+        runs, in one transaction. Concurrent pickers never take the same schedule."""
+
+    def pick_schedule(self, *, node: str, owner_name: str, tag: str, now: datetime) -> tuple[Schedule, ScheduleRun] | None:
+        """One schedule: :meth:`pick_schedules` with one tag."""
+        picked = self.pick_schedules(node=node, owner_name=owner_name, tags=[tag], now=now)
+        return picked[0] if picked else None
+
+    @abc.abstractmethod
+    def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
+        """The owner's ping (clears a steal mark); False when the schedule is no longer ours."""
+
+    @abc.abstractmethod
+    def end_schedule_run(self, name: str, tag: str, *, status: RunStatus, ended: datetime,
+                         detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming()) -> bool:
+        """End our run: the schedule's state moves by the schedule rules and ownership is released.
+        False (the run recorded as stolen) when the schedule was taken over meanwhile."""
+
+    @abc.abstractmethod
+    def steal_silent_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                               limit: int = 100) -> dict[str, list[str]]:
+        """The two-step steal over owners silent for ``ping_timeout``: returns the names
+        ``marked`` and those ``taken`` (their runs ended as lost, a failure, the schedule free)."""
+
+    @abc.abstractmethod
+    def release_owner_schedules(self, node: str, owner_name: str, now: datetime,
+                                timing: ScheduleTiming = ScheduleTiming()) -> list[str]:
+        """At start-up: runs left by an earlier process of this node and name end as lost."""
+
+    def listen_schedule_changes(self, wake: Callable[[], None], stop: threading.Event) -> bool:
+        """Call ``wake`` whenever a schedule is added or changed, until ``stop`` (blocking).
+        Returns False at once where the store has no such hint (schedulers then poll)."""
+        return False
+
+    @abc.abstractmethod
+    def next_can_start_by(self) -> datetime | None:
+        """The earliest ``can_start_by`` of a schedule that could be picked (how long to sleep)."""
+
+    @abc.abstractmethod
+    def list_schedule_runs(self, name: str, *, limit: int = 100, before_id: int | None = None) -> list[ScheduleRun]:
+        """A schedule's run history, newest first."""

@@ -1,0 +1,21 @@
+"""The store over a SQL database: every role's flow, written once, over one :class:`Dialect`.
+
+``SQLiteStore`` (``store/sqlite/``) and ``PostgresStore`` (``store/postgresql/``) are this class
+with their dialect; each role's flow lives in its package (``store/<role>/flow.py``).
+"""
+
+from __future__ import annotations
+
+from .dialect import Dialect
+from .interface import Store
+
+
+class SQLStore(Store):
+    """Every role of :class:`Store`, each by its flow, over ``db``."""
+
+    def __init__(self, db: Dialect):
+        self.db = db
+        self.dialect = db.name
+
+    def close(self) -> None:
+        self.db.close()

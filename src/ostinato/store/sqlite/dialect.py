@@ -1,0 +1,137 @@
+"""SQLite as the store's flows see it (see ``store/dialect.py``): one connection, one writer at a time.
+
+Writes run in ``BEGIN IMMEDIATE`` transactions (SQLite's single-writer lock is the row
+lease here). Times travel as ISO 8601 text in UTC with microseconds (text order is time
+order), durations as seconds, JSON documents and lists as JSON text read by ``json_each``,
+a batch of parallel columns as one JSON array of rows. The connection is shared by the
+threads of one process under a lock; several processes on one file are serialised by
+SQLite itself (WAL, busy timeout).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from functools import cache
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import orjson
+
+from ...domain.errors import ValidationError
+from ..dialect import STORE_DIR
+from ..queries import Queries
+from .connect import open_sqlite_file
+
+
+@cache
+def role_queries(role: str) -> Queries:
+    """The named queries of a role in SQLite (``store/<role>/sqlite.sql``)."""
+    return Queries(STORE_DIR / role / "sqlite.sql")
+
+
+def to_db_time(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ValidationError("time", "a timezone-aware time", value.isoformat() if isinstance(value, datetime) else value)
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def from_db_time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def to_db_interval(value: timedelta | None) -> float | None:
+    return None if value is None else value.total_seconds()
+
+
+def from_db_interval(value: float | None) -> timedelta | None:
+    return None if value is None else timedelta(seconds=value)
+
+
+def json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+class SQLiteDialect:
+    """One SQLite database file (or ``:memory:``)."""
+
+    name = "sqlite"
+
+    def __init__(self, path: str, *, timeout: float = 30.0, create: bool = True):
+        self.path = path
+        self.conn = open_sqlite_file(path, timeout, create=create)
+        self.conn.row_factory = sqlite3.Row
+        self.lock_ = threading.RLock()
+        with self.lock_:
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+
+    # -- SQL -----------------------------------------------------------------
+    def queries(self, role: str) -> Queries:
+        return role_queries(role)
+
+    # -- transactions --------------------------------------------------------
+    @contextmanager
+    def write(self, *, batch: bool = False, rollback: bool = False) -> Iterator[sqlite3.Connection]:
+        with self.lock_:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("ROLLBACK" if rollback else "COMMIT")
+
+    def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[sqlite3.Row]:
+        with self.lock_:
+            return self.conn.execute(sql, params or {}).fetchall()
+
+    def lock(self, conn: Any, name: str) -> None:
+        """Nothing to do: the ``BEGIN IMMEDIATE`` write transaction is the only writer."""
+
+    def notify(self, conn: Any, channel: str) -> None:
+        """Nothing to do: SQLite has no notifications (schedulers poll)."""
+
+    def listen(self, channel: str, wake: Callable[[], None], stop: threading.Event) -> bool:
+        return False
+
+    def close(self) -> None:
+        with self.lock_:
+            self.conn.close()
+
+    # -- values in and out ---------------------------------------------------
+    time = staticmethod(to_db_time)
+    read_time = staticmethod(from_db_time)
+    interval = staticmethod(to_db_interval)
+    read_interval = staticmethod(from_db_interval)
+
+    @staticmethod
+    def json(value: Any) -> str:
+        return json_text(value)
+
+    @staticmethod
+    def read_json(value: Any) -> Any:
+        return None if value is None else orjson.loads(value)
+
+    @staticmethod
+    def array(values: Iterable[Any]) -> str:
+        return json_text(list(values))
+
+    @staticmethod
+    def read_array(value: Any) -> list[Any]:
+        return [] if value is None else orjson.loads(value)
+
+    @staticmethod
+    def columns(**columns: Sequence[Any]) -> dict[str, Any]:
+        return {"rows": json_text([list(row) for row in zip(*columns.values())])}
+
+    @staticmethod
+    def is_unique_violation(exc: BaseException, constraint: str | None = None) -> bool:
+        if not isinstance(exc, sqlite3.IntegrityError) or "UNIQUE" not in str(exc):
+            return False
+        return constraint is None or constraint in str(exc)

@@ -1,0 +1,161 @@
+"""The tasks role: task types, tasks, their runs and the runs' outcomes, a glance at the activity, archival (see docs/design/tasks.md).
+
+A narrow interface in domain verbs; :class:`~ostinato.store.interface.Store` is every role at once.
+The flow that implements it for the SQL stores is ``flow.py`` beside this file.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from ...domain.tasks import NewTask, RunEvent, ScheduledRun, Task, TaskPolicy, TaskPriority, TaskRun, TaskRunStatus, TaskStatus, TaskType
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedTask:
+    task: Task
+    runs: tuple[TaskRun, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskActivity:
+    """What a glance at the tasks shows (see :meth:`TaskStore.task_activity`), from bounded reads."""
+
+    #: task type → tasks ready now (status next_run_not_scheduled, next_run past), counted up to ``count_cap``
+    ready: Mapping[str, int]
+    #: task type → runs dispatched and not final (scheduled or started), counted up to ``count_cap`` in all
+    in_flight: Mapping[str, int]
+    count_cap: int
+    #: task type → runs failed, permfailed or lost among the newest ``runs_window`` runs (by id)
+    failed: Mapping[str, int]
+    runs_window: int
+    #: the newest of those runs, newest first, each with its task type
+    recent_failures: tuple[tuple[str, TaskRun], ...]
+
+
+class TaskStore(abc.ABC):
+    """task types, tasks, their runs and the runs' outcomes, a glance at the activity, archival (see docs/design/tasks.md)."""
+
+    # -- task types -------------------------------------------------------
+    @abc.abstractmethod
+    def create_task_type(self, task_type: TaskType) -> TaskType:
+        """Store a new task type; ConflictError if its name is taken."""
+
+    @abc.abstractmethod
+    def get_task_type(self, name: str) -> TaskType | None: ...
+
+    @abc.abstractmethod
+    def list_task_types(self) -> list[TaskType]: ...
+
+    # -- tasks ------------------------------------------------------------
+    @abc.abstractmethod
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
+        """Create tasks in one transaction; return them in input order.
+
+        A task equal to a pending one (same type, arguments, policy and priority,
+        status ``next_run_not_scheduled``) is not created again: the existing one
+        is returned. With ``one_shot_by_next_run`` (the swh protocol's rule, see
+        docs/reference/swh-compat.md), a one-shot task is equal to a pending one
+        only if its ``next_run`` is the same too. Unknown task types or invalid
+        tasks raise ValidationError and nothing is written.
+        """
+
+    @abc.abstractmethod
+    def get_tasks(self, ids: Sequence[int]) -> list[Task]:
+        """The tasks with these ids that exist, in id order."""
+
+    @abc.abstractmethod
+    def search_tasks(
+        self,
+        *,
+        task_type: str | None = None,
+        status: Sequence[TaskStatus] | None = None,
+        policy: TaskPolicy | None = None,
+        priority: Sequence[TaskPriority | None] | None = None,
+        before: datetime | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[Task]:
+        """Tasks matching every filter given, by id, paged by ``after_id``."""
+
+    @abc.abstractmethod
+    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False) -> list[Task]:
+        """Tasks a runner would grab now, changing nothing."""
+
+    @abc.abstractmethod
+    def grab_ready_tasks(
+        self,
+        task_type: str,
+        now: datetime,
+        limit: int,
+        *,
+        priority: bool = False,
+        backend_id: str | None = None,
+    ) -> list[ScheduledRun]:
+        """Take up to ``limit`` ready tasks and record a ``scheduled`` run for each.
+
+        Ready: ``next_run <= now`` and status ``next_run_not_scheduled``. Without
+        ``priority`` only tasks with no priority are taken, oldest ``next_run``
+        first; with it only prioritised tasks, high before normal before low.
+        Concurrent callers never take the same task.
+        """
+
+    @abc.abstractmethod
+    def set_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None) -> int:
+        """Disable or respawn tasks; respawning refills retries. Returns the count changed."""
+
+    # -- task runs --------------------------------------------------------
+    @abc.abstractmethod
+    def record_run_events(self, events: Sequence[RunEvent]) -> int:
+        """Record runs starting and ending, and move their tasks (see docs/design/tasks.md).
+
+        Idempotent and order-tolerant: an event for a run already final changes
+        nothing. Returns the number of runs that reached a final status.
+        """
+
+    @abc.abstractmethod
+    def mark_lost_runs(self, now: datetime, timeout: timedelta, *, backend_ids: Sequence[str] | None = None) -> list[int]:
+        """Runs ``scheduled`` or ``started`` with no sign of life for ``timeout`` become ``lost``.
+
+        A lost run counts as a failure of its task. With ``backend_ids``, only
+        runs of those executors are considered, whatever their age (for an
+        executor known to be dead). Returns the ids of the runs marked.
+        """
+
+    @abc.abstractmethod
+    def in_flight_backend_ids(self, prefix: str) -> list[str]:
+        """Distinct ``backend_id`` values starting with ``prefix`` of runs not yet final."""
+
+    @abc.abstractmethod
+    def list_task_runs(
+        self,
+        *,
+        task_id: int | None = None,
+        status: Sequence[TaskRunStatus] | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[TaskRun]: ...
+
+    @abc.abstractmethod
+    def count_tasks(self) -> dict[tuple[str, str], int]:
+        """Number of tasks per (task type, status)."""
+
+    def task_activity(self, now: datetime, *, count_cap: int = 10_000, runs_window: int = 10_000,
+                      failures_limit: int = 20) -> TaskActivity:
+        """Per task type, the tasks ready at ``now`` and the runs in flight (each counted up to
+        ``count_cap``: index walks of at most that many entries), the failed, permfailed or lost runs
+        among the newest ``runs_window`` runs (a walk of at most that many by id), and the newest
+        ``failures_limit`` of those runs. ValidationError naming the bound that is not a positive
+        whole number. Implemented by the SQL stores (another store raises NotImplementedError)."""
+        raise NotImplementedError(f"{type(self).__name__} has no task_activity")
+
+    # -- archival ---------------------------------------------------------
+    @abc.abstractmethod
+    def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:
+        """Completed or disabled tasks whose last activity is older than ``before``, with their runs."""
+
+    @abc.abstractmethod
+    def delete_tasks(self, ids: Iterable[int]) -> int:
+        """Delete tasks and their runs; returns the number of tasks deleted."""
