@@ -108,9 +108,9 @@ class Dialect(Protocol):
         durations must already be converted (``time``, ``interval``)."""
         ...
 
-    def is_unique_violation(self, exc: BaseException, constraint: str | None = None) -> bool:
-        """Whether ``exc`` is a unique-constraint violation (of ``constraint``, a constraint or index
-        name, when given and the database names it)."""
+    def is_unique_violation(self, exc: BaseException, column: str | None = None) -> bool:
+        """Whether ``exc`` is a unique-constraint violation (with ``column``, ``"table.column"``, of
+        that column's own UNIQUE constraint)."""
         ...
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from .dialect import Dialect
 from .interface import Store
+from .tokens.flow import TokenFlow
 
 
-class SQLStore(Store):
+class SQLStore(TokenFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

@@ -143,7 +143,8 @@ class PostgresDialect:
         return {name: list(values) for name, values in columns.items()}
 
     @staticmethod
-    def is_unique_violation(exc: BaseException, constraint: str | None = None) -> bool:
+    def is_unique_violation(exc: BaseException, column: str | None = None) -> bool:
+        """PostgreSQL names the constraint: a column's own UNIQUE constraint is ``<table>_<column>_key``."""
         if not isinstance(exc, psycopg.errors.UniqueViolation):
             return False
-        return constraint is None or exc.diag.constraint_name == constraint
+        return column is None or exc.diag.constraint_name == column.replace(".", "_") + "_key"

@@ -131,7 +131,8 @@ class SQLiteDialect:
         return {"rows": json_text([list(row) for row in zip(*columns.values())])}
 
     @staticmethod
-    def is_unique_violation(exc: BaseException, constraint: str | None = None) -> bool:
+    def is_unique_violation(exc: BaseException, column: str | None = None) -> bool:
+        """SQLite names the columns: ``UNIQUE constraint failed: api_token.name``."""
         if not isinstance(exc, sqlite3.IntegrityError) or "UNIQUE" not in str(exc):
             return False
-        return constraint is None or constraint in str(exc)
+        return column is None or str(exc).endswith(f": {column}")

@@ -362,49 +362,6 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, SQLiteImports, S
         return deleted
 
 
-    # -- tokens of the HTTP API -------------------------------------------
-    def create_api_token(self, name: str, scope: str, secret_hash: str, now: datetime) -> dict[str, Any]:
-        self._checked_api_token(name, scope, secret_hash)
-        params = {"name": name, "scope": scope, "secret_hash": secret_hash, "now": to_db_time(now)}
-        try:
-            with self._write() as conn:
-                [row] = conn.execute(QUERIES.insert_api_token, params).fetchall()
-        except sqlite3.IntegrityError as exc:
-            if "api_token.name" in str(exc):
-                raise ConflictError(f"api token {name!r} already exists") from None
-            raise ConflictError("an api token with this secret already exists") from None
-        return self._api_token(row)
-
-    def list_api_tokens(self) -> list[dict[str, Any]]:
-        return [self._api_token(r) for r in self._read(QUERIES.list_api_tokens)]
-
-    def revoke_api_token(self, name: str, now: datetime) -> dict[str, Any]:
-        with self._write() as conn:
-            rows = conn.execute(QUERIES.revoke_api_token, {"name": name, "now": to_db_time(now)}).fetchall()
-        if not rows:
-            from ...domain.errors import NotFoundError
-
-            raise NotFoundError("api token", name)
-        return self._api_token(rows[0])
-
-    def find_api_token(self, secret_hash: str, *, now: datetime | None = None) -> dict[str, Any] | None:
-        rows = self._read(QUERIES.find_api_token, {"secret_hash": secret_hash})
-        if not rows:
-            return None
-        token = self._api_token(rows[0])
-        last = token["last_used_at"]
-        if now is not None and token["revoked_at"] is None and (last is None or now - last >= self.API_TOKEN_TOUCH_EVERY):
-            with self._write() as conn:
-                conn.execute(QUERIES.touch_api_token, {"id": token["id"], "now": to_db_time(now)})
-            token["last_used_at"] = now
-        return token
-
-    @staticmethod
-    def _api_token(row: sqlite3.Row) -> dict[str, Any]:
-        return {"id": row["id"], "name": row["name"], "scope": row["scope"], "created_at": from_db_time(row["created_at"]),
-                "revoked_at": from_db_time(row["revoked_at"]), "last_used_at": from_db_time(row["last_used_at"])}
-
-
 def _statements(script: str) -> list[str]:
     """Split a schema script into statements (our scripts have no ';' inside literals)."""
     lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
