@@ -8,7 +8,7 @@ import pytest
 
 
 from ostinato.store.migrations import latest_version
-from ostinato.store.sqlite.store import MIGRATIONS
+from ostinato.store.sqlite.dialect import MIGRATIONS
 from cli_helpers import run
 
 LATEST = latest_version(MIGRATIONS)

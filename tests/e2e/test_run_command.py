@@ -84,11 +84,11 @@ def test_runner_refuses_a_database_without_schema(tmp_path):
 def test_run_upgrades_an_older_embedded_database(tmp_path):
     import sqlite3
 
-    from ostinato.store.sqlite.store import MIGRATIONS, SCHEMA_VERSION_DDL, _statements
+    from ostinato.store.sqlite.dialect import MIGRATIONS, role_queries, statements as _statements
 
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
-    conn.execute(SCHEMA_VERSION_DDL)
+    conn.execute(role_queries("schema").create_schema_version)
     for statement in _statements(MIGRATIONS[0].sql):
         conn.execute(statement)
     conn.execute("INSERT INTO schema_version VALUES (1, 'generic tasks', '2026-01-01T00:00:00.000000+00:00')")

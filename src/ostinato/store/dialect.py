@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 import threading
 
+from .migrations import Migration
 from .queries import Queries
 
 #: rows per statement for batched writes and reads by key
@@ -44,10 +45,22 @@ class Dialect(Protocol):
 
     #: "sqlite" or "postgresql"
     name: str
+    #: the database as messages name it (a file path, or "the database": never a password)
+    where: str
+    #: the dialect's migrations, in version order (``store/<dialect>/migrations/``)
+    migrations: list[Migration]
 
     # -- SQL -----------------------------------------------------------------
     def queries(self, role: str) -> Queries:
         """The named queries of ``role`` (a package of ``store/``) in this dialect."""
+        ...
+
+    def schema_script(self) -> str:
+        """The canonical schema a fresh database gets (``store/<dialect>/schema.sql``)."""
+        ...
+
+    def run_script(self, conn: Connection, script: str) -> None:
+        """Run a schema script or migration (several statements) inside the transaction ``conn``."""
         ...
 
     # -- transactions --------------------------------------------------------

@@ -12,6 +12,7 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import cache
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import orjson
@@ -22,6 +23,7 @@ from psycopg_pool import ConnectionPool
 
 from ...domain.errors import ValidationError
 from ..dialect import STORE_DIR
+from ..migrations import load_migrations
 from ..queries import Queries
 from .connect import check_reachable, connect_options
 
@@ -29,6 +31,10 @@ from .connect import check_reachable, connect_options
 #: loops), never a scan, hash or merge join over the whole table, whatever the statistics say
 #: (a fresh table has none and looks tiny)
 INDEX_DRIVEN_BATCHES = "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off"
+
+
+HERE = Path(__file__).parent
+MIGRATIONS = load_migrations(HERE / "migrations")
 
 
 @cache
@@ -49,6 +55,8 @@ class PostgresDialect:
     """One PostgreSQL database through a pool of connections."""
 
     name = "postgresql"
+    migrations = MIGRATIONS
+    where = "the database"
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
         self.dsn = dsn
@@ -68,6 +76,12 @@ class PostgresDialect:
     # -- SQL -----------------------------------------------------------------
     def queries(self, role: str) -> Queries:
         return role_queries(role)
+
+    def schema_script(self) -> str:
+        return (HERE / "schema.sql").read_text(encoding="utf-8")
+
+    def run_script(self, conn: psycopg.Connection, script: str) -> None:
+        conn.execute(script)
 
     # -- transactions --------------------------------------------------------
     @contextmanager

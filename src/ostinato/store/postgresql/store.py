@@ -37,8 +37,7 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..common import DedupKey, in_input_order, prepare_task_batch, task_activity, task_key
-from ..interface import ArchivedTask, SchemaState, TaskActivity
-from ..migrations import latest_version, load_migrations
+from ..interface import ArchivedTask, TaskActivity
 from ..queries import Queries
 from .dialect import PostgresDialect
 from ..sql_store import SQLStore
@@ -49,11 +48,6 @@ from .schedules import PostgresSchedules
 
 HERE = Path(__file__).parent
 QUERIES = Queries(HERE / "queries.sql")
-MIGRATIONS = load_migrations(HERE / "migrations")
-SCHEMA_VERSION_DDL = (
-    "CREATE TABLE IF NOT EXISTS schema_version ("
-    "version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-)
 _CHUNK = 10_000
 NO_ARGUMENTS = TaskArguments()
 
@@ -147,46 +141,6 @@ class PostgresStore(PostgresOrigins, PostgresCompat, PostgresSchedules, Postgres
     def _read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with self._pool.connection() as conn:
             return conn.execute(sql, params).fetchall()
-
-    # -- schema -----------------------------------------------------------
-    def schema_state(self) -> SchemaState:
-        with self._pool.connection() as conn:
-            exists = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL AS e").fetchone()["e"]
-            current = conn.execute("SELECT max(version) AS v FROM schema_version").fetchone()["v"] if exists else None
-        return SchemaState(current, latest_version(MIGRATIONS))
-
-    def init_schema(self) -> SchemaState:
-        with self._tx() as conn:
-            tables = conn.execute(
-                "SELECT count(*) AS n FROM pg_tables WHERE schemaname = current_schema()"
-            ).fetchone()["n"]
-            if tables:
-                raise ConflictError("the database is not empty: use `ostinato db upgrade` on an existing database")
-            conn.execute(SCHEMA_VERSION_DDL)
-            conn.execute((HERE / "schema.sql").read_text(encoding="utf-8"))
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO schema_version (version, description) VALUES (%s, %s)",
-                    [(m.version, m.description) for m in MIGRATIONS],
-                )
-        return self.schema_state()
-
-    def upgrade_schema(self) -> list[int]:
-        applied = []
-        with self._tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('ostinato.migrations'))")
-            conn.execute(SCHEMA_VERSION_DDL)
-            current = conn.execute("SELECT coalesce(max(version), 0) AS v FROM schema_version").fetchone()["v"]
-            for migration in MIGRATIONS:
-                if migration.version <= current:
-                    continue
-                conn.execute(migration.sql)
-                conn.execute(
-                    "INSERT INTO schema_version (version, description) VALUES (%s, %s)",
-                    (migration.version, migration.description),
-                )
-                applied.append(migration.version)
-        return applied
 
     # -- task types -------------------------------------------------------
     def create_task_type(self, task_type: TaskType) -> TaskType:

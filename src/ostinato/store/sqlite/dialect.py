@@ -15,14 +15,20 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from functools import cache
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 
 from ...domain.errors import ValidationError
 from ..dialect import STORE_DIR
+from ..migrations import load_migrations
 from ..queries import Queries
 from .connect import open_sqlite_file
+
+
+HERE = Path(__file__).parent
+MIGRATIONS = load_migrations(HERE / "migrations")
 
 
 @cache
@@ -59,9 +65,10 @@ class SQLiteDialect:
     """One SQLite database file (or ``:memory:``)."""
 
     name = "sqlite"
+    migrations = MIGRATIONS
 
     def __init__(self, path: str, *, timeout: float = 30.0, create: bool = True):
-        self.path = path
+        self.path = self.where = path
         self.conn = open_sqlite_file(path, timeout, create=create)
         self.conn.row_factory = sqlite3.Row
         self.lock_ = threading.RLock()
@@ -73,6 +80,14 @@ class SQLiteDialect:
     # -- SQL -----------------------------------------------------------------
     def queries(self, role: str) -> Queries:
         return role_queries(role)
+
+    def schema_script(self) -> str:
+        return (HERE / "schema.sql").read_text(encoding="utf-8")
+
+    def run_script(self, conn: sqlite3.Connection, script: str) -> None:
+        """One statement at a time (``executescript`` would commit the transaction)."""
+        for statement in statements(script):
+            conn.execute(statement)
 
     # -- transactions --------------------------------------------------------
     @contextmanager
@@ -136,3 +151,9 @@ class SQLiteDialect:
         if not isinstance(exc, sqlite3.IntegrityError) or "UNIQUE" not in str(exc):
             return False
         return column is None or str(exc).endswith(f": {column}")
+
+
+def statements(script: str) -> list[str]:
+    """Split a schema script into statements (our scripts have no ';' inside literals)."""
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

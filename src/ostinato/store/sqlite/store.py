@@ -12,7 +12,7 @@ import sqlite3
 
 import orjson
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -36,8 +36,7 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..common import DedupKey, in_input_order, prepare_task_batch, task_activity
-from ..interface import ArchivedTask, SchemaState, TaskActivity
-from ..migrations import latest_version, load_migrations
+from ..interface import ArchivedTask, TaskActivity
 from ..queries import Queries
 from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
 from .dialect import SQLiteDialect
@@ -49,11 +48,6 @@ from .schedules import SQLiteSchedules
 
 HERE = Path(__file__).parent
 QUERIES = Queries(HERE / "queries.sql")
-MIGRATIONS = load_migrations(HERE / "migrations")
-SCHEMA_VERSION_DDL = (
-    "CREATE TABLE IF NOT EXISTS schema_version ("
-    "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT"
-)
 
 
 def _row_to_task_type(row: sqlite3.Row) -> TaskType:
@@ -132,45 +126,6 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, SQLiteImports, S
     def _read(self, sql: str, params: Mapping[str, Any] | Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
-
-    # -- schema -----------------------------------------------------------
-    def schema_state(self) -> SchemaState:
-        with self._lock:
-            exists = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'").fetchone()
-            current = self._conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] if exists else None
-        return SchemaState(current, latest_version(MIGRATIONS))
-
-    def init_schema(self) -> SchemaState:
-        with self._write() as conn:
-            tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
-            if tables:
-                raise ConflictError(f"{self.path} is not empty: use `ostinato db upgrade` on an existing database")
-            conn.execute(SCHEMA_VERSION_DDL)
-            for statement in _statements((HERE / "schema.sql").read_text(encoding="utf-8")):
-                conn.execute(statement)
-            now = to_db_time(datetime.now(timezone.utc))
-            conn.executemany(
-                "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
-                [(m.version, m.description, now) for m in MIGRATIONS],
-            )
-        return self.schema_state()
-
-    def upgrade_schema(self) -> list[int]:
-        applied = []
-        with self._write() as conn:
-            conn.execute(SCHEMA_VERSION_DDL)
-            current = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
-            for migration in MIGRATIONS:
-                if migration.version <= current:
-                    continue
-                for statement in _statements(migration.sql):
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
-                    (migration.version, migration.description, to_db_time(datetime.now(timezone.utc))),
-                )
-                applied.append(migration.version)
-        return applied
 
     # -- task types -------------------------------------------------------
     def create_task_type(self, task_type: TaskType) -> TaskType:
@@ -360,9 +315,3 @@ class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, SQLiteImports, S
                 conn.execute(QUERIES.delete_runs_of_tasks, {"ids": _json(chunk)})
                 deleted += conn.execute(QUERIES.delete_tasks, {"ids": _json(chunk)}).rowcount
         return deleted
-
-
-def _statements(script: str) -> list[str]:
-    """Split a schema script into statements (our scripts have no ';' inside literals)."""
-    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
