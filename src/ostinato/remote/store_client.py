@@ -26,7 +26,7 @@ import orjson
 from ..domain.errors import ConflictError, OstinatoError, SchemaError
 from ..store import Store
 from ..store.interface import SchemaState
-from .verbs import NOT_EXPOSED, Verb, error_from_body, store_verbs
+from .verbs import NOT_EXPOSED, ROLE_VERBS, Verb, error_from_body, store_verbs
 
 #: seconds to wait for a connection, and for an answer (a full recount of origin metrics can take a while)
 CONNECT_TIMEOUT = 10.0
@@ -152,8 +152,8 @@ ANSWERED_HERE = frozenset({"init_schema", "upgrade_schema", "close", "check_sche
                            "listen_schedule_changes"})
 
 
-def _not_served(name: str, why: str) -> Callable[..., Any]:
-    @functools.wraps(getattr(Store, name))
+def _not_served(role: type, name: str, why: str) -> Callable[..., Any]:
+    @functools.wraps(getattr(role, name))
     def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:
         raise RemoteError(f"{name} is not served by the Ostinato API at {self.url}: {why}")
 
@@ -171,9 +171,10 @@ def _remote_method(verb: Verb) -> Callable[..., Any]:
     return method
 
 
-for _name, _why in NOT_EXPOSED.items():
-    if _name not in ANSWERED_HERE:
-        setattr(RemoteStore, _name, _not_served(_name, _why))
+for _entry in ROLE_VERBS:
+    for _name, _why in _entry.not_served.items():
+        if _name not in ANSWERED_HERE:
+            setattr(RemoteStore, _name, _not_served(_entry.role, _name, _why))
 for _name, _verb in store_verbs().items():
     setattr(RemoteStore, _name, _remote_method(_verb))
 abc.update_abstractmethods(RemoteStore)
