@@ -73,6 +73,12 @@ def test_the_stores_own_errors_keep_their_kind(api):
     assert bad["type"] == "ValidationError" and bad["field"]
 
 
+def test_every_served_verb_needs_the_scope_its_list_gives(api):
+    for name, verb in store_verbs().items():
+        status = api.post(verb.path, {}, scope="read").status_code
+        assert status != 401 and (status == 403) == (verb.scope == "admin"), (name, verb.scope, status)
+
+
 def test_the_description_has_every_verb_with_its_schema_and_nothing_kept_off(api):
     paths = api.client.get("/openapi.json").json()["paths"]
     served = {path.rsplit("/", 1)[1] for path in paths if path.startswith("/api/v1/store/")}

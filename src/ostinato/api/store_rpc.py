@@ -1,15 +1,16 @@
 """The store's verbs over HTTP, for the remote store client (``ostinato --url``): one
-``POST /api/v1/store/<verb>`` per method of the :class:`~ostinato.store.Store` interface,
-as the scheduler of docs/design/tasks.md offers its storage as an "HTTP-based RPC service".
+``POST /api/v1/store/<verb>`` per verb of the reviewed lists of ``remote.verbs``, role by
+role of the :class:`~ostinato.store.Store` interface, as the scheduler of docs/design/tasks.md
+offers its storage as an "HTTP-based RPC service".
 
 The body is a JSON object of the method's arguments by name, the answer
 ``{"result": …}``, both in the codec's forms (``ostinato.remote.codec``: times
 ISO 8601 with a zone, durations in seconds, dataclasses as objects of their
 fields), and each verb's JSON Schema is in the OpenAPI description. Verbs that
-only read need a read token, the others an admin token. Errors are the API's
-usual body, with ``type`` (and ``record``, ``kind``, ``key``) so that the client
-raises what the store raised. Not served: creating or upgrading the schema, API
-tokens, and waiting for schedule changes (see ``remote.verbs.NOT_EXPOSED``).
+only read need a read token, the others an admin token (each verb's list says which).
+Errors are the API's usual body, with ``type`` (and ``record``, ``kind``, ``key``) so that
+the client raises what the store raised. Not served: creating or upgrading the schema, API
+tokens, imports, and waiting for schedule changes (each role's list in ``remote.verbs`` says why).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..domain.errors import OstinatoError, ValidationError
+from ..remote import verbs
 from ..remote.verbs import Verb, error_status_and_body, store_verbs
 from .common import ADMIN, READ, context
 
@@ -83,9 +85,9 @@ def _route(verb: Verb) -> None:
 
     run_verb.__name__ = f"store_{verb.name}"
     router.add_api_route(
-        f"/{verb.name}", run_verb, methods=["POST"], dependencies=READ if verb.scope == "read" else ADMIN,
+        f"/{verb.name}", run_verb, methods=["POST"], dependencies=READ if verb.scope == verbs.READ else ADMIN,
         operation_id=f"store_{verb.name}", summary=verb.summary[:200],
-        description=f"`Store.{verb.name}` ({verb.scope} token). {verb.summary}",
+        description=f"`{verb.role.__name__}.{verb.name}` ({verb.scope} token). {verb.summary}",
         openapi_extra={"requestBody": {"required": bool(verb.required), "content": {
             "application/json": {"schema": verb.request_schema()}}}},
         responses={200: {"description": "The verb's result", "content": {

@@ -1,7 +1,8 @@
 """:class:`RemoteStore`: the store interface spoken over Ostinato's HTTP API (``--url``).
 
-Each verb is one ``POST /api/v1/store/<verb>`` with a bearer token, through one
-pooled, thread-safe httpx client. Results come back as the same domain objects,
+Each served verb (the reviewed lists of ``remote.verbs``) is one ``POST /api/v1/store/<verb>``
+with a bearer token, through one pooled, thread-safe httpx client; a verb not served is
+answered here (:data:`ANSWERED_HERE`) or refused with a :class:`RemoteError` naming it. Results come back as the same domain objects,
 and the errors a store raises on purpose (ValidationError naming the same field,
 NotFoundError, ConflictError, SchemaError) as the same exceptions, so services and
 commands cannot tell a remote store from a local one. What only the client can
@@ -25,7 +26,7 @@ import orjson
 from ..domain.errors import ConflictError, OstinatoError, SchemaError
 from ..store import Store
 from ..store.interface import SchemaState
-from .verbs import NOT_EXPOSED, Verb, error_from_body, store_verbs, unsupported_verbs
+from .verbs import NOT_EXPOSED, ROLE_VERBS, Verb, error_from_body, store_verbs
 
 #: seconds to wait for a connection, and for an answer (a full recount of origin metrics can take a while)
 CONNECT_TIMEOUT = 10.0
@@ -141,58 +142,41 @@ class RemoteStore(Store):
         self.check_schema()
         raise SchemaError(f"{NOT_EXPOSED['upgrade_schema']} ({self.url})")  # pragma: no cover - check_schema raised
 
-    def create_api_token(self, name: str, scope: str, secret_hash: str, now: Any) -> dict[str, Any]:
-        raise RemoteError(NOT_EXPOSED["create_api_token"])
-
-    def list_api_tokens(self) -> list[dict[str, Any]]:
-        raise RemoteError(NOT_EXPOSED["list_api_tokens"])
-
-    def revoke_api_token(self, name: str, now: Any) -> dict[str, Any]:
-        raise RemoteError(NOT_EXPOSED["revoke_api_token"])
-
-    def find_api_token(self, secret_hash: str, *, now: Any = None) -> dict[str, Any] | None:
-        raise RemoteError(NOT_EXPOSED["find_api_token"])
-
-    # listen_schedule_changes: the interface's default, False (schedulers poll)
+    # check_schema and pick_schedule: the roles' own, computed from schema_state and pick_schedules;
+    # listen_schedule_changes: the role's own, False (schedulers poll)
 
 
-def _kept_off(name: str) -> Callable[..., Any]:
-    @functools.wraps(getattr(Store, name))
+#: the verbs the API does not serve that the client answers itself (above, or the role's own method
+#: over served verbs); every other verb not served raises a RemoteError naming it
+ANSWERED_HERE = frozenset({"init_schema", "upgrade_schema", "close", "check_schema", "pick_schedule",
+                           "listen_schedule_changes"})
+
+
+def _not_served(role: type, name: str, why: str) -> Callable[..., Any]:
+    @functools.wraps(getattr(role, name))
     def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:
-        raise RemoteError(NOT_EXPOSED[name])
+        raise RemoteError(f"{name} is not served by the Ostinato API at {self.url}: {why}")
 
     method.__isabstractmethod__ = False  # type: ignore[attr-defined]
     return method
 
 
-# the imports (import_*): written where the database is, never through the API
-for _name in NOT_EXPOSED:
-    if _name.startswith("import_"):
-        setattr(RemoteStore, _name, _kept_off(_name))
-
-
 def _remote_method(verb: Verb) -> Callable[..., Any]:
-    @functools.wraps(getattr(Store, verb.name))
+    @functools.wraps(getattr(verb.role, verb.name))
     def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:
         return self.call(verb, args, kwargs)
 
     method.__isabstractmethod__ = False  # type: ignore[attr-defined]
+    method.verb = verb  # type: ignore[attr-defined]
     return method
 
 
-def _unsupported_method(name: str) -> Callable[..., Any]:
-    @functools.wraps(getattr(Store, name))
-    def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:
-        raise RemoteError(f"{name} is not served by the Ostinato API (its arguments have no JSON form)")
-
-    method.__isabstractmethod__ = False  # type: ignore[attr-defined]
-    return method
-
-
+for _entry in ROLE_VERBS:
+    for _name, _why in _entry.not_served.items():
+        if _name not in ANSWERED_HERE:
+            setattr(RemoteStore, _name, _not_served(_entry.role, _name, _why))
 for _name, _verb in store_verbs().items():
     setattr(RemoteStore, _name, _remote_method(_verb))
-for _name in unsupported_verbs():
-    setattr(RemoteStore, _name, _unsupported_method(_name))
 abc.update_abstractmethods(RemoteStore)
 
-__all__ = ["RemoteAuthError", "RemoteError", "RemoteStore", "RemoteUnavailable"]
+__all__ = ["ANSWERED_HERE", "RemoteAuthError", "RemoteError", "RemoteStore", "RemoteUnavailable"]

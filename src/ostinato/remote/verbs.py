@@ -1,12 +1,12 @@
 """The store verbs that travel over HTTP, and how their errors travel: shared by the API's
 store router (``api/store_rpc.py``) and the client (:class:`~ostinato.remote.RemoteStore`).
 
-Every public method of :class:`~ostinato.store.Store` is a verb, found by
-introspection: its parameters and result are carried by the codec of their type
-hints, so a verb added to the interface travels with no code here. A few are kept
-off the wire on purpose (:data:`NOT_EXPOSED`, with the reason). A verb needs a
-read token when its name says it only reads (:func:`scope_of`), an admin token
-otherwise: a new verb is admin-only until it is named like a read.
+Which verbs are served is a reviewed list per role of the store (``store/<role>/interface.py``),
+each verb with the token scope it needs: :data:`READ` for a verb that only reads, :data:`ADMIN`
+for one that writes. Every verb of a role is either in its role's list or in the role's list of
+what is deliberately not served, with why (a test requires it): a verb added to a role is not
+on the wire until someone decides how, and with which scope. A served verb's parameters and
+result are carried by the codec of its type hints, so nothing else here changes for it.
 """
 
 from __future__ import annotations
@@ -19,33 +19,107 @@ from typing import Any, Mapping
 
 from ..domain import errors
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
-from ..store import Store
+from ..store.interface import (
+    CompatStore, ImportStore, OriginStore, ScheduleStore, SchemaStore, TaskStore, TokenStore,
+)
 from .codec import UnionCodec, codec_for
 from .codec_values import INT_MAX, Codec, IntCodec, fail
 
-#: verbs of the interface that the API does not serve, and why
-NOT_EXPOSED: dict[str, str] = {
+#: the token scopes a served verb may need (the API's, see docs/reference/api.md)
+READ = "read"
+ADMIN = "admin"
+
+# -- the verbs served, role by role -------------------------------------------------------
+#: Schema: its state is read. Not served: creating and upgrading the schema (done where the
+#: database is), closing (each client's own), check_schema (the client computes it).
+SCHEMA_VERBS: dict[str, str] = {"schema_state": READ}
+SCHEMA_NOT_SERVED: dict[str, str] = {
     "init_schema": "the schema is created where the database is: `ostinato db init` with --db, on the server",
     "upgrade_schema": "migrations are applied where the database is: `ostinato db upgrade` with --db, on the server",
     "close": "closing concerns each client's own connections",
+    "check_schema": "computed on the client from schema_state",
+}
+
+#: Tasks: every verb is served.
+TASK_VERBS: dict[str, str] = {
+    "archivable_tasks": READ, "count_tasks": READ, "create_task_type": ADMIN, "create_tasks": ADMIN,
+    "delete_tasks": ADMIN, "get_task_type": READ, "get_tasks": READ, "grab_ready_tasks": ADMIN,
+    "in_flight_backend_ids": READ, "list_task_runs": READ, "list_task_types": READ, "mark_lost_runs": ADMIN,
+    "peek_ready_tasks": READ, "record_run_events": ADMIN, "search_tasks": READ, "set_task_status": ADMIN,
+    "task_activity": READ,
+}
+TASK_NOT_SERVED: dict[str, str] = {}
+
+#: Listers and origins: every verb is served (get_or_create_lister reads like a get, but may create).
+ORIGIN_VERBS: dict[str, str] = {
+    "get_listed_origins": READ, "get_or_create_lister": ADMIN, "get_origin_metrics": READ,
+    "get_revisit_thresholds": READ, "get_visit_stats": READ, "grab_next_visits": ADMIN, "list_listers": READ,
+    "record_listed_origins": ADMIN, "record_visit_statuses": ADMIN, "release_visits": ADMIN,
+    "sample_change_rates": READ, "set_revisit_threshold": ADMIN, "update_lister": ADMIN,
+    "update_origin_metrics": ADMIN,
+}
+ORIGIN_NOT_SERVED: dict[str, str] = {}
+
+#: Schedules. Not served: waiting for changes (no push over HTTP) and pick_schedule (the client
+#: computes it from pick_schedules).
+SCHEDULE_VERBS: dict[str, str] = {
+    "create_schedule": ADMIN, "delete_schedule": ADMIN, "end_schedule_run": ADMIN, "get_schedule": READ,
+    "list_schedule_runs": READ, "list_schedules": READ, "next_can_start_by": READ, "pick_schedules": ADMIN,
+    "ping_schedule": ADMIN, "release_owner_schedules": ADMIN, "save_schedule": ADMIN, "steal_silent_schedules": ADMIN,
+}
+SCHEDULE_NOT_SERVED: dict[str, str] = {
+    "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
+    "pick_schedule": "computed on the client from pick_schedules",
+}
+
+#: API tokens: none served (the API checks tokens itself; they are managed on the server only).
+TOKEN_VERBS: dict[str, str] = {}
+TOKEN_NOT_SERVED: dict[str, str] = {
     "create_api_token": "API tokens are managed on the server only: `ostinato token add` with --db",
     "list_api_tokens": "API tokens are managed on the server only: `ostinato token list` with --db",
     "revoke_api_token": "API tokens are managed on the server only: `ostinato token revoke` with --db",
     "find_api_token": "API tokens are managed on the server only; the API checks them itself",
-    "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
-    "check_schema": "computed on the client from schema_state",
-    "pick_schedule": "computed on the client from pick_schedules",
-    **{name: "an import writes where the database is: `ostinato import swh-scheduler` with --db, on the server"
-       for name in ("import_task_types", "import_tasks", "import_task_runs", "import_listers",
-                    "import_listed_origins", "import_visit_stats", "import_origin_metrics")},
 }
 
-#: names of verbs that only read, beyond those named get_, list_, search_, peek_, count_ or sample_
-READ_VERBS = frozenset({"schema_state", "next_can_start_by", "in_flight_backend_ids", "archivable_tasks",
-                        "task_activity"})
-READ_PREFIXES = ("get_", "list_", "search_", "peek_", "count_", "sample_")
-#: named like a read, but writes
-WRITE_VERBS = frozenset({"get_or_create_lister"})
+#: The swh-scheduler protocol's face (docs/reference/swh-compat.md): every verb is served.
+COMPAT_VERBS: dict[str, str] = {
+    "count_listed_origins": READ, "get_compat_records": READ, "get_task_runs_by_backend_id": READ,
+    "grab_listed_origins": ADMIN, "list_compat_records": READ, "list_runs_to_archive": READ,
+    "merge_visit_stats": ADMIN, "overwrite_task_status": ADMIN, "put_compat_records": ADMIN,
+    "schedule_task_runs": ADMIN,
+}
+COMPAT_NOT_SERVED: dict[str, str] = {}
+
+#: Imports of another scheduler's database (docs/reference/swh-import.md): none served.
+IMPORT_VERBS: dict[str, str] = {}
+IMPORT_NOT_SERVED: dict[str, str] = {
+    name: "an import writes where the database is: `ostinato import swh-scheduler` with --db, on the server"
+    for name in ("import_task_types", "import_tasks", "import_task_runs", "import_listers", "import_listed_origins",
+                 "import_visit_stats", "import_origin_metrics")
+}
+
+
+@dataclass(frozen=True)
+class RoleVerbs:
+    """One role's reviewed lists: the verbs served with their scopes, the verbs not served with why."""
+
+    role: type
+    served: Mapping[str, str]
+    not_served: Mapping[str, str]
+
+
+#: every role's lists, in the order of ``store.interface.ROLES`` (the order the API lists the verbs)
+ROLE_VERBS: tuple[RoleVerbs, ...] = (
+    RoleVerbs(SchemaStore, SCHEMA_VERBS, SCHEMA_NOT_SERVED),
+    RoleVerbs(TaskStore, TASK_VERBS, TASK_NOT_SERVED),
+    RoleVerbs(OriginStore, ORIGIN_VERBS, ORIGIN_NOT_SERVED),
+    RoleVerbs(ScheduleStore, SCHEDULE_VERBS, SCHEDULE_NOT_SERVED),
+    RoleVerbs(TokenStore, TOKEN_VERBS, TOKEN_NOT_SERVED),
+    RoleVerbs(CompatStore, COMPAT_VERBS, COMPAT_NOT_SERVED),
+    RoleVerbs(ImportStore, IMPORT_VERBS, IMPORT_NOT_SERVED),
+)
+#: the verbs the API does not serve, of every role, and why
+NOT_EXPOSED: dict[str, str] = {name: why for entry in ROLE_VERBS for name, why in entry.not_served.items()}
 #: the most rows one call may ask for (``limit``, ``size``)
 MAX_ROWS = 1_000_000
 #: bounds of integer parameters, by name (a negative limit is an error on PostgreSQL, not an empty page)
@@ -55,16 +129,18 @@ PARAMETER_RANGES: dict[str, tuple[int, int]] = {
 
 
 def scope_of(name: str) -> str:
-    """``read`` for a verb that only reads, ``admin`` for the others."""
-    if name in WRITE_VERBS:
-        return "admin"
-    return "read" if name in READ_VERBS or name.startswith(READ_PREFIXES) else "admin"
+    """The scope a served verb needs (its role's list says it); KeyError for a verb not served."""
+    for entry in ROLE_VERBS:
+        if name in entry.served:
+            return entry.served[name]
+    raise KeyError(f"{name} is not a served store verb (see the lists in ostinato.remote.verbs)")
 
 
 @dataclass(frozen=True)
 class Verb:
-    """One store method as carried over HTTP: its parameters' codecs, its result's, its scope."""
+    """One store method as carried over HTTP: its role, its parameters' codecs, its result's, its scope."""
 
+    role: type
     name: str
     scope: str
     signature: inspect.Signature
@@ -121,47 +197,35 @@ def _parameter_codec(name: str, hint: Any) -> Codec:
     return codec
 
 
-def make_verb(name: str) -> Verb:
-    """The verb of ``Store.<name>``; UnsupportedType when a parameter or the result cannot travel."""
-    method = getattr(Store, name)
+def make_verb(role: type, name: str, scope: str) -> Verb:
+    """The verb of ``role.<name>`` needing ``scope``; UnsupportedType when a parameter or the result cannot travel."""
+    method = getattr(role, name)
     hints = typing.get_type_hints(method)
     signature = inspect.signature(method)
     parameters = list(signature.parameters.values())[1:]  # without self
     codecs = {p.name: _parameter_codec(p.name, hints[p.name]) for p in parameters}
     required = frozenset(p.name for p in parameters if p.default is inspect.Parameter.empty)
     summary = (inspect.getdoc(method) or name.replace("_", " ")).split("\n\n")[0].replace("\n", " ")
-    return Verb(name, scope_of(name), signature.replace(parameters=parameters), codecs, required,
+    return Verb(role, name, scope, signature.replace(parameters=parameters), codecs, required,
                 codec_for(hints.get("return", Any)), summary)
-
-
-def _candidate_names() -> list[str]:
-    """The public methods of the interface not kept off the wire."""
-    return sorted(name for name, value in inspect.getmembers(Store, inspect.isfunction)
-                  if not name.startswith("_") and name not in NOT_EXPOSED)
 
 
 @cache
 def store_verbs() -> dict[str, Verb]:
-    """Every verb served, by name. A verb whose types cannot travel is left out here and listed by
-    :func:`unsupported_verbs` (a test requires that list to be empty)."""
+    """Every verb served, by name, role after role. A listed verb whose types cannot travel is a
+    TypeError naming it: the list is wrong, not the caller."""
     verbs = {}
-    for name in _candidate_names():
-        try:
-            verbs[name] = make_verb(name)
-        except TypeError:
-            continue
+    for entry in ROLE_VERBS:
+        for name, scope in sorted(entry.served.items()):
+            if scope not in (READ, ADMIN):
+                raise TypeError(f"{entry.role.__name__}.{name}: the scope {scope!r} is neither {READ!r} nor {ADMIN!r}")
+            if not callable(getattr(entry.role, name, None)):
+                raise TypeError(f"{name} is listed as served by {entry.role.__name__}, which has no such verb")
+            try:
+                verbs[name] = make_verb(entry.role, name, scope)
+            except TypeError as exc:
+                raise TypeError(f"{entry.role.__name__}.{name} is listed as served but cannot travel: {exc}") from exc
     return verbs
-
-
-def unsupported_verbs() -> dict[str, str]:
-    """Verbs neither served nor deliberately kept off the wire, with why."""
-    missing = {}
-    for name in sorted(set(_candidate_names()) - store_verbs().keys()):
-        try:
-            make_verb(name)
-        except TypeError as exc:
-            missing[name] = str(exc)
-    return missing
 
 
 # -- errors on the wire ----------------------------------------------------------------
@@ -212,5 +276,5 @@ def error_from_body(error: Mapping[str, Any]) -> OstinatoError | None:
     return None
 
 
-__all__ = ["NOT_EXPOSED", "Verb", "error_from_body", "error_status_and_body", "scope_of", "store_verbs",
-           "unsupported_verbs"]
+__all__ = ["ADMIN", "NOT_EXPOSED", "READ", "ROLE_VERBS", "RoleVerbs", "Verb", "error_from_body",
+           "error_status_and_body", "scope_of", "store_verbs"]

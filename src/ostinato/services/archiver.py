@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Callable, TextIO
 
 from ..domain.errors import ValidationError
-from ..store import ArchivedTask, Store
+from ..store.interface import ArchivedTask, TaskStore
 
 
 def archive_line(item: ArchivedTask) -> str:
@@ -24,7 +24,7 @@ def archive_line(item: ArchivedTask) -> str:
 
 
 def archive_tasks(
-    store: Store,
+    store: TaskStore,
     before: datetime,
     out: TextIO,
     *,

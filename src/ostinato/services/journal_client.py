@@ -39,7 +39,7 @@ from ..domain.clock import Clock
 from ..domain.errors import ValidationError
 from ..domain.visits import FeedbackPolicy, VisitStatus
 from ..execution.journal_messages import DEFAULT_TOPIC, decode_visit_status
-from ..store import Store
+from ..store.interface import OriginStore
 from . import service_metrics as metrics
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class JournalClient:
     offset starts: its earliest message (True) or only new messages (False).
     """
 
-    def __init__(self, store: Store, policy: FeedbackPolicy, clock: Clock, *, brokers: str, group_id: str,
+    def __init__(self, store: OriginStore, policy: FeedbackPolicy, clock: Clock, *, brokers: str, group_id: str,
                  topics: Sequence[str] = (DEFAULT_TOPIC,), batch_size: int = 1000, batch_timeout: float = 0.5,
                  from_beginning: bool = True, consumer_config: Mapping[str, Any] | None = None,
                  retry_delays: Sequence[float] = RETRY_DELAYS, refresh_interval: float = 60.0,

@@ -29,7 +29,7 @@ from ..domain.change_rates import (
     plans_from_evidence,
     solve_threshold,
 )
-from ..store import Store
+from ..store.interface import OriginStore
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ MEASURE_AT_LEAST = timedelta(hours=1)
 
 
 class ThresholdSteering:
-    def __init__(self, store: Store, model: RevisitModel, *, capacity: float = 0.0,
+    def __init__(self, store: OriginStore, model: RevisitModel, *, capacity: float = 0.0,
                  every: timedelta = timedelta(minutes=10), sample_size: int = 500):
         self.store = store
         self.model = model.validated()

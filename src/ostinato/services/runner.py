@@ -18,7 +18,7 @@ from typing import Protocol, Sequence
 from ..domain.clock import Clock
 from ..domain.tasks import ScheduledRun, TaskType
 from ..domain.errors import QueueUnavailable
-from ..store import Store
+from ..store.interface import TaskStore
 from . import service_metrics as metrics
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class Executor(Protocol):
 class TaskRunner:
     def __init__(
         self,
-        store: Store,
+        store: TaskStore,
         executor: Executor,
         clock: Clock,
         *,
@@ -135,7 +135,7 @@ class TaskRunner:
                 stop.wait(poll_interval)
 
 
-def recover_dead_executors(store: Store, clock: Clock, node: str, own_id: str) -> list[int]:
+def recover_dead_executors(store: TaskStore, clock: Clock, node: str, own_id: str) -> list[int]:
     """Mark lost the runs held by embedded executors of ``node`` that are no longer alive.
 
     Called at start-up, before dispatching: an executor id equal to our own

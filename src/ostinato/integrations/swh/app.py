@@ -71,9 +71,10 @@ def _exception_answer(exc: Exception, request: Request) -> Response:
 
 def create_app(store: Store, clock: Clock | None = None, *, require_token: bool = True,
                reset: Callable[[], None] | None = None) -> Starlette:
-    """The protocol over ``store``. ``reset`` (for a conformance harness only) is served as
+    """The protocol over ``store``, of which it uses the tasks, origins, compat and tokens roles
+    (:class:`~.operations.Context`). ``reset`` (for a conformance harness only) is served as
     ``POST /ostinato-test/reset``, which empties the database."""
-    ctx = Context(store, clock or SystemClock())
+    ctx = Context.over(store, clock or SystemClock())
 
     def authorize(request: Request, scope: str) -> Response | None:
         if not require_token:
@@ -83,7 +84,7 @@ def create_app(store: Store, clock: Clock | None = None, *, require_token: bool 
         if scheme.lower() != "bearer" or not secret.strip():
             return _answer(error_body("PermissionError", "a bearer token is needed: Authorization: Bearer <secret>",
                                       field="authorization"), request, 401)
-        token = ctx.store.find_api_token(hash_secret(secret.strip()), now=ctx.clock.now())
+        token = ctx.tokens.find_api_token(hash_secret(secret.strip()), now=ctx.clock.now())
         if token is None or token["revoked_at"] is not None:
             why = "unknown token" if token is None else f"token {token['name']!r} was revoked"
             return _answer(error_body("PermissionError", why, field="authorization"), request, 401)

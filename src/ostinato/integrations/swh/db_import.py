@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
 from ...domain.errors import ValidationError
-from ...store import Store
+from ...store.interface import ImportStore
 from .db_mapping import (
     Cooldowns, Queues, listed_origin_of, lister_of, metrics_of, task_of, task_run_of, task_type_of, visit_stats_of,
 )
@@ -90,7 +90,7 @@ def _relocated(exc: ValidationError, table: str, rows: Sequence[tuple], key: Cal
 class _Copy:
     """One import run: the source, the target, the options and the report being filled."""
 
-    def __init__(self, source: SwhSchedulerSource, store: Store, *, now: datetime, cooldowns: Cooldowns,
+    def __init__(self, source: SwhSchedulerSource, store: ImportStore, *, now: datetime, cooldowns: Cooldowns,
                  batch_size: int, progress: Progress):
         self.source, self.store, self.now, self.cooldowns = source, store, now, cooldowns
         self.batch_size, self.progress = batch_size, progress
@@ -159,7 +159,7 @@ class _Copy:
         return self.report
 
 
-def import_swh_scheduler(source: SwhSchedulerSource, store: Store, *, now: datetime, cooldowns: Cooldowns,
+def import_swh_scheduler(source: SwhSchedulerSource, store: ImportStore, *, now: datetime, cooldowns: Cooldowns,
                          with_runs: bool = False, batch_size: int = DEFAULT_BATCH,
                          progress: Progress | None = None) -> ImportReport:
     """Copy ``source`` into ``store`` (see the module's documentation); ``now`` (the wall clock) only

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, Mapping
 
 from ...domain.origins import StoredListedOrigin
-from ...store import Store
+from ...store.interface import OriginStore, Store, TaskStore
 from .db_mapping import (
     Cooldowns, Queues, listed_origin_of, lister_of, metrics_of, task_of, task_run_of, task_type_of, visit_stats_of,
 )
@@ -81,21 +81,35 @@ def _free_alike(now: datetime) -> Callable[[str, Any, Any], bool]:
 
 def verify_import(source: SwhSchedulerSource, store: Store, *, now: datetime, cooldowns: Cooldowns,
                   with_runs: bool = False, batch_size: int = _PAGE) -> Verification:
-    """Compare every row of ``source`` with ``store`` (see the module's documentation)."""
+    """Compare every row of ``source`` with ``store`` (see the module's documentation): its tasks
+    role, then its origins role."""
     check = Verification()
+    _verify_tasks(check, source, store, with_runs=with_runs, batch_size=batch_size)
+    _verify_origins(check, source, store, now=now, cooldowns=cooldowns, batch_size=batch_size)
+    return check
+
+
+def _verify_tasks(check: Verification, source: SwhSchedulerSource, tasks: TaskStore, *, with_runs: bool,
+                  batch_size: int) -> None:
+    """Task types, tasks and (when asked) task runs."""
     for row in source.all("task_type"):
-        check.compare("task_type", f"task type {row[0]}", task_type_of(row), store.get_task_type(row[0]))
+        check.compare("task_type", f"task type {row[0]}", task_type_of(row), tasks.get_task_type(row[0]))
     for rows in source.batches("task", batch_size):
-        stored = {t.id: t for t in store.get_tasks([row[0] for row in rows])}
+        stored = {t.id: t for t in tasks.get_tasks([row[0] for row in rows])}
         for row in rows:
             check.compare("task", f"task {row[0]}", task_of(row), stored.get(row[0]))
     if with_runs:
         for rows in source.batches("task_run", batch_size):
-            runs = {r.id: r for r in store.list_task_runs(after_id=rows[0][0] - 1, limit=len(rows))}
+            runs = {r.id: r for r in tasks.list_task_runs(after_id=rows[0][0] - 1, limit=len(rows))}
             for row in rows:
                 check.compare("task_run", f"task run {row[0]}", task_run_of(row), runs.get(row[0]))
+
+
+def _verify_origins(check: Verification, source: SwhSchedulerSource, origins: OriginStore, *, now: datetime,
+                    cooldowns: Cooldowns, batch_size: int) -> None:
+    """Listers, listings, visit stats and metrics."""
     lister_rows = source.all("listers")
-    listers = {(l.name, l.instance_name): l for l in store.list_listers()}
+    listers = {(l.name, l.instance_name): l for l in origins.list_listers()}
     lister_ids: dict[Any, int] = {}
     for row in lister_rows:
         stored_lister = listers.get((row[1], row[2]))
@@ -104,25 +118,24 @@ def verify_import(source: SwhSchedulerSource, store: Store, *, now: datetime, co
             lister_ids[row[0]] = stored_lister.id
             expected = replace(expected, id=stored_lister.id)
         check.compare("listers", f"lister {row[1]}/{row[2]}", expected, stored_lister)
-    _verify_listings(check, source, store, lister_ids, batch_size)
+    _verify_listings(check, source, origins, lister_ids, batch_size)
     queues = Queues(dict(source.all("queue_positions")), {vt: at for vt, at in source.all("queue_anchors") if at})
     same = _free_alike(now)
     for rows in source.batches("origin_visit_stats", batch_size):
-        stored_stats = {(s.url, s.visit_type): s for s in store.get_visit_stats([(r[0], r[1]) for r in rows])}
+        stored_stats = {(s.url, s.visit_type): s for s in origins.get_visit_stats([(r[0], r[1]) for r in rows])}
         for row in rows:
             check.compare("origin_visit_stats", f"visit stats {row[0]} ({row[1]})", visit_stats_of(row, queues, cooldowns),
                           stored_stats.get((row[0], row[1])), same=same)
-    metrics = {(m.lister_id, m.visit_type): m for m in store.get_origin_metrics()}
+    metrics = {(m.lister_id, m.visit_type): m for m in origins.get_origin_metrics()}
     for row in source.all("scheduler_metrics"):
         expected = metrics_of(row, lister_ids) if row[0] in lister_ids else None
         got = metrics.get((expected.lister_id, expected.visit_type)) if expected else None
         if got is not None:  # the store names the lister in its answer: not a field of the source
             got = replace(got, lister_name=None, lister_instance_name=None)
         check.compare("scheduler_metrics", f"metrics of lister {row[0]}, {row[1]}", expected, got)
-    return check
 
 
-def _verify_listings(check: Verification, source: SwhSchedulerSource, store: Store, lister_ids: Mapping[Any, int],
+def _verify_listings(check: Verification, source: SwhSchedulerSource, origins: OriginStore, lister_ids: Mapping[Any, int],
                      batch_size: int) -> None:
     """Every listing the store holds, page by page, against the source's rows of the same origins; then
     the count: as many as the source has (so none is missing)."""
@@ -130,7 +143,7 @@ def _verify_listings(check: Verification, source: SwhSchedulerSource, store: Sto
     after = None
     seen = 0
     while True:
-        page = store.get_listed_origins(after=after, limit=batch_size)
+        page = origins.get_listed_origins(after=after, limit=batch_size)
         if not page:
             break
         after = (page[-1].origin.url, page[-1].origin.visit_type, page[-1].lister_id)

@@ -1,6 +1,7 @@
 """How an operation of the protocol is declared: its route, its parameters (each read strictly
 from the request, the first fault a ValidationError naming the parameter), the token scope it
-needs, and the function that maps it onto the store (see docs/reference/swh-compat.md)."""
+needs, and the function that maps it onto the store (see docs/reference/swh-compat.md); and the
+:class:`Context` each such function gets: the roles of the store the face uses, and the clock."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from uuid import UUID
 
 from ...domain.clock import Clock
 from ...domain.errors import ConflictError, ValidationError
-from ...store import Store
+from ...store.interface import CompatStore, OriginStore, Store, TaskStore, TokenStore
 from . import models
 
 _REQUIRED = object()
@@ -27,8 +28,19 @@ class UnknownPolicy(ValidationError):
 
 @dataclass
 class Context:
-    store: Store
+    """What an operation works with: the store's roles the face uses (one store behind them all),
+    each operation naming the role of each verb it calls, and the clock."""
+
+    tasks: TaskStore
+    origins: OriginStore
+    compat: CompatStore
+    tokens: TokenStore
     clock: Clock
+
+    @classmethod
+    def over(cls, store: Store, clock: Clock) -> Context:
+        """The context of a whole store: it plays every role the face uses."""
+        return cls(tasks=store, origins=store, compat=store, tokens=store, clock=clock)
 
 
 @dataclass(frozen=True)

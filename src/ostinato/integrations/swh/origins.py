@@ -78,12 +78,12 @@ def _lister_model(lister: Lister, extra: dict[str, Any]) -> Any:
 
 
 def _listers(ctx: Context, listers: list[Lister]) -> list[Any]:
-    extras = ctx.store.get_compat_records(LISTERS, [str(lister.id) for lister in listers])
+    extras = ctx.compat.get_compat_records(LISTERS, [str(lister.id) for lister in listers])
     return [_lister_model(lister, extras.get(str(lister.id), {})) for lister in listers]
 
 
 def _find_lister(ctx: Context, name: str, instance_name: str) -> Lister | None:
-    return next((item for item in ctx.store.list_listers() if (item.name, item.instance_name) == (name, instance_name)), None)
+    return next((item for item in ctx.origins.list_listers() if (item.name, item.instance_name) == (name, instance_name)), None)
 
 
 @operation("lister/get", "read", name=arg(models.TEXT), instance_name=arg(models.nullable(models.TEXT), None))
@@ -96,10 +96,10 @@ def get_lister(ctx: Context, name: str, instance_name: str | None) -> Any:
            first_visits_queue_prefix=arg(models.nullable(models.TEXT), None))
 def get_or_create_lister(ctx: Context, name: str, instance_name: str | None, first_visits_queue_prefix: str | None) -> Any:
     now = ctx.clock.now()
-    lister = ctx.store.get_or_create_lister(name, instance_name or "", now)
+    lister = ctx.origins.get_or_create_lister(name, instance_name or "", now)
     key = str(lister.id)
-    if key not in ctx.store.get_compat_records(LISTERS, [key]):
-        ctx.store.put_compat_records(LISTERS, {key: {"created": _iso(lister.updated),
+    if key not in ctx.compat.get_compat_records(LISTERS, [key]):
+        ctx.compat.put_compat_records(LISTERS, {key: {"created": _iso(lister.updated),
                                                      "first_visits_queue_prefix": first_visits_queue_prefix,
                                                      "first_visits_scheduled_at": None}})
     return _listers(ctx, [lister])[0]
@@ -108,25 +108,25 @@ def get_or_create_lister(ctx: Context, name: str, instance_name: str | None, fir
 @operation("lister/update", lister=model_arg("Lister"))
 def update_lister(ctx: Context, lister: dict[str, Any]) -> Any:
     lister_id = lister_id_of(lister["id"])
-    stored = next((item for item in ctx.store.list_listers() if item.id == lister_id), None)
+    stored = next((item for item in ctx.origins.list_listers() if item.id == lister_id), None)
     if stored is None or lister["updated"] is None or stored.updated != lister["updated"]:
         raise StaleData("Stale data; Lister state not updated")
     try:
-        saved = ctx.store.update_lister(stored, current_state=lister["current_state"],
+        saved = ctx.origins.update_lister(stored, current_state=lister["current_state"],
                                         last_listing_finished_at=lister["last_listing_finished_at"], now=ctx.clock.now())
     except ConflictError:
         raise StaleData("Stale data; Lister state not updated") from None
     key = str(saved.id)
-    extra = ctx.store.get_compat_records(LISTERS, [key]).get(key, {"created": _iso(stored.updated)})
+    extra = ctx.compat.get_compat_records(LISTERS, [key]).get(key, {"created": _iso(stored.updated)})
     extra.update(first_visits_queue_prefix=lister["first_visits_queue_prefix"],
                  first_visits_scheduled_at=_iso(lister["first_visits_scheduled_at"]))
-    ctx.store.put_compat_records(LISTERS, {key: extra})
+    ctx.compat.put_compat_records(LISTERS, {key: extra})
     return _lister_model(saved, extra)
 
 
 @operation("listers/get", "read", with_first_visits_to_schedule=arg(models.BOOL, False))
 def get_listers(ctx: Context, with_first_visits_to_schedule: bool) -> list[Any]:
-    found = _listers(ctx, sorted(ctx.store.list_listers(), key=lambda lister: lister.id))
+    found = _listers(ctx, sorted(ctx.origins.list_listers(), key=lambda lister: lister.id))
     if with_first_visits_to_schedule:
         found = [m for m in found if m.fields["last_listing_finished_at"] is not None
                  and m.fields["first_visits_queue_prefix"] is not None and m.fields["first_visits_scheduled_at"] is None]
@@ -142,7 +142,7 @@ def _lister_ids(value: Any, name: str) -> list[Any]:
 @operation("listers/get_by_id", "read", lister_ids=Param(_lister_ids))
 def get_listers_by_id(ctx: Context, lister_ids: list[Any]) -> list[Any]:
     wanted = {lister_id_of(v) for v in lister_ids} - {None}
-    return _listers(ctx, sorted((item for item in ctx.store.list_listers() if item.id in wanted), key=lambda item: item.id))
+    return _listers(ctx, sorted((item for item in ctx.origins.list_listers() if item.id in wanted), key=lambda item: item.id))
 
 
 # -- listed origins ---------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def _origin_model(stored: StoredListedOrigin) -> Any:
 def _stored_by_url(ctx: Context, urls: list[str]) -> list[StoredListedOrigin]:
     found = []
     for url in dict.fromkeys(urls):
-        found.extend(ctx.store.get_listed_origins(url=url, limit=_PAGE))
+        found.extend(ctx.origins.get_listed_origins(url=url, limit=_PAGE))
     return found
 
 
@@ -173,14 +173,14 @@ def record_listed_origins(ctx: Context, listed_origins: list[dict[str, Any]], up
         by_lister.setdefault(lister_id, {})[(origin["url"], origin["visit_type"])] = ListedOrigin(
             origin["url"], origin["visit_type"], origin["extra_loader_arguments"], origin["last_update"],
             origin["enabled"], origin["is_fork"], origin["forked_from_url"])
-    known = {lister.id for lister in ctx.store.list_listers()}
+    known = {lister.id for lister in ctx.origins.list_listers()}
     for lister_id in by_lister:
         if lister_id not in known:
             raise ValidationError("listed_origins.lister_id", "the UUID of a lister of this scheduler",
                                   str(lister_uuid(lister_id)))
     now = ctx.clock.now()
     for lister_id, origins in by_lister.items():
-        ctx.store.record_listed_origins(lister_id, list(origins.values()), now, touch_last_seen=update_last_seen)
+        ctx.origins.record_listed_origins(lister_id, list(origins.values()), now, touch_last_seen=update_last_seen)
     keys = {(lister_id, url, visit_type) for lister_id, origins in by_lister.items() for url, visit_type in origins}
     stored = _stored_by_url(ctx, [url for _, url, _ in keys])
     return [_origin_model(s) for s in stored if (s.lister_id, s.origin.url, s.origin.visit_type) in keys]
@@ -222,7 +222,7 @@ def get_listed_origins(ctx: Context, lister_id: UUID | None, url: str | None, ur
         rows = []
         after = None
         while True:
-            page = ctx.store.get_listed_origins(lister_id=ours, after=after, limit=_PAGE)
+            page = ctx.origins.get_listed_origins(lister_id=ours, after=after, limit=_PAGE)
             rows.extend(s for s in page if wanted(s))
             if len(page) < _PAGE or (ours is not None and len(rows) > limit):
                 break
@@ -244,7 +244,7 @@ def get_visit_types_for_listed_origins(ctx: Context, lister: dict[str, Any]) -> 
     types: set[str] = set()
     after = None
     while True:
-        page = ctx.store.get_listed_origins(lister_id=ours, after=after, limit=_PAGE)
+        page = ctx.origins.get_listed_origins(lister_id=ours, after=after, limit=_PAGE)
         types.update(s.origin.visit_type for s in page)
         if len(page) < _PAGE:
             return sorted(types)
@@ -260,7 +260,7 @@ def _grab_lister(ctx: Context, lister_uuid: str | None, lister_name: str | None,
     """(found, lister) of a grab's lister arguments: (True, None) when none is given."""
     if lister_uuid is not None:
         lister_id = lister_id_of(lister_uuid)
-        lister = next((item for item in ctx.store.list_listers() if item.id == lister_id), None)
+        lister = next((item for item in ctx.origins.list_listers() if item.id == lister_id), None)
         return (lister is not None, lister)
     if lister_name is not None:
         lister = _find_lister(ctx, lister_name, lister_instance_name or "")
@@ -298,4 +298,4 @@ def grab_next_visits(ctx: Context, visit_type: str, count: int, policy: str, ena
                        failed_cooldown=failed_cooldown, not_found_cooldown=not_found_cooldown,
                        scheduled_before=lister.last_listing_finished_at if lister else None, sample_percent=sample,
                        position_records=VISIT_STATS, queue_records=QUEUE_POSITIONS)
-    return [_origin_model(row) for row in ctx.store.grab_listed_origins(grab, now_or(ctx, timestamp), dry_run=dry_run)]
+    return [_origin_model(row) for row in ctx.compat.grab_listed_origins(grab, now_or(ctx, timestamp), dry_run=dry_run)]

@@ -70,26 +70,26 @@ def task_run_model(run: TaskRun) -> Any:
 @operation("task_type/create", task_type=model_arg("TaskType"))
 def create_task_type(ctx: Context, task_type: dict[str, Any]) -> None:
     try:
-        ctx.store.create_task_type(TaskType(**task_type).validated())
+        ctx.tasks.create_task_type(TaskType(**task_type).validated())
     except ConflictError:
         pass  # the protocol's create is idempotent: a type of that name stays as it is
 
 
 @operation("task_type/get", "read", task_type_name=arg(models.TEXT))
 def get_task_type(ctx: Context, task_type_name: str) -> Any:
-    task_type = ctx.store.get_task_type(task_type_name)
+    task_type = ctx.tasks.get_task_type(task_type_name)
     return None if task_type is None else task_type_model(task_type)
 
 
 @operation("task_type/get_all", "read")
 def get_task_types(ctx: Context) -> list[Any]:
-    return [task_type_model(t) for t in ctx.store.list_task_types()]
+    return [task_type_model(t) for t in ctx.tasks.list_task_types()]
 
 
 # -- tasks ------------------------------------------------------------------------------
 @operation("task/create", tasks=models_arg("Task"), policy=arg(models.choice(*models.TASK_POLICIES), "recurring"))
 def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list[Any]:
-    types = {t.type: t for t in ctx.store.list_task_types()}
+    types = {t.type: t for t in ctx.tasks.list_task_types()}
     new = []
     for index, task in enumerate(tasks):
         task_type = types.get(task["type"])
@@ -101,7 +101,7 @@ def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list
         arguments = TaskArguments.parse(task["arguments"], f"tasks[{index}].arguments")
         new.append(NewTask(task["type"], task["next_run"], arguments, TaskPolicy(task["policy"] or policy),
                            parse_priority(task["priority"]), interval, task["retries_left"]))
-    created = ctx.store.create_tasks(new, one_shot_by_next_run=True)  # the protocol keeps them apart by next_run
+    created = ctx.tasks.create_tasks(new, one_shot_by_next_run=True)  # the protocol keeps them apart by next_run
     seen: set[int] = set()
     answer = []
     for task in created:  # the protocol answers each task once, however often it was given
@@ -116,7 +116,7 @@ def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list
 def set_status_tasks(ctx: Context, task_ids: list[int], status: str, next_run: datetime | None,
                      except_completed_tasks: bool) -> None:
     if task_ids:
-        ctx.store.overwrite_task_status(task_ids, TaskStatus(status), next_run=next_run,
+        ctx.compat.overwrite_task_status(task_ids, TaskStatus(status), next_run=next_run,
                                         except_completed_before=ctx.clock.now() if except_completed_tasks else None)
 
 
@@ -154,12 +154,12 @@ def search_tasks(ctx: Context, task_id: list[int] | None, task_type: list[str] |
 
     found: list[Task] = []
     if task_id:
-        found = [t for t in ctx.store.get_tasks(sorted(set(task_id))) if wanted(t)]
+        found = [t for t in ctx.tasks.get_tasks(sorted(set(task_id))) if wanted(t)]
     else:
         for one_type in (task_type or [None]):
             after_id = 0
             while True:
-                page = ctx.store.search_tasks(task_type=one_type, status=statuses, policy=TaskPolicy(policy) if policy else None,
+                page = ctx.tasks.search_tasks(task_type=one_type, status=statuses, policy=TaskPolicy(policy) if policy else None,
                                               priority=priorities, before=before, after_id=after_id, limit=_PAGE)
                 found.extend(t for t in page if wanted(t))
                 if len(page) < _PAGE or (limit and len(found) >= limit):
@@ -171,7 +171,7 @@ def search_tasks(ctx: Context, task_id: list[int] | None, task_type: list[str] |
 
 @operation("task/get", "read", task_ids=ids_arg())
 def get_tasks(ctx: Context, task_ids: list[int]) -> list[Any]:
-    return [task_model(t) for t in ctx.store.get_tasks(sorted(set(task_ids)))]
+    return [task_model(t) for t in ctx.tasks.get_tasks(sorted(set(task_ids)))]
 
 
 def _ready(ctx: Context, task_type: str, timestamp: datetime | None, num_tasks: int | None, *,
@@ -181,8 +181,8 @@ def _ready(ctx: Context, task_type: str, timestamp: datetime | None, num_tasks: 
     if limit <= 0:
         return []
     if grab:
-        return [task_model(run.task) for run in ctx.store.grab_ready_tasks(task_type, now, limit, priority=priority)]
-    return [task_model(t) for t in ctx.store.peek_ready_tasks(task_type, now, limit, priority=priority)]
+        return [task_model(run.task) for run in ctx.tasks.grab_ready_tasks(task_type, now, limit, priority=priority)]
+    return [task_model(t) for t in ctx.tasks.peek_ready_tasks(task_type, now, limit, priority=priority)]
 
 
 _READY = dict(task_type=arg(models.TEXT), timestamp=time_arg(), num_tasks=arg(models.nullable(models.WHOLE), None))
@@ -213,7 +213,7 @@ def grab_ready_priority_tasks(ctx: Context, task_type: str, timestamp: datetime 
            metadata=arg(models.nullable(models.MAP), None), timestamp=time_arg())
 def schedule_task_run(ctx: Context, task_id: int, backend_id: str, metadata: dict[str, Any] | None,
                       timestamp: datetime | None) -> Any:
-    runs = ctx.store.schedule_task_runs([NewTaskRun(task_id, backend_id, now_or(ctx, timestamp), metadata or {})])
+    runs = ctx.compat.schedule_task_runs([NewTaskRun(task_id, backend_id, now_or(ctx, timestamp), metadata or {})])
     return task_run_model(runs[0])
 
 
@@ -224,12 +224,12 @@ def mass_schedule_task_runs(ctx: Context, task_runs: list[dict[str, Any]]) -> No
         if run["task"] is None:
             raise ValidationError(f"task_runs[{index}].task", "the id of a task", None)
         new.append(NewTaskRun(run["task"], run["backend_id"], run["scheduled"] or ctx.clock.now(), run["metadata"] or {}))
-    ctx.store.schedule_task_runs(new)
+    ctx.compat.schedule_task_runs(new)
 
 
 def _run_event(ctx: Context, backend_id: str, status: TaskRunStatus, metadata: dict[str, Any] | None,
                timestamp: datetime | None) -> Any:
-    runs = ctx.store.get_task_runs_by_backend_id([backend_id])
+    runs = ctx.compat.get_task_runs_by_backend_id([backend_id])
     if not runs:
         return None
     at = now_or(ctx, timestamp)
@@ -238,11 +238,11 @@ def _run_event(ctx: Context, backend_id: str, status: TaskRunStatus, metadata: d
         # was never grabbed: such a task is marked as waiting on its run first, so the store moves it
         # (a disabled or completed task stays as it is; docs/reference/swh-compat.md, "Tasks")
         open_runs = {run.task for run in runs if not run.status.is_final}
-        waiting = [t.id for t in ctx.store.get_tasks(sorted(open_runs)) if t.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED]
+        waiting = [t.id for t in ctx.tasks.get_tasks(sorted(open_runs)) if t.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED]
         if waiting:
-            ctx.store.overwrite_task_status(waiting, TaskStatus.NEXT_RUN_SCHEDULED)
-    ctx.store.record_run_events([RunEvent(run.id, status, at, metadata=metadata or None) for run in runs])
-    updated = ctx.store.get_task_runs_by_backend_id([backend_id])
+            ctx.compat.overwrite_task_status(waiting, TaskStatus.NEXT_RUN_SCHEDULED)
+    ctx.tasks.record_run_events([RunEvent(run.id, status, at, metadata=metadata or None) for run in runs])
+    updated = ctx.compat.get_task_runs_by_backend_id([backend_id])
     return task_run_model(updated[-1]) if updated else None
 
 
@@ -265,7 +265,7 @@ def get_task_runs(ctx: Context, task_ids: list[int], limit: int | None) -> list[
     for task_id in dict.fromkeys(task_ids):
         after_id = 0
         while True:
-            page = ctx.store.list_task_runs(task_id=task_id, after_id=after_id, limit=_PAGE)
+            page = ctx.tasks.list_task_runs(task_id=task_id, after_id=after_id, limit=_PAGE)
             runs.extend(page)
             if len(page) < _PAGE or (limit and len(runs) >= limit):
                 break
@@ -315,7 +315,7 @@ def filter_task_to_archive(ctx: Context, after_ts: datetime, before_ts: datetime
     # the runs dated in [after_ts, before_ts) of the tasks over by the protocol's rule, paged by (task, run):
     # the token names the last row answered, so a task whose runs straddle two pages loses none
     # (docs/reference/swh-compat.md, "Tasks")
-    found = ctx.store.list_runs_to_archive(after_ts, before_ts, after_run=page_token, limit=limit + 1)
+    found = ctx.compat.list_runs_to_archive(after_ts, before_ts, after_run=page_token, limit=limit + 1)
     rows = [_archive_row(task, run) for task, run in found[:limit]]
     if len(found) > limit and rows:
         return {"tasks": rows, "next_page_token": f"{rows[-1]['task_id']}-{rows[-1]['task_run_id']}"}
@@ -335,4 +335,4 @@ def _archived_pairs(value: Any, name: str) -> list[int]:
 
 @operation("task/delete_archived", task_ids=Param(_archived_pairs))
 def delete_archived_tasks(ctx: Context, task_ids: list[int]) -> None:
-    ctx.store.delete_tasks(sorted(set(task_ids)))
+    ctx.tasks.delete_tasks(sorted(set(task_ids)))

@@ -54,9 +54,9 @@ def origin_visit_stats_upsert(ctx: Context, origin_visit_stats: list[dict[str, A
     for stats in origin_visit_stats:  # a later one for the same origin merges over an earlier one
         key = stats_key(stats["url"], stats["visit_type"])
         own[key] = _over({name: stats[name] for name in _OWN}, own.get(key))
-    stored = ctx.store.get_compat_records(VISIT_STATS, list(own))
-    ctx.store.merge_visit_stats(updates)
-    ctx.store.put_compat_records(VISIT_STATS, {key: _over(fields, stored.get(key)) for key, fields in own.items()})
+    stored = ctx.compat.get_compat_records(VISIT_STATS, list(own))
+    ctx.compat.merge_visit_stats(updates)
+    ctx.compat.put_compat_records(VISIT_STATS, {key: _over(fields, stored.get(key)) for key, fields in own.items()})
 
 
 def _stats_model(url: str, visit_type: str, stats: VisitStats | None, record: dict[str, Any] | None) -> Any:
@@ -84,8 +84,8 @@ def _ids(value: Any, name: str) -> list[tuple[str, str]]:
 def origin_visit_stats_get(ctx: Context, ids: list[tuple[str, str]]) -> list[Any]:
     # one answer per id asked, an id asked twice answered twice, as the protocol's store joins them
     unique = list(dict.fromkeys(ids))
-    ours = {(s.url, s.visit_type): s for s in ctx.store.get_visit_stats(unique)}
-    records = ctx.store.get_compat_records(VISIT_STATS, [stats_key(url, visit_type) for url, visit_type in unique])
+    ours = {(s.url, s.visit_type): s for s in ctx.origins.get_visit_stats(unique)}
+    records = ctx.compat.get_compat_records(VISIT_STATS, [stats_key(url, visit_type) for url, visit_type in unique])
     answer = []
     for url, visit_type in ids:
         stats, record = ours.get((url, visit_type)), records.get(stats_key(url, visit_type))
@@ -100,7 +100,7 @@ def visit_scheduler_queue_position_get(ctx: Context) -> dict[str, int]:
     positions: dict[str, int] = {}
     after = ""
     while True:
-        page = ctx.store.list_compat_records(QUEUE_POSITIONS, after=after, limit=1000)
+        page = ctx.compat.list_compat_records(QUEUE_POSITIONS, after=after, limit=1000)
         positions.update({key: record["position"] for key, record in page.items()})
         if len(page) < 1000:
             return positions
@@ -109,7 +109,7 @@ def visit_scheduler_queue_position_get(ctx: Context) -> dict[str, int]:
 
 @operation("visit_scheduler/set", visit_type=arg(models.TEXT), position=arg(models.WHOLE))
 def visit_scheduler_queue_position_set(ctx: Context, visit_type: str, position: int) -> None:
-    ctx.store.put_compat_records(QUEUE_POSITIONS, {visit_type: {"position": position}})
+    ctx.compat.put_compat_records(QUEUE_POSITIONS, {visit_type: {"position": position}})
 
 
 def _metrics_record(counts: ListingCounts, at: datetime) -> dict[str, Any]:
@@ -131,8 +131,8 @@ def update_metrics(ctx: Context, lister_id: UUID | None, timestamp: datetime | N
         return []
     at = timestamp or ctx.clock.now()
     records = {f"{c.lister_id} {c.visit_type}": _metrics_record(c, at)
-               for c in ctx.store.count_listed_origins(lister_id=ours)}
-    ctx.store.put_compat_records(METRICS, records)
+               for c in ctx.compat.count_listed_origins(lister_id=ours)}
+    ctx.compat.put_compat_records(METRICS, records)
     return [_metrics_model(record) for record in records.values()]
 
 
@@ -143,7 +143,7 @@ def get_metrics(ctx: Context, lister_id: UUID | None, visit_type: str | None) ->
         return []
     found, after = [], ""
     while True:
-        page = ctx.store.list_compat_records(METRICS, after=after, limit=1000)
+        page = ctx.compat.list_compat_records(METRICS, after=after, limit=1000)
         found.extend(r for r in page.values() if (ours is None or r["lister_id"] == ours)
                      and (visit_type is None or r["visit_type"] == visit_type))
         if len(page) < 1000:
