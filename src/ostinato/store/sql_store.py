@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from .dialect import Dialect
 from .interface import Store
+from .schedules.flow import ScheduleFlow
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(TokenFlow, Store):
+class SQLStore(ScheduleFlow, TokenFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

@@ -1,8 +1,8 @@
--- Named queries of the SQLite store for schedules (see docs/design/deadline-greedy.md).
--- Same conventions as queries.sql: :named parameters, times as ISO 8601 text in
--- UTC, durations in seconds, lists as JSON text; `now` from the caller.
--- The state a run's end or a steal computes comes from the domain's rules
--- (domain/schedules.py); these queries only read, lock and write it.
+-- The schedules role's named queries for SQLite (see store/schedules/flow.py and
+-- docs/design/deadline-greedy.md); the same names as postgresql.sql.
+-- :named parameters, times as ISO 8601 text in UTC, durations in seconds, lists as JSON
+-- text; `now` from the caller. The state a run's end or a steal computes comes from the
+-- domain's rules (domain/schedules.py); these queries only read, lock and write it.
 
 -- name: insert_schedule
 INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period, cooldown_duration, cron_schedule,
@@ -80,15 +80,16 @@ ORDER BY should_start_by
 LIMIT :limit;
 
 -- name: take_ownership
--- picks: JSON array of [name, tag]
+-- rows: JSON array of [name, tag]
 UPDATE schedule SET owner_started_at = :now, owner_node = :node, owner_name = :owner_name, owner_tag = k.tag,
     owner_last_ping_at = :now, steal_start_at = NULL
-FROM (SELECT value ->> 0 AS name, value ->> 1 AS tag FROM json_each(:picks)) AS k
+FROM (SELECT value ->> 0 AS name, value ->> 1 AS tag FROM json_each(:rows)) AS k
 WHERE schedule.name = k.name AND schedule.owner_tag IS NULL;
 
 -- name: insert_schedule_runs
+-- rows: JSON array of [name, tag]
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
-SELECT k.value ->> 0, k.value ->> 1, :node, :owner_name, :now, 'running', '{}' FROM json_each(:picks) AS k WHERE true
+SELECT k.value ->> 0, k.value ->> 1, :node, :owner_name, :now, 'running', '{}' FROM json_each(:rows) AS k WHERE true
 RETURNING id, schedule;
 
 -- name: end_schedule_run
@@ -124,6 +125,3 @@ SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = :node;
 SELECT * FROM schedule_run
 WHERE schedule = :name AND id < :before_id
 ORDER BY id DESC LIMIT :limit;
-
--- name: schedule_run_by_tag
-SELECT * FROM schedule_run WHERE owner_tag = :tag;

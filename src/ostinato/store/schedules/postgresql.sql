@@ -1,7 +1,7 @@
--- Named queries of the PostgreSQL store for schedules (see docs/design/deadline-greedy.md).
--- Same conventions as queries.sql: %(named)s parameters, `now` from the caller.
--- The state a run's end or a steal computes comes from the domain's rules
--- (domain/schedules.py); these queries only read, lock and write it.
+-- The schedules role's named queries for PostgreSQL (see store/schedules/flow.py and
+-- docs/design/deadline-greedy.md); the same names as sqlite.sql.
+-- %(named)s parameters, `now` from the caller. The state a run's end or a steal computes
+-- comes from the domain's rules (domain/schedules.py); these queries only read, lock and write it.
 
 -- name: insert_schedule
 INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period, cooldown_duration, cron_schedule,
@@ -125,11 +125,3 @@ SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = %(node)s FOR
 SELECT * FROM schedule_run
 WHERE schedule = %(name)s AND id < %(before_id)s
 ORDER BY id DESC LIMIT %(limit)s;
-
--- name: schedule_run_by_tag
-SELECT * FROM schedule_run WHERE owner_tag = %(tag)s;
-
--- name: notify_schedules_changed
--- a hint to sleeping schedulers that a schedule was added or changed: one per
--- transaction (PostgreSQL folds equal notifications of a transaction into one)
-SELECT pg_notify('ostinato_schedules', '');
