@@ -2,14 +2,14 @@
 (see docs/design/deadline-greedy.md): definitions and state, the indexed pick that takes
 ownership, pings, run ends, the two-step steal and the run history.
 
-The state a run's end or a steal produces is computed by ``domain.schedules``; SQL in
-``sqlite.sql`` and ``postgresql.sql`` beside this file.
+The state a run's end or a steal produces is computed by ``domain.schedules``; the
+ownership a pick gives is written by the pick's SQL alone, which returns the rows as
+written. SQL in ``sqlite.sql`` and ``postgresql.sql`` beside this file.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
@@ -108,20 +108,13 @@ class ScheduleFlow(ScheduleStore):
         params = {"now": self.db.time(now), "node": node, "limit": len(tags), "window": PICK_WINDOW}
         with self.db.write() as conn:
             startable = conn.execute(queries.count_startable, params).fetchone()["n"]
-            rows = conn.execute(pick_query(queries, startable), params).fetchall()
-            if not rows:
+            names = [r["name"] for r in conn.execute(pick_query(queries, startable), params).fetchall()]
+            if not names:
                 return []
-            names, tags = [r["name"] for r in rows], list(tags[:len(rows)])
-            params.update(self.db.columns(names=names, tags=tags), owner_name=owner_name)
-            conn.execute(queries.take_ownership, params)
-            run_ids = {r["schedule"]: r["id"] for r in conn.execute(queries.insert_schedule_runs, params).fetchall()}
-        picked = []
-        for row, tag in zip(rows, tags):
-            schedule = replace(self._schedule(row), owner_started_at=now, owner_node=node, owner_name=owner_name,
-                               owner_tag=tag, owner_last_ping_at=now, steal_start_at=None)
-            picked.append((schedule, ScheduleRun(run_ids[schedule.name], schedule.name, tag, node, owner_name, now, None,
-                                                 RunStatus.RUNNING, {})))
-        return picked
+            params.update(self.db.columns(names=names, tags=tags[:len(names)]), owner_name=owner_name)
+            owned = {r["name"]: r for r in conn.execute(queries.take_ownership, params).fetchall()}
+            runs = {r["schedule"]: r for r in conn.execute(queries.insert_schedule_runs, params).fetchall()}
+        return [(self._schedule(owned[name]), self._run(runs[name])) for name in names]
 
     def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
         with self.db.write() as conn:

@@ -50,8 +50,9 @@ DELETE FROM schedule_run WHERE schedule = %(name)s;
 
 -- name: pick_schedule
 -- the deadline-greedy pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
--- a walk of schedule_pick_idx, used when many can start (else pick_few_schedules)
-SELECT * FROM schedule
+-- a walk of schedule_pick_idx, used when many can start (else pick_few_schedules).
+-- Names only: take_ownership returns the rows as it writes them
+SELECT name FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
   AND NOT (%(node)s = ANY(dont_run_on_nodes))
 ORDER BY should_start_by
@@ -68,7 +69,7 @@ SELECT count(*) AS n FROM (
 
 -- name: pick_few_schedules
 -- the same pick when fewer than the window can start: all of them through schedule_wake_idx, sorted
-SELECT * FROM schedule
+SELECT name FROM schedule
 WHERE name IN (SELECT name FROM schedule
                WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
                ORDER BY can_start_by
@@ -80,16 +81,19 @@ LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 
 -- name: take_ownership
+-- returns the schedules as now owned (the one place the ownership a pick gives is written)
 UPDATE schedule AS s SET owner_started_at = %(now)s, owner_node = %(node)s, owner_name = %(owner_name)s,
     owner_tag = k.tag, owner_last_ping_at = %(now)s, steal_start_at = NULL
 FROM unnest(%(names)s::text[], %(tags)s::text[]) AS k(name, tag)
-WHERE s.name = k.name AND s.owner_tag IS NULL;
+WHERE s.name = k.name AND s.owner_tag IS NULL
+RETURNING s.*;
 
 -- name: insert_schedule_runs
+-- returns the runs as opened
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
 SELECT k.name, k.tag, %(node)s, %(owner_name)s, %(now)s, 'running', '{}'
 FROM unnest(%(names)s::text[], %(tags)s::text[]) AS k(name, tag)
-RETURNING id, schedule;
+RETURNING *;
 
 -- name: end_schedule_run
 UPDATE schedule_run SET ended_at = %(ended)s, status = %(status)s, detail = detail || %(detail)s::jsonb

@@ -52,8 +52,9 @@ DELETE FROM schedule_run WHERE schedule = :name;
 -- name: pick_schedule
 -- the deadline-greedy pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
 -- the walk of schedule_pick_idx is pinned: without statistics SQLite would range-scan the
--- wake index and sort every due schedule; used when many can start (else pick_few_schedules)
-SELECT * FROM schedule INDEXED BY schedule_pick_idx
+-- wake index and sort every due schedule; used when many can start (else pick_few_schedules).
+-- Names only: take_ownership returns the rows as it writes them
+SELECT name FROM schedule INDEXED BY schedule_pick_idx
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
   AND :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes))
 ORDER BY should_start_by
@@ -69,7 +70,7 @@ SELECT count(*) AS n FROM (
 
 -- name: pick_few_schedules
 -- the same pick when fewer than the window can start: all of them through schedule_wake_idx, sorted
-SELECT * FROM schedule
+SELECT name FROM schedule
 WHERE name IN (SELECT name FROM schedule INDEXED BY schedule_wake_idx
                WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
                ORDER BY can_start_by
@@ -80,17 +81,19 @@ ORDER BY should_start_by
 LIMIT :limit;
 
 -- name: take_ownership
--- rows: JSON array of [name, tag]
+-- rows: JSON array of [name, tag]; returns the schedules as now owned (the one place the
+-- ownership a pick gives is written)
 UPDATE schedule SET owner_started_at = :now, owner_node = :node, owner_name = :owner_name, owner_tag = k.tag,
     owner_last_ping_at = :now, steal_start_at = NULL
 FROM (SELECT value ->> 0 AS name, value ->> 1 AS tag FROM json_each(:rows)) AS k
-WHERE schedule.name = k.name AND schedule.owner_tag IS NULL;
+WHERE schedule.name = k.name AND schedule.owner_tag IS NULL
+RETURNING *;
 
 -- name: insert_schedule_runs
--- rows: JSON array of [name, tag]
+-- rows: JSON array of [name, tag]; returns the runs as opened
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
 SELECT k.value ->> 0, k.value ->> 1, :node, :owner_name, :now, 'running', '{}' FROM json_each(:rows) AS k WHERE true
-RETURNING id, schedule;
+RETURNING *;
 
 -- name: end_schedule_run
 UPDATE schedule_run SET ended_at = :ended, status = :status, detail = json_patch(detail, :detail)
