@@ -133,10 +133,11 @@ class ScheduleFlow(ScheduleStore):
 
     def _end_run(self, conn: Connection, schedule: Schedule, status: RunStatus, ended: datetime,
                  detail: Mapping[str, Any], timing: ScheduleTiming) -> None:
-        """The schedule's state moved by the run's end (ownership released) and its run closed."""
+        """The schedule's state moved by the run's end (ownership released) and its run closed;
+        only the run-state columns are written, never the definition."""
         after = apply_run_end(schedule, schedule.owner_started_at, ended, status.succeeded, alpha=timing.alpha)
-        conn.execute(self._schedules.update_schedule,
-                     {**self._schedule_params(after, ended, timing), "expected_tag": schedule.owner_tag})
+        conn.execute(self._schedules.update_run_state,
+                     {**self._state_params(after, ended, timing), "expected_tag": schedule.owner_tag})
         self._close_run(conn, schedule.owner_tag, status, ended, detail)
 
     def _close_run(self, conn: Connection, tag: str | None, status: RunStatus, ended: datetime,
@@ -192,7 +193,7 @@ class ScheduleFlow(ScheduleStore):
 
     # -- rows in and out -----------------------------------------------------
     def _state_params(self, schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[str, Any]:
-        """The run-state columns and the start times stored beside them."""
+        """The run-state columns and the start times stored beside them (``update_run_state``)."""
         times = stored_start_times(schedule, now, timing)
         time = self.db.time
         params: dict[str, Any] = {name: time(getattr(schedule, name)) for name in _STATE_TIMES}

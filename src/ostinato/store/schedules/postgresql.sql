@@ -33,6 +33,17 @@ UPDATE schedule SET kind = %(kind)s, task_type = %(task_type)s, arguments = %(ar
     can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s
 WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
 
+-- name: update_run_state
+-- a run's end (or a steal's): only the state the domain moved (run times, failures, the average,
+-- the released ownership) and the new start times; the definition is left as it is
+UPDATE schedule SET last_good_start_at = %(last_good_start_at)s, last_good_end_at = %(last_good_end_at)s,
+    last_start_at = %(last_start_at)s, last_end_at = %(last_end_at)s, failure_count = %(failure_count)s,
+    average_good_duration = %(average_good_duration)s, owner_started_at = %(owner_started_at)s,
+    owner_node = %(owner_node)s, owner_name = %(owner_name)s, owner_tag = %(owner_tag)s,
+    owner_last_ping_at = %(owner_last_ping_at)s, steal_start_at = %(steal_start_at)s,
+    can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s
+WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
+
 -- name: schedule_for_update
 SELECT * FROM schedule WHERE name = %(name)s FOR UPDATE;
 

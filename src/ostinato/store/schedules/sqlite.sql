@@ -34,6 +34,17 @@ UPDATE schedule SET kind = :kind, task_type = :task_type, arguments = :arguments
     can_start_by = :can_start_by, should_start_by = :should_start_by
 WHERE name = :name AND owner_tag IS :expected_tag;
 
+-- name: update_run_state
+-- a run's end (or a steal's): only the state the domain moved (run times, failures, the average,
+-- the released ownership) and the new start times; the definition is left as it is
+UPDATE schedule SET last_good_start_at = :last_good_start_at, last_good_end_at = :last_good_end_at,
+    last_start_at = :last_start_at, last_end_at = :last_end_at, failure_count = :failure_count,
+    average_good_duration = :average_good_duration, owner_started_at = :owner_started_at,
+    owner_node = :owner_node, owner_name = :owner_name, owner_tag = :owner_tag,
+    owner_last_ping_at = :owner_last_ping_at, steal_start_at = :steal_start_at,
+    can_start_by = :can_start_by, should_start_by = :should_start_by
+WHERE name = :name AND owner_tag IS :expected_tag;
+
 -- name: schedule_for_update
 SELECT * FROM schedule WHERE name = :name;
 
