@@ -11,8 +11,10 @@ import psycopg
 
 from ostinato.domain.schedules import Schedule, ScheduleKind
 from ostinato.store.postgresql import PostgresStore
-from ostinato.store.common import PICK_WINDOW, pick_query
-from ostinato.store.postgresql.schedules import QUERIES
+from ostinato.store.postgresql.dialect import role_queries
+from ostinato.store.schedules.flow import PICK_WINDOW, pick_query
+
+QUERIES = role_queries("schedules")
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 H = timedelta(hours=1)
@@ -142,7 +144,9 @@ def test_sqlite_pick_walks_the_pick_index(tmp_path):
     import sqlite3
 
     from ostinato.store.sqlite import SQLiteStore
-    from ostinato.store.sqlite.schedules import QUERIES as LITE
+    from ostinato.store.sqlite.dialect import role_queries as lite_queries
+
+    LITE = lite_queries("schedules")
 
     SQLiteStore(tmp_path / "plans.db").init_schema()
     conn = sqlite3.connect(tmp_path / "plans.db")
@@ -155,7 +159,9 @@ def test_sqlite_pick_of_few_walks_the_wake_index(tmp_path):
     import sqlite3
 
     from ostinato.store.sqlite import SQLiteStore
-    from ostinato.store.sqlite.schedules import QUERIES as LITE
+    from ostinato.store.sqlite.dialect import role_queries as lite_queries
+
+    LITE = lite_queries("schedules")
 
     SQLiteStore(tmp_path / "plans.db").init_schema()
     conn = sqlite3.connect(tmp_path / "plans.db")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
@@ -12,7 +11,6 @@ from ..domain.errors import ValidationError
 from ..domain.limits import MAX_TYPE_BYTES, check_stored_text
 from ..domain.origins import ListedOrigin, check_listed_origin
 from ..domain.tasks import NewTask, Task, TaskPolicy, TaskType, prepare_new_task
-from ..domain.schedules import RunStatus, Schedule, ScheduleRun
 from ..domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
 from .interface import TaskActivity
 
@@ -115,36 +113,11 @@ def run_picks(requests: Sequence[GrabRequest], total: int,
     return picked
 
 
-def picked_schedules(rows: Sequence[Schedule], tags: Sequence[str], run_ids: Mapping[str, int], *, node: str,
-                     owner_name: str, now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
-    """The schedules a pick took, as now owned, with their open runs."""
-    picked = []
-    for row, tag in zip(rows, tags):
-        schedule = replace(row, owner_started_at=now, owner_node=node, owner_name=owner_name, owner_tag=tag,
-                           owner_last_ping_at=now, steal_start_at=None)
-        picked.append((schedule, ScheduleRun(run_ids[schedule.name], schedule.name, tag, node, owner_name, now, None,
-                                             RunStatus.RUNNING, {})))
-    return picked
-
-
 # -- change_rate_optimal's threshold -----------------------------------------------
 #: below this many rows a sample reads the whole table
 SMALL_TABLE = 50_000
 #: a page sample reads this many times the rows asked for (other visit types, disabled origins)
 SAMPLE_OVERREAD = 3
-
-
-#: the schedule pick's choice of walk: when fewer schedules than this can start now (the steady
-#: state: most periodic schedules sit in their cooldown), it reads all of them through the wake
-#: index (can_start_by order) and sorts them by should_start_by; when more can, it walks the pick
-#: index (should_start_by order), which meets one that can start within a few rows. Either way the
-#: cost is bounded by the window or the batch, not by the number of schedules.
-PICK_WINDOW = 1000
-
-
-def pick_query(queries: Any, startable: int) -> str:
-    """The pick query for ``startable`` schedules that can start (counted up to :data:`PICK_WINDOW`)."""
-    return queries.pick_few_schedules if startable < PICK_WINDOW else queries.pick_schedule
 
 
 def task_activity(read: Callable[..., list], queries: Any, task_types: Sequence[TaskType], now: Any,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from .dialect import Dialect
 from .interface import Store
+from .schedules.flow import ScheduleFlow
 from .schema.flow import SchemaFlow
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(SchemaFlow, TokenFlow, Store):
+class SQLStore(SchemaFlow, ScheduleFlow, TokenFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

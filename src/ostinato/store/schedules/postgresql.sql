@@ -1,7 +1,7 @@
--- Named queries of the PostgreSQL store for schedules (see docs/design/deadline-greedy.md).
--- Same conventions as queries.sql: %(named)s parameters, `now` from the caller.
--- The state a run's end or a steal computes comes from the domain's rules
--- (domain/schedules.py); these queries only read, lock and write it.
+-- The schedules role's named queries for PostgreSQL (see store/schedules/flow.py and
+-- docs/design/deadline-greedy.md); the same names as sqlite.sql.
+-- %(named)s parameters, `now` from the caller. The state a run's end or a steal computes
+-- comes from the domain's rules (domain/schedules.py); these queries only read, lock and write it.
 
 -- name: insert_schedule
 INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period, cooldown_duration, cron_schedule,
@@ -33,6 +33,17 @@ UPDATE schedule SET kind = %(kind)s, task_type = %(task_type)s, arguments = %(ar
     can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s
 WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
 
+-- name: update_run_state
+-- a run's end (or a steal's): only the state the domain moved (run times, failures, the average,
+-- the released ownership) and the new start times; the definition is left as it is
+UPDATE schedule SET last_good_start_at = %(last_good_start_at)s, last_good_end_at = %(last_good_end_at)s,
+    last_start_at = %(last_start_at)s, last_end_at = %(last_end_at)s, failure_count = %(failure_count)s,
+    average_good_duration = %(average_good_duration)s, owner_started_at = %(owner_started_at)s,
+    owner_node = %(owner_node)s, owner_name = %(owner_name)s, owner_tag = %(owner_tag)s,
+    owner_last_ping_at = %(owner_last_ping_at)s, steal_start_at = %(steal_start_at)s,
+    can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s
+WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
+
 -- name: schedule_for_update
 SELECT * FROM schedule WHERE name = %(name)s FOR UPDATE;
 
@@ -50,8 +61,9 @@ DELETE FROM schedule_run WHERE schedule = %(name)s;
 
 -- name: pick_schedule
 -- the deadline-greedy pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
--- a walk of schedule_pick_idx, used when many can start (else pick_few_schedules)
-SELECT * FROM schedule
+-- a walk of schedule_pick_idx, used when many can start (else pick_few_schedules).
+-- Names only: take_ownership returns the rows as it writes them
+SELECT name FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
   AND NOT (%(node)s = ANY(dont_run_on_nodes))
 ORDER BY should_start_by
@@ -68,7 +80,7 @@ SELECT count(*) AS n FROM (
 
 -- name: pick_few_schedules
 -- the same pick when fewer than the window can start: all of them through schedule_wake_idx, sorted
-SELECT * FROM schedule
+SELECT name FROM schedule
 WHERE name IN (SELECT name FROM schedule
                WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
                ORDER BY can_start_by
@@ -80,16 +92,19 @@ LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 
 -- name: take_ownership
+-- returns the schedules as now owned (the one place the ownership a pick gives is written)
 UPDATE schedule AS s SET owner_started_at = %(now)s, owner_node = %(node)s, owner_name = %(owner_name)s,
     owner_tag = k.tag, owner_last_ping_at = %(now)s, steal_start_at = NULL
 FROM unnest(%(names)s::text[], %(tags)s::text[]) AS k(name, tag)
-WHERE s.name = k.name AND s.owner_tag IS NULL;
+WHERE s.name = k.name AND s.owner_tag IS NULL
+RETURNING s.*;
 
 -- name: insert_schedule_runs
+-- returns the runs as opened
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
 SELECT k.name, k.tag, %(node)s, %(owner_name)s, %(now)s, 'running', '{}'
 FROM unnest(%(names)s::text[], %(tags)s::text[]) AS k(name, tag)
-RETURNING id, schedule;
+RETURNING *;
 
 -- name: end_schedule_run
 UPDATE schedule_run SET ended_at = %(ended)s, status = %(status)s, detail = detail || %(detail)s::jsonb
@@ -125,11 +140,3 @@ SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = %(node)s FOR
 SELECT * FROM schedule_run
 WHERE schedule = %(name)s AND id < %(before_id)s
 ORDER BY id DESC LIMIT %(limit)s;
-
--- name: schedule_run_by_tag
-SELECT * FROM schedule_run WHERE owner_tag = %(tag)s;
-
--- name: notify_schedules_changed
--- a hint to sleeping schedulers that a schedule was added or changed: one per
--- transaction (PostgreSQL folds equal notifications of a transaction into one)
-SELECT pg_notify('ostinato_schedules', '');

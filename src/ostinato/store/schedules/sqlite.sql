@@ -1,8 +1,8 @@
--- Named queries of the SQLite store for schedules (see docs/design/deadline-greedy.md).
--- Same conventions as queries.sql: :named parameters, times as ISO 8601 text in
--- UTC, durations in seconds, lists as JSON text; `now` from the caller.
--- The state a run's end or a steal computes comes from the domain's rules
--- (domain/schedules.py); these queries only read, lock and write it.
+-- The schedules role's named queries for SQLite (see store/schedules/flow.py and
+-- docs/design/deadline-greedy.md); the same names as postgresql.sql.
+-- :named parameters, times as ISO 8601 text in UTC, durations in seconds, lists as JSON
+-- text; `now` from the caller. The state a run's end or a steal computes comes from the
+-- domain's rules (domain/schedules.py); these queries only read, lock and write it.
 
 -- name: insert_schedule
 INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period, cooldown_duration, cron_schedule,
@@ -34,6 +34,17 @@ UPDATE schedule SET kind = :kind, task_type = :task_type, arguments = :arguments
     can_start_by = :can_start_by, should_start_by = :should_start_by
 WHERE name = :name AND owner_tag IS :expected_tag;
 
+-- name: update_run_state
+-- a run's end (or a steal's): only the state the domain moved (run times, failures, the average,
+-- the released ownership) and the new start times; the definition is left as it is
+UPDATE schedule SET last_good_start_at = :last_good_start_at, last_good_end_at = :last_good_end_at,
+    last_start_at = :last_start_at, last_end_at = :last_end_at, failure_count = :failure_count,
+    average_good_duration = :average_good_duration, owner_started_at = :owner_started_at,
+    owner_node = :owner_node, owner_name = :owner_name, owner_tag = :owner_tag,
+    owner_last_ping_at = :owner_last_ping_at, steal_start_at = :steal_start_at,
+    can_start_by = :can_start_by, should_start_by = :should_start_by
+WHERE name = :name AND owner_tag IS :expected_tag;
+
 -- name: schedule_for_update
 SELECT * FROM schedule WHERE name = :name;
 
@@ -52,8 +63,9 @@ DELETE FROM schedule_run WHERE schedule = :name;
 -- name: pick_schedule
 -- the deadline-greedy pick: not running, not excluded on this node, can_start_by past, lowest should_start_by;
 -- the walk of schedule_pick_idx is pinned: without statistics SQLite would range-scan the
--- wake index and sort every due schedule; used when many can start (else pick_few_schedules)
-SELECT * FROM schedule INDEXED BY schedule_pick_idx
+-- wake index and sort every due schedule; used when many can start (else pick_few_schedules).
+-- Names only: take_ownership returns the rows as it writes them
+SELECT name FROM schedule INDEXED BY schedule_pick_idx
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
   AND :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes))
 ORDER BY should_start_by
@@ -69,7 +81,7 @@ SELECT count(*) AS n FROM (
 
 -- name: pick_few_schedules
 -- the same pick when fewer than the window can start: all of them through schedule_wake_idx, sorted
-SELECT * FROM schedule
+SELECT name FROM schedule
 WHERE name IN (SELECT name FROM schedule INDEXED BY schedule_wake_idx
                WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
                ORDER BY can_start_by
@@ -80,16 +92,19 @@ ORDER BY should_start_by
 LIMIT :limit;
 
 -- name: take_ownership
--- picks: JSON array of [name, tag]
+-- rows: JSON array of [name, tag]; returns the schedules as now owned (the one place the
+-- ownership a pick gives is written)
 UPDATE schedule SET owner_started_at = :now, owner_node = :node, owner_name = :owner_name, owner_tag = k.tag,
     owner_last_ping_at = :now, steal_start_at = NULL
-FROM (SELECT value ->> 0 AS name, value ->> 1 AS tag FROM json_each(:picks)) AS k
-WHERE schedule.name = k.name AND schedule.owner_tag IS NULL;
+FROM (SELECT value ->> 0 AS name, value ->> 1 AS tag FROM json_each(:rows)) AS k
+WHERE schedule.name = k.name AND schedule.owner_tag IS NULL
+RETURNING *;
 
 -- name: insert_schedule_runs
+-- rows: JSON array of [name, tag]; returns the runs as opened
 INSERT INTO schedule_run (schedule, owner_tag, owner_node, owner_name, started_at, status, detail)
-SELECT k.value ->> 0, k.value ->> 1, :node, :owner_name, :now, 'running', '{}' FROM json_each(:picks) AS k WHERE true
-RETURNING id, schedule;
+SELECT k.value ->> 0, k.value ->> 1, :node, :owner_name, :now, 'running', '{}' FROM json_each(:rows) AS k WHERE true
+RETURNING *;
 
 -- name: end_schedule_run
 UPDATE schedule_run SET ended_at = :ended, status = :status, detail = json_patch(detail, :detail)
@@ -124,6 +139,3 @@ SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = :node;
 SELECT * FROM schedule_run
 WHERE schedule = :name AND id < :before_id
 ORDER BY id DESC LIMIT :limit;
-
--- name: schedule_run_by_tag
-SELECT * FROM schedule_run WHERE owner_tag = :tag;

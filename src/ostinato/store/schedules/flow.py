@@ -1,0 +1,236 @@
+"""The schedules role's flow, written once over a :class:`~ostinato.store.dialect.Dialect`
+(see docs/design/deadline-greedy.md): definitions and state, the indexed pick that takes
+ownership, pings, run ends, the two-step steal and the run history.
+
+The state a run's end or a steal produces is computed by ``domain.schedules``; the
+ownership a pick gives is written by the pick's SQL alone, which returns the rows as
+written. SQL in ``sqlite.sql`` and ``postgresql.sql`` beside this file.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Any, Callable, Mapping, Sequence
+
+from ...domain.errors import ConflictError, NotFoundError
+from ...domain.schedules import (
+    RunMode,
+    RunStatus,
+    Schedule,
+    ScheduleKind,
+    ScheduleRun,
+    ScheduleTiming,
+    StealStep,
+    apply_run_end,
+    last_sign_of_life,
+    parse_blackout_periods,
+    steal_step,
+    stored_start_times,
+)
+from ...domain.tasks import TaskArguments
+from ..dialect import Connection, Dialect, Row
+from ..queries import Queries
+from .interface import ScheduleStore
+
+#: the channel a schedule's creation or change is announced on (see ``listen_schedule_changes``)
+CHANNEL = "ostinato_schedules"
+
+#: the schedule pick's choice of walk: when fewer schedules than this can start now (the steady
+#: state: most periodic schedules sit in their cooldown), it reads all of them through the wake
+#: index (can_start_by order) and sorts them by should_start_by; when more can, it walks the pick
+#: index (should_start_by order), which meets one that can start within a few rows. Either way the
+#: cost is bounded by the window or the batch, not by the number of schedules.
+PICK_WINDOW = 1000
+
+#: the columns a run's end moves (besides the start times), times then the rest
+_STATE_TIMES = ("last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at", "owner_started_at",
+                "owner_last_ping_at", "steal_start_at")
+_STATE_VALUES = ("failure_count", "owner_node", "owner_name", "owner_tag")
+#: the definition's times and durations (the rest of the row)
+_TIMES = ("created_at", *_STATE_TIMES)
+_DURATIONS = ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration", "max_expected_duration",
+              "max_allowed_duration", "average_good_duration")
+
+
+def pick_query(queries: Queries, startable: int) -> str:
+    """The pick query for ``startable`` schedules that can start (counted up to :data:`PICK_WINDOW`)."""
+    return queries.pick_few_schedules if startable < PICK_WINDOW else queries.pick_schedule
+
+
+class ScheduleFlow(ScheduleStore):
+    db: Dialect
+
+    @property
+    def _schedules(self) -> Queries:
+        return self.db.queries("schedules")
+
+    # -- definitions ---------------------------------------------------------
+    def create_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        schedule = schedule.validated()
+        with self.db.write() as conn:
+            if conn.execute(self._schedules.insert_schedule, self._schedule_params(schedule, now, timing)).fetchone() is None:
+                raise ConflictError(f"schedule {schedule.name!r} already exists")
+            self.db.notify(conn, CHANNEL)
+        return schedule
+
+    def get_schedule(self, name: str) -> Schedule | None:
+        rows = self.db.read(self._schedules.get_schedule, {"name": name})
+        return self._schedule(rows[0]) if rows else None
+
+    def list_schedules(self, *, after: str = "", limit: int = 100) -> list[Schedule]:
+        return [self._schedule(r) for r in self.db.read(self._schedules.list_schedules, {"after": after, "limit": limit})]
+
+    def save_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        schedule = schedule.validated()
+        with self.db.write() as conn:
+            row = conn.execute(self._schedules.schedule_for_update, {"name": schedule.name}).fetchone()
+            if row is None:
+                raise NotFoundError("schedule", schedule.name)
+            conn.execute(self._schedules.update_schedule,
+                         {**self._schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
+            self.db.notify(conn, CHANNEL)
+        return schedule
+
+    def delete_schedule(self, name: str) -> bool:
+        with self.db.write() as conn:
+            deleted = conn.execute(self._schedules.delete_schedule, {"name": name}).fetchone() is not None
+            if deleted:
+                conn.execute(self._schedules.delete_schedule_runs, {"name": name})
+        return deleted
+
+    # -- running -------------------------------------------------------------
+    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
+                       now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
+        if not tags:
+            return []
+        queries = self._schedules
+        params = {"now": self.db.time(now), "node": node, "limit": len(tags), "window": PICK_WINDOW}
+        with self.db.write() as conn:
+            startable = conn.execute(queries.count_startable, params).fetchone()["n"]
+            names = [r["name"] for r in conn.execute(pick_query(queries, startable), params).fetchall()]
+            if not names:
+                return []
+            params.update(self.db.columns(names=names, tags=tags[:len(names)]), owner_name=owner_name)
+            owned = {r["name"]: r for r in conn.execute(queries.take_ownership, params).fetchall()}
+            runs = {r["schedule"]: r for r in conn.execute(queries.insert_schedule_runs, params).fetchall()}
+        return [(self._schedule(owned[name]), self._run(runs[name])) for name in names]
+
+    def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
+        with self.db.write() as conn:
+            return conn.execute(self._schedules.ping_schedule,
+                                {"name": name, "tag": tag, "now": self.db.time(now)}).fetchone() is not None
+
+    def end_schedule_run(self, name: str, tag: str, *, status: RunStatus, ended: datetime,
+                         detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming()) -> bool:
+        with self.db.write() as conn:
+            row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
+            if row is None or row["owner_tag"] != tag:
+                self._close_run(conn, tag, RunStatus.STOLEN, ended, {"reported": status.value})
+                return False
+            self._end_run(conn, self._schedule(row), status, ended, detail or {}, timing)
+            return True
+
+    def _end_run(self, conn: Connection, schedule: Schedule, status: RunStatus, ended: datetime,
+                 detail: Mapping[str, Any], timing: ScheduleTiming) -> None:
+        """The schedule's state moved by the run's end (ownership released) and its run closed;
+        only the run-state columns are written, never the definition."""
+        after = apply_run_end(schedule, schedule.owner_started_at, ended, status.succeeded, alpha=timing.alpha)
+        conn.execute(self._schedules.update_run_state,
+                     {**self._state_params(after, ended, timing), "expected_tag": schedule.owner_tag})
+        self._close_run(conn, schedule.owner_tag, status, ended, detail)
+
+    def _close_run(self, conn: Connection, tag: str | None, status: RunStatus, ended: datetime,
+                   detail: Mapping[str, Any]) -> None:
+        conn.execute(self._schedules.end_schedule_run, {"tag": tag, "ended": self.db.time(ended), "status": status.value,
+                                                        "detail": self.db.json(dict(detail))})
+
+    def steal_silent_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                               limit: int = 100) -> dict[str, list[str]]:
+        """The two-step steal for owners with no ping for ``ping_timeout``: mark them, and
+        end the runs of those still marked after ``steal_grace`` (lost: a failure), which frees them."""
+        marked, taken = [], []
+        with self.db.write() as conn:
+            params = {"cutoff": self.db.time(now - timing.ping_timeout), "limit": limit}
+            for row in conn.execute(self._schedules.silent_owners, params).fetchall():
+                schedule = self._schedule(row)
+                step = steal_step(schedule, now, ping_timeout=timing.ping_timeout, grace=timing.steal_grace)
+                if step is StealStep.MARK:
+                    conn.execute(self._schedules.mark_steal,
+                                 {"name": schedule.name, "tag": schedule.owner_tag, "now": self.db.time(now)})
+                    marked.append(schedule.name)
+                elif step is StealStep.TAKE:
+                    self._end_run(conn, schedule, RunStatus.LOST, now,
+                                  {"reason": f"no sign of life from {schedule.owner_node}/{schedule.owner_name} "
+                                             f"since {last_sign_of_life(schedule).isoformat()}"}, timing)
+                    taken.append(schedule.name)
+        return {"marked": marked, "taken": taken}
+
+    def release_owner_schedules(self, node: str, owner_name: str, now: datetime,
+                                timing: ScheduleTiming = ScheduleTiming()) -> list[str]:
+        """At start-up: the runs an earlier process of this node and name left are lost."""
+        released = []
+        with self.db.write() as conn:
+            for row in conn.execute(self._schedules.owned_by_node, {"node": node}).fetchall():
+                if row["owner_name"] != owner_name:
+                    continue
+                self._end_run(conn, self._schedule(row), RunStatus.LOST, now,
+                              {"reason": f"{node}/{owner_name} restarted"}, timing)
+                released.append(row["name"])
+        return released
+
+    def listen_schedule_changes(self, wake: Callable[[], None], stop: threading.Event) -> bool:
+        """Call ``wake`` when a schedule is added or changed, until ``stop``; False at once where the
+        database has no notifications (SQLite: schedulers poll)."""
+        return self.db.listen(CHANNEL, wake, stop)
+
+    def next_can_start_by(self) -> datetime | None:
+        return self.db.read_time(self.db.read(self._schedules.next_can_start_by)[0]["at"])
+
+    def list_schedule_runs(self, name: str, *, limit: int = 100, before_id: int | None = None) -> list[ScheduleRun]:
+        params = {"name": name, "limit": limit, "before_id": before_id if before_id is not None else 2**62}
+        return [self._run(r) for r in self.db.read(self._schedules.schedule_runs, params)]
+
+    # -- rows in and out -----------------------------------------------------
+    def _state_params(self, schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[str, Any]:
+        """The run-state columns and the start times stored beside them (``update_run_state``)."""
+        times = stored_start_times(schedule, now, timing)
+        time = self.db.time
+        params: dict[str, Any] = {name: time(getattr(schedule, name)) for name in _STATE_TIMES}
+        params.update({name: getattr(schedule, name) for name in _STATE_VALUES})
+        params.update(name=schedule.name, average_good_duration=self.db.interval(schedule.average_good_duration),
+                      can_start_by=time(times.can_start_by) if times else None,
+                      should_start_by=time(times.should_start_by) if times else None)
+        return params
+
+    def _schedule_params(self, schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[str, Any]:
+        """Every column: the definition, and the run state with its start times."""
+        params = self._state_params(schedule, now, timing)
+        params.update({name: self.db.interval(getattr(schedule, name)) for name in _DURATIONS})
+        params.update(
+            kind=schedule.kind.value, task_type=schedule.task_type, arguments=schedule.arguments.to_json(),
+            mode=schedule.mode.value, cron_schedule=schedule.cron_schedule, tz=schedule.tz, enabled=schedule.enabled,
+            blackout_periods=self.db.json([b.to_dict() for b in schedule.blackout_periods]),
+            dont_run_on_nodes=self.db.array(schedule.dont_run_on_nodes), created_at=self.db.time(schedule.created_at),
+        )
+        return params
+
+    def _schedule(self, row: Row) -> Schedule:
+        db = self.db
+        arguments = db.read_json(row["arguments"])
+        return Schedule(
+            name=row["name"], kind=ScheduleKind(row["kind"]), task_type=row["task_type"],
+            arguments=TaskArguments(tuple(arguments["args"]), arguments["kwargs"]), mode=RunMode(row["mode"]),
+            cron_schedule=row["cron_schedule"], tz=row["tz"], enabled=bool(row["enabled"]),
+            blackout_periods=parse_blackout_periods(db.read_json(row["blackout_periods"])),
+            dont_run_on_nodes=tuple(db.read_array(row["dont_run_on_nodes"])), failure_count=row["failure_count"],
+            owner_node=row["owner_node"], owner_name=row["owner_name"], owner_tag=row["owner_tag"],
+            **{name: db.read_time(row[name]) for name in _TIMES},
+            **{name: db.read_interval(row[name]) for name in _DURATIONS},
+        )
+
+    def _run(self, row: Row) -> ScheduleRun:
+        read_time = self.db.read_time
+        return ScheduleRun(row["id"], row["schedule"], row["owner_tag"], row["owner_node"], row["owner_name"],
+                           read_time(row["started_at"]), read_time(row["ended_at"]), RunStatus(row["status"]),
+                           self.db.read_json(row["detail"]))
