@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from .dialect import Dialect
 from .interface import Store
+from .tasks.flow import TaskFlow
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(TokenFlow, Store):
+class SQLStore(TaskFlow, TokenFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):
