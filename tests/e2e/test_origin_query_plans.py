@@ -116,7 +116,7 @@ def test_postgresql_grab_support_queries_use_keys(seeded_pg):
         (PG.release_cooldowns, {"visit_type": "git", "now": NOW - timedelta(hours=1)}, "visit_cooldown_idx"),
         (PG.release_grabbed, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
-    batches = [  # in the store's batch transactions (index_driven_batches)
+    batches = [  # in the store's batch transactions (INDEX_DRIVEN_BATCHES)
         (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "touch_last_seen": True, "rows": json.dumps([
             {"url": u, "visit_type": "git", "enabled": True, "last_update": NOW.isoformat()} for u in urls])},
          "listed_origin_url_idx"),
