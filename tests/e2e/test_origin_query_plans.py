@@ -13,7 +13,7 @@ import pytest
 
 from ostinato.domain.visit_policies import POLICY_PICKS
 from ostinato.store.postgresql.origins import QUERIES as PG
-from ostinato.store.postgresql.store import QUERIES as TASK_QUERIES
+from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES
 from ostinato.store.sqlite.origins import QUERIES as LITE
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -116,13 +116,13 @@ def test_postgresql_grab_support_queries_use_keys(seeded_pg):
         (PG.release_cooldowns, {"visit_type": "git", "now": NOW - timedelta(hours=1)}, "visit_cooldown_idx"),
         (PG.release_grabbed, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
-    batches = [  # in the store's batch transactions (index_driven_batches)
+    batches = [  # in the store's batch transactions (INDEX_DRIVEN_BATCHES)
         (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "touch_last_seen": True, "rows": json.dumps([
             {"url": u, "visit_type": "git", "enabled": True, "last_update": NOW.isoformat()} for u in urls])},
          "listed_origin_url_idx"),
         (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
-    for (sql, params, index), setup in [(c, PG.index_ordered_picks) for c in cases] + [(c, TASK_QUERIES.index_driven_batches) for c in batches]:
+    for (sql, params, index), setup in [(c, PG.index_ordered_picks) for c in cases] + [(c, INDEX_DRIVEN_BATCHES) for c in batches]:
         plan = _analyze(seeded_pg, sql, params, setup)
         nodes = list(_nodes(plan))
         assert index in {n.get("Index Name") for n in nodes}, (index, nodes)
@@ -189,9 +189,9 @@ def test_postgresql_plans_hold_on_a_fresh_table_without_statistics(pg_dsn):
         statements = [(_grab_sql(pick), {**_params(), "cooldown_until": NOW}, PG.index_ordered_picks) for pick in PICKS]
         statements += [
             (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "touch_last_seen": True, "rows": json.dumps([
-                {"url": u, "visit_type": "git", "enabled": True} for u in urls])}, TASK_QUERIES.index_driven_batches),
+                {"url": u, "visit_type": "git", "enabled": True} for u in urls])}, INDEX_DRIVEN_BATCHES),
             (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)},
-             TASK_QUERIES.index_driven_batches),
+             INDEX_DRIVEN_BATCHES),
         ]
         for sql, params, setup in statements:
             nodes = list(_nodes(_analyze(conn, sql, params, setup)))

@@ -11,8 +11,11 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-from ostinato.store.postgresql.store import QUERIES as PG
-from ostinato.store.sqlite.store import QUERIES as LITE
+from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries as pg_queries
+from ostinato.store.sqlite.dialect import role_queries as lite_queries
+
+PG = pg_queries("tasks")
+LITE = lite_queries("tasks")
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 ARGS_1 = '{"args":["https://example.org/1"],"kwargs":{}}'
@@ -52,7 +55,7 @@ def seeded_pg(pg_dsn):
 def test_postgresql_hot_queries_walk_indexes(seeded_pg):
     conn = seeded_pg
     conn.execute("BEGIN")
-    conn.execute(PG.index_driven_batches)  # as the store's batch transactions do
+    conn.execute(INDEX_DRIVEN_BATCHES)  # as the store's batch transactions do
     ids = list(range(1, 10_001))
     n = len(ids)
     cases = [
@@ -107,7 +110,7 @@ def test_postgresql_import_conflict_checks_probe_each_id(seeded_pg):
 
     conn = seeded_pg
     conn.execute("BEGIN")
-    conn.execute(PG.index_driven_batches)
+    conn.execute(INDEX_DRIVEN_BATCHES)
     ids = list(range(150_001, 160_001))
     cases = [(IMPORTS.import_task_conflict, {"ids": ids, "types": ["type-1"] * len(ids), "digests": [b"x"] * len(ids)}),
              (IMPORTS.import_run_conflict, {"ids": ids, "tasks": ids})]
@@ -141,11 +144,12 @@ def test_sqlite_hot_queries_walk_indexes(tmp_path):
         ANALYZE;
     """)
     now = NOW.isoformat(timespec="microseconds")
+    args_u1 = '{"args":["u1"],"kwargs":{}}'
     cases = [
         (LITE.grab_ready_tasks, {"type": "type-3", "now": now, "limit": 1000}, "task_ready_idx"),
         (LITE.grab_ready_priority_tasks, {"type": "type-3", "now": now, "limit": 1000, "priority": "high"}, "task_ready_priority_idx"),
         (LITE.stale_in_flight_runs, {"cutoff": now, "limit": 1000}, "task_run_in_flight_idx"),
-        (LITE.find_pending_duplicates, {"keys": json.dumps([["type-1", '{"args":["u1"],"kwargs":{}}', "recurring", None, None]])}, "task_dedup_idx"),
+        (LITE.find_pending_duplicates, {"rows": json.dumps([["type-1", args_u1, args_u1, "recurring", None, None]])}, "task_dedup_idx"),
     ]
     for sql, params, index in cases:
         plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))

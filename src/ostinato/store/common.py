@@ -1,4 +1,4 @@
-"""Dialect-free helpers the stores share: batch preparation and result ordering."""
+"""Dialect-free helpers the stores' roles share (the tasks role keeps its own in ``store/tasks/``)."""
 
 from __future__ import annotations
 
@@ -8,65 +8,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..domain.change_rates import RevisitThreshold
 from ..domain.errors import ValidationError
-from ..domain.limits import MAX_TYPE_BYTES, check_stored_text
 from ..domain.origins import ListedOrigin, check_listed_origin
-from ..domain.tasks import NewTask, Task, TaskPolicy, TaskType, prepare_new_task
 from ..domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
-from .interface import TaskActivity
-
-#: type, canonical arguments, policy, priority, and the next run of a one-shot task when the caller keeps
-#: one-shot tasks apart by it (``create_tasks(one_shot_by_next_run=True)``), else None
-DedupKey = tuple[str, str, str, str | None, datetime | None]
-
-
-def prepare_task_batch(
-    tasks: Sequence[NewTask], lookup_types: Callable[[set[str]], Mapping[str, TaskType]], *,
-    one_shot_by_next_run: bool = False,
-) -> tuple[list[DedupKey], dict[DedupKey, NewTask]]:
-    """Validate a batch of new tasks against their types.
-
-    Returns each task's deduplication key, in input order, and the distinct
-    tasks by key (keys are computed once: the canonical JSON is the costly part).
-
-    Raises ValidationError (located at ``task N``) on the first bad task: the
-    caller has written nothing yet.
-    """
-    for index, task in enumerate(tasks):  # a name the database cannot even look up (NUL) is bad input too
-        try:
-            if not isinstance(task.type, str):
-                raise ValidationError("type", "a task type's name", task.type)
-            check_stored_text(task.type, "type", MAX_TYPE_BYTES)
-        except ValidationError as exc:
-            raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
-    types = lookup_types({t.type for t in tasks})
-    keys: list[DedupKey] = []
-    unique: dict[DedupKey, NewTask] = {}
-    for index, task in enumerate(tasks):
-        task_type = types.get(task.type)
-        try:
-            if task_type is None:
-                raise ValidationError("type", "a known task type (see `ostinato task-type list`)", task.type)
-            ready = prepare_new_task(task, task_type)
-        except ValidationError as exc:
-            raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
-        key = (*ready.dedup_key(), _apart_by(ready.policy, ready.next_run, one_shot_by_next_run))
-        keys.append(key)
-        unique.setdefault(key, ready)
-    return keys, unique
-
-
-def _apart_by(policy: TaskPolicy, next_run: datetime, one_shot_by_next_run: bool) -> datetime | None:
-    return next_run if one_shot_by_next_run and policy is TaskPolicy.ONESHOT else None
-
-
-def task_key(task: Task, *, one_shot_by_next_run: bool = False) -> DedupKey:
-    return (task.type, task.arguments.to_json(), task.policy.value, task.priority.value if task.priority else None,
-            _apart_by(task.policy, task.next_run, one_shot_by_next_run))
-
-
-def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) -> list[Task]:
-    return [stored[key] for key in keys]
-
 
 def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
     """One record per (url, visit_type), the last one of the batch winning; each checked first
@@ -120,24 +63,6 @@ SMALL_TABLE = 50_000
 SAMPLE_OVERREAD = 3
 
 
-def task_activity(read: Callable[..., list], queries: Any, task_types: Sequence[TaskType], now: Any,
-                  row_to_run: Callable[[Mapping[str, Any]], Any], *, count_cap: int, runs_window: int,
-                  failures_limit: int) -> TaskActivity:
-    """``Store.task_activity`` over a dialect's ``read(query, params)``, its named ``queries``, its
-    ``now`` as the database takes it, and its run-row reader: the same four queries on both."""
-    for name, value in (("count_cap", count_cap), ("runs_window", runs_window), ("failures_limit", failures_limit)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValidationError(name, "a positive whole number", value)
-    ready = {}
-    for task_type in task_types:
-        rows = read(queries.count_ready_tasks, {"type": task_type.type, "now": now, "cap": count_cap})
-        ready[task_type.type] = min(int(rows[0]["ready"]), count_cap)
-    in_flight = {r["type"]: int(r["in_flight"]) for r in read(queries.in_flight_runs_by_type, {"cap": count_cap})}
-    window = {"window": runs_window}
-    failed = {r["type"]: int(r["failed"]) for r in read(queries.recent_failed_runs_by_type, window)}
-    recent = tuple((r["task_type"], row_to_run(r))
-                   for r in read(queries.recent_failed_runs, {**window, "limit": failures_limit}))
-    return TaskActivity(ready, in_flight, count_cap, failed, runs_window, recent)
 
 
 def thin_sample(found: list[Any], size: int, seed: int) -> list[Any]:

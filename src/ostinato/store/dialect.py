@@ -91,6 +91,11 @@ class Dialect(Protocol):
 
     def close(self) -> None: ...
 
+    def tuples(self, conn: Connection, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+        """The rows of one statement in the transaction ``conn``, each a tuple read by position (the
+        order of its SELECT or RETURNING list): for the hot paths, no mapping made per row."""
+        ...
+
     # -- values in and out ---------------------------------------------------
     def time(self, value: datetime | None) -> Any:
         """A timezone-aware time as a parameter (ValidationError naming ``time`` if naive)."""
@@ -124,6 +129,12 @@ class Dialect(Protocol):
     def is_unique_violation(self, exc: BaseException, column: str | None = None) -> bool:
         """Whether ``exc`` is a unique-constraint violation (with ``column``, ``"table.column"``, of
         that column's own UNIQUE constraint)."""
+        ...
+
+    def digest(self, text: str) -> Any:
+        """What an index keyed by a long text holds for ``text`` (``task.arguments_digest``): on
+        PostgreSQL its md5 (bytes; the text itself is compared on a hit); SQLite indexes the text
+        itself, so there the text is its own digest."""
         ...
 
 

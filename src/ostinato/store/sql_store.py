@@ -10,10 +10,11 @@ from .dialect import Dialect
 from .interface import Store
 from .schedules.flow import ScheduleFlow
 from .schema.flow import SchemaFlow
+from .tasks.flow import TaskFlow
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(SchemaFlow, ScheduleFlow, TokenFlow, Store):
+class SQLStore(SchemaFlow, TaskFlow, ScheduleFlow, TokenFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

@@ -8,6 +8,7 @@ adapts them (``timestamptz``, ``interval``, ``jsonb`` text, arrays).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -17,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
@@ -117,6 +118,10 @@ class PostgresDialect:
     def close(self) -> None:
         self.pool.close()
 
+    @staticmethod
+    def tuples(conn: psycopg.Connection, sql: str, params: Mapping[str, Any]) -> list[tuple]:
+        return conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall()
+
     # -- values in and out ---------------------------------------------------
     @staticmethod
     def time(value: datetime | None) -> datetime | None:
@@ -162,3 +167,8 @@ class PostgresDialect:
         if not isinstance(exc, psycopg.errors.UniqueViolation):
             return False
         return column is None or exc.diag.constraint_name == column.replace(".", "_") + "_key"
+
+    @staticmethod
+    def digest(text: str) -> bytes:
+        """The md5 of the text's UTF-8 (not for security: an index key, the text compared on a hit)."""
+        return hashlib.md5(text.encode(), usedforsecurity=False).digest()

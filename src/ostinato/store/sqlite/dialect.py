@@ -119,6 +119,12 @@ class SQLiteDialect:
         with self.lock_:
             self.conn.close()
 
+    @staticmethod
+    def tuples(conn: sqlite3.Connection, sql: str, params: Mapping[str, Any]) -> list[tuple]:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params).fetchall()
+
     # -- values in and out ---------------------------------------------------
     time = staticmethod(to_db_time)
     read_time = staticmethod(from_db_time)
@@ -152,6 +158,10 @@ class SQLiteDialect:
             return False
         return column is None or str(exc).endswith(f": {column}")
 
+    @staticmethod
+    def digest(text: str) -> str:
+        """The text itself: SQLite's indexes hold it."""
+        return text
 
 def statements(script: str) -> list[str]:
     """Split a schema script into statements (our scripts have no ';' inside literals)."""

@@ -1,5 +1,6 @@
--- Named queries of the SQLite store. Parameters are :named; arrays are passed
--- as JSON text and read with json_each. `now` always comes from the caller.
+-- The tasks role's named queries for SQLite (see store/tasks/flow.py); the same names as postgresql.sql.
+-- Parameters are :named; lists are JSON text read with json_each, a batch of parallel columns one
+-- JSON array of rows (:rows, a row's values by position). `now` always comes from the caller.
 
 -- name: insert_task_type
 INSERT INTO task_type (type, description, backend_name, default_interval, min_interval, max_interval,
@@ -17,24 +18,26 @@ SELECT * FROM task_type ORDER BY type;
 SELECT * FROM task_type WHERE type IN (SELECT value FROM json_each(:types));
 
 -- name: find_pending_duplicates
--- keys: JSON array of [type, arguments, policy, priority, next_run or null (null: any next_run)]
-SELECT t.* FROM json_each(:keys) AS k
+-- rows: [type, digest, arguments, policy, priority, next_run or null (null: any next_run)]; the
+-- dedup index (task_dedup_idx) holds the arguments themselves, which are their own digest here
+SELECT t.*, t.arguments AS arguments_digest FROM json_each(:rows) AS k
 JOIN task AS t
   ON t.type = k.value ->> 0
- AND t.arguments = k.value ->> 1
+ AND t.arguments = k.value ->> 2
  AND t.status = 'next_run_not_scheduled'
- AND t.policy = k.value ->> 2
- AND t.priority IS k.value ->> 3
- AND (k.value ->> 4 IS NULL OR t.next_run = k.value ->> 4);
+ AND t.policy = k.value ->> 3
+ AND t.priority IS k.value ->> 4
+ AND (k.value ->> 5 IS NULL OR t.next_run = k.value ->> 5);
 
 -- name: insert_tasks
--- rows: JSON array of [type, arguments, next_run, current_interval, policy, retries_left, priority]
+-- rows: [type, arguments, digest (unused: the arguments are their own digest), next_run, current_interval,
+-- policy, retries_left, priority]; RETURNING the key find_pending_duplicates gives too
 INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
-SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, 'next_run_not_scheduled',
-       r.value ->> 4, r.value ->> 5, r.value ->> 6
+SELECT r.value ->> 0, r.value ->> 1, r.value ->> 3, r.value ->> 4, 'next_run_not_scheduled',
+       r.value ->> 5, r.value ->> 6, r.value ->> 7
 FROM json_each(:rows) AS r
 ORDER BY r.key
-RETURNING *;
+RETURNING id, type, arguments AS arguments_digest, policy, priority, next_run;
 
 -- name: tasks_in
 SELECT * FROM task WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id;
@@ -50,12 +53,13 @@ WHERE type = :type AND status = 'next_run_not_scheduled' AND priority = :priorit
 ORDER BY next_run LIMIT :limit;
 
 -- name: grab_ready_tasks
+-- the RETURNING list is read by position
 UPDATE task SET status = 'next_run_scheduled'
 WHERE id IN (
     SELECT id FROM task
     WHERE type = :type AND status = 'next_run_not_scheduled' AND priority IS NULL AND next_run <= :now
     ORDER BY next_run LIMIT :limit)
-RETURNING *;
+RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
 
 -- name: grab_ready_priority_tasks
 UPDATE task SET status = 'next_run_scheduled'
@@ -63,12 +67,13 @@ WHERE id IN (
     SELECT id FROM task
     WHERE type = :type AND status = 'next_run_not_scheduled' AND priority = :priority AND next_run <= :now
     ORDER BY next_run LIMIT :limit)
-RETURNING *;
+RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
 
 -- name: insert_scheduled_runs
+-- in the grab's transaction: one run per grabbed task
 INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
 SELECT value, :backend_id, :now, 'scheduled', '{}' FROM json_each(:ids) ORDER BY key
-RETURNING *;
+RETURNING id, task;
 
 -- name: disable_tasks
 UPDATE task SET status = 'disabled'
@@ -81,21 +86,28 @@ UPDATE task SET status = 'next_run_not_scheduled',
                 retries_left = coalesce((SELECT num_retries FROM task_type tt WHERE tt.type = task.type), 0)
 WHERE id IN (SELECT value FROM json_each(:ids)) AND status IN ('completed', 'disabled');
 
--- name: runs_with_tasks
+-- name: runs_with_tasks_for_update
+-- in the write transaction (SQLite's only writer); the task without its arguments: the outcome
+-- rules never read them
 SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
-       r.status AS run_status, t.*
+       r.status AS run_status, t.id, t.type, t.next_run, t.current_interval, t.policy, t.status, t.retries_left, t.priority
 FROM task_run AS r JOIN task AS t ON t.id = r.task
 WHERE r.id IN (SELECT value FROM json_each(:ids));
 
--- name: update_run
-UPDATE task_run SET status = :status, backend_id = :backend_id, started = :started, ended = :ended,
-                    metadata = :metadata
-WHERE id = :id AND status IN ('scheduled', 'started');
+-- name: update_runs
+-- rows: [id, status, backend_id, started, ended, metadata]
+UPDATE task_run AS r
+SET status = u.value ->> 1, backend_id = u.value ->> 2, started = u.value ->> 3, ended = u.value ->> 4,
+    metadata = u.value ->> 5
+FROM json_each(:rows) AS u
+WHERE r.id = u.value ->> 0 AND r.status IN ('scheduled', 'started');
 
--- name: update_task_after_run
-UPDATE task SET status = :status, next_run = :next_run, current_interval = :current_interval,
-                retries_left = :retries_left
-WHERE id = :id AND status = 'next_run_scheduled';
+-- name: update_tasks_after_runs
+-- rows: [id, status, next_run, current_interval, retries_left]
+UPDATE task AS t
+SET status = u.value ->> 1, next_run = u.value ->> 2, current_interval = u.value ->> 3, retries_left = u.value ->> 4
+FROM json_each(:rows) AS u
+WHERE t.id = u.value ->> 0 AND t.status = 'next_run_scheduled';
 
 -- name: stale_in_flight_runs
 SELECT id FROM task_run

@@ -1,6 +1,8 @@
--- Named queries of the PostgreSQL store. Parameters are %(named)s; arrays are
--- passed as arrays and read with unnest / ANY (bulk arrays as %(named)b: binary,
--- so that psycopg does not escape each element as text). `now` always comes from the caller.
+-- The tasks role's named queries for PostgreSQL (see store/tasks/flow.py); the same names as sqlite.sql.
+-- Parameters are %(named)s; lists and batches of parallel columns are arrays read with unnest / ANY
+-- (bulk arrays as %(named)b: binary, so that psycopg does not escape each element as text). `now`
+-- always comes from the caller. The batch verbs run in the dialect's batch transactions (joins
+-- planned as index-driven nested loops).
 
 -- name: insert_task_type
 INSERT INTO task_type (type, description, backend_name, default_interval, min_interval, max_interval,
@@ -17,21 +19,10 @@ SELECT * FROM task_type ORDER BY type;
 -- name: task_types_in
 SELECT * FROM task_type WHERE type = ANY(%(types)s::text[]);
 
--- name: index_driven_batches
--- set at the start of a batch transaction: a batch of N ids is N primary-key probes
--- (nested loops), never a scan, hash or merge join over the whole table, whatever
--- the statistics say (a fresh table has none and looks tiny)
-SET LOCAL enable_seqscan = off;
-SET LOCAL enable_hashjoin = off;
-SET LOCAL enable_mergejoin = off;
-
--- name: lock_task_creation
--- serialises creators so that two of them cannot both create the same pending task
-SELECT pg_advisory_xact_lock(hashtext('ostinato.create_tasks'));
-
 -- name: find_pending_duplicates
 -- one index probe per key (LATERAL ... LIMIT 1): never a scan of the pending tasks,
--- whatever the planner's estimates; arguments are compared only on a digest hit
+-- whatever the planner's estimates; arguments are compared only on a digest hit (the
+-- digest: the md5 of the canonical arguments, computed by the dialect)
 -- a null next_run matches any; one given keeps one-shot tasks with another next_run apart
 SELECT t.* FROM unnest(%(types)b::text[], %(digests)b::bytea[], %(arguments)b::text[], %(policies)b::text[],
                        %(priorities)b::text[], %(next_runs)b::timestamptz[])
@@ -71,7 +62,8 @@ ORDER BY next_run LIMIT %(limit)s;
 
 -- name: grab_ready_tasks
 -- lease the rows (SKIP LOCKED: concurrent runners take disjoint sets) and mark them
--- scheduled; `id = ANY(ARRAY(...))` is a primary-key probe whatever the statistics say
+-- scheduled; `id = ANY(ARRAY(...))` is a primary-key probe whatever the statistics say;
+-- the RETURNING list is read by position
 UPDATE task SET status = 'next_run_scheduled'
 WHERE id = ANY(ARRAY(
     SELECT id FROM task

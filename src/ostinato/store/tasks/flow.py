@@ -1,0 +1,281 @@
+"""The tasks role's flow, written once over a :class:`~ostinato.store.dialect.Dialect` (see docs/design/tasks.md).
+
+Task types; tasks created in batches without duplicating a pending one; the runner's grab (the
+hottest path: one statement per priority level and one for the runs, rows read by position); runs
+and their outcomes, moved by the domain's rules in batches; a glance at the activity; archival.
+Rows become records in ``rows.py``, batches are checked and keyed in ``batches.py``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Iterable, Sequence
+
+from ...domain.errors import ConflictError, ValidationError
+from ...domain.tasks import (
+    PRIORITY_ORDER,
+    NewTask,
+    RunEvent,
+    ScheduledRun,
+    Task,
+    TaskRun,
+    TaskRunStatus,
+    TaskStatus,
+    TaskType,
+    canonical_json,
+    lost_run_events,
+    plan_run_events,
+)
+from ..dialect import Connection, Dialect, Row, chunks
+from .batches import DedupKey, apart_by, in_input_order, prepare_task_batch
+from .interface import ArchivedTask, TaskActivity, TaskStore
+from .rows import grabbed_tasks, new_task, run_of, task_of, task_state_of, task_type_of
+
+#: the lock that serialises task creators, so that two of them cannot both create the same pending task
+CREATE_TASKS_LOCK = "ostinato.create_tasks"
+
+
+class TaskFlow(TaskStore):
+    db: Dialect
+
+    @property
+    def _tasks(self):
+        return self.db.queries("tasks")
+
+    # -- task types -------------------------------------------------------
+    def create_task_type(self, task_type: TaskType) -> TaskType:
+        task_type.validated()
+        interval = self.db.interval
+        params = {
+            "type": task_type.type,
+            "description": task_type.description,
+            "backend_name": task_type.backend_name,
+            "default_interval": interval(task_type.default_interval),
+            "min_interval": interval(task_type.min_interval),
+            "max_interval": interval(task_type.max_interval),
+            "backoff_factor": task_type.backoff_factor,
+            "max_queue_length": task_type.max_queue_length,
+            "num_retries": task_type.num_retries,
+            "retry_delay": interval(task_type.retry_delay),
+        }
+        try:
+            with self.db.write() as conn:
+                conn.execute(self._tasks.insert_task_type, params)
+        except Exception as exc:
+            if not self.db.is_unique_violation(exc):
+                raise
+            raise ConflictError(f"task type {task_type.type!r} already exists") from None
+        return task_type
+
+    def get_task_type(self, name: str) -> TaskType | None:
+        rows = self.db.read(self._tasks.get_task_type, {"type": name})
+        return task_type_of(self.db, rows[0]) if rows else None
+
+    def list_task_types(self) -> list[TaskType]:
+        return [task_type_of(self.db, r) for r in self.db.read(self._tasks.list_task_types)]
+
+    def _task_types_in(self, conn: Connection, names: Iterable[str]) -> dict[str, TaskType]:
+        rows = conn.execute(self._tasks.task_types_in, {"types": self.db.array(names)}).fetchall()
+        return {r["type"]: task_type_of(self.db, r) for r in rows}
+
+    # -- tasks ------------------------------------------------------------
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
+        if not tasks:
+            return []
+        with self.db.write(batch=True) as conn:
+            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names),
+                                              one_shot_by_next_run=one_shot_by_next_run)
+            self.db.lock(conn, CREATE_TASKS_LOCK)
+            stored: dict[DedupKey, Task] = {}
+            for chunk in chunks(list(unique.items())):
+                self._create_chunk(conn, chunk, stored, one_shot_by_next_run)
+        return in_input_order(keys, stored)
+
+    def _create_chunk(self, conn: Connection, chunk: Sequence[tuple[DedupKey, NewTask]], stored: dict[DedupKey, Task],
+                      apart: bool) -> None:
+        """Find the chunk's pending duplicates, insert the others; ``stored`` gets every task of the chunk.
+        A row comes back keyed by its arguments' digest (``Dialect.digest``), not by its arguments."""
+        db, queries = self.db, self._tasks
+        digests = [db.digest(key[1]) for key, _ in chunk]
+        by_digest = {(key[0], digest, *key[2:]): (key, task) for (key, task), digest in zip(chunk, digests)}
+
+        def key_of(row: Row) -> tuple:
+            next_run = db.read_time(row["next_run"]) if apart else None
+            return (row["type"], row["arguments_digest"], row["policy"], row["priority"],
+                    apart_by(row["policy"], next_run, apart))
+
+        existing = conn.execute(queries.find_pending_duplicates, db.columns(
+            types=[key[0] for key, _ in chunk], digests=digests, arguments=[key[1] for key, _ in chunk],
+            policies=[key[2] for key, _ in chunk], priorities=[key[3] for key, _ in chunk],
+            next_runs=[db.time(key[4]) for key, _ in chunk]))
+        for row in existing:
+            stored[by_digest[key_of(row)][0]] = task_of(db, row)
+        fresh = [(key, task, digest) for (key, task), digest in zip(chunk, digests) if key not in stored]
+        if not fresh:
+            return
+        inserted = conn.execute(queries.insert_tasks, db.columns(
+            types=[task.type for _, task, _ in fresh], arguments=[key[1] for key, _, _ in fresh],
+            digests=[digest for _, _, digest in fresh], next_runs=[db.time(task.next_run) for _, task, _ in fresh],
+            intervals=[db.interval(task.current_interval) for _, task, _ in fresh],
+            policies=[key[2] for key, _, _ in fresh], retries=[task.retries_left for _, task, _ in fresh],
+            priorities=[key[3] for key, _, _ in fresh]))
+        for row in inserted:
+            key, task = by_digest[key_of(row)]
+            stored[key] = new_task(row["id"], task)
+
+    def get_tasks(self, ids: Sequence[int]) -> list[Task]:
+        return [task_of(self.db, r) for chunk in chunks(list(ids))
+                for r in self.db.read(self._tasks.tasks_in, {"ids": self.db.array(chunk)})]
+
+    def search_tasks(self, *, task_type=None, status=None, policy=None, priority=None, before=None, after_id=0,
+                     limit=100) -> list[Task]:
+        db = self.db
+        params = {
+            "type": task_type,
+            "statuses": db.array(s.value for s in status) if status else None,
+            "policy": policy.value if policy else None,
+            "priorities": db.array(p.value if p else "none" for p in priority) if priority else None,
+            "before": db.time(before),
+            "after_id": after_id,
+            "limit": limit,
+        }
+        return [task_of(db, r) for r in db.read(self._tasks.search_tasks, params)]
+
+    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False) -> list[Task]:
+        db, queries = self.db, self._tasks
+        params = {"type": task_type, "now": db.time(now), "limit": limit}
+        if not priority:
+            return [task_of(db, r) for r in db.read(queries.peek_ready_tasks, params)]
+        found: list[Task] = []
+        for level in PRIORITY_ORDER:
+            if len(found) >= limit:
+                break
+            rows = db.read(queries.peek_ready_priority_tasks,
+                           {**params, "limit": limit - len(found), "priority": level.value})
+            found.extend(task_of(db, r) for r in rows)
+        return found
+
+    def grab_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False,
+                         backend_id: str | None = None) -> list[ScheduledRun]:
+        if limit <= 0:
+            return []
+        db, queries = self.db, self._tasks
+        at = db.time(now)
+        grabbed: list[Task] = []
+        with db.write(batch=True) as conn:
+            for level in PRIORITY_ORDER if priority else (None,):
+                room = limit - len(grabbed)
+                if room <= 0:
+                    break
+                params = {"type": task_type, "now": at, "limit": room}
+                if level is None:
+                    rows = db.tuples(conn, queries.grab_ready_tasks, params)
+                else:
+                    rows = db.tuples(conn, queries.grab_ready_priority_tasks, {**params, "priority": level.value})
+                grabbed.extend(sorted(grabbed_tasks(db, rows), key=lambda t: (t.next_run, t.id)))
+            if not grabbed:
+                return []
+            runs = db.tuples(conn, queries.insert_scheduled_runs,
+                             {"ids": db.array(t.id for t in grabbed), "now": at, "backend_id": backend_id})
+            run_of_task = {task_id: run_id for run_id, task_id in runs}
+        return [ScheduledRun(t, TaskRun(run_of_task[t.id], t.id, backend_id, now, None, None, {}, TaskRunStatus.SCHEDULED))
+                for t in grabbed]
+
+    def set_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None) -> int:
+        if status is TaskStatus.DISABLED:
+            query, extra = self._tasks.disable_tasks, {}
+        elif status is TaskStatus.NEXT_RUN_NOT_SCHEDULED:
+            query, extra = self._tasks.respawn_tasks, {"next_run": self.db.time(next_run)}
+        else:
+            raise ValidationError("status", "disabled or next_run_not_scheduled", status.value)
+        changed = 0
+        with self.db.write() as conn:
+            for chunk in chunks(list(ids)):
+                changed += conn.execute(query, {"ids": self.db.array(chunk), **extra}).rowcount
+        return changed
+
+    # -- task runs --------------------------------------------------------
+    def record_run_events(self, events: Sequence[RunEvent]) -> int:
+        if not events:
+            return 0
+        db, queries = self.db, self._tasks
+        finished = 0
+        with db.write(batch=True) as conn:
+            for chunk in chunks(list(events)):
+                ids = sorted({e.run_id for e in chunk})
+                current = {}
+                for row in conn.execute(queries.runs_with_tasks_for_update, {"ids": db.array(ids)}):
+                    current[row["run_id"]] = (run_of(db, row, prefix="run_"), task_state_of(db, row))
+                types = self._task_types_in(conn, {task.type for _, task in current.values()})
+                plan = plan_run_events(current, types, chunk)
+                if plan.runs:
+                    conn.execute(queries.update_runs, db.columns(
+                        ids=[r.id for r in plan.runs], statuses=[r.status.value for r in plan.runs],
+                        backend_ids=[r.backend_id for r in plan.runs], starteds=[db.time(r.started) for r in plan.runs],
+                        endeds=[db.time(r.ended) for r in plan.runs],
+                        metadatas=[canonical_json(r.metadata) for r in plan.runs]))
+                if plan.tasks:
+                    conn.execute(queries.update_tasks_after_runs, db.columns(
+                        ids=[task_id for task_id, _ in plan.tasks], statuses=[c.status.value for _, c in plan.tasks],
+                        next_runs=[db.time(c.next_run) for _, c in plan.tasks],
+                        intervals=[db.interval(c.current_interval) for _, c in plan.tasks],
+                        retries=[c.retries_left for _, c in plan.tasks]))
+                finished += plan.finished
+        return finished
+
+    def mark_lost_runs(self, now: datetime, timeout: timedelta, *, backend_ids: Sequence[str] | None = None) -> list[int]:
+        if backend_ids is not None:
+            rows = self.db.read(self._tasks.in_flight_runs_of, {"backend_ids": self.db.array(backend_ids)})
+        else:
+            rows = self.db.read(self._tasks.stale_in_flight_runs, {"cutoff": self.db.time(now - timeout), "limit": 100_000})
+        ids = [r["id"] for r in rows]
+        self.record_run_events(lost_run_events(ids, now))
+        return ids
+
+    def in_flight_backend_ids(self, prefix: str) -> list[str]:
+        return [r["backend_id"] for r in self.db.read(self._tasks.in_flight_backend_ids, {"prefix": prefix})]
+
+    def list_task_runs(self, *, task_id=None, status=None, after_id=0, limit=100) -> list[TaskRun]:
+        params = {"task": task_id, "statuses": self.db.array(s.value for s in status) if status else None,
+                  "after_id": after_id, "limit": limit}
+        return [run_of(self.db, r) for r in self.db.read(self._tasks.search_task_runs, params)]
+
+    def count_tasks(self) -> dict[tuple[str, str], int]:
+        return {(r["type"], r["status"]): r["n"] for r in self.db.read(self._tasks.count_tasks)}
+
+    def task_activity(self, now: datetime, *, count_cap: int = 10_000, runs_window: int = 10_000,
+                      failures_limit: int = 20) -> TaskActivity:
+        for name, value in (("count_cap", count_cap), ("runs_window", runs_window), ("failures_limit", failures_limit)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValidationError(name, "a positive whole number", value)
+        db, queries = self.db, self._tasks
+        at = db.time(now)
+        ready = {}
+        for task_type in self.list_task_types():
+            rows = db.read(queries.count_ready_tasks, {"type": task_type.type, "now": at, "cap": count_cap})
+            ready[task_type.type] = min(int(rows[0]["ready"]), count_cap)
+        in_flight = {r["type"]: int(r["in_flight"]) for r in db.read(queries.in_flight_runs_by_type, {"cap": count_cap})}
+        window = {"window": runs_window}
+        failed = {r["type"]: int(r["failed"]) for r in db.read(queries.recent_failed_runs_by_type, window)}
+        recent = tuple((r["task_type"], run_of(db, r))
+                       for r in db.read(queries.recent_failed_runs, {**window, "limit": failures_limit}))
+        return TaskActivity(ready, in_flight, count_cap, failed, runs_window, recent)
+
+    # -- archival ---------------------------------------------------------
+    def archivable_tasks(self, before: datetime, *, after_id: int = 0, limit: int = 1000) -> list[ArchivedTask]:
+        db, queries = self.db, self._tasks
+        params = {"before": db.time(before), "after_id": after_id, "limit": limit}
+        tasks = [task_of(db, r) for r in db.read(queries.archivable_tasks, params)]
+        runs: dict[int, list[TaskRun]] = {t.id: [] for t in tasks}
+        if tasks:
+            for row in db.read(queries.runs_of_tasks, {"ids": db.array(runs)}):
+                runs[row["task"]].append(run_of(db, row))
+        return [ArchivedTask(t, tuple(runs[t.id])) for t in tasks]
+
+    def delete_tasks(self, ids: Iterable[int]) -> int:
+        deleted = 0
+        with self.db.write() as conn:
+            for chunk in chunks(list(ids)):
+                conn.execute(self._tasks.delete_runs_of_tasks, {"ids": self.db.array(chunk)})
+                deleted += conn.execute(self._tasks.delete_tasks, {"ids": self.db.array(chunk)}).rowcount
+        return deleted
