@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import replace
 from datetime import datetime
@@ -186,6 +187,13 @@ def check_revisit_threshold(threshold: RevisitThreshold) -> None:
         raise ValidationError("origins", "a whole number of 0 or more", threshold.origins)
     if not isinstance(threshold.computed_at, datetime) or threshold.computed_at.tzinfo is None:
         raise ValidationError("computed_at", "a time with a zone", threshold.computed_at)
+
+
+def arguments_digest(arguments_json: str) -> bytes:
+    """The md5 of a task's canonical arguments (``TaskArguments.to_json()``): what PostgreSQL keeps in
+    ``task.arguments_digest``, which the duplicate check of ``create_tasks`` and the imports' check that
+    an id is the same task probe."""
+    return hashlib.md5(arguments_json.encode(), usedforsecurity=False).digest()
 
 
 # -- imports: records written as given ------------------------------------------------
