@@ -7,11 +7,12 @@ with their dialect; each role's flow lives in its package (``store/<role>/flow.p
 from __future__ import annotations
 
 from .dialect import Dialect
+from .compat.flow import CompatFlow
 from .interface import Store
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(TokenFlow, Store):
+class SQLStore(TokenFlow, CompatFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

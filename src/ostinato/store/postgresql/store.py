@@ -36,14 +36,13 @@ from ...domain.tasks import (
     lost_run_events,
     plan_run_events,
 )
-from ..common import DedupKey, in_input_order, prepare_task_batch, task_activity, task_key
+from ..common import DedupKey, arguments_digest, in_input_order, prepare_task_batch, task_activity, task_key
 from ..interface import ArchivedTask, SchemaState, TaskActivity
 from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .dialect import PostgresDialect
 from ..sql_store import SQLStore
-from .compat import PostgresCompat
-from .imports import PostgresImports, arguments_digest
+from .imports import PostgresImports
 from .origins import PostgresOrigins, chunks as _chunks
 from .schedules import PostgresSchedules
 
@@ -123,7 +122,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class PostgresStore(PostgresOrigins, PostgresCompat, PostgresSchedules, PostgresImports, SQLStore):
+class PostgresStore(PostgresOrigins, PostgresSchedules, PostgresImports, SQLStore):
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
         self.dsn = dsn
