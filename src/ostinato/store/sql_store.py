@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from .dialect import Dialect
 from .compat.flow import CompatFlow
+from .imports.flow import ImportFlow
 from .interface import Store
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(TokenFlow, CompatFlow, Store):
+class SQLStore(TokenFlow, CompatFlow, ImportFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

@@ -42,7 +42,6 @@ from ..migrations import latest_version, load_migrations
 from ..queries import Queries
 from .dialect import PostgresDialect
 from ..sql_store import SQLStore
-from .imports import PostgresImports
 from .origins import PostgresOrigins, chunks as _chunks
 from .schedules import PostgresSchedules
 
@@ -122,7 +121,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class PostgresStore(PostgresOrigins, PostgresSchedules, PostgresImports, SQLStore):
+class PostgresStore(PostgresOrigins, PostgresSchedules, SQLStore):
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
         self.dsn = dsn

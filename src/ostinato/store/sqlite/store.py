@@ -42,7 +42,6 @@ from ..queries import Queries
 from .codec import chunks as _chunks, from_db_interval, from_db_time, json_array as _json, to_db_interval, to_db_time
 from .dialect import SQLiteDialect
 from ..sql_store import SQLStore
-from .imports import SQLiteImports
 from .origins import SQLiteOrigins
 from .schedules import SQLiteSchedules
 
@@ -104,7 +103,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteImports, SQLStore):
+class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLStore):
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True):
         """Open the database file at ``path``; with ``create`` (the default) a missing file and its
