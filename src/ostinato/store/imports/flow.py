@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.imported import (
@@ -25,13 +25,9 @@ from ...domain.visit_policies import live_cooldown
 from ...domain.visits import VisitStats
 from ..borrowed_rows import row_to_lister
 from ..common import arguments_digest, at_id, at_index, checked_records
-from ..dialect import Connection, Dialect, chunks
+from ..dialect import Connection, Dialect, Row, chunks
 from ..queries import Queries
 from .interface import ImportStore
-
-#: the end of a ConflictError's message: what an import with ids of its own needs
-_INTO = "import into an empty store, or one an earlier import of the same source filled"
-
 
 def _listing(listed: StoredListedOrigin) -> dict[str, Any]:
     """A listing as ``import_listed_origins`` reads it (the dialect's ``json`` writes its times)."""
@@ -59,52 +55,19 @@ class ImportFlow(ImportStore):
 
     def import_tasks(self, tasks: Sequence[Task]) -> int:
         checked = checked_records(tasks, check_task, at_id("task"))
-        q, db = self._imports, self.db
-        changed = 0
-        with db.write(batch=True) as conn:
-            types = db.array(sorted({t.type for t in checked}))
-            known = {r["type"] for r in conn.execute(q.known_task_types, {"types": types}).fetchall()}
-            for task in checked:
-                if task.type not in known:
-                    raise ValidationError("type", "a known task type (import the task types first)", task.type,
-                                          record=f"task {task.id}")
-            for chunk in chunks(checked):
-                arguments = [t.arguments.to_json() for t in chunk]
-                batch = db.columns(
-                    ids=[t.id for t in chunk], types=[t.type for t in chunk], arguments=arguments,
-                    digests=[arguments_digest(a) for a in arguments], next_runs=[db.time(t.next_run) for t in chunk],
-                    intervals=[db.interval(t.current_interval) for t in chunk],
-                    statuses=[t.status.value for t in chunk], policies=[t.policy.value for t in chunk],
-                    retries=[t.retries_left for t in chunk],
-                    priorities=[t.priority.value if t.priority else None for t in chunk])
-                conflict = conn.execute(q.import_task_conflict, batch).fetchone()
-                if conflict is not None:
-                    raise ConflictError(f"task {conflict['id']} is already another task (of type {conflict['type']}): "
-                                        + _INTO)
-                changed += conn.execute(q.import_tasks, batch).rowcount
-            if checked:
-                conn.execute(q.raise_task_ids, {"top": max(t.id for t in checked)})
-        return changed
+        q = self._imports
+        return self._write_with_ids(
+            checked, self._task_columns, conflict=q.import_task_conflict, upsert=q.import_tasks,
+            raise_ids=q.raise_task_ids, check=lambda conn: self._check_task_types(conn, checked),
+            conflicting=lambda row: f"task {row['id']} is already another task (of type {row['type']})")
 
     def import_task_runs(self, runs: Sequence[TaskRun]) -> int:
         checked = checked_records(runs, check_task_run, at_id("task run"))
-        q, db = self._imports, self.db
-        changed = 0
-        with db.write(batch=True) as conn:
-            for chunk in chunks(checked):
-                batch = db.columns(
-                    ids=[r.id for r in chunk], tasks=[r.task for r in chunk], backend_ids=[r.backend_id for r in chunk],
-                    scheduleds=[db.time(r.scheduled) for r in chunk], starteds=[db.time(r.started) for r in chunk],
-                    endeds=[db.time(r.ended) for r in chunk], metadatas=[db.json(dict(r.metadata)) for r in chunk],
-                    statuses=[r.status.value for r in chunk])
-                conflict = conn.execute(q.import_run_conflict, batch).fetchone()
-                if conflict is not None:
-                    raise ConflictError(f"task run {conflict['id']} is already a run of another task ({conflict['task']}): "
-                                        + _INTO)
-                changed += conn.execute(q.import_task_runs, batch).rowcount
-            if checked:
-                conn.execute(q.raise_task_run_ids, {"top": max(r.id for r in checked)})
-        return changed
+        q = self._imports
+        return self._write_with_ids(
+            checked, self._run_columns, conflict=q.import_run_conflict, upsert=q.import_task_runs,
+            raise_ids=q.raise_task_run_ids,
+            conflicting=lambda row: f"task run {row['id']} is already a run of another task ({row['task']})")
 
     def import_listers(self, listers: Sequence[Lister]) -> tuple[list[Lister], int]:
         checked = checked_records(listers, check_lister, at_index("lister"))
@@ -158,6 +121,57 @@ class ImportFlow(ImportStore):
         return changed
 
     # -- helpers ---------------------------------------------------------------------------
+    def _write_with_ids(self, records: list[Any], columns: Callable[[Sequence[Any]], dict[str, Any]], *,
+                        conflict: str, upsert: str, raise_ids: str, conflicting: Callable[[Row], str],
+                        check: Callable[[Connection], None] | None = None) -> int:
+        """Records with ids of their own (tasks, runs), ``columns`` of 10,000 to a statement, in one
+        transaction (after ``check``): a stored row with one of their ids that is another record is a
+        ConflictError (``conflicting`` says which) and nothing is written; the ids created later
+        then come after the largest written. Returns the rows created or changed."""
+        changed = 0
+        with self.db.write(batch=True) as conn:
+            if check is not None:
+                check(conn)
+            for chunk in chunks(records):
+                batch = columns(chunk)
+                row = conn.execute(conflict, batch).fetchone()
+                if row is not None:
+                    raise ConflictError(f"{conflicting(row)}: import into an empty store, or one an earlier import "
+                                        "of the same source filled")
+                changed += conn.execute(upsert, batch).rowcount
+            if records:
+                conn.execute(raise_ids, {"top": max(r.id for r in records)})
+        return changed
+
+    def _check_task_types(self, conn: Connection, tasks: Sequence[Task]) -> None:
+        """ValidationError at the first task whose type is not stored."""
+        types = self.db.array(sorted({t.type for t in tasks}))
+        known = {r["type"] for r in conn.execute(self._imports.known_task_types, {"types": types}).fetchall()}
+        for task in tasks:
+            if task.type not in known:
+                raise ValidationError("type", "a known task type (import the task types first)", task.type,
+                                      record=f"task {task.id}")
+
+    def _task_columns(self, chunk: Sequence[Task]) -> dict[str, Any]:
+        """Tasks as ``import_tasks`` reads them (on SQLite by position, in this order)."""
+        db = self.db
+        arguments = [t.arguments.to_json() for t in chunk]
+        return db.columns(
+            ids=[t.id for t in chunk], types=[t.type for t in chunk], arguments=arguments,
+            digests=[arguments_digest(a) for a in arguments], next_runs=[db.time(t.next_run) for t in chunk],
+            intervals=[db.interval(t.current_interval) for t in chunk], statuses=[t.status.value for t in chunk],
+            policies=[t.policy.value for t in chunk], retries=[t.retries_left for t in chunk],
+            priorities=[t.priority.value if t.priority else None for t in chunk])
+
+    def _run_columns(self, chunk: Sequence[TaskRun]) -> dict[str, Any]:
+        """Task runs as ``import_task_runs`` reads them (on SQLite by position, in this order)."""
+        db = self.db
+        return db.columns(
+            ids=[r.id for r in chunk], tasks=[r.task for r in chunk], backend_ids=[r.backend_id for r in chunk],
+            scheduleds=[db.time(r.scheduled) for r in chunk], starteds=[db.time(r.started) for r in chunk],
+            endeds=[db.time(r.ended) for r in chunk], metadatas=[db.json(dict(r.metadata)) for r in chunk],
+            statuses=[r.status.value for r in chunk])
+
     def _check_listers(self, conn: Connection, ids: set[int]) -> None:
         """NotFoundError for the lowest of ``ids`` no lister has."""
         rows = conn.execute(self._imports.listers_known, {"ids": self.db.array(sorted(ids))}).fetchall()
