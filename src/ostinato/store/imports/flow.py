@@ -154,22 +154,22 @@ class ImportFlow(ImportStore):
 
     def _task_columns(self, chunk: Sequence[Task]) -> dict[str, Any]:
         """Tasks as ``import_tasks`` reads them (on SQLite by position, in this order)."""
-        db = self.db
+        time, interval = self.db.time, self.db.interval
         arguments = [t.arguments.to_json() for t in chunk]
-        return db.columns(
+        return self.db.columns(
             ids=[t.id for t in chunk], types=[t.type for t in chunk], arguments=arguments,
-            digests=[arguments_digest(a) for a in arguments], next_runs=[db.time(t.next_run) for t in chunk],
-            intervals=[db.interval(t.current_interval) for t in chunk], statuses=[t.status.value for t in chunk],
+            digests=[arguments_digest(a) for a in arguments], next_runs=[time(t.next_run) for t in chunk],
+            intervals=[interval(t.current_interval) for t in chunk], statuses=[t.status.value for t in chunk],
             policies=[t.policy.value for t in chunk], retries=[t.retries_left for t in chunk],
             priorities=[t.priority.value if t.priority else None for t in chunk])
 
     def _run_columns(self, chunk: Sequence[TaskRun]) -> dict[str, Any]:
         """Task runs as ``import_task_runs`` reads them (on SQLite by position, in this order)."""
-        db = self.db
-        return db.columns(
+        time, json = self.db.time, self.db.json
+        return self.db.columns(
             ids=[r.id for r in chunk], tasks=[r.task for r in chunk], backend_ids=[r.backend_id for r in chunk],
-            scheduleds=[db.time(r.scheduled) for r in chunk], starteds=[db.time(r.started) for r in chunk],
-            endeds=[db.time(r.ended) for r in chunk], metadatas=[db.json(dict(r.metadata)) for r in chunk],
+            scheduleds=[time(r.scheduled) for r in chunk], starteds=[time(r.started) for r in chunk],
+            endeds=[time(r.ended) for r in chunk], metadatas=[json(dict(r.metadata)) for r in chunk],
             statuses=[r.status.value for r in chunk])
 
     def _check_listers(self, conn: Connection, ids: set[int]) -> None:
