@@ -20,7 +20,7 @@ from ostinato.domain.tasks import (
 )
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import VisitOutcome, VisitStats
-from ostinato.store import postgresql, sqlite
+from ostinato.store import imports
 from ostinato.store.queries import load_queries
 
 from conftest import T0
@@ -172,5 +172,5 @@ def test_origin_metrics_are_written_as_given(store):
 
 
 def test_both_stores_name_the_same_import_queries(store):
-    names = [set(load_queries(Path(module.__file__).parent / "import_queries.sql")) for module in (sqlite, postgresql)]
+    names = [set(load_queries(Path(imports.__file__).parent / f"{dialect}.sql")) for dialect in ("sqlite", "postgresql")]
     assert names[0] == names[1]

@@ -106,7 +106,9 @@ def _nodes(plan: dict):
 def test_postgresql_import_conflict_checks_probe_each_id(seeded_pg):
     """The imports' checks that an id is not another task's (or run's): one primary-key probe per id
     of the batch, never the table walked in id order with the batch read again for every row."""
-    from ostinato.store.postgresql.imports import QUERIES as IMPORTS
+    from ostinato.store.postgresql.dialect import role_queries
+
+    IMPORTS = role_queries("imports")
 
     conn = seeded_pg
     conn.execute("BEGIN")

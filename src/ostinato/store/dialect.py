@@ -96,6 +96,13 @@ class Dialect(Protocol):
         order of its SELECT or RETURNING list): for the hot paths, no mapping made per row."""
         ...
 
+    def execute_many(self, conn: Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Run ``sql`` once for each mapping of parameters of ``rows``, in order, in ``conn``'s
+        transaction (DB-API ``executemany``: one statement, pipelined on PostgreSQL). For a batch whose
+        rows must apply one after the other (one key twice); a batch of distinct keys is one
+        statement over ``columns`` or a ``json`` array instead."""
+        ...
+
     # -- values in and out ---------------------------------------------------
     def time(self, value: datetime | None) -> Any:
         """A timezone-aware time as a parameter (ValidationError naming ``time`` if naive)."""
@@ -108,7 +115,9 @@ class Dialect(Protocol):
     def read_interval(self, value: Any) -> timedelta | None: ...
 
     def json(self, value: Any) -> Any:
-        """A JSON document (dict, list, …) as a parameter."""
+        """A JSON document (dict, list, dataclasses, …) as a parameter. Bytes in it are written in
+        hex (read back with ``decode(…, 'hex')`` on PostgreSQL, ``unhex(…)`` on SQLite), times as
+        the dialect compares them (on SQLite as ``time`` writes them)."""
         ...
 
     def read_json(self, value: Any) -> Any: ...

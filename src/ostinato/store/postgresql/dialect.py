@@ -3,7 +3,8 @@
 Claims that may race take row leases (``FOR UPDATE SKIP LOCKED``); bulk writes pass whole
 batches as array parameters read by ``unnest``; every session runs in UTC and receives
 ``now`` from the caller. Times, durations, JSON documents and arrays travel as psycopg
-adapts them (``timestamptz``, ``interval``, ``jsonb`` text, arrays).
+adapts them (``timestamptz``, ``interval``, ``jsonb`` text, arrays); bytes in a JSON
+document are written in hex.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ MIGRATIONS = load_migrations(HERE / "migrations")
 def role_queries(role: str) -> Queries:
     """The named queries of a role in PostgreSQL (``store/<role>/postgresql.sql``)."""
     return Queries(STORE_DIR / role / "postgresql.sql")
+
+
+def _hex(value: Any) -> str:
+    """orjson's fallback for the one type it does not write: bytes (snapshots), in hex."""
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def _configure(conn: psycopg.Connection) -> None:
@@ -122,6 +130,11 @@ class PostgresDialect:
     def tuples(conn: psycopg.Connection, sql: str, params: Mapping[str, Any]) -> list[tuple]:
         return conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall()
 
+    @staticmethod
+    def execute_many(conn: psycopg.Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
+
     # -- values in and out ---------------------------------------------------
     @staticmethod
     def time(value: datetime | None) -> datetime | None:
@@ -143,7 +156,7 @@ class PostgresDialect:
 
     @staticmethod
     def json(value: Any) -> str:
-        return orjson.dumps(value).decode()
+        return orjson.dumps(value, default=_hex).decode()
 
     @staticmethod
     def read_json(value: Any) -> Any:

@@ -1,29 +1,21 @@
 """The PostgreSQL store: :class:`SQLStore` over :class:`PostgresDialect` (psycopg 3 with a pool).
 
-The roles not yet written once (origins, compat, imports) are still mixed in from this package.
+The origins role, not yet written once, is still mixed in from this package.
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, contextmanager
-from functools import partial
 from typing import Any, Iterator, Mapping
 
 import psycopg
 
 from ..sql_store import SQLStore
-from ..tasks.rows import run_of, task_of
-from .compat import PostgresCompat
 from .dialect import PostgresDialect
-from .imports import PostgresImports
 from .origins import PostgresOrigins
 
-# the compat mixin reads tasks and runs with these until its own flow replaces it
-_row_to_task = partial(task_of, PostgresDialect)
-_row_to_run = partial(run_of, PostgresDialect)
 
-
-class PostgresStore(PostgresOrigins, PostgresCompat, PostgresImports, SQLStore):
+class PostgresStore(PostgresOrigins, SQLStore):
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
         self.dsn = dsn

@@ -2,8 +2,9 @@
 
 Writes run in ``BEGIN IMMEDIATE`` transactions (SQLite's single-writer lock is the row
 lease here). Times travel as ISO 8601 text in UTC with microseconds (text order is time
-order), durations as seconds, JSON documents and lists as JSON text read by ``json_each``,
-a batch of parallel columns as one JSON array of rows. The connection is shared by the
+order), durations as seconds, JSON documents and lists as JSON text read by ``json_each``
+(times in them written the same way, bytes in hex, read with ``unhex``, which the dialect
+supplies where SQLite is older than 3.41), a batch of parallel columns as one JSON array of rows. The connection is shared by the
 threads of one process under a lock; several processes on one file are serialised by
 SQLite itself (WAL, busy timeout).
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -57,8 +58,24 @@ def from_db_interval(value: float | None) -> timedelta | None:
     return None if value is None else timedelta(seconds=value)
 
 
+def _json_default(value: Any) -> Any:
+    """What orjson hands back: times written as ``to_db_time`` writes them, bytes in hex."""
+    if isinstance(value, datetime):
+        return to_db_time(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
 def json_text(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    return orjson.dumps(value, default=_json_default, option=orjson.OPT_PASSTHROUGH_DATETIME).decode()
+
+
+def _unhex(text: str | None) -> bytes | None:
+    """SQLite's own ``unhex`` (3.41) for an older SQLite: hex text to bytes."""
+    return None if text is None else bytes.fromhex(text)
 
 
 class SQLiteDialect:
@@ -76,6 +93,8 @@ class SQLiteDialect:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            if sqlite3.sqlite_version_info < (3, 41, 0):
+                self.conn.create_function("unhex", 1, _unhex, deterministic=True)
 
     # -- SQL -----------------------------------------------------------------
     def queries(self, role: str) -> Queries:
@@ -124,6 +143,10 @@ class SQLiteDialect:
         cursor = conn.cursor()
         cursor.row_factory = None
         return cursor.execute(sql, params).fetchall()
+
+    @staticmethod
+    def execute_many(conn: sqlite3.Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        conn.executemany(sql, rows)
 
     # -- values in and out ---------------------------------------------------
     time = staticmethod(to_db_time)

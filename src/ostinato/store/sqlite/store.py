@@ -1,29 +1,21 @@
 """The SQLite store: :class:`SQLStore` over :class:`SQLiteDialect` (one connection, one writer at a time).
 
-The roles not yet written once (origins, compat, imports) are still mixed in from this package.
+The origins role, not yet written once, is still mixed in from this package.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..sql_store import SQLStore
-from ..tasks.rows import run_of, task_of
-from .compat import SQLiteCompat
 from .dialect import SQLiteDialect
-from .imports import SQLiteImports
 from .origins import SQLiteOrigins
 
-# the compat mixin reads tasks and runs with these until its own flow replaces it
-_row_to_task = partial(task_of, SQLiteDialect)
-_row_to_run = partial(run_of, SQLiteDialect)
 
-
-class SQLiteStore(SQLiteOrigins, SQLiteCompat, SQLiteImports, SQLStore):
+class SQLiteStore(SQLiteOrigins, SQLStore):
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True):
         """Open the database file at ``path``; with ``create`` (the default) a missing file and its

@@ -1,8 +1,12 @@
--- Named queries of the PostgreSQL store's verbs for the compatibility faces (see compat.py).
+-- The compat role's named queries for PostgreSQL (see store/compat/flow.py); the same names as
+-- sqlite.sql.
+
+-- name: task_exists
+SELECT 1 FROM task WHERE id = %(task)s;
 
 -- name: adopt_grabbed_run
 -- the run a grab recorded for the task, with no executor yet, takes this one's id
-UPDATE task_run SET backend_id = %(backend_id)s, scheduled = %(scheduled)s, metadata = %(metadata)s
+UPDATE task_run SET backend_id = %(backend_id)s, scheduled = %(scheduled)s, metadata = %(metadata)s::jsonb
 WHERE id = (SELECT id FROM task_run
             WHERE task = %(task)s AND status = 'scheduled' AND backend_id IS NULL ORDER BY id LIMIT 1
             FOR UPDATE SKIP LOCKED)
@@ -10,11 +14,8 @@ RETURNING *;
 
 -- name: insert_run
 INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
-VALUES (%(task)s, %(backend_id)s, %(scheduled)s, 'scheduled', %(metadata)s)
+VALUES (%(task)s, %(backend_id)s, %(scheduled)s, 'scheduled', %(metadata)s::jsonb)
 RETURNING *;
-
--- name: task_exists
-SELECT 1 FROM task WHERE id = %(task)s;
 
 -- name: runs_by_backend_id
 SELECT * FROM task_run WHERE backend_id = ANY(%(backend_ids)s::text[]) ORDER BY id;
@@ -24,19 +25,6 @@ UPDATE task SET status = %(status)s, next_run = coalesce(%(next_run)s, next_run)
 WHERE id = ANY(%(ids)s::bigint[])
   AND (%(except_completed_before)s::timestamptz IS NULL
        OR (status <> 'completed' AND next_run < %(except_completed_before)s::timestamptz));
-
--- name: get_compat_records
-SELECT key, value FROM compat_record WHERE namespace = %(namespace)s AND key = ANY(%(keys)s::text[]);
-
--- name: list_compat_records
-SELECT key, value FROM compat_record WHERE namespace = %(namespace)s AND key > %(after)s ORDER BY key LIMIT %(limit)s;
-
--- name: put_compat_record
-INSERT INTO compat_record (namespace, key, value) VALUES (%(namespace)s, %(key)s, %(value)s)
-ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
-
--- name: delete_compat_record
-DELETE FROM compat_record WHERE namespace = %(namespace)s AND key = %(key)s;
 
 -- name: runs_to_archive
 SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
@@ -50,12 +38,23 @@ WHERE (r.task, r.id) > (%(after_task)s, %(after_run)s)
        OR (r.started IS NULL AND r.scheduled >= %(after)s AND r.scheduled < %(before)s))
 ORDER BY r.task, r.id LIMIT %(limit)s;
 
--- The swh protocol's grab of listings (see domain/listing_grabs.py): a scan of the visit
--- type's listings with their visit stats, each cooldown computed from the grab's own
--- bounds (NULL: not applied); a listing_order_* fragment follows, then the limit. The
--- stats rows are locked (SKIP LOCKED: a concurrent grab takes other listings).
+-- name: get_compat_records
+SELECT key, value FROM compat_record WHERE namespace = %(namespace)s AND key = ANY(%(keys)s::text[]);
+
+-- name: list_compat_records
+SELECT key, value FROM compat_record WHERE namespace = %(namespace)s AND key > %(after)s ORDER BY key LIMIT %(limit)s;
+
+-- name: put_compat_record
+INSERT INTO compat_record (namespace, key, value) VALUES (%(namespace)s, %(key)s, %(value)s::jsonb)
+ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
+
+-- name: delete_compat_record
+DELETE FROM compat_record WHERE namespace = %(namespace)s AND key = %(key)s;
 
 -- name: grab_listings
+-- The swh protocol's grab of listings (see domain/listing_grabs.py): a scan of the visit
+-- type's listings with their visit stats, each cooldown computed from the grab's own
+-- bounds (NULL: not applied); a listing_order_* fragment follows, then listing_limit.
 SELECT o.*, (c.value ->> 'next_visit_queue_position')::bigint AS queue_position
 FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
@@ -94,6 +93,10 @@ ORDER BY queue_position NULLS FIRST, o.first_seen, o.url, o.lister_id
 -- name: listing_order_first_visits_after_listing
 AND (s.last_scheduled IS NULL OR s.last_scheduled < %(scheduled_before)s::timestamptz)
 ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
+
+-- name: listing_limit
+-- the stats rows are locked (SKIP LOCKED: a concurrent grab takes other listings)
+LIMIT %(count)s FOR UPDATE OF s SKIP LOCKED
 
 -- name: mark_listings_scheduled
 -- last_scheduled only moves forward

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 
-from ..domain.errors import ValidationError
-from ..domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
-from ..domain.listing_grabs import VisitStatsUpdate
-from ..domain.tasks import NewTaskRun
-from ..domain.visits import VisitOutcome
+from ...domain.errors import ValidationError
+from ...domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
+from ...domain.listing_grabs import VisitStatsUpdate
+from ...domain.tasks import NewTaskRun
+from ...domain.visits import VisitOutcome
 
 
 def check_namespace(namespace: Any) -> str:

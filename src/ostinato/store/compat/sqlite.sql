@@ -1,4 +1,8 @@
--- Named queries of the SQLite store's verbs for the compatibility faces (see compat.py).
+-- The compat role's named queries for SQLite (see store/compat/flow.py); the same names as
+-- postgresql.sql.
+
+-- name: task_exists
+SELECT 1 FROM task WHERE id = :task;
 
 -- name: adopt_grabbed_run
 -- the run a grab recorded for the task, with no executor yet, takes this one's id
@@ -12,9 +16,6 @@ INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
 VALUES (:task, :backend_id, :scheduled, 'scheduled', :metadata)
 RETURNING *;
 
--- name: task_exists
-SELECT 1 FROM task WHERE id = :task;
-
 -- name: runs_by_backend_id
 SELECT * FROM task_run WHERE backend_id IN (SELECT value FROM json_each(:backend_ids)) ORDER BY id;
 
@@ -22,6 +23,18 @@ SELECT * FROM task_run WHERE backend_id IN (SELECT value FROM json_each(:backend
 UPDATE task SET status = :status, next_run = coalesce(:next_run, next_run)
 WHERE id IN (SELECT value FROM json_each(:ids))
   AND (:except_completed_before IS NULL OR (status <> 'completed' AND next_run < :except_completed_before));
+
+-- name: runs_to_archive
+-- walks task_run_task_idx (task, then rowid = id) from the previous page's last (task, run)
+SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
+       r.status AS run_status, t.*
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE (r.task, r.id) > (:after_task, :after_run)
+  AND ((t.policy = 'oneshot' AND t.status IN ('completed', 'disabled'))
+       OR (t.policy = 'recurring' AND t.status = 'disabled'))
+  AND ((r.started >= :after AND r.started < :before)
+       OR (r.started IS NULL AND r.scheduled >= :after AND r.scheduled < :before))
+ORDER BY r.task, r.id LIMIT :limit;
 
 -- name: get_compat_records
 SELECT key, value FROM compat_record
@@ -37,23 +50,10 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
 -- name: delete_compat_record
 DELETE FROM compat_record WHERE namespace = :namespace AND key = :key;
 
--- name: runs_to_archive
--- walks task_run_task_idx (task, then rowid = id) from the previous page's last (task, run)
-SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
-       r.status AS run_status, t.*
-FROM task_run AS r JOIN task AS t ON t.id = r.task
-WHERE (r.task, r.id) > (:after_task, :after_run)
-  AND ((t.policy = 'oneshot' AND t.status IN ('completed', 'disabled'))
-       OR (t.policy = 'recurring' AND t.status = 'disabled'))
-  AND ((r.started >= :after AND r.started < :before)
-       OR (r.started IS NULL AND r.scheduled >= :after AND r.scheduled < :before))
-ORDER BY r.task, r.id LIMIT :limit;
-
+-- name: grab_listings
 -- The swh protocol's grab of listings (see domain/listing_grabs.py): a scan of the visit
 -- type's listings with their visit stats, each cooldown computed from the grab's own
--- bounds (NULL: not applied); a listing_order_* fragment follows, then LIMIT.
-
--- name: grab_listings
+-- bounds (NULL: not applied); a listing_order_* fragment follows, then listing_limit.
 SELECT o.*, CAST(c.value ->> '$.next_visit_queue_position' AS INTEGER) AS queue_position
 FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
@@ -90,10 +90,14 @@ ORDER BY queue_position NULLS FIRST, o.first_seen, o.url, o.lister_id
 AND (s.last_scheduled IS NULL OR s.last_scheduled < :scheduled_before)
 ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
 
+-- name: listing_limit
+-- (the write transaction is the only writer: nothing to lock)
+LIMIT :count
+
 -- name: mark_listings_scheduled
--- keys: JSON array of [url, visit_type]; last_scheduled only moves forward
+-- rows: [url, visit_type] (columns urls, visit_types); last_scheduled only moves forward
 UPDATE origin_visit_stats SET last_scheduled = :now
-WHERE (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys))
+WHERE (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows))
   AND (last_scheduled IS NULL OR last_scheduled < :now);
 
 -- name: raise_queue_position

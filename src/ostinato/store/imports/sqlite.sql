@@ -1,9 +1,10 @@
--- Named queries of the SQLite store's imports: records written as given, keyed by their own
--- identities (see docs/reference/swh-import.md). Each upsert writes a row only when a stored
--- field differs, so that the changes it counts are what changed and a second import writes
--- nothing. Same conventions as queries.sql: rows as JSON arrays read by json_each, times as
--- ISO 8601 text in UTC, durations in seconds. (An AUTOINCREMENT table's counter follows the
--- largest id written, so ids given need nothing more.)
+-- The imports role's named queries for SQLite (see store/imports/flow.py); the same names as
+-- postgresql.sql. Records written as given, keyed by their own identities (see
+-- docs/reference/swh-import.md): each upsert writes a row only when a stored field differs, so
+-- that the changes it counts are what changed and a second import writes nothing. Batches
+-- travel as one JSON array of rows read by position (the flow's columns, in their order) or of
+-- records read by name; times as ISO 8601 text in UTC, durations in seconds, bytes in hex. (An
+-- AUTOINCREMENT table's counter follows the largest id written, so ids given need nothing more.)
 
 -- name: import_task_type
 INSERT INTO task_type AS t (type, description, backend_name, default_interval, min_interval, max_interval,
@@ -22,20 +23,24 @@ WHERE (t.description, t.backend_name, t.default_interval, t.min_interval, t.max_
               excluded.min_interval, excluded.max_interval, excluded.backoff_factor,
               excluded.max_queue_length, excluded.num_retries, excluded.retry_delay);
 
+-- name: known_task_types
+SELECT type FROM task_type WHERE type IN (SELECT value FROM json_each(:types));
+
 -- name: import_task_conflict
 -- a stored task with one of these ids that is another task (another type or other arguments);
--- keys: JSON array of [id, type, arguments]
+-- rows: the tasks as import_tasks reads them (id, type and arguments first)
 -- (CROSS JOIN: SQLite keeps this order, one primary-key probe per key)
-SELECT t.id, t.type FROM json_each(:keys) AS k
+SELECT t.id, t.type FROM json_each(:rows) AS k
 CROSS JOIN task AS t ON t.id = k.value ->> 0
 WHERE t.type <> k.value ->> 1 OR t.arguments <> k.value ->> 2
 LIMIT 1;
 
 -- name: import_tasks
--- rows: JSON array of [id, type, arguments, next_run, current_interval, status, policy, retries_left, priority]
+-- rows: [id, type, arguments, arguments digest, next_run, current_interval, status, policy, retries_left,
+-- priority]; the digest is PostgreSQL's (SQLite compares the arguments themselves)
 INSERT INTO task AS t (id, type, arguments, next_run, current_interval, status, policy, retries_left, priority)
-SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6,
-       r.value ->> 7, r.value ->> 8
+SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7,
+       r.value ->> 8, r.value ->> 9
 FROM json_each(:rows) AS r WHERE true
 ON CONFLICT (id) DO UPDATE SET
     next_run = excluded.next_run, current_interval = excluded.current_interval, status = excluded.status,
@@ -50,14 +55,15 @@ WHERE (t.next_run, t.current_interval, t.status, t.policy, t.retries_left, t.pri
 SELECT :top AS top;
 
 -- name: import_run_conflict
--- a stored run with one of these ids that is a run of another task; keys: JSON array of [id, task]
-SELECT r.id, r.task FROM json_each(:keys) AS k
+-- a stored run with one of these ids that is a run of another task; rows: the runs as
+-- import_task_runs reads them (id and task first)
+SELECT r.id, r.task FROM json_each(:rows) AS k
 CROSS JOIN task_run AS r ON r.id = k.value ->> 0
 WHERE r.task <> k.value ->> 1
 LIMIT 1;
 
 -- name: import_task_runs
--- rows: JSON array of [id, task, backend_id, scheduled, started, ended, metadata, status]
+-- rows: [id, task, backend_id, scheduled, started, ended, metadata, status]
 INSERT INTO task_run AS r (id, task, backend_id, scheduled, started, ended, metadata, status)
 SELECT k.value ->> 0, k.value ->> 1, k.value ->> 2, k.value ->> 3, k.value ->> 4, k.value ->> 5, k.value ->> 6,
        k.value ->> 7
@@ -81,17 +87,21 @@ ON CONFLICT (name, instance_name) DO UPDATE SET
 WHERE (l.current_state, l.last_listing_finished_at, l.updated)
       IS NOT (excluded.current_state, excluded.last_listing_finished_at, excluded.updated);
 
+-- name: lister_by_name
+SELECT * FROM lister WHERE name = :name AND instance_name = :instance_name;
+
 -- name: listers_known
 SELECT id FROM lister WHERE id IN (SELECT value FROM json_each(:ids));
 
 -- name: import_listed_origins
--- rows: JSON array of [lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
--- last_update, is_fork, forked_from_url]; returns the keys of the listings created or changed,
--- whose scheduling rows are then made again
+-- rows: a JSON array of listings, read by name; returns the keys of the listings created or
+-- changed, whose scheduling rows are then made again
 INSERT INTO listed_origin AS o (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
                                 last_update, is_fork, forked_from_url)
-SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6,
-       r.value ->> 7, r.value ->> 8, r.value ->> 9
+SELECT r.value ->> '$.lister_id', r.value ->> '$.url', r.value ->> '$.visit_type',
+       coalesce(json_extract(r.value, '$.extra_loader_arguments'), '{}'), r.value ->> '$.enabled',
+       r.value ->> '$.first_seen', r.value ->> '$.last_seen', r.value ->> '$.last_update', r.value ->> '$.is_fork',
+       r.value ->> '$.forked_from_url'
 FROM json_each(:rows) AS r WHERE true
 ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     extra_loader_arguments = excluded.extra_loader_arguments, enabled = excluded.enabled,
@@ -107,7 +117,7 @@ RETURNING url, visit_type;
 -- record_listed_origins keeps them): enabled in any, earliest first_seen, newest
 -- last_update, fork in any, the listing a loader gets (an enabled one, the most recently
 -- seen, the lowest lister id on a tie) and how many listings; the visit fields untouched.
--- keys: JSON array of [url, visit_type]
+-- rows: [url, visit_type] (columns urls, visit_types)
 INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
                                      extra_loader_arguments, listing_count)
 SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0),
@@ -116,7 +126,7 @@ SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update
        (SELECT b.extra_loader_arguments FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
         ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id LIMIT 1),
        count(*)
-FROM (SELECT DISTINCT value ->> 0 AS url, value ->> 1 AS visit_type FROM json_each(:keys)) AS k
+FROM (SELECT DISTINCT value ->> 0 AS url, value ->> 1 AS visit_type FROM json_each(:rows)) AS k
 JOIN listed_origin AS o ON o.url = k.url AND o.visit_type = k.visit_type
 WHERE true
 GROUP BY o.url, o.visit_type
@@ -129,15 +139,19 @@ WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_l
               excluded.extra_loader_arguments, excluded.listing_count);
 
 -- name: import_visit_stats
--- one row per call (executemany: SQLite 3.40 has no unhex() to read a snapshot from JSON),
--- its cooldown already none when over by :now; a stored cooldown over by :now counts as none
+-- rows: a JSON array of visit stats, read by name (snapshots in hex), cooldowns over by :now
+-- already none; a stored cooldown over by :now counts as none
 INSERT INTO origin_visit_stats AS s (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                      last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
                                      last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
                                      next_optimal_visit, rate_evidence)
-VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot,
-        :last_eventful, :last_uneventful, :failure_count, :last_scheduled, :next_visit_target, :last_status_date,
-        :successful_visits, :cooldown_until, :rate_changes, :rate_days, :next_optimal_visit, :rate_evidence)
+SELECT r.value ->> '$.url', r.value ->> '$.visit_type', r.value ->> '$.last_visit', r.value ->> '$.last_visit_status',
+       r.value ->> '$.last_successful', unhex(r.value ->> '$.last_snapshot'), r.value ->> '$.last_eventful',
+       r.value ->> '$.last_uneventful', r.value ->> '$.failure_count', r.value ->> '$.last_scheduled',
+       r.value ->> '$.next_visit_target', r.value ->> '$.last_status_date', r.value ->> '$.successful_visits',
+       r.value ->> '$.cooldown_until', r.value ->> '$.rate_changes', r.value ->> '$.rate_days',
+       r.value ->> '$.next_optimal_visit', json_extract(r.value, '$.rate_evidence')
+FROM json_each(:rows) AS r WHERE true
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit, last_visit_status = excluded.last_visit_status,
     last_successful = excluded.last_successful, last_snapshot = excluded.last_snapshot,

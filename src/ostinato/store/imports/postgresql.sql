@@ -1,7 +1,8 @@
--- Named queries of the PostgreSQL store's imports: records written as given, keyed by their
--- own identities (see docs/reference/swh-import.md). Each upsert writes a row only when a
--- stored field differs, so that its row count is what changed and a second import writes
--- nothing. Same conventions as queries.sql.
+-- The imports role's named queries for PostgreSQL (see store/imports/flow.py); the same names as
+-- sqlite.sql. Records written as given, keyed by their own identities (see
+-- docs/reference/swh-import.md): each upsert writes a row only when a stored field differs, so
+-- that its row count is what changed and a second import writes nothing. Batches travel as one
+-- array per column (read with unnest) or as one JSON array of records (json_to_recordset).
 
 -- name: import_task_type
 INSERT INTO task_type AS t (type, description, backend_name, default_interval, min_interval, max_interval,
@@ -19,6 +20,9 @@ WHERE (t.description, t.backend_name, t.default_interval, t.min_interval, t.max_
       IS DISTINCT FROM (excluded.description, excluded.backend_name, excluded.default_interval,
                         excluded.min_interval, excluded.max_interval, excluded.backoff_factor,
                         excluded.max_queue_length, excluded.num_retries, excluded.retry_delay);
+
+-- name: known_task_types
+SELECT type FROM task_type WHERE type = ANY(%(types)s::text[]);
 
 -- name: import_task_conflict
 -- a stored task with one of these ids that is another task (another type or other arguments):
@@ -81,6 +85,9 @@ ON CONFLICT (name, instance_name) DO UPDATE SET
     updated = excluded.updated
 WHERE (l.current_state, l.last_listing_finished_at, l.updated)
       IS DISTINCT FROM (excluded.current_state, excluded.last_listing_finished_at, excluded.updated);
+
+-- name: lister_by_name
+SELECT * FROM lister WHERE name = %(name)s AND instance_name = %(instance_name)s;
 
 -- name: listers_known
 SELECT id FROM lister WHERE id = ANY(%(ids)s::bigint[]);
