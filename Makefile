@@ -51,7 +51,7 @@ system-deps:
 	scripts/install-system-deps
 
 lint: install-test
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench test_servers
 
 test: system-deps install-test lint docs
 	$(BIN)/pytest -q -p no:cacheprovider

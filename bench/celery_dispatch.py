@@ -69,6 +69,7 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))  # the repository's root: its test_servers
 
 from celery_dispatch_measures import Broker, CpuMeter, check_messages, cpu_seconds  # noqa: E402
 from celery_dispatch_peer import BACKEND_NAME, PEER_QUEUE, TASK_TYPE, next_run_of, task_url  # noqa: E402
@@ -79,15 +80,15 @@ from rich.table import Table  # noqa: E402
 from ostinato.domain.clock import SystemClock  # noqa: E402
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus, TaskType  # noqa: E402
 from ostinato.domain.visits import FeedbackPolicy  # noqa: E402
-from ostinato.execution.celery_app import HEADER, make_celery_app, queue_name, run_header  # noqa: E402
-from ostinato.execution.celery_executor import CeleryExecutor  # noqa: E402
-from ostinato.services.celery_listener import CeleryListener  # noqa: E402
+from ostinato.integrations.celery.app import HEADER, make_celery_app, queue_name, run_header  # noqa: E402
+from ostinato.integrations.celery.executor import CeleryExecutor  # noqa: E402
+from ostinato.integrations.celery.listener import CeleryListener  # noqa: E402
 from ostinato.services.runner import TaskRunner  # noqa: E402
 from ostinato.store.interface import Store  # noqa: E402
 from ostinato.store.postgresql.store import PostgresStore  # noqa: E402
 from ostinato.store.sqlite.store import SQLiteStore  # noqa: E402
-from ostinato.testing.postgres import PostgresCluster  # noqa: E402
-from ostinato.testing.redis import RedisServer  # noqa: E402
+from test_servers.postgres import PostgresCluster  # noqa: E402
+from test_servers.redis import RedisServer  # noqa: E402
 
 from tasks import code_version, console, result_header  # noqa: E402
 from vs_swh import PEER_VENV, PeerProcess, create_peer_database, ensure_peer_venv, peer_packages  # noqa: E402

@@ -6,13 +6,16 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
 import redis
 
-from ostinato.execution.celery_app import HEADER, QueueDepths
-from ostinato.testing.redis import RedisServer
+from ostinato.integrations.celery.app import HEADER, QueueDepths
+from test_servers.redis import RedisServer
 
 from celery_dispatch_peer import BACKEND_NAME, URL_PREFIX
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # the repository's root: its test_servers
 
 from chaos_checks import (ConditionWatch, job_intervals, overlaps, replay_journal, run_history,  # noqa: E402
                           stuck_task_runs, task_runs)
@@ -41,7 +42,7 @@ from chaos_supervisor import Supervisor  # noqa: E402
 from ostinato.config import Settings  # noqa: E402
 from ostinato.domain.tasks import TaskRunStatus  # noqa: E402
 from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from ostinato.testing.postgres import PostgresCluster, free_port  # noqa: E402
+from test_servers.postgres import PostgresCluster, free_port  # noqa: E402
 
 PING_INTERVAL, PING_TIMEOUT, STEAL_GRACE = 1.0, 3.0, 2.0
 RETRY_BACKOFF = (1.0, 2.0, 4.0)

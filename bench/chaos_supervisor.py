@@ -19,7 +19,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ostinato.testing.postgres import PostgresCluster
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
+from test_servers.postgres import PostgresCluster
 from process_stop import stop_processes
 
 SCHEDULERS = 4

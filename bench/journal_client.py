@@ -2,7 +2,7 @@
 
 In one run, the benchmark
 
-1. starts a throwaway Tansu broker (``ostinato.testing.kafka.TansuBroker``,
+1. starts a throwaway Tansu broker (``test_servers.kafka.TansuBroker``,
    in-memory) and produces N visit statuses to one topic of ``--partitions``
    partitions: N/2 ``git`` origins visited twice (the second visit 30 days after
    the first, its date spread over the past two years), 80 % ``full`` (half the
@@ -44,15 +44,17 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from rich.table import Table
 
 from ostinato.domain.clock import SystemClock
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-from ostinato.execution.journal_messages import decode_visit_status, encode_json, encode_msgpack
-from ostinato.services.journal_client import JournalClient
+from ostinato.integrations.kafka.journal_messages import decode_visit_status, encode_json, encode_msgpack
+from ostinato.integrations.kafka.journal_client import JournalClient
 from ostinato.store.interface import Store
-from ostinato.testing.kafka import TansuBroker
+from test_servers.kafka import TansuBroker
 
 # Shared with the tasks benchmark (bench/tasks.py, next to this file): the store set-up, the
 # progress display and the description of the code measured.

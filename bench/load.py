@@ -45,6 +45,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # the repository's root: its test_servers
 
 import psycopg  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -55,8 +56,8 @@ from load_data import Workload, journal_statuses, seed  # noqa: E402
 from process_stop import stop_processes  # noqa: E402
 from load_metrics import Snapshot, cpu_busy, cpu_times, period, process_cpu, scrape, wait_for_metrics  # noqa: E402
 from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from ostinato.testing.kafka import TansuBroker  # noqa: E402
-from ostinato.testing.postgres import PostgresCluster, free_port  # noqa: E402
+from test_servers.kafka import TansuBroker  # noqa: E402
+from test_servers.postgres import PostgresCluster, free_port  # noqa: E402
 from tasks import code_version, result_header  # noqa: E402
 
 FULL = {"origins": 1_000_000, "schedules": 10_000, "tasks": 10_000, "statuses": 1_000_000, "seconds": 60.0,

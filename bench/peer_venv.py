@@ -2,16 +2,19 @@
 by the benchmarks against it (``bench/vs_swh.py``, ``bench/celery_dispatch.py``) and the
 swh-compat harness (``bench/swh_compat.py``).
 
-The environment itself is made by ``ostinato.testing.swh_peer`` (one marker, one lock, for the
+The environment itself is made by ``test_servers.swh_peer`` (one marker, one lock, for the
 benchmarks, the tests and this harness).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ostinato.testing import swh_peer
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
+from test_servers import swh_peer
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_VERSION = swh_peer.PEER_VERSION
@@ -19,5 +22,5 @@ PEER_VENV = swh_peer.default_peer_venv(REPO)
 
 
 def ensure_peer_venv(venv: Path, requirements: Sequence[str], *, say: Callable[[str], None] = print) -> Path:
-    """``venv`` with ``requirements`` installed besides the peer itself (``ostinato.testing.swh_peer``); returns its python."""
+    """``venv`` with ``requirements`` installed besides the peer itself (``test_servers.swh_peer``); returns its python."""
     return swh_peer.ensure_peer_venv(venv, extra=requirements, log=say)

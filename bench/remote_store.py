@@ -21,13 +21,15 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
 import httpx
 
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatus, TaskType
 from ostinato.remote import RemoteStore
 from ostinato.store import Store, open_store
-from ostinato.testing.postgres import free_port
+from test_servers.postgres import free_port
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
 

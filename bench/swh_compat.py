@@ -119,7 +119,7 @@ def run_store(store: str, python: Path, work: Path) -> dict[str, Any]:
         if store == "sqlite":
             db = f"sqlite:///{work / 'swh-compat.db'}"
         else:
-            from ostinato.testing.postgres import PostgresCluster
+            from test_servers.postgres import PostgresCluster
 
             cluster = stack.enter_context(PostgresCluster())
             cluster.create_database("swh_compat")

@@ -4,7 +4,7 @@ Ostinato PostgreSQL store, table by table.
 On this machine, the benchmark
 
 1. makes (or reuses) the peer's virtual environment, ``.bench-venvs/swh-scheduler-3.6.0``
-   (``ostinato.testing.swh_peer``), and starts a throwaway PostgreSQL cluster
+   (``test_servers.swh_peer``), and starts a throwaway PostgreSQL cluster
    (``durable=True``, ``shared_buffers`` 2 GB);
 2. creates the source database with the peer's own tools (``swh db create``, ``swh db init``)
    and fills it through the peer's own Python API (``bench/swh_import_peer.py``, the records of
@@ -37,6 +37,8 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
 import psycopg
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -48,8 +50,8 @@ from ostinato.integrations.swh.db_mapping import Cooldowns
 from ostinato.integrations.swh.db_source import SwhSchedulerSource
 from ostinato.integrations.swh.db_verify import verify_import
 from ostinato.store.postgresql.store import PostgresStore
-from ostinato.testing import swh_peer
-from ostinato.testing.postgres import PostgresCluster
+from test_servers import swh_peer
+from test_servers.postgres import PostgresCluster
 
 # Shared with the other benchmarks (next to this file).
 from tasks import code_version, console, result_header

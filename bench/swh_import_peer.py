@@ -1,5 +1,5 @@
 """Fill an swh-scheduler 3.6 database through the peer's own Python API: runs in the peer's virtual
-environment (``.bench-venvs/swh-scheduler-3.6.0``, see ``ostinato.testing.swh_peer``).
+environment (``.bench-venvs/swh-scheduler-3.6.0``, see ``test_servers.swh_peer``).
 
 Used by ``bench/swh_import.py`` and ``tests/e2e/test_swh_import.py`` to make the importer's
 source the way the archive's services make theirs: listers through ``get_or_create_lister`` and

@@ -43,6 +43,8 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
 import psycopg
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -53,7 +55,7 @@ from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatu
 from ostinato.store.interface import Store
 from ostinato.store.postgresql.store import PostgresStore
 from ostinato.store.sqlite.store import SQLiteStore
-from ostinato.testing.postgres import PostgresCluster
+from test_servers.postgres import PostgresCluster
 
 TASK_TYPE = "load-git"
 BACKEND_ID = "bench"

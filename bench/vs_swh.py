@@ -48,6 +48,8 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
 import psycopg
 from rich.console import Console
 from rich.table import Table
@@ -57,9 +59,9 @@ from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatu
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
 from ostinato.store.postgresql.store import PostgresStore
-from ostinato.testing import swh_peer
-from ostinato.testing.postgres import PostgresCluster
-from ostinato.testing.swh_peer import PEER_REQUIREMENT, PEER_VERSION, peer_packages
+from test_servers import swh_peer
+from test_servers.postgres import PostgresCluster
+from test_servers.swh_peer import PEER_REQUIREMENT, PEER_VERSION, peer_packages
 
 # Shared with the other benchmarks (bench/tasks.py, next to this file).
 from tasks import code_version, console, progress, result_header
@@ -115,7 +117,7 @@ def ensure_system_tools() -> None:
 
 
 def ensure_peer_venv(venv: Path) -> Path:
-    """The peer's virtual environment, made on first use (``ostinato.testing.swh_peer``); returns its python."""
+    """The peer's virtual environment, made on first use (``test_servers.swh_peer``); returns its python."""
     return swh_peer.ensure_peer_venv(venv, log=_log)
 
 

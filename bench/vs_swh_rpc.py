@@ -3,7 +3,7 @@
 On this machine, the benchmark
 
 1. makes (or reuses) the peer's virtual environment (``.bench-venvs/swh-scheduler-3.6.0``,
-   ``ostinato.testing.swh_peer``) and starts one throwaway PostgreSQL cluster
+   ``test_servers.swh_peer``) and starts one throwaway PostgreSQL cluster
    (``durable=True``, ``shared_buffers`` 2 GB);
 2. makes the peer's database with its own tools (``swh db create``, ``swh db init``)
    and serves it with swh-scheduler's own Flask app
@@ -53,13 +53,15 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
+
 import psycopg
 from rich.console import Console
 from rich.table import Table
 
-from ostinato.testing import swh_peer
-from ostinato.testing.postgres import PostgresCluster
-from ostinato.testing.swh_peer import PEER_REQUIREMENT, peer_packages
+from test_servers import swh_peer
+from test_servers.postgres import PostgresCluster
+from test_servers.swh_peer import PEER_REQUIREMENT, peer_packages
 
 # Shared with the other benchmarks (next to this file).
 from swh_compat import free_port, ostinato

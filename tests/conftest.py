@@ -56,7 +56,7 @@ def pg_server() -> Iterator[PostgresServer]:
         server = PostgresServer(given)
         yield server
         return
-    from ostinato.testing.postgres import PostgresCluster
+    from test_servers.postgres import PostgresCluster
 
     with PostgresCluster() as cluster:
         server = PostgresServer(cluster.dsn("postgres"), cluster)

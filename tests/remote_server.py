@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import uvicorn
 
-from ostinato.testing.postgres import free_port
+from test_servers.postgres import free_port
 
 
 class SwitchableApp:

@@ -11,6 +11,8 @@ type in the database, the task named after its ``backend_name``, plus the
 schedule-run task: the same worker as ``ostinato worker``, which picks the
 queues and the worker's name for you. Task events (``-E``) must be on for
 ``ostinato listener`` to see runs start.
+
+This module is only that entry point; the Celery code itself lives in :mod:`ostinato.integrations.celery`.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from __future__ import annotations
 
 from .config import Settings
 from .domain.clock import SystemClock
-from .execution.celery_app import make_celery_app
-from .services.celery_worker import WorkerRuntime, install_worker_tasks
+from .integrations.celery.app import make_celery_app
+from .integrations.celery.worker import WorkerRuntime, install_worker_tasks
 from .cli.app import open_settings_store
 
 settings = Settings.load()

@@ -13,7 +13,7 @@ import httpx
 
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.store import open_store
-from ostinato.testing.postgres import free_port
+from test_servers.postgres import free_port
 
 # `ostinato api` is registered by importing ostinato.cli.api (until ostinato.cli imports it itself)
 LAUNCH = "import ostinato.cli.api, ostinato.cli.tokens; from ostinato.cli import main; main()"

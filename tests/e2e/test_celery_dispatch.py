@@ -21,13 +21,13 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind, ScheduleTiming
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskStatus, TaskType
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
-from ostinato.execution.celery_app import QueueDepths, make_celery_app
-from ostinato.execution.celery_executor import CeleryExecutor
+from ostinato.integrations.celery.app import QueueDepths, make_celery_app
+from ostinato.integrations.celery.executor import CeleryExecutor
 from ostinato.services.deadline_scheduler import DeadlineScheduler
 from ostinato.services.orchestrator import Orchestrator
 from ostinato.services.runner import TaskRunner
-from ostinato.testing.postgres import free_port
-from ostinato.testing.redis import RedisServer
+from test_servers.postgres import free_port
+from test_servers.redis import RedisServer
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -25,9 +25,9 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskType
 from ostinato.domain.visits import VisitOutcome
-from ostinato.services.embedded import EmbeddedScheduler
+from ostinato.services.embedded_scheduler import EmbeddedScheduler
 from ostinato.store.postgresql import PostgresStore
-from ostinato.testing.redis import RedisServer
+from test_servers.redis import RedisServer
 
 HERE = Path(__file__).parent
 pytestmark = pytest.mark.postgresql

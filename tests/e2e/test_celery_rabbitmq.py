@@ -20,11 +20,11 @@ from test_celery_path import (
 from ostinato.domain.clock import SystemClock
 from ostinato.domain.errors import QueueUnavailable
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
-from ostinato.execution.celery_app import QueueDepths, make_celery_app
-from ostinato.services.embedded import EmbeddedScheduler
+from ostinato.integrations.celery.app import QueueDepths, make_celery_app
+from ostinato.services.embedded_scheduler import EmbeddedScheduler
 from ostinato.store.postgresql import PostgresStore
-from ostinato.testing.postgres import free_port
-from ostinato.testing.rabbitmq import RabbitMQServer
+from test_servers.postgres import free_port
+from test_servers.rabbitmq import RabbitMQServer
 
 pytestmark = pytest.mark.postgresql
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from cli_helpers import ok, run
-from ostinato.testing.postgres import free_port
+from test_servers.postgres import free_port
 
 READ_COMMANDS = [["task", "list"], ["task-type", "list"], ["schedule", "list"], ["origin", "show", "https://x"],
                  ["db", "version"], ["lister", "list"], ["metrics", "show"], ["token", "list"]]

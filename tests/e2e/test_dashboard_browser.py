@@ -17,7 +17,7 @@ from playwright.sync_api import sync_playwright
 
 from ostinato.api import create_app
 from ostinato.config import Settings
-from ostinato.testing.postgres import free_port
+from test_servers.postgres import free_port
 
 from test_dashboard_helpers import STALE_TEXT, seed, tokens
 

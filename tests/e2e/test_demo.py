@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from ostinato.cli import cli
-from ostinato.sim.demo import START, AcceleratedClock, DemoForge
+from ostinato.sim.demo_forge import START, AcceleratedClock, DemoForge
 from ostinato.sim.world import World, WorldConfig
 
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus, TaskType
-from ostinato.execution.embedded import EmbeddedExecutor
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import PermanentFailure, TaskRegistry, TaskResult
 from ostinato.services.runner import TaskRunner, recover_dead_executors
 

@@ -23,12 +23,12 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 import ostinato.cli.journal  # noqa: F401 - registers the journal-client command
 from cli_helpers import ok, run
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-from ostinato.execution.journal_messages import encode_json, encode_msgpack
-from ostinato.services.journal_client import JournalClient
+from ostinato.integrations.kafka.journal_messages import encode_json, encode_msgpack
+from ostinato.integrations.kafka.journal_client import JournalClient
 from ostinato.services.service_metrics import REGISTRY
 from ostinato.store import open_store
 from ostinato.store.sqlite import SQLiteStore
-from ostinato.testing.kafka import TansuBroker
+from test_servers.kafka import TansuBroker
 
 PARTITIONS = 3
 POLICY = FeedbackPolicy()
@@ -259,7 +259,7 @@ def test_bad_messages_are_counted_logged_and_skipped(store, broker, topic, clock
     values = [(s.origin, encode(s, i)) for i, s in enumerate(good)]
     values[2:2] = [("bad", value) for value in bad]  # one partition, between good ones
     produce(broker, topic, values)
-    caplog.set_level(logging.WARNING, logger="ostinato.services.journal_client")
+    caplog.set_level(logging.WARNING, logger="ostinato.integrations.kafka.journal_client")
     with client(store, broker, topic, clock, "g6") as journal:
         drain(journal, len(values))
     counters = journal.counters
@@ -309,7 +309,7 @@ def test_a_missing_broker_binary_is_a_clear_error(monkeypatch, tmp_path):
 
 def test_ostinato_run_runs_the_journal_client_when_brokers_are_set(broker, topic, sqlite_store, clock):
     from ostinato.config import Settings
-    from ostinato.services.embedded import EmbeddedScheduler
+    from ostinato.services.embedded_scheduler import EmbeddedScheduler
 
     items = statuses(origins=4)
     produce_statuses(broker, topic, items)

@@ -20,7 +20,7 @@ from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.cli import cli
 from ostinato.domain.tasks import TaskRunStatus
 from ostinato.store import open_store
-from ostinato.testing.postgres import free_port
+from test_servers.postgres import free_port
 
 HERE = Path(__file__).parent
 

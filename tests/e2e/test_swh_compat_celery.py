@@ -4,7 +4,7 @@ orchestrator send are the ones swh-scheduler 3.6.0's ``start-runner``, ``start-r
 (docs/reference/swh-compat-celery.md).
 
 The peer runs as it is deployed: its own commands, in its own virtual environment
-(``ostinato.testing.swh_peer``, made on first use), on a database made by ``swh db create`` and
+(``test_servers.swh_peer``, made on first use), on a database made by ``swh db create`` and
 ``swh db init`` and filled through its own API (``swh_compat_peer.py``). Both publish to one
 throwaway Redis, one after the other; the messages are taken off the queues with kombu, unexecuted
 (``celery_capture.py``), normalised only where two sends of the same work always differ (ids, the
@@ -32,13 +32,13 @@ from celery_capture import Captured, capture, differences
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskType
-from ostinato.execution.celery_app import HEADER, make_celery_app
-from ostinato.execution.celery_executor import CeleryExecutor
+from ostinato.integrations.celery.app import HEADER, make_celery_app
+from ostinato.integrations.celery.executor import CeleryExecutor
 from ostinato.services.orchestrator import Orchestrator
 from ostinato.services.runner import TaskRunner
 from ostinato.store.postgresql import PostgresStore
-from ostinato.testing.redis import RedisServer
-from ostinato.testing.swh_peer import create_peer_database, default_peer_venv, ensure_peer_venv, peer_env
+from test_servers.redis import RedisServer
+from test_servers.swh_peer import create_peer_database, default_peer_venv, ensure_peer_venv, peer_env
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -47,7 +47,7 @@ pytestmark = pytest.mark.postgresql
 
 @pytest.fixture(scope="session")
 def peer_python() -> Path:
-    """swh-scheduler 3.6.0's interpreter (its environment is made on first use, see ostinato.testing.swh_peer)."""
+    """swh-scheduler 3.6.0's interpreter (its environment is made on first use, see test_servers.swh_peer)."""
     return ensure_peer_venv(default_peer_venv(REPO))
 
 

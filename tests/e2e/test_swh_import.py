@@ -1,7 +1,7 @@
 """``ostinato import swh-scheduler`` against a real swh-scheduler 3.6 database.
 
 The source is made the way the archive makes its own: in the peer's virtual environment
-(``ostinato.testing.swh_peer``, made once and reused: ``.bench-venvs/swh-scheduler-3.6.0``),
+(``test_servers.swh_peer``, made once and reused: ``.bench-venvs/swh-scheduler-3.6.0``),
 ``swh db create`` and ``swh db init``, then filled through the peer's own Python API by
 ``bench/swh_import_peer.py`` with a small dataset that covers every table and edge (see
 ``bench/swh_import_data.py``). Each test imports it into SQLite and into PostgreSQL and compares
@@ -26,7 +26,7 @@ from ostinato.integrations.swh.db_import import import_swh_scheduler
 from ostinato.integrations.swh.db_mapping import Cooldowns
 from ostinato.integrations.swh.db_source import SwhSchedulerSource
 from ostinato.store import open_store
-from ostinato.testing.swh_peer import VENV_DIR, create_peer_database, ensure_peer_venv
+from test_servers.swh_peer import VENV_DIR, create_peer_database, ensure_peer_venv
 
 from cli_helpers import run
 

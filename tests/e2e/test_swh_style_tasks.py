@@ -19,7 +19,7 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskType
 from ostinato.domain.visits import VisitOutcome
 from ostinato.store.postgresql import PostgresStore
-from ostinato.testing.redis import RedisServer
+from test_servers.redis import RedisServer
 
 pytestmark = pytest.mark.postgresql
 

@@ -23,8 +23,8 @@ from fuzz_helpers import (  # noqa: F401  (loader_store_fixture: the fixture loa
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus, parse_visit_status, plan_visit_feedback
-from ostinato.execution.celery_app import Outcome
-from ostinato.execution.journal_messages import decode_visit_status
+from ostinato.integrations.celery.app import Outcome
+from ostinato.integrations.kafka.journal_messages import decode_visit_status
 
 T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
 VALID = {"origin": "https://e.org/r.git", "visit": 3, "type": "git", "status": "full", "date": "2026-03-04T05:06:07Z",

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,10 @@ def test_the_built_wheel_installs_and_runs_in_a_clean_virtualenv(tmp_path):
     wheels = sorted(dist.glob("ostinato-*.whl"))
     assert len(wheels) == 1 and len(list(dist.glob("ostinato-*.tar.gz"))) == 1
     ok(run([sys.executable, "-m", "twine", "check", "--strict", *map(str, dist.iterdir())], clone))
+    # the package's own code and data, and not the throwaway servers of the tests (test_servers/)
+    files = zipfile.ZipFile(wheels[0]).namelist()
+    assert "ostinato/integrations/celery/app.py" in files and "ostinato/py.typed" in files
+    assert [f for f in files if f.startswith(("test_servers/", "ostinato/testing/", "tests/", "bench/"))] == []
 
     venv = tmp_path / "venv"
     ok(run([sys.executable, "-m", "venv", str(venv)], tmp_path))

@@ -16,9 +16,9 @@ from ostinato.domain.errors import ValidationError
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
 from ostinato.domain.tasks import RunEvent, TaskArguments, TaskRunStatus, TaskType
 from ostinato.domain.visits import JournalStatus, VisitStatus
-from ostinato.execution.celery_app import Outcome
+from ostinato.integrations.celery.app import Outcome
 from ostinato.execution.registry import TaskRegistry
-from ostinato.services.celery_worker import WorkerRuntime, run_schedule_here
+from ostinato.integrations.celery.worker import WorkerRuntime, run_schedule_here
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 SETTINGS = Settings().with_values({"schedule_ping_interval": "0.05s", "schedule_ping_timeout": "1s"})

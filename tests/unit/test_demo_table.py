@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ostinato.cli.demo import _table
-from ostinato.sim.demo import Figures
+from ostinato.sim.demo_forge import Figures
 
 
 def render(table) -> str:

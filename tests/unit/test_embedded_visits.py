@@ -15,7 +15,7 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskStatus, TaskType
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome
-from ostinato.execution.embedded import EmbeddedExecutor
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import OriginNotFound, PermanentFailure, TaskRegistry, visit_status_of
 
 SNAP = "9b922e6d8d5b803c1582aabe5525b7b91150788e"

@@ -23,7 +23,7 @@ from ostinato.domain.origins import ListedOrigin, parse_listed_origin
 from ostinato.domain.schedules import schedule_from_dict
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus, parse_visit_status
-from ostinato.execution.celery_app import Outcome
+from ostinato.integrations.celery.app import Outcome
 
 T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
 STATUS = {"origin": "https://e.org/r.git", "visit": 3, "type": "git", "status": "full", "date": "2026-03-04T05:06:07Z",

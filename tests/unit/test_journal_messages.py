@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.visits import JournalStatus, VisitStatus
-from ostinato.execution.journal_messages import (
+from ostinato.integrations.kafka.journal_messages import (
     MAX_ORIGIN_BYTES,
     decode_visit_status,
     encode_json,

@@ -17,7 +17,7 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskType
 from ostinato.domain.visit_policies import GrabOptions
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStatus
-from ostinato.execution.embedded import EmbeddedExecutor
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import TaskRegistry
 from ostinato.services.orchestrator import Orchestrator
 
@@ -321,7 +321,7 @@ def test_bad_orchestrator_settings_name_the_field(values, field):
 # -- in the embedded scheduler -----------------------------------------------------------
 def test_the_embedded_scheduler_runs_the_orchestrator_and_waits_for_its_visits(store, clock):
     from ostinato.execution.registry import registry as default_registry
-    from ostinato.services.embedded import EmbeddedScheduler
+    from ostinato.services.embedded_scheduler import EmbeddedScheduler
 
     def slow_loader(url, **kw):
         time.sleep(0.05)

@@ -6,7 +6,7 @@ import socket
 
 import psycopg
 
-from ostinato.testing.postgres import PostgresCluster
+from test_servers.postgres import PostgresCluster
 
 
 def test_cluster_starts_serves_and_stops() -> None:

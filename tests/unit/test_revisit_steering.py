@@ -15,7 +15,7 @@ from ostinato.domain.change_rates import Objective, RevisitModel, estimated_rate
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-from ostinato.execution.embedded import EmbeddedExecutor
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import TaskRegistry
 from ostinato.services.orchestrator import Orchestrator
 from ostinato.services.revisit_steering import ThresholdSteering

@@ -174,3 +174,20 @@ def test_stopping_the_scheduler_ends_a_run_whose_lease_ran_out_without_waiting_f
     assert a.running() == []
     [run] = store.list_schedule_runs("long")
     assert run.status is RunStatus.STOPPED
+
+
+def test_a_lease_waits_on_its_own_clock():
+    """``wait(timeout)`` counts the timeout on the lease's monotonic clock, the one its expiry is on:
+    here that clock runs 10 s per reading, so a 30 s wait ends after a few readings, long before
+    the lease (1,000 s) lapses; counted on the system's clock it lasted until the lease lapsed."""
+    mono = FakeMonotonic()
+
+    def ticking() -> float:
+        mono.now += 10
+        return mono.now
+
+    lease = RunLease(1000 * S, mono(), monotonic=ticking)
+    began = time.monotonic()
+    assert lease.wait(30) is False
+    assert not lease.lapsed and mono.now < 1000 + 100
+    assert time.monotonic() - began < 2

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ostinato.sim.engine import _apply_step
-from ostinato.sim.metrics import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker
+from ostinato.sim.archive_tracker import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker
 
 A = np.array
 

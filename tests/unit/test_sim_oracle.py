@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ostinato.sim import oracle
-from ostinato.sim.metrics import ArchiveTracker
+from ostinato.sim.archive_tracker import ArchiveTracker
 from ostinato.sim.oracle import allocate, expected_age, expected_freshness, solve_g, solve_h
 
 CASES = [(0.01, 1.0), (0.5, 0.2), (2.0, 1.0), (30.0, 0.5), (1e-4, 1 / 60), (3.0, 24.0)]

@@ -9,7 +9,7 @@ import pytest
 from ostinato.domain.errors import NoDatabase, SchemaError, StoreUnavailable
 from ostinato.store import open_store
 from ostinato.store.postgresql.connect import redacted
-from ostinato.testing.postgres import free_port
+from test_servers.postgres import free_port
 
 
 def test_without_create_a_missing_file_is_refused_and_nothing_is_written(tmp_path):

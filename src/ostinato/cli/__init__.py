@@ -1,11 +1,17 @@
-"""The ``ostinato`` command line: thin commands over the services and the store."""
+"""The ``ostinato`` command line: thin commands over the services and the store.
+
+``app`` holds the root group and the context every command gets (settings, clock, the store opened on first use);
+each other module adds one command or group, named after it (``tasks``: ``ostinato task``,
+``example_install``: ``ostinato example install``, ``services``: ``run``, ``runner``, ``orchestrator``…),
+and ``output`` holds what they share: tables, JSON, formats of durations and times, parameter types.
+"""
 
 from __future__ import annotations
 
 from .app import AppContext, cli
 
 # Each module adds its commands to `cli` when imported.
-from . import api, calendar, db, demo, examples, imports, journal, origins, schedules, services, simulate, swh_rpc, task_runs, task_types, tasks, tokens, visits, workers  # noqa: E402,F401
+from . import api, calendar, db, demo, example_install, imports, journal, origins, schedules, services, simulate, swh_rpc, task_runs, task_types, tasks, tokens, visits, workers  # noqa: E402,F401
 
 
 def main() -> None:

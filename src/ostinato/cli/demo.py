@@ -57,7 +57,7 @@ def demo_command(app: AppContext, sources, seconds, days_per_second, policy, wor
     forge itself. Ends with a summary; compare with --policy seed.
     """
     extras.require("sim", "ostinato demo")
-    from ..sim.demo import run_demo
+    from ..sim.demo_forge import run_demo
     from ..store import open_store
 
     logging.basicConfig(level=logging.WARNING, force=True)

@@ -1,6 +1,6 @@
 """``ostinato journal-client`` (see docs/design/origins.md): visit statuses from Kafka into the visit stats.
 
-A thin face over :class:`ostinato.services.journal_client.JournalClient` (imported
+A thin face over :class:`ostinato.integrations.kafka.journal_client.JournalClient` (imported
 when the command runs, so other commands do not load confluent-kafka): it
 opens the store, reads the feedback knobs from the settings, handles SIGINT and
 SIGTERM like the other services (the batch in hand is stored and committed,
@@ -20,7 +20,7 @@ from rich.logging import RichHandler
 
 from .. import extras
 from ..domain.errors import ValidationError
-from ..execution.journal_messages import DEFAULT_TOPIC
+from ..integrations.kafka.journal_messages import DEFAULT_TOPIC
 from .app import AppContext, cli, pass_app, stop_on_signals
 from .services import metrics_options
 from .output import DurationType, WholeNumberType, echo_json, plural, readable
@@ -85,7 +85,7 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     Stops cleanly on Ctrl-C or SIGTERM.
     """
     extras.require("kafka", "ostinato journal-client")
-    from ..services.journal_client import JournalClient
+    from ..integrations.kafka.journal_client import JournalClient
 
     _setup_logging(verbose)
     consumer_config = _consumer_options(consumer_options)

@@ -331,8 +331,8 @@ def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacit
     remote = None
     if app.settings.executor == "celery":  # runs go to Celery workers, which ping them
         extras.require("celery", "the setting executor = celery")
-        from ..execution.celery_app import make_celery_app
-        from ..execution.celery_executor import CeleryExecutor
+        from ..integrations.celery.app import make_celery_app
+        from ..integrations.celery.executor import CeleryExecutor
 
         store = app.store()
         remote = CeleryExecutor(make_celery_app(app.settings.celery_broker()), app.clock, node=node,

@@ -12,7 +12,7 @@ from rich.logging import RichHandler
 
 from ..domain.errors import ValidationError
 from ..services import service_metrics
-from ..services.embedded import EmbeddedScheduler, Summary, prepare_embedded_schema
+from ..services.embedded_scheduler import EmbeddedScheduler, Summary, prepare_embedded_schema
 from .app import AppContext, cli, pass_app, quiet_chatty_loggers, stop_on_signals
 from .output import plural
 

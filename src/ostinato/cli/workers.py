@@ -41,8 +41,8 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
     added later are served after a restart.
     """
     extras.require("celery", "ostinato worker")
-    from ..execution.celery_app import make_celery_app, queue_name
-    from ..services.celery_worker import WorkerRuntime, install_worker_tasks
+    from ..integrations.celery.app import make_celery_app, queue_name
+    from ..integrations.celery.worker import WorkerRuntime, install_worker_tasks
 
     _setup_logging(verbose)
     broker_url = _broker(app, broker)
@@ -81,8 +81,8 @@ def listener_command(app: AppContext, broker, verbose):
     runs of workers silent for worker_lost_after are marked lost.
     """
     extras.require("celery", "ostinato listener")
-    from ..execution.celery_app import make_celery_app
-    from ..services.celery_listener import CeleryListener
+    from ..integrations.celery.app import make_celery_app
+    from ..integrations.celery.listener import CeleryListener
 
     _setup_logging(verbose)
     broker_url = _broker(app, broker)

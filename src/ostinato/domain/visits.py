@@ -266,8 +266,16 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         return None
     if stats.last_status_date is not None and status.date <= stats.last_status_date:
         return None
-    now = status.date
-    cooldown = live_cooldown(cooldown_until(
+    cooldown = _cooldown_after(stats, status.date, outcome, policy, clock_now)
+    if outcome is not VisitOutcome.SUCCESSFUL:
+        return _after_failure(stats, status.date, outcome, policy, cooldown)
+    return _after_success(stats, status, policy, cooldown, threshold)
+
+
+def _cooldown_after(stats: VisitStats, now: datetime, outcome: VisitOutcome, policy: FeedbackPolicy,
+                    clock_now: datetime | None) -> datetime | None:
+    """Until when the origin is not grabbed again after a status of ``outcome`` at ``now`` (None: free)."""
+    return live_cooldown(cooldown_until(
         status_date=now,
         outcome_failed=outcome is VisitOutcome.FAILED,
         outcome_not_found=outcome is VisitOutcome.NOT_FOUND,
@@ -277,53 +285,51 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         failed_cooldown=policy.failed_cooldown,
         not_found_cooldown=policy.not_found_cooldown,
     ), clock_now)
-    if outcome is not VisitOutcome.SUCCESSFUL:
-        failures = stats.failure_count + 1
-        new = VisitStats(
-            stats.url, stats.visit_type,
-            last_visit=stats.last_visit,  # "if status is failed, keep same last visit date"
-            last_visit_status=outcome,
-            last_successful=stats.last_successful,
-            last_snapshot=stats.last_snapshot,
-            last_eventful=stats.last_eventful,
-            last_uneventful=stats.last_uneventful,
-            failure_count=failures,
-            last_scheduled=stats.last_scheduled,
-            next_visit_target=now + policy.failure_delay,
-            last_status_date=now,
-            successful_visits=stats.successful_visits,
-            cooldown_until=cooldown,
-            rate_changes=stats.rate_changes,
-            rate_days=stats.rate_days,
-            rate_evidence=stats.rate_evidence,
-            next_optimal_visit=stats.next_optimal_visit,
-        )
-        return Feedback(new, disable=failures >= policy.max_failures, eventful=None)
+
+
+def _after_failure(stats: VisitStats, now: datetime, outcome: VisitOutcome, policy: FeedbackPolicy,
+                   cooldown: datetime | None) -> Feedback:
+    """A failed or not-found visit: one more failure, tried again after ``failure_delay``, disabled
+    at ``max_failures``; what was known of the successful visits and the change rate stays."""
+    failures = stats.failure_count + 1
+    new = VisitStats(
+        stats.url, stats.visit_type,
+        last_visit=stats.last_visit,  # "if status is failed, keep same last visit date"
+        last_visit_status=outcome,
+        last_successful=stats.last_successful,
+        last_snapshot=stats.last_snapshot,
+        last_eventful=stats.last_eventful,
+        last_uneventful=stats.last_uneventful,
+        failure_count=failures,
+        last_scheduled=stats.last_scheduled,
+        next_visit_target=now + policy.failure_delay,
+        last_status_date=now,
+        successful_visits=stats.successful_visits,
+        cooldown_until=cooldown,
+        rate_changes=stats.rate_changes,
+        rate_days=stats.rate_days,
+        rate_evidence=stats.rate_evidence,
+        next_optimal_visit=stats.next_optimal_visit,
+    )
+    return Feedback(new, disable=failures >= policy.max_failures, eventful=None)
+
+
+def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy, cooldown: datetime | None,
+                   threshold: float | None) -> Feedback:
+    """A successful visit: eventful when the snapshot changed; the next visit's target, the change
+    rate's belief and the next optimal visit follow from it."""
+    now = status.date
     eventful = status.snapshot != stats.last_snapshot
     since_success = now - stats.last_successful if stats.last_successful is not None else policy.minimum_interval
     if eventful:
         interval = max(since_success / policy.adjust_factor, policy.minimum_interval)
     else:
         interval = since_success * policy.adjust_factor
-    model = policy.revisit
-    rate_changes, rate_days, evidence = stats.rate_changes, stats.rate_days, stats.rate_evidence
-    if stats.last_successful is not None:  # a first visit tells nothing of the rate
-        since = now - stats.last_successful
-        rate_changes, rate_days = observe(rate_changes, rate_days, since, changed=eventful,
-                                          counted=status.changes, model=model)
-        if status.changes is None or evidence is not None:  # kept once a loader has not counted
-            evidence = rate_posterior.observe(evidence, since / timedelta(days=1), changed=eventful,
-                                              counted=status.changes, horizon_days=model.horizon / timedelta(days=1))
-    mu = threshold if threshold is not None else default_threshold(model)
-    if plans_from_evidence(model, evidence):
-        belief = rate_posterior.posterior(evidence, model.prior_rate)
-        next_optimal = now + timedelta(days=rate_posterior.revisit_days(belief, mu, model.ceiling / timedelta(days=1)))
-    else:
-        next_optimal = now + revisit_interval(estimated_rate(rate_changes, rate_days, model), mu, model)
+    rate_changes, rate_days, evidence = _observe_rate(stats, status, eventful, policy.revisit)
     new = VisitStats(
         stats.url, stats.visit_type,
         last_visit=now,
-        last_visit_status=outcome,
+        last_visit_status=VisitOutcome.SUCCESSFUL,
         last_successful=now,
         last_snapshot=status.snapshot,
         last_eventful=now if eventful else stats.last_eventful,
@@ -337,9 +343,33 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
         rate_changes=rate_changes,
         rate_days=rate_days,
         rate_evidence=evidence,
-        next_optimal_visit=next_optimal,
+        next_optimal_visit=_next_optimal_visit(now, rate_changes, rate_days, evidence, policy.revisit, threshold),
     )
     return Feedback(new, disable=False, eventful=eventful)
+
+
+def _observe_rate(stats: VisitStats, status: VisitStatus, eventful: bool,
+                  model: RevisitModel) -> tuple[float | None, float | None, tuple[float, ...] | None]:
+    """The change rate's belief after a successful visit: (changes, days, evidence)."""
+    rate_changes, rate_days, evidence = stats.rate_changes, stats.rate_days, stats.rate_evidence
+    if stats.last_successful is not None:  # a first visit tells nothing of the rate
+        since = status.date - stats.last_successful
+        rate_changes, rate_days = observe(rate_changes, rate_days, since, changed=eventful,
+                                          counted=status.changes, model=model)
+        if status.changes is None or evidence is not None:  # kept once a loader has not counted
+            evidence = rate_posterior.observe(evidence, since / timedelta(days=1), changed=eventful,
+                                              counted=status.changes, horizon_days=model.horizon / timedelta(days=1))
+    return rate_changes, rate_days, evidence
+
+
+def _next_optimal_visit(now: datetime, rate_changes: float | None, rate_days: float | None,
+                        evidence: tuple[float, ...] | None, model: RevisitModel, threshold: float | None) -> datetime:
+    """When ``change_rate_optimal`` visits next, at ``threshold`` (the model's default when None)."""
+    mu = threshold if threshold is not None else default_threshold(model)
+    if plans_from_evidence(model, evidence):
+        belief = rate_posterior.posterior(evidence, model.prior_rate)
+        return now + timedelta(days=rate_posterior.revisit_days(belief, mu, model.ceiling / timedelta(days=1)))
+    return now + revisit_interval(estimated_rate(rate_changes, rate_days, model), mu, model)
 
 
 VisitKey = tuple[str, str]

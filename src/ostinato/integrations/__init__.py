@@ -1,6 +1,7 @@
-"""Faces of Ostinato towards other schedulers: programs written for them talk to Ostinato
-unchanged, and their databases are read into its store.
+"""Ostinato's faces towards other systems: each package is named for the system it talks to.
 
-``swh``: swh-scheduler 3.6's RPC protocol (docs/reference/swh-compat.md) and its database import
-(docs/reference/swh-import.md).
+- ``celery``: running work on Celery workers (dispatch, the workers' tasks, the listener of what they report);
+- ``kafka``: the archive's journal of visit statuses (message decoding and the journal client);
+- ``swh``: swh-scheduler 3.6, so that programs written for it talk to Ostinato unchanged: its RPC
+  protocol (docs/reference/swh-compat.md) and the import of its database (docs/reference/swh-import.md).
 """

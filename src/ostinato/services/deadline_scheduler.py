@@ -117,9 +117,10 @@ class RunLease(threading.Event):
         return False
 
     def wait(self, timeout: float | None = None) -> bool:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        """Wait until set or lapsed, at most ``timeout`` seconds of the lease's monotonic time."""
+        deadline = None if timeout is None else self.monotonic() + timeout
         while not self.is_set():
-            left = None if deadline is None else deadline - time.monotonic()
+            left = None if deadline is None else deadline - self.monotonic()
             if left is not None and left <= 0:
                 return False
             super().wait(0.1 if left is None else min(left, 0.1))

@@ -8,8 +8,9 @@ idealised baselines and Cho & Garcia-Molina's oracle.
 - ``policies``: the policies under test by name (store mixes and baselines);
 - ``store_driver``: a store policy through the real store and orchestrator;
 - ``baselines``: uniform, multiplicative and oracle schedules without a store;
-- ``metrics``: what the archive holds, and the exact freshness and age integrals;
-- ``engine``: the step loop; ``report``: tables, JSON and plots.
+- ``archive_tracker``: what the archive holds, and the exact freshness and age integrals;
+- ``engine``: the step loop; ``report``: tables, JSON and plots;
+- ``demo_forge``: ``ostinato demo``'s forge, kept fresh by the real embedded scheduler in accelerated time.
 
 It needs numpy (the ``sim`` extra) and, for plots, matplotlib (``plots``); the names below are
 imported on first use, so that ``ostinato.sim.workloads`` (the catalogue) reads without them.

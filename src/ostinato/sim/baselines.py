@@ -30,7 +30,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..domain.visits import FeedbackPolicy
-from .metrics import SUCCESS
+from .archive_tracker import SUCCESS
 from .oracle import Allocation, allocate
 
 #: the oracle solves its multiplier again when the population has grown by this share

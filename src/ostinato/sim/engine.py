@@ -17,7 +17,7 @@ Each step [t, t + step):
    version its source has at its end; its snapshot is derived from that version,
    so an unchanged source gives the same snapshot again;
 6. freshness is sampled at the step's end (for the plot; the reported means are
-   exact integrals, see ``metrics``).
+   exact integrals, see ``archive_tracker``).
 
 The world's history depends only on the seed: every policy sees the same births
 and changes. Time in the loop is days since :data:`START` as floats; the store
@@ -40,7 +40,7 @@ from ..config import Settings
 from ..domain.errors import ValidationError
 from ..store import DB_URL_FORMS, sqlite_path
 from .baselines import MultiplicativeScheduler, OracleScheduler, UniformScheduler
-from .metrics import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker, WindowMetrics
+from .archive_tracker import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker, WindowMetrics
 from .oracle import allocate, expected_age, expected_freshness
 from .policies import Baseline, PolicyUnderTest, StorePolicy
 from .workloads import WORKLOADS

@@ -33,7 +33,7 @@ from ..domain.visit_policies import NextVisit, loader_task_type
 from ..domain.visits import JournalStatus, VisitStatus
 from ..services.orchestrator import Orchestrator
 from ..store import Store, open_store, sqlite_path
-from .metrics import FAILED, NOT_FOUND, SUCCESS
+from .archive_tracker import FAILED, NOT_FOUND, SUCCESS
 from .policies import StorePolicy
 
 VISIT_TYPE = "git"

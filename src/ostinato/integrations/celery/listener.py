@@ -3,7 +3,7 @@
 Two streams, each in its own thread, both landing in the store functions the
 embedded executor uses:
 
-- **outcomes** (:data:`~ostinato.execution.celery_app.OUTCOMES_QUEUE`, durable):
+- **outcomes** (:data:`~ostinato.integrations.celery.app.OUTCOMES_QUEUE`, durable):
   each message is a run's start, a run's final event (eventful, uneventful,
   failed, permfailed) and/or a visit status. Batches go to ``record_run_events`` and
   ``record_visit_statuses`` and are acknowledged only once stored, so a
@@ -36,14 +36,14 @@ from typing import Any
 from celery import Celery
 from kombu import Consumer, Message
 
-from ..domain.clock import Clock
-from ..domain.errors import ValidationError
-from ..domain.tasks import RunEvent, TaskRunStatus
-from ..domain.visits import FeedbackPolicy
-from ..execution.celery_app import BACKEND_PREFIX, Outcome, dispatcher_id, event_time, worker_backend_id
-from ..store import Store
-from . import service_metrics as metrics
-from .celery_worker import outcomes_queue
+from ...domain.clock import Clock
+from ...domain.errors import ValidationError
+from ...domain.tasks import RunEvent, TaskRunStatus
+from ...domain.visits import FeedbackPolicy
+from .app import BACKEND_PREFIX, Outcome, dispatcher_id, event_time, worker_backend_id
+from ...store import Store
+from ...services import service_metrics as metrics
+from .worker import outcomes_queue
 
 log = logging.getLogger(__name__)
 _SENT_PREFIX = dispatcher_id("")

@@ -21,7 +21,7 @@ batch plus one, not the end of the log, so count messages rather than trust
 watermarks; consumer-group joins (``subscribe``) can take 20 s or more, while
 ``assign`` with committed offsets and ``commit`` are immediate.
 
-Run ``python -m ostinato.testing.kafka [TOPIC[:PARTITIONS]]…`` to start one by
+Run ``python -m test_servers.kafka [TOPIC[:PARTITIONS]]…`` to start one by
 hand: it prints the bootstrap address on one line and keeps the broker up until
 SIGINT or SIGTERM.
 """
@@ -279,7 +279,7 @@ def _parse_topic(text: str) -> tuple[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     """Start a broker, print its bootstrap address, and keep it up until SIGINT or SIGTERM."""
-    parser = argparse.ArgumentParser(prog="python -m ostinato.testing.kafka",
+    parser = argparse.ArgumentParser(prog="python -m test_servers.kafka",
                                      description="Start a throwaway Tansu Kafka broker, print its address, "
                                                  "and stop it on Ctrl-C or SIGTERM.")
     parser.add_argument("topics", nargs="*", type=_parse_topic, metavar="TOPIC[:PARTITIONS]", help="topics to create")

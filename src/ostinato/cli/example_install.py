@@ -19,7 +19,7 @@ import click
 from ..domain.schedules import Schedule, ScheduleKind
 from ..domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
 from ..examples import list_directories
-from ..services.embedded import prepare_embedded_schema
+from ..services.embedded_scheduler import prepare_embedded_schema
 from .app import AppContext, command_group, pass_app
 
 EXAMPLE_TYPES = (

@@ -43,10 +43,10 @@ from typing import Any, Final, Mapping
 import msgpack
 import orjson
 
-from ..domain import limits
-from ..domain.durations import parse_iso_time
-from ..domain.errors import ValidationError
-from ..domain.visits import VisitStatus, parse_visit_status
+from ...domain import limits
+from ...domain.durations import parse_iso_time
+from ...domain.errors import ValidationError
+from ...domain.visits import VisitStatus, parse_visit_status
 
 __all__ = [
     "DEFAULT_TOPIC", "MAX_DATE", "MAX_ORIGIN_BYTES", "MAX_TYPE_BYTES", "MIN_DATE",

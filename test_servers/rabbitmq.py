@@ -26,7 +26,7 @@ directory. A start takes 4-8 s here (Erlang boot), a graceful stop about 1 s.
 
 ``OSTINATO_RABBITMQ_SERVER`` names another server script than Debian's.
 
-Run ``python -m ostinato.testing.rabbitmq`` to start one by hand: it prints the
+Run ``python -m test_servers.rabbitmq`` to start one by hand: it prints the
 URL and keeps the node up until SIGINT or SIGTERM.
 """
 

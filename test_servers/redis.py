@@ -5,7 +5,7 @@ with its data in a private temporary directory and the append-only file on
 (``appendfsync always``), so that :meth:`RedisServer.restart` shows what a
 broker restart keeps. ``stop()`` shuts it down and deletes the directory.
 
-Run ``python -m ostinato.testing.redis`` to start one by hand: it prints the
+Run ``python -m test_servers.redis`` to start one by hand: it prints the
 URL and keeps the server up until SIGINT or SIGTERM.
 """
 

@@ -8,7 +8,7 @@ executor (:mod:`ostinato.execution.calls`), and the schedule-run task:
   its end, carrying its start, and, when it runs longer than
   :data:`STARTED_MESSAGE_AFTER`, its start as soon as that passes; an **origin
   visit** (``kind: visit``) publishes its status,
-  as :class:`~ostinato.execution.celery_app.Outcome` messages on the durable
+  as :class:`~ostinato.integrations.celery.app.Outcome` messages on the durable
   outcomes queue, which the listener records (a swh loader's visit, which says only
   whether its run was eventful, publishes nothing: the journal reports it); a message
   without Ostinato's header (sent by another tool, swh-scheduler among them) just calls
@@ -38,15 +38,15 @@ from typing import Any, Callable, Iterable
 from celery import Celery
 from kombu import Queue
 
-from ..config import Settings
-from ..domain.clock import Clock
-from ..domain.schedules import RunStatus
-from ..domain.tasks import RunEvent, TaskArguments, TaskRunStatus
-from ..execution.calls import call_loader, call_schedule_job, call_task
-from ..execution.celery_app import HEADER, OUTCOMES_QUEUE, SCHEDULE_RUN_TASK, Outcome, worker_backend_id
-from ..execution.registry import TaskRegistry, registry as default_registry
-from ..store import Store, open_store
-from .deadline_scheduler import RunLease, run_verdict
+from ...config import Settings
+from ...domain.clock import Clock
+from ...domain.schedules import RunStatus
+from ...domain.tasks import RunEvent, TaskArguments, TaskRunStatus
+from ...execution.calls import call_loader, call_schedule_job, call_task
+from .app import HEADER, OUTCOMES_QUEUE, SCHEDULE_RUN_TASK, Outcome, worker_backend_id
+from ...execution.registry import TaskRegistry, registry as default_registry
+from ...store import Store, open_store
+from ...services.deadline_scheduler import RunLease, run_verdict
 
 log = logging.getLogger(__name__)
 

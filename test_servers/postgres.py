@@ -9,7 +9,7 @@ initdb and the server refuse to run as root, so when this process is root both
 run as the ``postgres`` system user (through ``runuser``), in a directory that
 user owns.
 
-Run ``python -m ostinato.testing.postgres`` to start one by hand: it prints the
+Run ``python -m test_servers.postgres`` to start one by hand: it prints the
 DSN on one line and keeps the server up until SIGINT or SIGTERM.
 """
 
@@ -455,7 +455,7 @@ def _parse_settings(pairs: list[str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     """Start a cluster, print its DSN, and keep it up until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
-        prog="python -m ostinato.testing.postgres",
+        prog="python -m test_servers.postgres",
         description="Start a throwaway PostgreSQL cluster, print its DSN, "
         "and stop it on Ctrl-C or SIGTERM.",
     )

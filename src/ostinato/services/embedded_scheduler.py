@@ -22,7 +22,7 @@ from .. import extras
 from ..config import Settings
 from ..domain.clock import Clock
 from ..domain.visits import VisitStatus
-from ..execution.embedded import EmbeddedExecutor
+from ..execution.worker_pool import EmbeddedExecutor
 from ..store import Store
 from .orchestrator import Orchestrator
 from .revisit_steering import ThresholdSteering
@@ -31,8 +31,8 @@ from .runner import TaskRunner, recover_dead_executors
 from .service_metrics import counting_outcomes
 
 if TYPE_CHECKING:  # Celery is imported only when the executor is celery
-    from ..execution.celery_executor import CeleryExecutor
-    from .celery_listener import CeleryListener
+    from ..integrations.celery.executor import CeleryExecutor
+    from ..integrations.celery.listener import CeleryListener
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +96,9 @@ class EmbeddedScheduler:
         self.executor: EmbeddedExecutor | CeleryExecutor
         if settings.executor == "celery":
             extras.require("celery", "the setting executor = celery")
-            from ..execution.celery_app import make_celery_app
-            from ..execution.celery_executor import CeleryExecutor
-            from .celery_listener import CeleryListener
+            from ..integrations.celery.app import make_celery_app
+            from ..integrations.celery.executor import CeleryExecutor
+            from ..integrations.celery.listener import CeleryListener
 
             self.celery_app = make_celery_app(settings.celery_broker())
             self.executor = CeleryExecutor(self.celery_app, clock, node=settings.node, report=report_runs,
@@ -134,7 +134,7 @@ class EmbeddedScheduler:
         #: the journal client, when the journal_brokers setting names Kafka brokers
         self.journal_client = None
         if journal and settings.journal_brokers:
-            from .journal_client import JournalClient  # confluent-kafka: only when it is used
+            from ..integrations.kafka.journal_client import JournalClient  # confluent-kafka: only when it is used
 
             self.journal_client = JournalClient(store, feedback, clock, brokers=settings.journal_brokers,
                                                 group_id=settings.journal_group_id, topics=settings.journal_topics)

@@ -13,11 +13,11 @@ plus :meth:`CeleryExecutor.send_schedule_run`:
 - an origin visit is sent to its loader with ``url``, ``lister_name``,
   ``lister_instance_name`` and the extra loader arguments as keyword
   arguments; a visit whose send fails is handed back (``release_visits``);
-- a schedule's run is sent as :data:`~ostinato.execution.celery_app.SCHEDULE_RUN_TASK`
+- a schedule's run is sent as :data:`~ostinato.integrations.celery.app.SCHEDULE_RUN_TASK`
   to the queue of its task type; the worker pings and ends it.
 
 ``waiting`` reads the queue's depth from the broker (cached briefly) and
-raises :class:`~ostinato.execution.celery_app.QueueUnavailable` when the broker
+raises :class:`~ostinato.integrations.celery.app.QueueUnavailable` when the broker
 cannot be reached, so that dispatch to that queue waits.
 """
 
@@ -29,11 +29,11 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from celery import Celery
 
-from ..domain.clock import Clock
-from ..domain.schedules import Schedule, ScheduleRun
-from ..domain.tasks import RunEvent, ScheduledRun, TaskRunStatus, TaskType
-from ..domain.visit_policies import NextVisit
-from .celery_app import (
+from ...domain.clock import Clock
+from ...domain.schedules import Schedule, ScheduleRun
+from ...domain.tasks import RunEvent, ScheduledRun, TaskRunStatus, TaskType
+from ...domain.visit_policies import NextVisit
+from .app import (
     HEADER,
     SCHEDULE_RUN_TASK,
     QueueDepths,

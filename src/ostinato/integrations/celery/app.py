@@ -32,11 +32,11 @@ from typing import Any, Mapping
 
 from celery import Celery
 
-from ..domain.errors import QueueUnavailable, ValidationError
-from ..domain.tasks import RunEvent, TaskRunStatus
-from ..domain.durations import parse_iso_time
-from ..domain.limits import check_json_value, check_stored_text, check_time_range, check_whole
-from ..domain.visits import VisitStatus, parse_visit_status
+from ...domain.errors import QueueUnavailable, ValidationError
+from ...domain.tasks import RunEvent, TaskRunStatus
+from ...domain.durations import parse_iso_time
+from ...domain.limits import check_json_value, check_stored_text, check_time_range, check_whole
+from ...domain.visits import VisitStatus, parse_visit_status
 
 log = logging.getLogger(__name__)
 

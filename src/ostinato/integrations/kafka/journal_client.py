@@ -2,7 +2,7 @@
 
 It reads visit statuses from Kafka topics (by default the archive's
 ``swh.journal.objects.origin_visit_status``), decodes each message
-(:mod:`ostinato.execution.journal_messages`: JSON or the archive's msgpack) and
+(:mod:`ostinato.integrations.kafka.journal_messages`: JSON or the archive's msgpack) and
 hands them in batches to the store's ``record_visit_statuses``, the
 feedback rules.
 
@@ -35,12 +35,12 @@ from typing import Any, Callable, Final, Mapping, Sequence
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from ..domain.clock import Clock
-from ..domain.errors import ValidationError
-from ..domain.visits import FeedbackPolicy, VisitStatus
-from ..execution.journal_messages import DEFAULT_TOPIC, decode_visit_status
-from ..store.interface import OriginStore
-from . import service_metrics as metrics
+from ...domain.clock import Clock
+from ...domain.errors import ValidationError
+from ...domain.visits import FeedbackPolicy, VisitStatus
+from ...services import service_metrics as metrics
+from ...store.interface import OriginStore
+from .journal_messages import DEFAULT_TOPIC, decode_visit_status
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""``ostinato demo``: the real scheduler keeping a simulated forge fresh, in accelerated time.
+"""The forge of ``ostinato demo`` (the command: ``cli/demo.py``): the real scheduler keeping a simulated
+forge fresh, in accelerated time.
 
 A forge of a few thousand sources (:class:`~ostinato.sim.world.World`, a
 standard workload) changes while the clock runs ``days_per_second`` simulated
@@ -28,7 +29,7 @@ from ..config import Settings
 from ..domain.origins import ListedOrigin
 from ..domain.tasks import TaskType
 from ..execution.registry import OriginNotFound, registry as default_registry
-from ..services.embedded import EmbeddedScheduler, prepare_embedded_schema
+from ..services.embedded_scheduler import EmbeddedScheduler, prepare_embedded_schema
 from ..store import Store
 from .world import World, WorldConfig
 
