@@ -1,10 +1,10 @@
 """The store verbs that travel over HTTP, and how their errors travel: shared by the API's
 store router (``api/store_rpc.py``) and the client (:class:`~ostinato.remote.RemoteStore`).
 
-Which verbs are served is a reviewed list per role of the store (``store/<role>/interface.py``),
+Which verbs are served is a reviewed list per role of the store (``REMOTE_SCOPES`` in ``store/<role>/interface.py``),
 each verb with the token scope it needs: :data:`READ` for a verb that only reads, :data:`ADMIN`
 for one that writes. Every verb of a role is either in its role's list or in the role's list of
-what is deliberately not served, with why (a test requires it): a verb added to a role is not
+what is deliberately not served (``NOT_REMOTE``), with why (a test requires it): a verb added to a role is not
 on the wire until someone decides how, and with which scope. A served verb's parameters and
 result are carried by the codec of its type hints, so nothing else here changes for it.
 """
@@ -12,6 +12,7 @@ result are carried by the codec of its type hints, so nothing else here changes 
 from __future__ import annotations
 
 import inspect
+import sys
 import typing
 from dataclasses import dataclass
 from functools import cache
@@ -19,85 +20,13 @@ from typing import Any, Mapping
 
 from ..domain import errors
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
-from ..store.interface import (
-    CompatStore, ImportStore, OriginStore, ScheduleStore, SchemaStore, TaskStore, TokenStore,
-)
+from ..store.interface import ROLES
 from .codec import UnionCodec, codec_for
 from .codec_values import INT_MAX, Codec, IntCodec, fail
 
 #: the token scopes a served verb may need (the API's, see docs/reference/api.md)
 READ = "read"
 ADMIN = "admin"
-
-# -- the verbs served, role by role -------------------------------------------------------
-#: Schema: its state is read. Not served: creating and upgrading the schema (done where the
-#: database is), closing (each client's own), check_schema (the client computes it).
-SCHEMA_VERBS: dict[str, str] = {"schema_state": READ}
-SCHEMA_NOT_SERVED: dict[str, str] = {
-    "init_schema": "the schema is created where the database is: `ostinato db init` with --db, on the server",
-    "upgrade_schema": "migrations are applied where the database is: `ostinato db upgrade` with --db, on the server",
-    "close": "closing concerns each client's own connections",
-    "check_schema": "computed on the client from schema_state",
-}
-
-#: Tasks: every verb is served.
-TASK_VERBS: dict[str, str] = {
-    "archivable_tasks": READ, "count_tasks": READ, "create_task_type": ADMIN, "create_tasks": ADMIN,
-    "delete_tasks": ADMIN, "get_task_type": READ, "get_tasks": READ, "grab_ready_tasks": ADMIN,
-    "in_flight_backend_ids": READ, "list_task_runs": READ, "list_task_types": READ, "mark_lost_runs": ADMIN,
-    "peek_ready_tasks": READ, "record_run_events": ADMIN, "search_tasks": READ, "set_task_status": ADMIN,
-    "task_activity": READ,
-}
-TASK_NOT_SERVED: dict[str, str] = {}
-
-#: Listers and origins: every verb is served (get_or_create_lister reads like a get, but may create).
-ORIGIN_VERBS: dict[str, str] = {
-    "get_listed_origins": READ, "get_or_create_lister": ADMIN, "get_origin_metrics": READ,
-    "get_revisit_thresholds": READ, "get_visit_stats": READ, "grab_next_visits": ADMIN, "list_listers": READ,
-    "record_listed_origins": ADMIN, "record_visit_statuses": ADMIN, "release_visits": ADMIN,
-    "sample_change_rates": READ, "set_revisit_threshold": ADMIN, "update_lister": ADMIN,
-    "update_origin_metrics": ADMIN,
-}
-ORIGIN_NOT_SERVED: dict[str, str] = {}
-
-#: Schedules. Not served: waiting for changes (no push over HTTP) and pick_schedule (the client
-#: computes it from pick_schedules).
-SCHEDULE_VERBS: dict[str, str] = {
-    "create_schedule": ADMIN, "delete_schedule": ADMIN, "end_schedule_run": ADMIN, "get_schedule": READ,
-    "list_schedule_runs": READ, "list_schedules": READ, "next_can_start_by": READ, "pick_schedules": ADMIN,
-    "ping_schedule": ADMIN, "release_owner_schedules": ADMIN, "save_schedule": ADMIN, "steal_silent_schedules": ADMIN,
-}
-SCHEDULE_NOT_SERVED: dict[str, str] = {
-    "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
-    "pick_schedule": "computed on the client from pick_schedules",
-}
-
-#: API tokens: none served (the API checks tokens itself; they are managed on the server only).
-TOKEN_VERBS: dict[str, str] = {}
-TOKEN_NOT_SERVED: dict[str, str] = {
-    "create_api_token": "API tokens are managed on the server only: `ostinato token add` with --db",
-    "list_api_tokens": "API tokens are managed on the server only: `ostinato token list` with --db",
-    "revoke_api_token": "API tokens are managed on the server only: `ostinato token revoke` with --db",
-    "find_api_token": "API tokens are managed on the server only; the API checks them itself",
-}
-
-#: The swh-scheduler protocol's face (docs/reference/swh-compat.md): every verb is served.
-COMPAT_VERBS: dict[str, str] = {
-    "count_listed_origins": READ, "get_compat_records": READ, "get_task_runs_by_backend_id": READ,
-    "grab_listed_origins": ADMIN, "list_compat_records": READ, "list_runs_to_archive": READ,
-    "merge_visit_stats": ADMIN, "overwrite_task_status": ADMIN, "put_compat_records": ADMIN,
-    "schedule_task_runs": ADMIN,
-}
-COMPAT_NOT_SERVED: dict[str, str] = {}
-
-#: Imports of another scheduler's database (docs/reference/swh-import.md): none served.
-IMPORT_VERBS: dict[str, str] = {}
-IMPORT_NOT_SERVED: dict[str, str] = {
-    name: "an import writes where the database is: `ostinato import swh-scheduler` with --db, on the server"
-    for name in ("import_task_types", "import_tasks", "import_task_runs", "import_listers", "import_listed_origins",
-                 "import_visit_stats", "import_origin_metrics")
-}
-
 
 @dataclass(frozen=True)
 class RoleVerbs:
@@ -108,15 +37,11 @@ class RoleVerbs:
     not_served: Mapping[str, str]
 
 
-#: every role's lists, in the order of ``store.interface.ROLES`` (the order the API lists the verbs)
-ROLE_VERBS: tuple[RoleVerbs, ...] = (
-    RoleVerbs(SchemaStore, SCHEMA_VERBS, SCHEMA_NOT_SERVED),
-    RoleVerbs(TaskStore, TASK_VERBS, TASK_NOT_SERVED),
-    RoleVerbs(OriginStore, ORIGIN_VERBS, ORIGIN_NOT_SERVED),
-    RoleVerbs(ScheduleStore, SCHEDULE_VERBS, SCHEDULE_NOT_SERVED),
-    RoleVerbs(TokenStore, TOKEN_VERBS, TOKEN_NOT_SERVED),
-    RoleVerbs(CompatStore, COMPAT_VERBS, COMPAT_NOT_SERVED),
-    RoleVerbs(ImportStore, IMPORT_VERBS, IMPORT_NOT_SERVED),
+#: every role's lists (``REMOTE_SCOPES`` and ``NOT_REMOTE`` beside the role's verbs, in its
+#: ``interface.py``), in the order of ``store.interface.ROLES`` (the order the API lists the verbs)
+ROLE_VERBS: tuple[RoleVerbs, ...] = tuple(
+    RoleVerbs(role, sys.modules[role.__module__].REMOTE_SCOPES, sys.modules[role.__module__].NOT_REMOTE)
+    for role in ROLES
 )
 #: the verbs the API does not serve, of every role, and why
 NOT_EXPOSED: dict[str, str] = {name: why for entry in ROLE_VERBS for name, why in entry.not_served.items()}

@@ -16,6 +16,17 @@ from ...domain.tasks import Task, TaskRun, TaskType
 
 
 
+#: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
+#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: None served: an import writes where the database is (docs/reference/swh-import.md).
+REMOTE_SCOPES: dict[str, str] = {}
+NOT_REMOTE: dict[str, str] = {
+    name: "an import writes where the database is: `ostinato import swh-scheduler` with --db, on the server"
+    for name in ("import_task_types", "import_tasks", "import_task_runs", "import_listers", "import_listed_origins",
+                 "import_visit_stats", "import_origin_metrics")
+}
+
+
 class ImportStore(abc.ABC):
     """records written as given, by their own identities, idempotently (see docs/reference/swh-import.md)."""
 

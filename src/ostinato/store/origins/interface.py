@@ -17,6 +17,19 @@ from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 
 
 
+#: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
+#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: Every verb is served (get_or_create_lister reads like a get, but may create: admin).
+REMOTE_SCOPES: dict[str, str] = {
+    "get_listed_origins": "read", "get_or_create_lister": "admin", "get_origin_metrics": "read",
+    "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "admin", "list_listers": "read",
+    "record_listed_origins": "admin", "record_visit_statuses": "admin", "release_visits": "admin",
+    "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin",
+    "update_origin_metrics": "admin",
+}
+NOT_REMOTE: dict[str, str] = {}
+
+
 class OriginStore(abc.ABC):
     """listers and listed origins, visit stats and the feedback loop, the scheduling policies' grabs, change_rate_optimal's threshold, and origin metrics (see docs/design/origins.md)."""
 

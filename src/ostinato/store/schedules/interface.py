@@ -14,6 +14,21 @@ from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
 
 
 
+#: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
+#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: Not served: waiting for changes (no push over HTTP) and pick_schedule (the client computes it
+#: from pick_schedules).
+REMOTE_SCOPES: dict[str, str] = {
+    "create_schedule": "admin", "delete_schedule": "admin", "end_schedule_run": "admin", "get_schedule": "read",
+    "list_schedule_runs": "read", "list_schedules": "read", "next_can_start_by": "read", "pick_schedules": "admin",
+    "ping_schedule": "admin", "release_owner_schedules": "admin", "save_schedule": "admin", "steal_silent_schedules": "admin",
+}
+NOT_REMOTE: dict[str, str] = {
+    "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
+    "pick_schedule": "computed on the client from pick_schedules",
+}
+
+
 class ScheduleStore(abc.ABC):
     """schedules, the deadline-greedy pick, ownership leases, pings, steals and run history (see docs/design/deadline-greedy.md)."""
 

@@ -20,6 +20,19 @@ class SchemaState:
         return self.current == self.latest
 
 
+#: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
+#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: Its state is read. Not served: creating and upgrading the schema (done where the database is),
+#: closing (each client's own), check_schema (the client computes it from schema_state).
+REMOTE_SCOPES: dict[str, str] = {"schema_state": "read"}
+NOT_REMOTE: dict[str, str] = {
+    "init_schema": "the schema is created where the database is: `ostinato db init` with --db, on the server",
+    "upgrade_schema": "migrations are applied where the database is: `ostinato db upgrade` with --db, on the server",
+    "close": "closing concerns each client's own connections",
+    "check_schema": "computed on the client from schema_state",
+}
+
+
 class SchemaStore(abc.ABC):
     """the database's schema version, creating it, and upgrading it by migrations."""
 

@@ -35,6 +35,19 @@ class TaskActivity:
     recent_failures: tuple[tuple[str, TaskRun], ...]
 
 
+#: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
+#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: Every verb is served.
+REMOTE_SCOPES: dict[str, str] = {
+    "archivable_tasks": "read", "count_tasks": "read", "create_task_type": "admin", "create_tasks": "admin",
+    "delete_tasks": "admin", "get_task_type": "read", "get_tasks": "read", "grab_ready_tasks": "admin",
+    "in_flight_backend_ids": "read", "list_task_runs": "read", "list_task_types": "read", "mark_lost_runs": "admin",
+    "peek_ready_tasks": "read", "record_run_events": "admin", "search_tasks": "read", "set_task_status": "admin",
+    "task_activity": "read",
+}
+NOT_REMOTE: dict[str, str] = {}
+
+
 class TaskStore(abc.ABC):
     """task types, tasks, their runs and the runs' outcomes, a glance at the activity, archival (see docs/design/tasks.md)."""
 

@@ -12,6 +12,18 @@ from datetime import datetime, timedelta
 
 
 
+#: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
+#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: None served: the API checks tokens itself, and they are managed on the server only.
+REMOTE_SCOPES: dict[str, str] = {}
+NOT_REMOTE: dict[str, str] = {
+    "create_api_token": "API tokens are managed on the server only: `ostinato token add` with --db",
+    "list_api_tokens": "API tokens are managed on the server only: `ostinato token list` with --db",
+    "revoke_api_token": "API tokens are managed on the server only: `ostinato token revoke` with --db",
+    "find_api_token": "API tokens are managed on the server only; the API checks them itself",
+}
+
+
 class TokenStore(abc.ABC):
     """the HTTP API's tokens, kept by the hash of their secret (see docs/reference/api.md)."""
 
