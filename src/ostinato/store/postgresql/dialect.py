@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
@@ -35,6 +35,13 @@ INDEX_DRIVEN_BATCHES = "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoi
 def role_queries(role: str) -> Queries:
     """The named queries of a role in PostgreSQL (``store/<role>/postgresql.sql``)."""
     return Queries(STORE_DIR / role / "postgresql.sql")
+
+
+def _hex(value: Any) -> str:
+    """orjson's fallback in a batch of records: bytes (snapshots) as hex."""
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def _configure(conn: psycopg.Connection) -> None:
@@ -103,6 +110,10 @@ class PostgresDialect:
     def close(self) -> None:
         self.pool.close()
 
+    @staticmethod
+    def tuples(conn: psycopg.Connection) -> psycopg.Cursor:
+        return conn.cursor(row_factory=tuple_row)
+
     # -- values in and out ---------------------------------------------------
     @staticmethod
     def time(value: datetime | None) -> datetime | None:
@@ -148,3 +159,12 @@ class PostgresDialect:
         if not isinstance(exc, psycopg.errors.UniqueViolation):
             return False
         return column is None or exc.diag.constraint_name == column.replace(".", "_") + "_key"
+
+    @staticmethod
+    def records(values: Sequence[Any]) -> str:
+        return orjson.dumps(values, default=_hex).decode()
+
+    @classmethod
+    def execute_records(cls, conn: psycopg.Connection, sql: str, records: Sequence[Any],
+                        params: Mapping[str, Any] | None = None) -> int:
+        return conn.execute(sql, {**(params or {}), "rows": cls.records(records)}).rowcount
