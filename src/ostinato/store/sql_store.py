@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from .dialect import Dialect
 from .interface import Store
+from .origins.flow import OriginFlow
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(TokenFlow, Store):
+class SQLStore(OriginFlow, TokenFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

@@ -29,7 +29,7 @@ from ..compat_checks import (
     position_of,
 )
 from ..queries import Queries
-from .origins import chunks
+from ..dialect import chunks
 
 QUERIES = Queries(Path(__file__).parent / "compat_queries.sql")
 
@@ -111,7 +111,7 @@ class PostgresCompat:
 
     # -- the swh protocol's listings and visit stats (domain.listing_grabs) -----------------
     def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:
-        from .origins import _row_to_listed_origin
+        from ..origins.rows import row_to_listed_origin
 
         grab = grab.validated()
         if grab.count == 0:
@@ -131,7 +131,7 @@ class PostgresCompat:
                     conn.execute(QUERIES.raise_queue_position, {"queue_records": check_namespace(grab.queue_records),
                                                                 "visit_type": grab.visit_type,
                                                                 "position": position_of(rows)})
-        return [_row_to_listed_origin(r) for r in rows]
+        return [row_to_listed_origin(self.db, r) for r in rows]
 
     def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
         checked = check_visit_stats_updates(updates)

@@ -27,7 +27,8 @@ from ...domain.visit_policies import live_cooldown
 from ...domain.visits import VisitStats
 from ..common import at_id, at_index, checked_records
 from ..queries import Queries
-from .origins import _hex, _row_to_lister, chunks
+from ..dialect import chunks
+from ..origins.rows import row_to_lister
 
 QUERIES = Queries(Path(__file__).parent / "import_queries.sql")
 
@@ -129,7 +130,7 @@ class PostgresImports:
                           "current_state": orjson.dumps(dict(lister.current_state)).decode(),
                           "last_listing_finished_at": lister.last_listing_finished_at, "updated": lister.updated}
                 changed += conn.execute(QUERIES.import_lister, params).rowcount
-                stored.append(_row_to_lister(conn.execute(
+                stored.append(row_to_lister(self.db, conn.execute(
                     "SELECT * FROM lister WHERE name = %(name)s AND instance_name = %(instance_name)s", params).fetchone()))
         return stored, changed
 
@@ -162,8 +163,7 @@ class PostgresImports:
             for chunk in chunks(checked):
                 rows = [s if live_cooldown(s.cooldown_until, now) == s.cooldown_until else replace(s, cooldown_until=None)
                         for s in chunk]
-                changed += conn.execute(QUERIES.import_visit_stats, {
-                    "rows": orjson.dumps(rows, default=_hex).decode(), "now": now}).rowcount
+                changed += self.db.execute_records(conn, QUERIES.import_visit_stats, rows, {"now": now})
         return changed
 
     def import_origin_metrics(self, metrics: Sequence[OriginMetrics]) -> int:

@@ -44,7 +44,7 @@ from .dialect import PostgresDialect
 from ..sql_store import SQLStore
 from .compat import PostgresCompat
 from .imports import PostgresImports, arguments_digest
-from .origins import PostgresOrigins, chunks as _chunks
+from ..dialect import chunks as _chunks
 from .schedules import PostgresSchedules
 
 HERE = Path(__file__).parent
@@ -123,7 +123,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class PostgresStore(PostgresOrigins, PostgresCompat, PostgresSchedules, PostgresImports, SQLStore):
+class PostgresStore(PostgresCompat, PostgresSchedules, PostgresImports, SQLStore):
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0):
         self.dsn = dsn

@@ -112,7 +112,7 @@ class SQLiteCompat:
 
     # -- the swh protocol's listings and visit stats (domain.listing_grabs) -----------------
     def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:
-        from .origins import _row_to_listed_origin
+        from ..origins.rows import row_to_listed_origin
 
         grab = grab.validated()
         if grab.count == 0:
@@ -131,7 +131,7 @@ class SQLiteCompat:
                     conn.execute(QUERIES.raise_queue_position, {"queue_records": check_namespace(grab.queue_records),
                                                                 "visit_type": grab.visit_type,
                                                                 "position": position_of(rows)})
-        return [_row_to_listed_origin(r) for r in rows]
+        return [row_to_listed_origin(self.db, r) for r in rows]
 
     def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
         checked = check_visit_stats_updates(updates)

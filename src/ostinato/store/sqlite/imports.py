@@ -27,7 +27,7 @@ from ...domain.visits import VisitStats
 from ..common import at_id, at_index, checked_records
 from ..queries import Queries
 from .codec import chunks, json_array, to_db_interval, to_db_time
-from .origins import _row_to_lister, _visit_stats_params
+from ..origins.rows import VISIT_TIMES, row_to_lister
 
 QUERIES = Queries(Path(__file__).parent / "import_queries.sql")
 
@@ -70,6 +70,18 @@ def _metrics_params(m: OriginMetrics) -> dict[str, Any]:
             "eventful_visits_last_hour": m.eventful_visits_last_hour,
             "uneventful_visits_last_hour": m.uneventful_visits_last_hour,
             "origins_never_successful": m.origins_never_successful}
+
+
+
+def _visit_stats_params(stats: VisitStats) -> dict[str, Any]:
+    """A visit stats record as the parameters of ``import_visit_stats`` (one row per call)."""
+    params = {name: to_db_time(getattr(stats, name)) for name in VISIT_TIMES}
+    params.update(url=stats.url, visit_type=stats.visit_type, failure_count=stats.failure_count,
+                  last_snapshot=stats.last_snapshot, successful_visits=stats.successful_visits,
+                  rate_changes=stats.rate_changes, rate_days=stats.rate_days,
+                  rate_evidence=None if stats.rate_evidence is None else orjson.dumps(stats.rate_evidence).decode(),
+                  last_visit_status=stats.last_visit_status.value if stats.last_visit_status else None)
+    return params
 
 
 class SQLiteImports:
@@ -127,7 +139,7 @@ class SQLiteImports:
                           "last_listing_finished_at": to_db_time(lister.last_listing_finished_at),
                           "updated": to_db_time(lister.updated)}
                 conn.execute(QUERIES.import_lister, params)
-                stored.append(_row_to_lister(conn.execute(
+                stored.append(row_to_lister(self.db, conn.execute(
                     "SELECT * FROM lister WHERE name = :name AND instance_name = :instance_name", params).fetchone()))
             return stored, conn.total_changes - before
 

@@ -44,7 +44,6 @@ from .dialect import SQLiteDialect
 from ..sql_store import SQLStore
 from .compat import SQLiteCompat
 from .imports import SQLiteImports
-from .origins import SQLiteOrigins
 from .schedules import SQLiteSchedules
 
 HERE = Path(__file__).parent
@@ -105,7 +104,7 @@ def _row_to_run(row: Mapping[str, Any], prefix: str = "") -> TaskRun:
     )
 
 
-class SQLiteStore(SQLiteOrigins, SQLiteSchedules, SQLiteCompat, SQLiteImports, SQLStore):
+class SQLiteStore(SQLiteSchedules, SQLiteCompat, SQLiteImports, SQLStore):
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True):
         """Open the database file at ``path``; with ``create`` (the default) a missing file and its
