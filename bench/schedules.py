@@ -68,7 +68,7 @@ def seed(store, n: int, now: datetime) -> None:
                 conn.execute(statement.replace("%", "%%").replace("%%(now)s", "%(now)s").replace("%%(n)s", "%(n)s"),
                              {"now": now, "n": n})
     else:
-        with store._write() as conn:
+        with store.db.write() as conn:
             conn.execute(SEED_SQLITE, {"n": n, "now": now.isoformat(timespec="microseconds")})
 
 

@@ -32,7 +32,7 @@ def test_empty_database_has_no_schema(tmp_path):
 
 
 def _sqlite_schema(store: SQLiteStore) -> list[tuple[str, str, str]]:
-    rows = store._read("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+    rows = store.db.read("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
     return [(r["type"], r["name"], " ".join((r["sql"] or "").split())) for r in rows]
 
 

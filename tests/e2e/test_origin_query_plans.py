@@ -12,10 +12,12 @@ import psycopg
 import pytest
 
 from ostinato.domain.visit_policies import POLICY_PICKS
-from ostinato.store.postgresql.origins import QUERIES as PG
 from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES
-from ostinato.store.sqlite.origins import QUERIES as LITE
+from ostinato.store.postgresql.dialect import role_queries as pg_queries
+from ostinato.store.sqlite.dialect import role_queries as lite_queries
 
+PG = pg_queries("origins")
+LITE = lite_queries("origins")
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PICKS = sorted({pick for picks in POLICY_PICKS.values() for pick in picks})
 PICK_INDEXES = {
@@ -220,8 +222,8 @@ def test_sqlite_rate_sample_probes_rowids(tmp_path):
     store.close()
     conn = sqlite3.connect(tmp_path / "plans.db")
     conn.executescript(SEED_LITE)
-    plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.change_rates_at,
-                                                    {"rowids": "[1, 5, 9]", "visit_type": "git"}))
+    plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.sample_change_rates,
+                                                    {"rows": 50_000, "percent": 1.2, "seed": 2, "visit_type": "git"}))
     assert "USING INTEGER PRIMARY KEY" in plan or "USING ROWID" in plan.upper(), plan
     assert "SCAN origin_visit_stats" not in plan, plan
     conn.close()

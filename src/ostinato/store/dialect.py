@@ -146,6 +146,25 @@ class Dialect(Protocol):
         itself, so there the text is its own digest."""
         ...
 
+    def records(self, values: Sequence[Any]) -> Any:
+        """A batch of records (dataclasses) as one JSON parameter: on PostgreSQL objects by field name
+        (read with ``json_to_recordset``), on SQLite arrays of the fields by position in the record's
+        order (read with ``json_each``, ``value ->> 0``, as ``columns``); times inside as ``time``
+        writes them, bytes as hex (SQLite reads them through ``execute_records``: it has no ``unhex``
+        before 3.41)."""
+        ...
+
+    def execute_records(self, conn: Connection, sql: str, records: Sequence[Any],
+                        params: Mapping[str, Any] | None = None) -> int:
+        """Run ``sql`` over a batch of records (dataclasses), ``params`` the same for each; the rows
+        changed. On PostgreSQL one statement, the batch one JSON parameter ``rows`` (``records``,
+        bytes read with ``decode(…, 'hex')``), parsed in C where a column per field costs more to
+        build than to apply. On SQLite one run per record (``executemany``), its fields as named
+        parameters (times as ``time`` writes them, enums by value, dicts, lists and tuples as JSON
+        text), where reading a wide record out of JSON costs more: SQLite parses the record again
+        for each field it reads."""
+        ...
+
 
 def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
     """``values`` in slices of at most ``size``."""

@@ -7,6 +7,7 @@ the text up to the next such line is the query. Comments are kept.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 _NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
@@ -45,3 +46,20 @@ class Queries:
 
     def names(self) -> list[str]:
         return sorted(self._queries)
+
+
+@lru_cache(maxsize=256)
+def statements(sql: str) -> tuple[str, ...]:
+    """The statements of a named query that holds several, in order: each ends with a semicolon at
+    the end of a line outside comments. A driver runs one statement with parameters at a time, so a
+    flow runs each (a dialect may need two statements where another does the work in one)."""
+    found: list[str] = []
+    lines: list[str] = []
+    for line in sql.splitlines():
+        lines.append(line)
+        if not line.lstrip().startswith("--") and line.rstrip().endswith(";"):
+            found.append("\n".join(lines).strip())
+            lines = []
+    if any(line.strip() and not line.lstrip().startswith("--") for line in lines):
+        found.append("\n".join(lines).strip())
+    return tuple(found)

@@ -6,17 +6,18 @@ with their dialect; each role's flow lives in its package (``store/<role>/flow.p
 
 from __future__ import annotations
 
-from .dialect import Dialect
 from .compat.flow import CompatFlow
+from .dialect import Dialect
 from .imports.flow import ImportFlow
 from .interface import Store
+from .origins.flow import OriginFlow
 from .schedules.flow import ScheduleFlow
 from .schema.flow import SchemaFlow
 from .tasks.flow import TaskFlow
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(SchemaFlow, TaskFlow, ScheduleFlow, TokenFlow, CompatFlow, ImportFlow, Store):
+class SQLStore(SchemaFlow, TaskFlow, OriginFlow, ScheduleFlow, TokenFlow, CompatFlow, ImportFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

@@ -13,8 +13,9 @@ _KEPT = ("schema_version", "api_token")
 
 def empty_store(store: Store) -> None:
     if store.dialect == "sqlite":
-        conn: Any = store._conn  # type: ignore[attr-defined]
-        with store._lock:  # type: ignore[attr-defined]
+        db: Any = store.db  # type: ignore[attr-defined]  (a SQL store's dialect)
+        conn = db.conn
+        with db.lock_:
             tables = [r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()]
             conn.execute("PRAGMA foreign_keys=OFF")
@@ -29,7 +30,7 @@ def empty_store(store: Store) -> None:
             finally:
                 conn.execute("PRAGMA foreign_keys=ON")
         return
-    with store._tx() as conn:  # type: ignore[attr-defined]
+    with store.db.write() as conn:  # type: ignore[attr-defined]
         tables = [r["tablename"] for r in conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()").fetchall()]
         wiped = [f'"{t}"' for t in tables if t not in _KEPT]

@@ -185,3 +185,12 @@ class PostgresDialect:
     def digest(text: str) -> bytes:
         """The md5 of the text's UTF-8 (not for security: an index key, the text compared on a hit)."""
         return hashlib.md5(text.encode(), usedforsecurity=False).digest()
+
+    @staticmethod
+    def records(values: Sequence[Any]) -> str:
+        return orjson.dumps(values, default=_hex).decode()
+
+    @classmethod
+    def execute_records(cls, conn: psycopg.Connection, sql: str, records: Sequence[Any],
+                        params: Mapping[str, Any] | None = None) -> int:
+        return conn.execute(sql, {**(params or {}), "rows": cls.records(records)}).rowcount

@@ -4,9 +4,10 @@ Writes run in ``BEGIN IMMEDIATE`` transactions (SQLite's single-writer lock is t
 lease here). Times travel as ISO 8601 text in UTC with microseconds (text order is time
 order), durations as seconds, JSON documents and lists as JSON text read by ``json_each``
 (times in them written the same way, bytes in hex, read with ``unhex``, which the dialect
-supplies where SQLite is older than 3.41), a batch of parallel columns as one JSON array of rows. The connection is shared by the
-threads of one process under a lock; several processes on one file are serialised by
-SQLite itself (WAL, busy timeout).
+supplies where SQLite is older than 3.41), a batch of parallel columns or of records as one
+JSON array of rows (values by position), or a statement over a batch of records run once per
+record (``executemany``). The connection is shared by the threads of one process under a
+lock; several processes on one file are serialised by SQLite itself (WAL, busy timeout).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import date, datetime, time, timedelta, timezone
+from enum import Enum
 from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -76,6 +79,35 @@ def json_text(value: Any) -> str:
 def _unhex(text: str | None) -> bytes | None:
     """SQLite's own ``unhex`` (3.41) for an older SQLite: hex text to bytes."""
     return None if text is None else bytes.fromhex(text)
+
+
+#: how a record's field of each of these types is written (others as they are, enums by value)
+_RECORD_VALUES: dict[type, Callable[[Any], Any]] = {datetime: to_db_time, dict: json_text, list: json_text,
+                                                    tuple: json_text}
+
+
+@cache
+def _field_names(record_type: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(record_type))
+
+
+def _json_record_value(value: Any) -> str:
+    """orjson's fallback in a batch of records: times as stored, bytes as hex."""
+    if isinstance(value, datetime):
+        return to_db_time(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def record_params(record: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's fields as named parameters, after ``params``."""
+    row = dict(params)
+    for name in _field_names(type(record)):
+        value = getattr(record, name)
+        write = _RECORD_VALUES.get(type(value))
+        row[name] = write(value) if write else value.value if isinstance(value, Enum) else value
+    return row
 
 
 class SQLiteDialect:
@@ -185,6 +217,17 @@ class SQLiteDialect:
     def digest(text: str) -> str:
         """The text itself: SQLite's indexes hold it."""
         return text
+
+    @staticmethod
+    def records(values: Sequence[Any]) -> str:
+        rows = [[getattr(value, name) for name in _field_names(type(value))] for value in values]
+        return orjson.dumps(rows, default=_json_record_value, option=orjson.OPT_PASSTHROUGH_DATETIME).decode()
+
+    @staticmethod
+    def execute_records(conn: sqlite3.Connection, sql: str, records: Sequence[Any],
+                        params: Mapping[str, Any] | None = None) -> int:
+        return conn.executemany(sql, [record_params(record, params or {}) for record in records]).rowcount
+
 
 def statements(script: str) -> list[str]:
     """Split a schema script into statements (our scripts have no ';' inside literals)."""

@@ -1,7 +1,9 @@
--- Named queries of the SQLite store for origins: listers, listed origins,
--- visit stats and the feedback loop, the scheduling policies and metrics.
--- Same conventions as queries.sql: :named parameters, arrays as JSON text read
--- with json_each, times as ISO 8601 text in UTC, `now` always from the caller.
+-- The origins role's named queries for SQLite (see store/origins/flow.py); the same names as postgresql.sql.
+-- Listers, listed origins, visit stats and the feedback loop, the scheduling policies, change_rate_optimal's
+-- threshold and rate samples, and metrics (see docs/design/origins.md). :named parameters; lists as JSON
+-- text read with json_each, a batch of keys or records as rows by position (value ->> 0), or a statement
+-- run once per record of a batch (executemany), its fields as :named parameters; times as ISO 8601
+-- text in UTC, `now` always from the caller.
 
 -- name: get_lister
 SELECT * FROM lister WHERE name = :name AND instance_name = :instance_name;
@@ -23,12 +25,18 @@ UPDATE lister SET current_state = :current_state, last_listing_finished_at = :la
 WHERE id = :id AND updated = :expected_updated
 RETURNING *;
 
--- name: upsert_listed_origins
--- rows: JSON array of [url, visit_type, extra_loader_arguments, enabled, last_update, is_fork, forked_from_url]
+-- name: record_listed_origins
+-- rows: a JSON array of [url, visit_type, extra_loader_arguments, last_update, enabled, is_fork, forked_from_url].
+-- Two statements (SQLite has no INSERT in a WITH): upsert the listings, then carry what the listings
+-- of these origins say to their scheduling rows:
+-- enabled in any, earliest first_seen, newest last_update, fork in any, and the
+-- listing a loader gets (an enabled one, the most recently seen, this lister's on
+-- a tie). An origin disabled by the feedback loop and enabled again by a listing
+-- starts over with no failures. A row the listings do not change is not written.
 INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
                            last_update, is_fork, forked_from_url)
-SELECT :lister_id, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, :now, :now,
-       r.value ->> 4, r.value ->> 5, r.value ->> 6
+SELECT :lister_id, r.value ->> 0, r.value ->> 1, coalesce(r.value ->> 2, '{}'), r.value ->> 4, :now, :now,
+       r.value ->> 3, r.value ->> 5, r.value ->> 6
 FROM json_each(:rows) AS r WHERE true
 ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     extra_loader_arguments = excluded.extra_loader_arguments,
@@ -37,14 +45,6 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     last_update = excluded.last_update,
     is_fork = excluded.is_fork,
     forked_from_url = excluded.forked_from_url;
-
--- name: sync_visit_stats_with_listings
--- what the listings of these origins say, carried to their scheduling rows:
--- enabled in any, earliest first_seen, newest last_update, fork in any, and the
--- listing a loader gets (an enabled one, the most recently seen, this lister's on
--- a tie). An origin disabled by the feedback loop and enabled again by a listing
--- starts over with no failures. A row the listings do not change is not written.
--- keys: JSON array of [url, visit_type]
 INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
                                      extra_loader_arguments, listing_count)
 SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0),
@@ -53,7 +53,7 @@ SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update
        (SELECT b.extra_loader_arguments FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
         ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1),
        count(*)
-FROM json_each(:keys) AS k
+FROM json_each(:rows) AS k
 JOIN listed_origin AS o ON o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
 WHERE true
 GROUP BY o.url, o.visit_type
@@ -73,12 +73,19 @@ WHERE (:url IS NULL OR url = :url)
   AND (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
 ORDER BY url, visit_type, lister_id LIMIT :limit;
 
+-- name: visit_stats_for_update
+-- the write transaction holds SQLite's single writer lock: nobody changes them meanwhile
+SELECT s.* FROM json_each(:rows) AS k
+JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
+ORDER BY k.key;
+
 -- name: visit_stats_in
-SELECT s.* FROM json_each(:keys) AS k
+SELECT s.* FROM json_each(:rows) AS k
 JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
 ORDER BY k.key;
 
 -- name: upsert_visit_stats
+-- one visit stats record a run
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
                                 last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
@@ -106,16 +113,19 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
 
 -- name: disable_listed_origins
 UPDATE listed_origin SET enabled = 0
-WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys));
+WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
 
 -- name: disable_visit_stats
 UPDATE origin_visit_stats SET enabled = 0
-WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys));
+WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
 
 -- Scheduling policies. Each pick_* walks one partial index in its order (the
 -- write transaction holds SQLite's single writer lock, so nobody else grabs
 -- meanwhile); the grab then marks them scheduled, which gives them a cooldown
 -- and takes them out of every policy index.
+
+-- name: index_ordered_picks
+-- nothing to set: SQLite's planner walks each pick's partial index in its order
 
 -- name: release_cooldowns
 -- cooldowns that are over: back into the policy indexes
@@ -203,8 +213,10 @@ WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND 
 ORDER BY s.visit_type, s.last_scheduled
 LIMIT :limit;
 
--- name: mark_scheduled
--- urls: JSON array
+-- name: grab_picked
+-- one pick_* query (in place of the braced word pick, without its semicolon), then the marking of
+-- what it returned (SQLite cannot update in a WITH), the urls it returned as a JSON array
+{pick};
 UPDATE origin_visit_stats SET last_scheduled = :now, cooldown_until = :cooldown_until
 WHERE visit_type = :visit_type AND url IN (SELECT value FROM json_each(:urls));
 
@@ -213,11 +225,10 @@ SELECT id, name, instance_name FROM lister WHERE id IN (SELECT value FROM json_e
 
 -- name: release_grabbed
 -- visits handed back unstarted (an executor stopping): free again at once
--- keys: JSON array of [url, visit_type]
 UPDATE origin_visit_stats SET cooldown_until = NULL
 WHERE cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
   AND (last_status_date IS NULL OR last_scheduled > last_status_date)
-  AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:keys));
+  AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
 
 -- Metrics per (lister, visit type). A full pass, run periodically by
 -- `ostinato metrics update`; readers use the stored origin_metrics rows.
@@ -301,13 +312,16 @@ VALUES (:visit_type, :threshold, :visits_per_day, :origins, :computed_at)
 ON CONFLICT (visit_type) DO UPDATE SET threshold = excluded.threshold, visits_per_day = excluded.visits_per_day,
     origins = excluded.origins, computed_at = excluded.computed_at;
 
--- name: max_visit_rowid
-SELECT max(rowid) AS top FROM origin_visit_stats;
+-- name: table_size_estimate
+-- the largest rowid: about the row count of a table whose rows are never deleted
+SELECT coalesce(max(rowid), 0) AS rows FROM origin_visit_stats;
 
--- name: change_rates_at
--- rows at random rowids: a probe of the table's b-tree each, never a scan
+-- name: sample_change_rates
+-- about `percent` of the table's rows: rowids spread over 1..rows by a prime stride from a start the
+-- seed sets, distinct while rows is below the stride; a probe of the table's b-tree each, never a scan
+WITH RECURSIVE probe(k) AS (
+    SELECT 0 WHERE :rows > 0
+    UNION ALL
+    SELECT k + 1 FROM probe WHERE k + 1 < round(:rows * :percent / 100.0))
 SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats
-WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND visit_type = :visit_type AND enabled;
-
--- name: all_change_rates
-SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats WHERE visit_type = :visit_type AND enabled;
+WHERE rowid IN (SELECT (abs(:seed) + k * 2654435761) % :rows + 1 FROM probe) AND visit_type = :visit_type AND enabled;

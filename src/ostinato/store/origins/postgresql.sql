@@ -1,7 +1,8 @@
--- Named queries of the PostgreSQL store for origins: listers, listed origins,
--- visit stats and the feedback loop, the scheduling policies and metrics.
--- Same conventions as queries.sql: %(named)s parameters, bulk arrays as
--- %(named)b, `now` always from the caller.
+-- The origins role's named queries for PostgreSQL (see store/origins/flow.py); the same names as sqlite.sql.
+-- Listers, listed origins, visit stats and the feedback loop, the scheduling policies, change_rate_optimal's
+-- threshold and rate samples, and metrics (see docs/design/origins.md). %(named)s parameters; a batch of
+-- keys as one array per column (%(named)b, binary), a batch of records as one JSON array of objects
+-- read with json_to_recordset; `now` always from the caller.
 
 -- name: get_lister
 SELECT * FROM lister WHERE name = %(name)s AND instance_name = %(instance_name)s;
@@ -355,12 +356,11 @@ ON CONFLICT (visit_type) DO UPDATE SET threshold = excluded.threshold, visits_pe
     origins = excluded.origins, computed_at = excluded.computed_at;
 
 -- name: table_size_estimate
-SELECT greatest(reltuples, 0)::bigint AS rows, relpages FROM pg_class WHERE oid = 'origin_visit_stats'::regclass;
+-- the planner's estimate of the row count (none before the table's first analyze)
+SELECT CASE WHEN relpages > 0 THEN greatest(reltuples, 0)::bigint ELSE 0 END AS rows
+FROM pg_class WHERE oid = 'origin_visit_stats'::regclass;
 
 -- name: sample_change_rates
 -- a share of the table's pages (SYSTEM): reads about that share, never the whole table
 SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (%(seed)s)
 WHERE visit_type = %(visit_type)s AND enabled;
-
--- name: count_enabled_origins
-SELECT count(*) AS n FROM origin_visit_stats WHERE visit_type = %(visit_type)s AND enabled;

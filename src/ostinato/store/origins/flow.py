@@ -1,0 +1,207 @@
+"""The origins role's flow, written once over a :class:`~ostinato.store.dialect.Dialect`.
+
+Listers and their listings, the visit stats the journal's statuses feed (the
+feedback loop), the scheduling policies' grab, change_rate_optimal's threshold and
+rate samples, and the per-lister metrics (see docs/design/origins.md). Batches go
+in chunks of :data:`~ostinato.store.dialect.CHUNK`, one statement each: keys as
+parallel columns (``db.columns``), records as one parameter (``db.records``) or as the
+dialect applies a batch of them (``db.execute_records``).
+The grab and the feedback are the hot paths: no per-row statement, rows of the
+grab read by position.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Sequence
+
+from ...domain.change_rates import RateSample, RevisitThreshold
+from ...domain.errors import ConflictError, NotFoundError
+from ...domain.origin_metrics import ACTIVITY_WINDOW, LAG_BOUNDS, OriginMetrics, fold_metrics
+from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
+from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
+from ..common import (
+    SAMPLE_OVERREAD, SMALL_TABLE, check_limit, check_revisit_threshold, latest_listed, next_visit, run_picks,
+    thin_sample,
+)
+from ..dialect import Dialect, chunks
+from ..queries import Queries, statements
+from .interface import OriginStore
+from .rows import (
+    metrics_params, rate_evidence, row_to_listed_origin, row_to_lister, row_to_metrics, row_to_threshold,
+    row_to_visit_stats,
+)
+
+
+@lru_cache(maxsize=64)
+def grab_statements(template: str, pick: str) -> tuple[str, ...]:
+    """The statements of a grab by one pick: ``grab_picked`` with the pick in place of ``{pick}``.
+    The first returns the picked rows; any others mark them, given their urls."""
+    pick = pick.rstrip().rstrip(";")
+    return tuple(statement.replace("{pick}", pick) for statement in statements(template))
+
+
+class OriginFlow(OriginStore):
+    db: Dialect
+
+    @property
+    def _origins(self) -> Queries:
+        return self.db.queries("origins")
+
+    def _keys(self, keys: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """(url, visit_type) keys as the parameters of a batch."""
+        return self.db.columns(urls=[k[0] for k in keys], visit_types=[k[1] for k in keys])
+
+    # -- listers and listed origins ------------------------------------------
+    def get_or_create_lister(self, name: str, instance_name: str, now: datetime) -> Lister:
+        q = self._origins
+        params = {"name": name, "instance_name": instance_name}
+        with self.db.write() as conn:
+            row = conn.execute(q.get_lister, params).fetchone()
+            if row is None:
+                conn.execute(q.insert_lister, {**params, "now": self.db.time(now)})
+                row = conn.execute(q.get_lister, params).fetchone()
+            return row_to_lister(self.db, row)
+
+    def list_listers(self) -> list[Lister]:
+        return [row_to_lister(self.db, r) for r in self.db.read(self._origins.list_listers)]
+
+    def update_lister(self, lister: Lister, *, current_state=None, last_listing_finished_at=None, now: datetime) -> Lister:
+        params = {
+            "id": lister.id,
+            "expected_updated": self.db.time(lister.updated),
+            "current_state": self.db.json(current_state if current_state is not None else lister.current_state),
+            "last_listing_finished_at": self.db.time(last_listing_finished_at or lister.last_listing_finished_at),
+            "now": self.db.time(lister.next_token(now)),
+        }
+        with self.db.write() as conn:
+            row = conn.execute(self._origins.update_lister, params).fetchone()
+        if row is None:
+            raise ConflictError(f"lister {lister.name}/{lister.instance_name} was changed by someone else: read it again")
+        return row_to_lister(self.db, row)
+
+    def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
+                              touch_last_seen: bool = True) -> int:
+        q = self._origins
+        unique = latest_listed(origins)
+        params = {"lister_id": lister_id, "now": self.db.time(now), "touch_last_seen": bool(touch_last_seen)}
+        with self.db.write(batch=True) as conn:
+            if conn.execute(q.lister_exists, {"id": lister_id}).fetchone() is None:
+                raise NotFoundError("lister", str(lister_id))
+            for chunk in chunks(unique):
+                batch = {**params, "rows": self.db.records(chunk)}
+                for statement in statements(q.record_listed_origins):
+                    conn.execute(statement, batch)
+        return len(unique)
+
+    def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
+        after_url, after_type, after_lister = after or ("", "", 0)
+        params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,
+                  "after_lister": after_lister, "limit": limit}
+        return [row_to_listed_origin(self.db, r) for r in self.db.read(self._origins.search_listed_origins, params)]
+
+    # -- visit stats and the feedback loop ----------------------------------
+    def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy, *,
+                              now: datetime | None = None) -> int:
+        q = self._origins
+        statuses = check_visit_statuses(statuses)
+        changed = 0
+        with self.db.write(batch=True) as conn:
+            thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(q.revisit_thresholds)}
+            for chunk in chunks(list(statuses)):
+                keys = sorted({(s.origin, s.type) for s in chunk})
+                rows = conn.execute(q.visit_stats_for_update, self._keys(keys))
+                current = {(r["url"], r["visit_type"]): row_to_visit_stats(self.db, r) for r in rows}
+                plan = plan_visit_feedback(current, chunk, policy, now, thresholds)
+                if plan.stats:
+                    self.db.execute_records(conn, q.upsert_visit_stats, plan.stats)
+                if plan.disable:
+                    disable = self._keys(plan.disable)
+                    conn.execute(q.disable_listed_origins, disable)
+                    conn.execute(q.disable_visit_stats, disable)
+                changed += plan.changed
+        return changed
+
+    def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
+        return [row_to_visit_stats(self.db, r) for chunk in chunks(list(keys))
+                for r in self.db.read(self._origins.visit_stats_in, self._keys(chunk))]
+
+    # -- change_rate_optimal's threshold ---------------------------------------
+    def get_revisit_thresholds(self) -> dict[str, RevisitThreshold]:
+        return {r["visit_type"]: row_to_threshold(self.db, r) for r in self.db.read(self._origins.revisit_thresholds)}
+
+    def set_revisit_threshold(self, threshold: RevisitThreshold) -> None:
+        check_revisit_threshold(threshold)
+        with self.db.write() as conn:
+            conn.execute(self._origins.upsert_revisit_threshold, {
+                "visit_type": threshold.visit_type, "threshold": float(threshold.threshold),
+                "visits_per_day": float(threshold.visits_per_day), "origins": threshold.origins,
+                "computed_at": self.db.time(threshold.computed_at)})
+
+    def sample_change_rates(self, visit_type: str, size: int, *, seed: int = 0) -> RateSample:
+        q = self._origins
+        [estimate] = self.db.read(q.table_size_estimate)
+        rows = estimate["rows"]
+        percent = 100.0 if rows < SMALL_TABLE else min(100.0, 100.0 * size * SAMPLE_OVERREAD / rows)
+        params = {"visit_type": visit_type, "percent": percent, "seed": seed, "rows": rows}
+        found = [(r["rate_changes"], r["rate_days"], rate_evidence(self.db, r["rate_evidence"]))
+                 for r in self.db.read(q.sample_change_rates, params)]
+        enabled = len(found) if percent >= 100.0 else round(len(found) * 100.0 / percent)
+        return RateSample(thin_sample(found, size, seed), enabled)
+
+    # -- scheduling policies ------------------------------------------------
+    def grab_next_visits(self, visit_type: str, requests: Sequence[GrabRequest], now: datetime, *,
+                         options: GrabOptions = GrabOptions(), dry_run: bool = False,
+                         limit: int | None = None) -> list[NextVisit]:
+        q = self._origins
+        requests = [r.validated() for r in requests]
+        total = check_limit(limit, requests)
+        options = options.validated()
+        time, read_json, read_time = self.db.time, self.db.read_json, self.db.read_time
+        with self.db.write(rollback=dry_run) as conn:
+            conn.execute(q.index_ordered_picks)
+            conn.execute(q.release_cooldowns, {"visit_type": visit_type, "now": time(now)})
+            params = {"visit_type": visit_type, "now": time(now), "lister_id": options.lister_id,
+                      "visited_before": time(now - options.minimum_interval),
+                      "cooldown_until": time(now + options.in_flight_timeout)}
+
+            def pick(name: str, limit: int) -> list[tuple]:
+                grab, *marking = grab_statements(q.grab_picked, getattr(q, name))
+                rows = self.db.tuples(conn, grab, {**params, "limit": limit})
+                if rows and marking:
+                    picked = {**params, "urls": self.db.array(r[0] for r in rows)}
+                    for statement in marking:
+                        conn.execute(statement, picked)
+                return [(r[0], r[1], read_json(r[2]), read_time(r[3])) for r in rows]
+
+            picked = run_picks(requests, total, pick)
+            if not picked:
+                return []
+            ids = sorted({row[1] for _, row in picked if row[1] is not None})
+            listers = {r[0]: (r[1], r[2]) for r in self.db.tuples(conn, q.listers_named, {"ids": self.db.array(ids)})}
+        return [next_visit(visit_type, policy, *row, listers) for policy, row in picked]
+
+    def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:
+        released = 0
+        with self.db.write() as conn:
+            for chunk in chunks(list(keys)):
+                released += conn.execute(self._origins.release_grabbed, self._keys(chunk)).rowcount
+        return released
+
+    # -- metrics ------------------------------------------------------------
+    def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
+        q = self._origins
+        with self.db.write() as conn:
+            params = {"now": self.db.time(now), "since": self.db.time(now - ACTIVITY_WINDOW),
+                      "bounds": self.db.array(LAG_BOUNDS)}
+            rows = [dict(r) for query in (q.single_listed_metrics, q.multi_listed_metrics)
+                    for r in conn.execute(query, params)]
+            for m in fold_metrics(now, rows):
+                conn.execute(q.upsert_origin_metrics, metrics_params(self.db, m))
+        return self.get_origin_metrics()
+
+    def get_origin_metrics(self, *, lister_id: int | None = None, visit_type: str | None = None) -> list[OriginMetrics]:
+        rows = self.db.read(self._origins.search_origin_metrics, {"lister_id": lister_id, "visit_type": visit_type})
+        return [row_to_metrics(self.db, r) for r in rows]

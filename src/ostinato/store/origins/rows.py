@@ -1,0 +1,78 @@
+"""The origins role's rows, read and written once for both SQL dialects.
+
+Each converter takes the dialect (``db``: anything with the value conversions of
+:class:`~ostinato.store.dialect.Dialect`) and a row read by column name. The compat
+and import roles read listers and listed origins with these too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...domain.change_rates import RevisitThreshold
+from ...domain.origin_metrics import OriginMetrics, in_bucket_order
+from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ...domain.visits import VisitOutcome, VisitStats
+from ..dialect import Dialect, Row
+
+#: the times of a visit stats row
+VISIT_TIMES = ("last_visit", "last_successful", "last_eventful", "last_uneventful", "last_scheduled",
+               "next_visit_target", "last_status_date", "cooldown_until", "next_optimal_visit")
+
+
+def row_to_lister(db: Dialect, row: Row) -> Lister:
+    return Lister(row["id"], row["name"], row["instance_name"], db.read_json(row["current_state"]),
+                  db.read_time(row["last_listing_finished_at"]), db.read_time(row["updated"]))
+
+
+def row_to_listed_origin(db: Dialect, row: Row) -> StoredListedOrigin:
+    is_fork = row["is_fork"]
+    origin = ListedOrigin(row["url"], row["visit_type"], db.read_json(row["extra_loader_arguments"]),
+                          db.read_time(row["last_update"]), bool(row["enabled"]),
+                          None if is_fork is None else bool(is_fork), row["forked_from_url"])
+    return StoredListedOrigin(row["lister_id"], origin, db.read_time(row["first_seen"]), db.read_time(row["last_seen"]))
+
+
+def row_to_visit_stats(db: Dialect, row: Row) -> VisitStats:
+    read_time = db.read_time
+    times = {name: read_time(row[name]) for name in VISIT_TIMES}
+    status = row["last_visit_status"]
+    return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
+                      last_snapshot=row["last_snapshot"], failure_count=row["failure_count"],
+                      successful_visits=row["successful_visits"], rate_changes=row["rate_changes"],
+                      rate_days=row["rate_days"], rate_evidence=rate_evidence(db, row["rate_evidence"]), **times)
+
+
+def rate_evidence(db: Dialect, value: Any) -> tuple[float, ...] | None:
+    """A change rate's evidence as stored (None: none yet)."""
+    return None if value is None else tuple(db.read_array(value))
+
+
+def row_to_threshold(db: Dialect, row: Row) -> RevisitThreshold:
+    return RevisitThreshold(row["visit_type"], row["threshold"], row["visits_per_day"], row["origins"],
+                            db.read_time(row["computed_at"]))
+
+
+def row_to_metrics(db: Dialect, row: Row) -> OriginMetrics:
+    return OriginMetrics(
+        row["lister_id"], row["visit_type"], db.read_time(row["computed_at"]), row["origins_known"],
+        row["origins_enabled"], row["origins_never_visited"], row["origins_with_pending_changes"],
+        in_bucket_order(db.read_json(row["lag_histogram"])), db.read_interval(row["lag_max"]), row["lister_name"],
+        row["lister_instance_name"], row["visits_in_flight"], row["visits_last_hour"], row["eventful_visits_last_hour"],
+        row["uneventful_visits_last_hour"], row["origins_never_successful"],
+    )
+
+
+def metrics_params(db: Dialect, m: OriginMetrics) -> dict[str, Any]:
+    """The parameters of ``upsert_origin_metrics``."""
+    return {
+        "lister_id": m.lister_id, "visit_type": m.visit_type, "computed_at": db.time(m.computed_at),
+        "origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
+        "origins_never_visited": m.origins_never_visited,
+        "origins_with_pending_changes": m.origins_with_pending_changes,
+        "lag_histogram": db.json(m.lag_histogram), "lag_max": db.interval(m.lag_max),
+        "visits_in_flight": m.visits_in_flight, "visits_last_hour": m.visits_last_hour,
+        "eventful_visits_last_hour": m.eventful_visits_last_hour,
+        "uneventful_visits_last_hour": m.uneventful_visits_last_hour,
+        "origins_never_successful": m.origins_never_successful,
+    }
