@@ -22,7 +22,7 @@ from ..domain.origins import Lister, parse_listed_origin
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy, visit_type_of_task_type
 from ..domain.visits import parse_visit_status
 from .bodies import MAX_ID, GrabBody, ListedOrigins, ListerBody, VisitStatuses
-from .common import (
+from .request_handling import (
     ADMIN,
     DEFAULT_LIMIT,
     MAX_BULK,

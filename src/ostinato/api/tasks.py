@@ -26,7 +26,7 @@ from ..domain.tasks import (
     parse_status,
 )
 from .bodies import MAX_ID, TaskBody, TaskTypeBody
-from .common import (
+from .request_handling import (
     ADMIN,
     DEFAULT_LIMIT,
     MAX_LIMIT,
