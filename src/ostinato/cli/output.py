@@ -40,6 +40,7 @@ __all__ = [
     "format_time",
     "format_when",
     "humanize_delta",
+    "key_values",
     "plural",
     "print_rows",
     "print_table",
@@ -272,6 +273,18 @@ def app_now(ctx: click.Context | None) -> datetime:
 
         return SystemClock().now()
     return app.clock.now()
+
+
+def key_values(values: Iterable[str], field: str, expected: str) -> dict[str, str]:
+    """A repeated ``KEY=VALUE`` option as a dict, keys and values stripped (a key given again wins);
+    an item with no ``=`` or no key is a ValidationError naming ``field``, ``expected`` what it wants."""
+    found: dict[str, str] = {}
+    for text in values:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(field, expected, text)
+        found[key.strip()] = value.strip()
+    return found
 
 
 class DurationType(click.ParamType):
