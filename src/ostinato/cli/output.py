@@ -23,7 +23,7 @@ from rich.table import Table
 
 from ..domain.durations import format_duration, parse_duration, parse_time
 from ..domain.errors import ValidationError
-from ..domain.tasks import Task, TaskRun, TaskType
+from ..domain.tasks import Task, TaskRun
 from .app import AppContext
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
     "print_table",
     "print_task",
     "readable",
-    "task_type_to_dict",
 ]
 
 
@@ -208,26 +207,7 @@ def readable(exc: ValidationError) -> ValidationError:
     return exc
 
 
-# -- domain objects as dicts and text ------------------------------------------
-def task_type_to_dict(task_type: TaskType) -> dict[str, Any]:
-    """A task type under the task model's field names, durations in seconds."""
-    def seconds(value: timedelta | None) -> float | None:
-        return None if value is None else value.total_seconds()
-
-    return {
-        "type": task_type.type,
-        "description": task_type.description,
-        "backend_name": task_type.backend_name,
-        "default_interval": seconds(task_type.default_interval),
-        "min_interval": seconds(task_type.min_interval),
-        "max_interval": seconds(task_type.max_interval),
-        "backoff_factor": task_type.backoff_factor,
-        "max_queue_length": task_type.max_queue_length,
-        "num_retries": task_type.num_retries,
-        "retry_delay": seconds(task_type.retry_delay),
-    }
-
-
+# -- domain objects as text ----------------------------------------------------
 def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Iterable[TaskRun] | None = None) -> None:
     """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
     lines = [
