@@ -28,7 +28,7 @@ from ..domain.errors import ConflictError, NotFoundError, SchemaError, Validatio
 from ..store import Store
 from . import origins, schedules, store_rpc, tasks
 from .bodies import document_errors, request_error
-from .common import READ, ApiContext, ApiError, context, json_safe, validation_body
+from .request_handling import READ, ApiContext, ApiError, context, json_safe, validation_body
 from .dashboard import router as dashboard_router
 from .metrics import RequestMetrics, StoreCollector, make_registry
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from ..domain.visit_policies import VisitPolicy
-from .common import MAX_BULK
+from .request_handling import MAX_BULK
 
 #: the largest id or counter a request may name (a signed 64-bit integer)
 MAX_ID = 2**63 - 1

@@ -32,7 +32,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from .common import ApiContext, ApiError, _authorize, bearer, context
+from .request_handling import ApiContext, ApiError, _authorize, bearer, context
 from .dashboard_data import STATE_SYMBOL, gather
 from .dashboard_svg import lag_svg
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..domain.origin_metrics import LAG_BOUNDS, OriginMetrics, bucket_label
 from ..domain.schedules import Reason, RunStatus, Schedule, State, assess
-from .common import ApiContext
+from .request_handling import ApiContext
 from .metrics import lag_quantile
 from .schedules import all_schedules
 

@@ -10,7 +10,7 @@ load (no task type ``load-<visit type>``) are refused.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable, Sequence, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
@@ -21,8 +21,8 @@ from ..domain.origin_metrics import OriginMetrics
 from ..domain.origins import Lister, parse_listed_origin
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy, visit_type_of_task_type
 from ..domain.visits import parse_visit_status
-from .bodies import MAX_ID, GrabBody, ListedOrigins, ListerBody, VisitStatuses
-from .common import (
+from .bodies import MAX_ID, GrabBody, ListedOrigins, ListerBody, Strict, VisitStatuses
+from .request_handling import (
     ADMIN,
     DEFAULT_LIMIT,
     MAX_BULK,
@@ -40,6 +40,7 @@ from .common import (
 )
 
 router = APIRouter(prefix="/api/v1", tags=["origins"])
+T = TypeVar("T")
 
 
 def lister_to_dict(item: Lister) -> dict[str, Any]:
@@ -64,6 +65,22 @@ def check_visit_type(visit_type: str, known: set[str], field: str) -> str:
         raise ValidationError(field, f"a visit type with a loader, a task type load-<visit type> (known: "
                               f"{', '.join(sorted(known)) or 'none yet'})", visit_type)
     return visit_type
+
+
+def parse_loadable_items(ctx: ApiContext, body: Sequence[Strict], parse: Callable[[Any], T], visit_type_field: str,
+                         time_field: str) -> list[T]:
+    """Every item of a bulk body read by ``parse``, checked: its visit type must have a loader
+    and its time be in range. The parsed record's attributes bear the names of the fields they
+    come from (``visit_type_field``, ``time_field``), which the errors name."""
+    known = loader_visit_types(ctx)
+
+    def checked(item: Any) -> T:
+        parsed = parse(item)
+        check_visit_type(getattr(parsed, visit_type_field), known, visit_type_field)
+        in_range(getattr(parsed, time_field), time_field)
+        return parsed
+
+    return parse_items([item.fields() for item in body], checked)
 
 
 # -- listers ------------------------------------------------------------------------
@@ -100,15 +117,7 @@ def record_listed_origins(lister_id: int = Path(..., ge=1, le=MAX_ID), body: Lis
                                                          "last_update": "2026-01-02T03:04:05Z"}]]),
                           ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     found = _lister(ctx, lister_id)
-    known = loader_visit_types(ctx)
-
-    def parse(item: Any):
-        origin = parse_listed_origin(item)
-        check_visit_type(origin.visit_type, known, "visit_type")
-        in_range(origin.last_update, "last_update")
-        return origin
-
-    origins = parse_items([item.fields() for item in body], parse)
+    origins = parse_loadable_items(ctx, body, parse_listed_origin, "visit_type", "last_update")
     # the last item of a (url, visit_type) wins, as within one store batch
     unique = list({(o.url, o.visit_type): o for o in origins}.values())
     recorded = ctx.store.record_listed_origins(found.id, unique, ctx.clock.now()) if unique else 0
@@ -122,15 +131,7 @@ def record_visit_statuses(body: VisitStatuses = Body(..., description=f"A JSON a
                               {"origin": "https://github.com/turtl/mobile", "visit": 3, "type": "git", "status": "full",
                                "date": "2026-01-02T03:04:05Z", "snapshot": "9b92"}]]),
                           ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    known = loader_visit_types(ctx)
-
-    def parse(item: Any):
-        status = parse_visit_status(item)
-        check_visit_type(status.type, known, "type")
-        in_range(status.date, "date")
-        return status
-
-    statuses = sorted(parse_items([item.fields() for item in body], parse), key=lambda s: s.date)
+    statuses = sorted(parse_loadable_items(ctx, body, parse_visit_status, "type", "date"), key=lambda s: s.date)
     changed = ctx.store.record_visit_statuses(statuses, ctx.settings.feedback_policy(), now=ctx.clock.now()) if statuses else 0
     return {"statuses": len(statuses), "changed": changed, "ignored": len(statuses) - changed}
 

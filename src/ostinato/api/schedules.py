@@ -30,7 +30,7 @@ from ..domain.schedules import (
     schedule_to_dict,
 )
 from .bodies import ScheduleBody
-from .common import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, in_range, int_cursor, iso, page
+from .request_handling import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, in_range, int_cursor, iso, page
 
 router = APIRouter(prefix="/api/v1", tags=["schedules"])
 

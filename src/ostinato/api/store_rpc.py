@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from ..domain.errors import OstinatoError, ValidationError
 from ..remote import verbs
 from ..remote.verbs import Verb, error_status_and_body, store_verbs
-from .common import ADMIN, READ, context
+from .request_handling import ADMIN, READ, context
 
 router = APIRouter(prefix="/api/v1/store", tags=["store"])
 #: the largest request body read, in bytes (a bulk of listed origins or tasks fits many times)

@@ -26,7 +26,7 @@ from ..domain.tasks import (
     parse_status,
 )
 from .bodies import MAX_ID, TaskBody, TaskTypeBody
-from .common import (
+from .request_handling import (
     ADMIN,
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -37,7 +37,6 @@ from .common import (
     in_range,
     int_cursor,
     page,
-    seconds,
 )
 
 router = APIRouter(prefix="/api/v1", tags=["tasks"])
@@ -45,17 +44,6 @@ router = APIRouter(prefix="/api/v1", tags=["tasks"])
 _DURATIONS = ("default_interval", "min_interval", "max_interval", "retry_delay")
 _TASK_TYPE_FIELDS = {"type", "description", "backend_name", "backoff_factor", "max_queue_length", "num_retries", *_DURATIONS}
 _TASK_FIELDS = {"type", "arguments", "policy", "priority", "next_run", "current_interval"}
-
-
-def task_type_to_dict(task_type: TaskType) -> dict[str, Any]:
-    """A task type under the task model's field names, durations in seconds (the CLI's ``--json``)."""
-    return {
-        "type": task_type.type, "description": task_type.description, "backend_name": task_type.backend_name,
-        "default_interval": seconds(task_type.default_interval), "min_interval": seconds(task_type.min_interval),
-        "max_interval": seconds(task_type.max_interval), "backoff_factor": task_type.backoff_factor,
-        "max_queue_length": task_type.max_queue_length, "num_retries": task_type.num_retries,
-        "retry_delay": seconds(task_type.retry_delay),
-    }
 
 
 def task_type_from_dict(body: Any) -> TaskType:
@@ -80,7 +68,7 @@ def task_type_from_dict(body: Any) -> TaskType:
 def list_task_types(limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), after: str | None = Query(None),
                     ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     known = [t for t in ctx.store.list_task_types() if after is None or t.type > after]
-    return page(known[:limit + 1], limit, lambda t: t.type, task_type_to_dict)
+    return page(known[:limit + 1], limit, lambda t: t.type, TaskType.to_dict)
 
 
 @router.get("/task-types/{type_name}", dependencies=READ, summary="One task type")
@@ -88,7 +76,7 @@ def get_task_type(type_name: str, ctx: ApiContext = Depends(context)) -> dict[st
     found = ctx.store.get_task_type(type_name)
     if found is None:
         raise NotFoundError("task type", type_name)
-    return task_type_to_dict(found)
+    return found.to_dict()
 
 
 @router.post("/task-types", dependencies=ADMIN, status_code=201, summary="Declare a task type")
@@ -97,7 +85,7 @@ def create_task_type(body: TaskTypeBody = Body(..., examples=[{
         "default_interval": "1d", "min_interval": "12h", "max_interval": "64d", "backoff_factor": 2,
         "max_queue_length": 5000, "num_retries": 3, "retry_delay": "1h"}]),
         ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return task_type_to_dict(ctx.store.create_task_type(task_type_from_dict(body.fields())))
+    return ctx.store.create_task_type(task_type_from_dict(body.fields())).to_dict()
 
 
 @router.get("/tasks", dependencies=READ, summary="Search tasks, by id")

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import signal
-
 import click
 
 from .. import extras
-from .app import AppContext, command_group, pass_app
+from .app import AppContext, command_group, pass_app, serve_http
 from .output import WholeNumberType
 
 
@@ -31,27 +29,11 @@ def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, log_lev
     Example: ostinato api serve --host 0.0.0.0 --port 8000
     """
     extras.require("api", "ostinato api serve")
-    import uvicorn
-
     from ..api import create_app
 
-    if port > 65535:
-        from ..domain.errors import ValidationError
-
-        raise ValidationError("port", "a TCP port from 1 to 65535", port)
-    store = app.store()  # checks the schema before listening
-    application = create_app(store, app.settings, app.clock, open_metrics=open_metrics)
-    server = uvicorn.Server(uvicorn.Config(application, host=host, port=port, log_level=log_level))
-    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again for the handler
-    # it found: with these no-op handlers a stop asked for ends with status 0, like the other commands
-    previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        server.run()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if not server.started:
-        raise SystemExit(1)  # could not listen (uvicorn logged why)
+    # the store is opened, and its schema checked, before listening
+    serve_http(lambda: create_app(app.store(), app.settings, app.clock, open_metrics=open_metrics),
+               host=host, port=port, log_level=log_level)
 
 
 __all__ = ["api"]

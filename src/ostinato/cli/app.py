@@ -106,6 +106,30 @@ def stop_on_signals(stop: threading.Event, message: str = "stopping") -> Iterato
             signal.signal(sig, handler)
 
 
+def serve_http(make_application: Callable[[], Any], *, host: str, port: int, log_level: str) -> None:
+    """Serve the ASGI application ``make_application()`` returns with uvicorn until SIGINT or SIGTERM.
+
+    The port is checked first, then the application made (which is where a command opens its store
+    and checks the schema, before listening). A stop asked for ends with status 0, like the other
+    commands; a server that could not listen exits with status 1 (uvicorn logged why).
+    """
+    import uvicorn
+
+    if port > 65535:
+        raise ValidationError("port", "a TCP port from 1 to 65535", port)
+    server = uvicorn.Server(uvicorn.Config(make_application(), host=host, port=port, log_level=log_level))
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again for the handler
+    # it found: with these no-op handlers a stop asked for ends with status 0
+    previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if not server.started:
+        raise SystemExit(1)
+
+
 def quiet_chatty_loggers() -> None:
     """A line per HTTP request of the remote store (httpx) or per pool event (psycopg) would drown a
     command's output (a --json listing included) and the services' own log."""

@@ -23,7 +23,7 @@ from ..domain.errors import ValidationError
 from ..integrations.kafka.journal_messages import DEFAULT_TOPIC
 from .app import AppContext, cli, pass_app, stop_on_signals
 from .services import metrics_options
-from .output import DurationType, WholeNumberType, echo_json, plural, readable
+from .output import DurationType, WholeNumberType, echo_json, key_values, plural, readable
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -32,16 +32,6 @@ def _setup_logging(verbose: bool) -> None:
                         handlers=[RichHandler(console=Console(stderr=True), show_path=False, rich_tracebacks=True)],
                         force=True)
     logging.getLogger("psycopg.pool").setLevel(logging.WARNING)
-
-
-def _consumer_options(values: tuple[str, ...]) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for value in values:
-        key, sep, setting = value.partition("=")
-        if not sep or not key.strip():
-            raise ValidationError("consumer_option", "KEY=VALUE (a librdkafka setting)", value)
-        options[key.strip()] = setting.strip()
-    return options
 
 
 @cli.command("journal-client")
@@ -88,7 +78,7 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     from ..integrations.kafka.journal_client import JournalClient
 
     _setup_logging(verbose)
-    consumer_config = _consumer_options(consumer_options)
+    consumer_config = key_values(consumer_options, "consumer_option", "KEY=VALUE (a librdkafka setting)")
     try:
         policy = app.settings.feedback_policy().validated()
     except ValidationError as exc:

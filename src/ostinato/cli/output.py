@@ -11,6 +11,7 @@ turns it into ``error: field: expected …`` and exit status 2.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -22,7 +23,7 @@ from rich.table import Table
 
 from ..domain.durations import format_duration, parse_duration, parse_time
 from ..domain.errors import ValidationError
-from ..domain.tasks import Task, TaskRun, TaskType
+from ..domain.tasks import Task, TaskRun
 from .app import AppContext
 
 __all__ = [
@@ -40,12 +41,12 @@ __all__ = [
     "format_time",
     "format_when",
     "humanize_delta",
+    "key_values",
     "plural",
     "print_rows",
     "print_table",
     "print_task",
     "readable",
-    "task_type_to_dict",
 ]
 
 
@@ -162,36 +163,34 @@ def format_time(value: datetime | None) -> str:
     return "" if value is None else value.isoformat(sep=" ", timespec="seconds")
 
 
+#: how :func:`humanize_delta` words a span of at least 45 seconds, unit by unit: "a minute" below
+#: 90 seconds, else "N minutes" (N at least 2) below 45 minutes, else on to the next unit
+_SPAN_WORDS = (
+    # (the unit once, the units, the unit's seconds, "once" below, "N units" below)
+    ("a minute", "minutes", 60, 90, 45 * 60),
+    ("an hour", "hours", 3600, 90 * 60, 22 * 3600),
+    ("a day", "days", 86400, 36 * 3600, 30 * 86400),
+    ("a month", "months", 30.5 * 86400, 45 * 86400, 345 * 86400),
+    ("a year", "years", 365.25 * 86400, 548 * 86400, math.inf),
+)
+
+
 def humanize_delta(value: datetime, now: datetime) -> str:
     """``in 4 hours``, ``15 days ago``, ``in a month``, ``just now``: ``value`` relative to ``now``."""
     seconds = (value - now).total_seconds()
-    future = seconds > 0
     size = abs(seconds)
     if size < 10:
         return "just now"
-    if size < 45:
-        text = "seconds"
-    elif size < 90:
-        text = "a minute"
-    elif size < 45 * 60:
-        text = f"{max(round(size / 60), 2)} minutes"
-    elif size < 90 * 60:
-        text = "an hour"
-    elif size < 22 * 3600:
-        text = f"{max(round(size / 3600), 2)} hours"
-    elif size < 36 * 3600:
-        text = "a day"
-    elif size < 30 * 86400:
-        text = f"{max(round(size / 86400), 2)} days"
-    elif size < 45 * 86400:
-        text = "a month"
-    elif size < 345 * 86400:
-        text = f"{max(round(size / (30.5 * 86400)), 2)} months"
-    elif size < 548 * 86400:
-        text = "a year"
-    else:
-        text = f"{max(round(size / (365.25 * 86400)), 2)} years"
-    return f"in {text}" if future else f"{text} ago"
+    text = "seconds"
+    if size >= 45:
+        for once, units, unit_seconds, once_below, units_below in _SPAN_WORDS:
+            if size < once_below:
+                text = once
+                break
+            if size < units_below:
+                text = f"{max(round(size / unit_seconds), 2)} {units}"
+                break
+    return f"in {text}" if seconds > 0 else f"{text} ago"
 
 
 def format_when(value: datetime | None, now: datetime) -> str:
@@ -208,26 +207,7 @@ def readable(exc: ValidationError) -> ValidationError:
     return exc
 
 
-# -- domain objects as dicts and text ------------------------------------------
-def task_type_to_dict(task_type: TaskType) -> dict[str, Any]:
-    """A task type under the task model's field names, durations in seconds."""
-    def seconds(value: timedelta | None) -> float | None:
-        return None if value is None else value.total_seconds()
-
-    return {
-        "type": task_type.type,
-        "description": task_type.description,
-        "backend_name": task_type.backend_name,
-        "default_interval": seconds(task_type.default_interval),
-        "min_interval": seconds(task_type.min_interval),
-        "max_interval": seconds(task_type.max_interval),
-        "backoff_factor": task_type.backoff_factor,
-        "max_queue_length": task_type.max_queue_length,
-        "num_retries": task_type.num_retries,
-        "retry_delay": seconds(task_type.retry_delay),
-    }
-
-
+# -- domain objects as text ----------------------------------------------------
 def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Iterable[TaskRun] | None = None) -> None:
     """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
     lines = [
@@ -272,6 +252,18 @@ def app_now(ctx: click.Context | None) -> datetime:
 
         return SystemClock().now()
     return app.clock.now()
+
+
+def key_values(values: Iterable[str], field: str, expected: str) -> dict[str, str]:
+    """A repeated ``KEY=VALUE`` option as a dict, keys and values stripped (a key given again wins);
+    an item with no ``=`` or no key is a ValidationError naming ``field``, ``expected`` what it wants."""
+    found: dict[str, str] = {}
+    for text in values:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(field, expected, text)
+        found[key.strip()] = value.strip()
+    return found
 
 
 class DurationType(click.ParamType):

@@ -20,19 +20,9 @@ from .. import extras
 from ..domain.errors import ValidationError
 from ..sim.workloads import WORKLOADS
 from .app import cli
-from .output import DurationType, NumberType, WholeNumberType, console, echo_json, print_table
+from .output import DurationType, NumberType, WholeNumberType, console, echo_json, key_values, print_table
 
 CHANGE_COUNTS = {"auto": None, "yes": True, "no": False}
-
-
-def _parse_settings(values: tuple[str, ...]) -> dict[str, Any]:
-    settings: dict[str, Any] = {}
-    for text in values:
-        key, sep, value = text.partition("=")
-        if not sep or not key.strip():
-            raise ValidationError("setting", "NAME=VALUE (a setting of `ostinato.toml`, e.g. absolute_cooldown=2h)", text)
-        settings[key.strip()] = value.strip()
-    return settings
 
 
 def _json_default(value: Any) -> Any:
@@ -93,12 +83,13 @@ def simulate_command(workload, sources, capacity, days, warmup, step, seed, poli
     from ..sim.report import (QUALITY_COLUMNS, VISIT_COLUMNS, command_line, header_lines, quality_rows, report_dict,
                               visit_rows, write_plots)
 
+    settings = key_values(setting_values, "setting", "NAME=VALUE (a setting of `ostinato.toml`, e.g. absolute_cooldown=2h)")
     config = SimulationConfig(
         workload=workload, sources=sources, capacity=capacity, days=days, warmup=warmup, step=step, seed=seed,
         share_last_update=share_last_update, new_sources_per_day=new_sources_per_day, failure_rate=failure_rate,
         dead_share=dead_share, max_gap=max_gap, listing_period=listing_period, full_listing_period=full_listing_period,
         visit_duration=visit_duration,
-        change_counts=CHANGE_COUNTS[change_counts], db=db_url, settings=_parse_settings(setting_values),
+        change_counts=CHANGE_COUNTS[change_counts], db=db_url, settings=settings,
     ).validated()
     known = policies_under_test()
     for name in policy_names:

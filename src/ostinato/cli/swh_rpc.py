@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import signal
+from typing import Any
 
 import click
 
 from .. import extras
-from .app import AppContext, command_group, pass_app
+from .app import AppContext, command_group, pass_app, serve_http
 from .output import WholeNumberType
 
 
@@ -37,28 +37,18 @@ def swh_rpc_serve(app: AppContext, host: str, port: int, no_auth: bool, test_res
     Example: ostinato --db postgresql://… swh-rpc serve --host 127.0.0.1 --port 5008
     """
     extras.require("api", "ostinato swh-rpc serve")
-    import uvicorn
-
     from ..domain.errors import ValidationError
     from ..integrations.swh.app import create_app
     from ..integrations.swh.reset import empty_store
 
-    if port > 65535:
-        raise ValidationError("port", "a TCP port from 1 to 65535", port)
-    if test_reset and host not in ("127.0.0.1", "localhost", "::1"):
-        raise ValidationError("host", "a loopback address with --test-reset", host)
-    store = app.store()  # checks the schema before listening
-    application = create_app(store, app.clock, require_token=not no_auth,
-                             reset=(lambda: empty_store(store)) if test_reset else None)
-    server = uvicorn.Server(uvicorn.Config(application, host=host, port=port, log_level=log_level))
-    previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        server.run()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if not server.started:
-        raise SystemExit(1)
+    def make_application() -> Any:
+        if test_reset and host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValidationError("host", "a loopback address with --test-reset", host)
+        store = app.store()  # checks the schema before listening
+        return create_app(store, app.clock, require_token=not no_auth,
+                          reset=(lambda: empty_store(store)) if test_reset else None)
+
+    serve_http(make_application, host=host, port=port, log_level=log_level)
 
 
 __all__ = ["swh_rpc"]

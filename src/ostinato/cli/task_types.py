@@ -10,7 +10,7 @@ import click
 from ..domain.errors import ValidationError
 from ..domain.tasks import TaskType
 from .app import AppContext, command_group, pass_app
-from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval, readable, task_type_to_dict
+from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval, readable
 
 
 @command_group("task-type", "Declare and list task types.")
@@ -82,7 +82,7 @@ def add(
     created = store.create_task_type(candidate)
     _warn_if_not_importable(app, created)
     if as_json:
-        echo_json(task_type_to_dict(created))
+        echo_json(created.to_dict())
     else:
         click.echo(f"Created task type {created.type}.")
         _print_task_type(created, verbose=True)
@@ -104,7 +104,7 @@ def list_task_types(app: AppContext, verbose: bool, types: tuple[str, ...], as_j
                 raise ValidationError("type", expected, name)
         known = [by_name[name] for name in dict.fromkeys(types)]
     if as_json:
-        echo_json([task_type_to_dict(t) for t in known])
+        echo_json([t.to_dict() for t in known])
         return
     click.echo("Known task types:")
     for item in known:

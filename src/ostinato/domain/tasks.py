@@ -166,6 +166,24 @@ class TaskType:
     def retries(self) -> int:
         return self.num_retries or 0
 
+    def to_dict(self) -> dict[str, Any]:
+        """Under the task model's field names, durations in seconds (the CLI's ``--json``, the API's bodies)."""
+        def seconds(value: timedelta | None) -> float | None:
+            return None if value is None else value.total_seconds()
+
+        return {
+            "type": self.type,
+            "description": self.description,
+            "backend_name": self.backend_name,
+            "default_interval": seconds(self.default_interval),
+            "min_interval": seconds(self.min_interval),
+            "max_interval": seconds(self.max_interval),
+            "backoff_factor": self.backoff_factor,
+            "max_queue_length": self.max_queue_length,
+            "num_retries": self.num_retries,
+            "retry_delay": seconds(self.retry_delay),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class TaskArguments:

@@ -27,7 +27,7 @@ import enum
 import types
 import typing
 from datetime import datetime, time, timedelta
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from ..domain.errors import ValidationError
 from .codec_values import (
@@ -88,6 +88,18 @@ class UnionCodec(Codec):
         return any(m.accepts(value) for m in self.members)
 
 
+def _each(convert: Callable[[Any, str], Any], items: Iterable[Any], path: str) -> list[Any]:
+    """``convert`` (an item codec's encode or decode) of every item; an error names the item's
+    place, ``path[index]`` (paths are built only then, not for every item)."""
+    converted, index = [], 0
+    try:
+        for index, item in enumerate(items):
+            converted.append(convert(item, ""))
+    except CodecError as error:
+        raise _within(f"{path}[{index}]", error) from None
+    return converted
+
+
 class ListCodec(Codec):
     """``list[X]``, ``Sequence[X]``, ``Iterable[X]`` (a list) and ``tuple[X, ...]`` (a tuple)."""
 
@@ -97,23 +109,12 @@ class ListCodec(Codec):
     def encode(self, value: Any, path: str) -> Any:
         if isinstance(value, (str, bytes, collections.abc.Mapping)) or not isinstance(value, collections.abc.Iterable):
             raise fail(path, "a list", value)
-        encode, encoded, index = self.item.encode, [], 0
-        try:
-            for index, item in enumerate(value):
-                encoded.append(encode(item, ""))
-        except CodecError as error:
-            raise _within(f"{path}[{index}]", error) from None
-        return encoded
+        return _each(self.item.encode, value, path)
 
     def decode(self, data: Any, path: str) -> Any:
         if not isinstance(data, list):
             raise fail(path, "a JSON array", type(data).__name__)
-        decode, decoded, index = self.item.decode, [], 0
-        try:
-            for index, item in enumerate(data):
-                decoded.append(decode(item, ""))
-        except CodecError as error:
-            raise _within(f"{path}[{index}]", error) from None
+        decoded = _each(self.item.decode, data, path)
         return decoded if self.make is list else self.make(decoded)
 
     def schema(self) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""What every route shares: the application's context (store, settings, clock), bearer-token
-authentication by scope, errors as JSON naming the field, and paging.
+"""How a request is handled, the same in every route: the application's context (store, settings,
+clock), bearer-token authentication by scope, errors as JSON naming the field, paging, and the
+checks of request bodies (bulk arrays, objects of known fields, times in range).
 
 Errors all have one shape, ``{"error": {"field", "expected", "got", "message"}}``
 (plus ``index`` when an item of a bulk request is at fault): 400 for bad input,
