@@ -16,7 +16,7 @@ from ...domain.errors import ValidationError
 from ...domain.listing_grabs import ListingCounts, ListingGrab, ListingOrder, VisitStatsUpdate, cooldown_bounds
 from ...domain.origins import StoredListedOrigin
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
-from ..borrowed_rows import row_to_listed_origin
+from ..origins.rows import row_to_listed_origin
 from ..tasks.rows import run_of as row_to_run, task_of as row_to_task
 from ..dialect import Dialect, chunks
 from ..queries import Queries

@@ -23,8 +23,8 @@ from ...domain.origins import Lister, StoredListedOrigin
 from ...domain.tasks import Task, TaskRun, TaskType
 from ...domain.visit_policies import live_cooldown
 from ...domain.visits import VisitStats
-from ..borrowed_rows import row_to_lister
-from ..common import at_id, at_index, checked_records
+from ..origins.rows import row_to_lister
+from .checks import at_id, at_index, checked_records
 from ..dialect import Connection, Dialect, Row, chunks
 from ..queries import Queries
 from .interface import ImportStore

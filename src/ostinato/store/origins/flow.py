@@ -22,7 +22,7 @@ from ...domain.origin_metrics import ACTIVITY_WINDOW, LAG_BOUNDS, OriginMetrics,
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
-from ..common import (
+from .batches import (
     SAMPLE_OVERREAD, SMALL_TABLE, check_limit, check_revisit_threshold, latest_listed, next_visit, run_picks,
     thin_sample,
 )

@@ -1,4 +1,6 @@
-"""Dialect-free helpers the stores' roles share (the tasks role keeps its own in ``store/tasks/``)."""
+"""The origins role's dialect-free steps: a listing batch made one record per origin, the grab's
+requests run in turn within the limit, the grabbed rows made next visits, and change_rate_optimal's
+threshold and rate samples checked and thinned (see docs/design/origins.md)."""
 
 from __future__ import annotations
 
@@ -6,10 +8,11 @@ import random
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
-from ..domain.change_rates import RevisitThreshold
-from ..domain.errors import ValidationError
-from ..domain.origins import ListedOrigin, check_listed_origin
-from ..domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
+from ...domain.change_rates import RevisitThreshold
+from ...domain.errors import ValidationError
+from ...domain.origins import ListedOrigin, check_listed_origin
+from ...domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
+
 
 def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
     """One record per (url, visit_type), the last one of the batch winning; each checked first
@@ -84,26 +87,3 @@ def check_revisit_threshold(threshold: RevisitThreshold) -> None:
         raise ValidationError("origins", "a whole number of 0 or more", threshold.origins)
     if not isinstance(threshold.computed_at, datetime) or threshold.computed_at.tzinfo is None:
         raise ValidationError("computed_at", "a time with a zone", threshold.computed_at)
-
-
-# -- imports: records written as given ------------------------------------------------
-def checked_records(records: Sequence[Any], check: Callable[[Any], Any], where: Callable[[int, Any], str]) -> list[Any]:
-    """Every record of an import batch checked before a store writes any: a bad one is a
-    ValidationError located at ``where(index, record)`` (``task 17``, ``origin 3``)."""
-    checked = list(records)
-    for index, record in enumerate(checked):
-        try:
-            check(record)
-        except ValidationError as exc:
-            raise exc.at(where(index, record)) from None
-    return checked
-
-
-def at_index(kind: str) -> Callable[[int, Any], str]:
-    """``kind N``, N the record's place in the batch."""
-    return lambda index, _record: f"{kind} {index}"
-
-
-def at_id(kind: str) -> Callable[[int, Any], str]:
-    """``kind ID``, ID the record's own id when it is a whole number, else its place in the batch."""
-    return lambda index, record: f"{kind} {record.id}" if type(getattr(record, "id", None)) is int else f"{kind} {index}"
