@@ -39,6 +39,20 @@ def test_listers_are_created_once_and_updated_optimistically(store):
     assert [l.current_state for l in store.list_listers()] == [c.current_state] == [{"page": 9}]
 
 
+def test_a_lister_made_by_mistake_is_deleted_but_one_that_lists_origins_is_kept(store):
+    typo = store.get_or_create_lister("githbu", "github.com", T0)
+    kept = store.get_or_create_lister("github", "github.com", T0)
+    store.record_listed_origins(kept.id, [origin(1)], T0)
+    store.update_origin_metrics(T0)
+    with pytest.raises(ConflictError, match="lists origins"):
+        store.delete_lister(kept.id)
+    assert store.delete_lister(typo.id) is True
+    assert store.delete_lister(typo.id) is False
+    assert [lister.name for lister in store.list_listers()] == ["github"]
+    assert [o.origin.url for o in store.get_listed_origins(lister_id=kept.id)] == ["https://forge.example/1"]
+    assert {m.lister_id for m in store.get_origin_metrics()} == {kept.id}
+
+
 def test_listed_origins_are_recorded_and_refreshed(store):
     lister = store.get_or_create_lister("gitlab", "gitlab.com", T0)
     assert store.record_listed_origins(lister.id, [

@@ -88,3 +88,14 @@ def test_grab_next_and_metrics_resolve_the_same_way(url):
     assert [m["lister"] for m in ok_json(url, "metrics", "show", "--lister", "github")] == ["github/main"]
     result = run(url, "metrics", "show", "--lister", "github/other")
     assert result.exit_code == 2 and "known: github/main" in result.output
+
+
+def test_a_lister_declared_by_mistake_is_deleted_and_one_that_lists_origins_is_kept(url):
+    ok(url, "lister", "add", "githbu", "github.com")
+    ok(url, "lister", "add", "github", "github.com")
+    ok(url, "origin", "record", "--lister", "github/github.com", "-", input=one_origin())
+    kept = run(url, "lister", "delete", "github")
+    assert kept.exit_code != 0 and kept.output.count("\n") == 1 and "lists origins" in kept.output
+    assert "Deleted lister" in ok(url, "lister", "delete", "githbu/github.com").output
+    assert listers(url) == [("github", "github.com")]
+    assert listed_by(url) == [(A, "github/github.com")]

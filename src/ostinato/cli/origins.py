@@ -36,7 +36,7 @@ _PROGRESS_STEP = 1000
 
 
 # -- lister ---------------------------------------------------------------------
-@command_group("lister", "Declare and list listers.")
+@command_group("lister", "Declare, list and delete listers.")
 def lister() -> None:
     pass
 
@@ -75,6 +75,20 @@ def lister_list(app: AppContext, as_json: bool) -> None:
     columns = [("id", "id"), ("name", "name"), ("instance_name", "instance"), ("last_listing_finished_at", "last listing finished"),
                ("current_state", "current state")]
     print_rows(rows, as_json, columns, title=None if as_json else plural(len(rows), "lister"))
+
+
+@lister.command("delete")
+@click.argument("lister_spec", metavar="LISTER")
+@pass_app
+def lister_delete(app: AppContext, lister_spec: str) -> None:
+    """Delete LISTER (NAME or NAME/INSTANCE) if it lists no origin: one declared by mistake.
+
+    A lister that lists origins is kept, with their history. Example: ostinato lister delete githbu/github.com
+    """
+    store = app.store()
+    found, _ = resolve_lister(store, lister_spec)
+    store.delete_lister(found.id)
+    click.echo(f"Deleted lister {found.id} ({found.name}/{found.instance_name})")
 
 
 def lister_to_dict(item: Lister) -> dict[str, Any]:

@@ -82,6 +82,14 @@ class OriginFlow(OriginStore):
             raise ConflictError(f"lister {lister.name}/{lister.instance_name} was changed by someone else: read it again")
         return row_to_lister(self.db, row)
 
+    def delete_lister(self, lister_id: int) -> bool:
+        q = self._origins
+        with self.db.write() as conn:
+            if conn.execute(q.lister_lists_origins, {"id": lister_id}).fetchone() is not None:
+                raise ConflictError(f"lister {lister_id} lists origins: it is kept with their history")
+            conn.execute(q.delete_lister_metrics, {"id": lister_id})
+            return conn.execute(q.delete_lister, {"id": lister_id}).rowcount > 0
+
     def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
                               touch_last_seen: bool = True) -> int:
         q = self._origins

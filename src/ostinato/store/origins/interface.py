@@ -24,7 +24,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "get_listed_origins": "read", "get_or_create_lister": "admin", "get_origin_metrics": "read",
     "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "admin", "list_listers": "read",
     "record_listed_origins": "admin", "record_visit_statuses": "admin", "release_visits": "admin",
-    "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin",
+    "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin", "delete_lister": "admin",
     "update_origin_metrics": "admin",
 }
 NOT_REMOTE: dict[str, str] = {}
@@ -44,6 +44,11 @@ class OriginStore(abc.ABC):
     def update_lister(self, lister: Lister, *, current_state: Mapping[str, Any] | None = None,
                       last_listing_finished_at: datetime | None = None, now: datetime) -> Lister:
         """Save a lister's state; ConflictError if it changed since ``lister`` was read."""
+
+    @abc.abstractmethod
+    def delete_lister(self, lister_id: int) -> bool:
+        """Delete a lister that lists no origin (one made by mistake), with its metrics; False if there
+        is none. ConflictError if it lists origins: their listings and history depend on it."""
 
     @abc.abstractmethod
     def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,

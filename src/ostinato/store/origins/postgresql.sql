@@ -15,6 +15,15 @@ ON CONFLICT (name, instance_name) DO NOTHING;
 -- name: lister_exists
 SELECT 1 FROM lister WHERE id = %(id)s;
 
+-- name: lister_lists_origins
+SELECT 1 FROM listed_origin WHERE lister_id = %(id)s LIMIT 1;
+
+-- name: delete_lister_metrics
+DELETE FROM origin_metrics WHERE lister_id = %(id)s;
+
+-- name: delete_lister
+DELETE FROM lister WHERE id = %(id)s;
+
 -- name: list_listers
 SELECT * FROM lister ORDER BY name, instance_name;
 
