@@ -202,7 +202,7 @@ class Replay:
 
 def _stats_rows(store: PostgresStore, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple]:
     rows: dict[tuple[str, str], tuple] = {}
-    with store._pool.connection() as conn:  # the whole row, every column, as stored
+    with store.db.pool.connection() as conn:  # the whole row, every column, as stored
         for start in range(0, len(keys), 5000):
             chunk = keys[start:start + 5000]
             cursor = conn.execute(
