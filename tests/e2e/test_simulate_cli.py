@@ -129,3 +129,109 @@ def test_store_policies_on_postgresql_in_a_schema_of_their_own(pg_server):
         assert schemas == []
     finally:
         pg_server.drop_database("ostinato_sim_e2e")
+
+
+# -- recorded histories --------------------------------------------------------------
+def write_trace(path, origins=30, days=60):
+    """A small trace: each origin changes in bursts of two, a few hours apart."""
+    import random
+    from datetime import datetime, timedelta, timezone
+
+    rng = random.Random(5)
+    start = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    lines = []
+    for number in range(origins):
+        t = rng.uniform(-10, 5)
+        while t < days:
+            for extra in (0.0, rng.uniform(0.05, 0.5)):
+                when = (start + timedelta(days=t + extra)).isoformat()
+                lines.append(json.dumps({"origin": f"https://forge.example/{number}", "visit_type": "git",
+                                         "changed_at": when}))
+            t += rng.expovariate(1 / 8)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_trace_replays_and_is_set_against_the_hindsight_bound(tmp_path):
+    trace = write_trace(tmp_path / "trace.jsonl")
+    result = invoke("simulate", "--trace", str(trace), "--trace-start", "2024-01-01T00:00:00Z", "--warmup", "20",
+                    "--days", "30", "--step", "6h", "--capacity", "3", "--max-gap", "30d", "--policy", "uniform",
+                    "--policy", "oracle_freshness", "--json")
+    assert result.exit_code == 0, (result.output, result.exception)
+    data = json.loads(result.stdout)
+    assert data["config"]["trace"] == str(trace) and data["config"]["sources"] == 30
+    assert "--trace " in data["command"] and "--trace-start 2024-01-01T00:00:00+00:00" in data["command"]
+    bound = data["hindsight"]
+    assert bound["window_visits"] == 90 and 0 < bound["freshness"] < 1 and bound["mean_age_days"] > 0
+    assert bound["burstiness"]["soon_after_tenth"] > 2  # every change has a twin within hours
+    for policy in data["policies"]:
+        assert policy["freshness"] <= bound["freshness"] and policy["mean_age_days"] >= bound["mean_age_days"]
+        assert policy["relative"]["freshness_of_bound"] == pytest.approx(policy["freshness"] / bound["freshness"])
+    table = invoke("simulate", "--trace", str(trace), "--warmup", "5", "--days", "5", "--policy", "uniform",
+                   "--capacity", "10", "--max-gap", "10d")
+    assert table.exit_code == 0, (table.output, table.exception)
+    assert "hindsight bound" in table.stdout and "of bound" in table.stdout
+
+
+@pytest.mark.parametrize("lines,message", [
+    (['{"origin": "https://a", "visit_type": "git", "changed_at": "2024-01-01T00:00:00Z"}',
+      '{"origin": "https://a", "visit_type": "git"}',
+      '{"origin": "https://b", "visit_type": "git", "changed_at": "yesterday"}', "not json"],
+     ["3 bad lines, nothing was written", "line 2: changed_at: expected", "line 3: changed_at: expected",
+      "line 4: record: expected"]),
+    (["origin,visit_type,changed_at", "https://a,git,2024-01-01T00:00:00Z", "https://a,,2024-01-02T00:00:00Z"],
+     ["line 3: visit_type: expected"]),
+    (["origin,type,date", "https://a,git,2024-01-01T00:00:00Z"], ["line 1: header: expected"]),
+    (['{"origin": "https://a", "visit_type": "git", "changed_at": "2024-01-01T00:00:00Z"}',
+      '{"origin": "https://b", "visit_type": "hg", "changed_at": "2024-01-01T00:00:00Z"}'], ["visit_type: expected one"]),
+])
+def test_a_bad_trace_names_line_and_field_and_runs_nothing(tmp_path, lines, message):
+    trace = tmp_path / "bad.trace"
+    trace.write_text("\n".join(lines) + "\n")
+    result = invoke("simulate", "--trace", str(trace), "--warmup", "1", "--days", "1", "--out", str(tmp_path / "r.json"))
+    assert result.exit_code == 2, result.output
+    for part in message:
+        assert part in result.output
+    assert "simulated uniform" not in result.output and not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("args,field", [
+    (["--sources", "10"], "sources"), (["--workload", "git_lognormal"], "workload"), (["--dead-share", "0"], "dead_share"),
+    (["--trace-start", "2024-01-01"], "trace_start"), (["--trace-start", "2030-01-01T00:00:00Z"], "trace_start"),
+])
+def test_a_trace_refuses_what_it_decides_itself(tmp_path, args, field):
+    trace = write_trace(tmp_path / "trace.jsonl", origins=3)
+    result = invoke("simulate", "--trace", str(trace), "--warmup", "1", "--days", "1", *args)
+    assert result.exit_code == 2, result.output
+    assert f"{field}:" in result.output
+    missing = invoke("simulate", "--trace", str(tmp_path / "nope.jsonl"))
+    assert missing.exit_code == 2 and "trace:" in missing.output
+
+
+def test_a_trace_built_from_debian_changelogs_and_measured(tmp_path):
+    import gzip
+
+    doc = tmp_path / "doc"
+    for package, days in (("alpha", (1, 2, 40)), ("beta", (3, 30))):
+        entries = "".join(f"{package} (1.{day}-1) unstable; urgency=low\n\n  * Upload.\n\n"
+                          f" -- Jane Doe <jane@example.org>  Mon, {day:02d} Jan 2024 12:00:00 +0000\n\n"
+                          if day <= 31 else
+                          f"{package} (1.{day}-1) unstable; urgency=low\n\n  * Upload.\n\n"
+                          f" -- Jane Doe <jane@example.org>  Fri, 09 Feb 2024 12:00:00 +0000\n\n"
+                          for day in days)
+        (doc / package).mkdir(parents=True)
+        (doc / package / "changelog.Debian.gz").write_bytes(gzip.compress(entries.encode()))
+    out = tmp_path / "debian.jsonl"
+    result = invoke("trace", "build", "--debian-changelogs", "--doc-dir", str(doc), "--out", str(out))
+    assert result.exit_code == 0, (result.output, result.exception)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 5 and {r["visit_type"] for r in records} == {"deb"}
+    assert records[0] == {"origin": "deb://Debian/packages/alpha", "visit_type": "deb",
+                          "changed_at": "2024-01-01T12:00:00+00:00"}
+    assert "2 origins, 5 changes from 2 changelogs" in result.stderr
+    stats = invoke("trace", "stats", str(out), "--json")
+    assert stats.exit_code == 0, (stats.output, stats.exception)
+    data = json.loads(stats.stdout)
+    assert data["origins"] == 2 and data["changes"] == 5 and data["last_change"] == "2024-02-09T12:00:00+00:00"
+    empty = invoke("trace", "build", "--debian-changelogs", "--doc-dir", str(tmp_path))
+    assert empty.exit_code == 2 and "doc_dir:" in empty.output

@@ -407,25 +407,30 @@ class BadLines(ValidationError):
                 + (f"\n  … and {more} more bad line{'s' if more != 1 else ''}" if more else ""))
 
 
-def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Callable[[int], None] | None = None) -> list[T]:
+def read_json_lines(stream: IO[bytes], parse: Callable[[Any], T], on_lines: Callable[[int], None] | None = None, *,
+                    decode: Callable[[bytes, bytes], Any] | None = None, first_line: int = 1) -> list[T]:
     """Every non-blank line of ``stream`` decoded as JSON and read by ``parse``.
 
     Reads the whole file; if any line is bad, raises :class:`BadLines` with the
     first :data:`MAX_BAD_LINES` errors, each located at ``line N`` (1-based); a
-    line that is not JSON is an error on the field ``record``.
+    line that is not JSON is an error on the field ``record``. ``decode`` (the
+    stripped line and the raw one) reads another line format the same way (a CSV
+    row, say), and ``first_line`` numbers the lines of a stream whose first ones
+    were read already (a CSV header).
     """
+    decode = decode or _decode_line
     parsed: list[T] = []
     errors: list[ValidationError] = []
     total = 0
-    number = 0
-    for number, raw in enumerate(stream, 1):
+    number = first_line - 1
+    for number, raw in enumerate(stream, first_line):
         if on_lines is not None and number % _PROGRESS_STEP == 0:
             on_lines(_PROGRESS_STEP)
         text = raw.strip()
         if not text:
             continue
         try:
-            item = parse(_decode_line(text, raw))
+            item = parse(decode(text, raw))
         except ValidationError as exc:
             total += 1
             if len(errors) < MAX_BAD_LINES:

@@ -19,7 +19,8 @@ measurement window [start, end):
   first-visit latency of sources born in the window.
 
 Dead sources are not in the population (nothing to keep fresh); visits to them
-are counted. Instantaneous freshness is also sampled at each step's end, for the
+are counted. A source may also leave the population at its ``death`` (a recorded
+history's origin after its last change): its stale periods end there. Instantaneous freshness is also sampled at each step's end, for the
 plot over time.
 """
 
@@ -102,11 +103,13 @@ class WindowMetrics:
 
 
 class ArchiveTracker:
-    def __init__(self, birth: np.ndarray, dead: np.ndarray, start: float, end: float):
+    def __init__(self, birth: np.ndarray, dead: np.ndarray, start: float, end: float, death: np.ndarray | None = None):
         if not end > start:
             raise ValueError("the window must end after it starts")
         self.birth = birth
         self.live = ~dead
+        #: when each source leaves the population (+inf: never)
+        self.death = np.full(birth.size, np.inf) if death is None else death
         self.start, self.end = float(start), float(end)
         size = birth.size
         self.first_unarchived = birth.astype(float).copy()
@@ -140,7 +143,7 @@ class ArchiveTracker:
     def _stale_period(self, sources: np.ndarray, since: np.ndarray, until: np.ndarray) -> None:
         """Account the stale periods [since, until) of distinct ``sources`` over the window."""
         lo = np.maximum(since, self.start)
-        hi = np.minimum(until, self.end)
+        hi = np.minimum(np.minimum(until, self.end), self.death[sources])
         inside = hi > lo
         if not inside.any():
             return
@@ -184,7 +187,7 @@ class ArchiveTracker:
 
     def sample(self, t: float) -> float:
         """Freshness now (the share of live sources born by ``t`` whose archive is current); kept for plots."""
-        born = self.live & (self.birth <= t)
+        born = self.live & (self.birth <= t) & (self.death > t)
         population = int(born.sum())
         fresh = 1.0 - (int((born & (self.first_unarchived <= t)).sum()) / population) if population else 1.0
         self.samples_t.append(t)
@@ -196,14 +199,15 @@ class ArchiveTracker:
         """Close the stale periods still open at the window's end and compute the figures. Call once."""
         open_ = np.flatnonzero(self.live & (self.first_unarchived < self.end))
         self._stale_period(open_, self.first_unarchived[open_], np.full(open_.size, self.end))
-        exposure = np.where(self.live, np.clip(self.end - np.maximum(self.birth, self.start), 0, None), 0.0)
+        exposure = np.where(self.live, np.clip(np.minimum(self.end, self.death) - np.maximum(self.birth, self.start),
+                                               0, None), 0.0)
         source_days = float(exposure.sum())
         measured = exposure > 0
         age_by_source = self.age_integral[measured] / exposure[measured]
         worst = self.max_age[measured]
         born_in = (self.birth >= self.start) & (self.birth < self.end) & (self.birth > 0) & self.live
         first_latency = (self.first_capture - self.birth)[born_in & self.archived]
-        existing = self.live & (self.birth < self.end)
+        existing = self.live & (self.birth < self.end) & (self.death > self.start)
         visits = int(self.outcomes.sum())
         return WindowMetrics(
             freshness=1.0 - self.stale_days / source_days if source_days else 1.0,

@@ -15,8 +15,8 @@
   of a later one over the listing period, or its period 1/fᵢ when shorter. The allocation is over
   the live sources listed so far; a new source gets the frequency the current
   Lagrange multiplier gives it, and the multiplier is solved again once the
-  population has grown by :data:`RESOLVE_GROWTH`. It knows which sources are
-  dead and never visits them.
+  population has grown (or shrunk) by :data:`RESOLVE_GROWTH`. It knows which sources
+  are dead, and when a recorded history's origins die, and never visits them then.
 
 The uniform and multiplicative schedulers see only what a scheduler sees (the
 listings and the visits' outcomes), disable a source after ``max_failures``
@@ -142,9 +142,11 @@ class MultiplicativeScheduler(_QuotaScheduler):
 
 class OracleScheduler:
     def __init__(self, rates: np.ndarray, dead: np.ndarray, capacity: float, *, objective: str, floor: float,
-                 rng: np.random.Generator, first_visit_within: float = 1.0):
+                 rng: np.random.Generator, first_visit_within: float = 1.0, death: np.ndarray | None = None):
         self.rates = rates
         self.dead = dead
+        #: when each source dies (+inf: never)
+        self.death = np.full(rates.size, np.inf) if death is None else death
         self.capacity = capacity
         self.objective = objective
         self.floor = floor
@@ -159,13 +161,19 @@ class OracleScheduler:
         self.solves = 0
 
     def listing(self, t: float, sources: np.ndarray, last_change: np.ndarray) -> None:
-        new = sources[~self.known[sources] & ~self.dead[sources]]
-        if new.size == 0:
+        gone = np.flatnonzero(self.known & (self.death <= t))
+        self.known[gone] = False
+        self.freq[gone] = 0.0
+        self.next_visit[gone] = np.inf
+        new = sources[~self.known[sources] & ~self.dead[sources] & (self.death[sources] > t)]
+        if new.size == 0 and gone.size == 0:
             return
-        started = self.known.any()
+        started = self.known.any() or self.solves > 0
         self.known[new] = True
         members = np.flatnonzero(self.known)
-        if self.allocation is None or members.size >= self.solved_for * (1 + RESOLVE_GROWTH):
+        if members.size == 0:
+            return
+        if self.allocation is None or abs(members.size - self.solved_for) >= self.solved_for * RESOLVE_GROWTH:
             self.allocation = allocate(self.rates[members], self.capacity, objective=self.objective, floor=self.floor)
             self.freq[members] = self.allocation.freqs
             self.solved_for = members.size

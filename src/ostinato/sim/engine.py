@@ -19,9 +19,10 @@ Each step [t, t + step):
 6. freshness is sampled at the step's end (for the plot; the reported means are
    exact integrals, see ``archive_tracker``).
 
-The world's history depends only on the seed: every policy sees the same births
-and changes. Time in the loop is days since :data:`START` as floats; the store
-sees datetimes.
+The world's history depends only on the seed (or on the recorded history a
+``trace`` replays, ``trace_world``): every policy sees the same births, changes and
+deaths. Time in the loop is days since :data:`START` as floats; the store sees
+datetimes.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from .baselines import MultiplicativeScheduler, OracleScheduler, UniformSchedule
 from .archive_tracker import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker, WindowMetrics
 from .oracle import allocate, expected_age, expected_freshness
 from .policies import Baseline, PolicyUnderTest, StorePolicy
+from .trace import Trace
 from .workloads import WORKLOADS
 from .world import World, WorldConfig
 
@@ -87,6 +89,13 @@ class SimulationConfig:
     db: str = "sqlite:///:memory:"
     #: settings over the simulation's, for every store policy
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: a recorded history replayed instead of the workload's world (``trace_world``): births, changes
+    #: and deaths follow it, and ``sources`` is its number of origins in the run
+    trace: Trace | None = field(default=None, compare=False, repr=False)
+    #: the trace's time at day 0 (None, until validated: the run ends at the trace's last change)
+    trace_start: datetime | None = None
+    #: the trace's origins die at their last recorded change (else they stay, quiet, to the end)
+    trace_deaths: bool = True
 
     @property
     def visits_per_day(self) -> float:
@@ -106,10 +115,33 @@ class SimulationConfig:
 
     @property
     def counts_changes(self) -> bool:
-        return WORKLOADS[self.workload].counts_changes if self.change_counts is None else self.change_counts
+        """Statuses carry the number of changes; a trace's loader finds each recorded change."""
+        if self.change_counts is not None:
+            return self.change_counts
+        return True if self.trace is not None else WORKLOADS[self.workload].counts_changes
 
     def validated(self) -> "SimulationConfig":
-        """Self, or ValidationError naming the option at fault."""
+        """Self (with a trace: its start and number of origins resolved), or ValidationError naming the
+        option at fault."""
+        if self.trace is not None:
+            return self._resolved_trace()._validated()
+        return self._validated()
+
+    def _resolved_trace(self) -> "SimulationConfig":
+        from .trace_world import trace_population
+
+        _check_number("days", self.days, minimum=0, above=True)
+        _check_number("warmup", self.warmup, minimum=0)
+        start = self.trace_start
+        if start is None:
+            start = datetime.fromtimestamp(self.trace.end, timezone.utc) - timedelta(days=self.horizon)
+        elif not isinstance(start, datetime) or start.tzinfo is None:
+            raise ValidationError("trace_start", "a time with a zone", start)
+        population = trace_population(self.trace, start.timestamp(), self.horizon, self.trace_deaths)
+        return replace(self, trace_start=start, sources=int(population.origins.size), dead_share=0.0,
+                       new_sources_per_day=0.0)
+
+    def _validated(self) -> "SimulationConfig":
         if self.workload not in WORKLOADS:
             raise ValidationError("workload", f"one of {', '.join(WORKLOADS)}", self.workload)
         _check_number("sources", self.sources, minimum=1, whole=True)
@@ -193,15 +225,28 @@ class PolicyRun:
     theory: dict[str, float] | None = None
 
 
+def make_world(config: SimulationConfig, share_last_update: float | None = None) -> World:
+    """The world of a validated configuration: the workload's, or the trace's (``trace_world``)."""
+    share = config.share_last_update if share_last_update is None else share_last_update
+    if config.trace is not None:
+        from .trace_world import TraceWorld
+
+        return TraceWorld(config.trace, start=config.trace_start.timestamp(), horizon=config.horizon,  # type: ignore[return-value]
+                          deaths=config.trace_deaths, share_last_update=share, seed=config.seed)
+    return World(WorldConfig(config.workload, config.sources, config.seed, config.horizon, config.new_per_day,
+                             config.dead_share, share))
+
+
 def _make_scheduler(policy: PolicyUnderTest, world: World, config: SimulationConfig):
     settings = simulation_settings(config, getattr(policy, "settings", None))
     if isinstance(policy, StorePolicy):
-        from .store_driver import StoreScheduler
+        from .store_driver import VISIT_TYPE, StoreScheduler
 
         queue = math.ceil(config.visits_per_day * config.step_days) + 1
         return StoreScheduler(policy, world_counts_changes=True, counts_changes=config.counts_changes, settings=settings,
                               start=START, db_url=config.db, queue_length=queue,
-                              reports_last_update=world.reports_last_update)
+                              reports_last_update=world.reports_last_update,
+                              visit_type=config.trace.visit_type if config.trace is not None else VISIT_TYPE)
     assert isinstance(policy, Baseline)
     if policy.rule == "uniform":
         return UniformScheduler(world.size, settings.feedback_policy())
@@ -211,13 +256,13 @@ def _make_scheduler(policy: PolicyUnderTest, world: World, config: SimulationCon
         floor = DAY / config.max_gap if policy.floor else 0.0
         return OracleScheduler(world.rates, world.dead, config.visits_per_day, objective=policy.objective or "freshness",
                                floor=floor, rng=np.random.default_rng([config.seed, STREAM_PHASES]),
-                               first_visit_within=config.listing_period / DAY)
+                               first_visit_within=config.listing_period / DAY, death=world.death)
     raise ValueError(f"unknown baseline rule {policy.rule!r}")
 
 
 def _theory(policy: PolicyUnderTest, world: World, config: SimulationConfig) -> dict[str, float] | None:
-    """The closed forms for the initial live sources, for a baseline that has them."""
-    if not isinstance(policy, Baseline) or policy.rule == "multiplicative":
+    """The closed forms for the initial live sources, for a baseline that has them (in a Poisson world)."""
+    if not isinstance(policy, Baseline) or policy.rule == "multiplicative" or not world.poisson:
         return None
     rates = world.rates[: config.sources][~world.dead[: config.sources]]
     if policy.rule == "uniform":
@@ -283,10 +328,8 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
                progress: Callable[[str, float], None] | None = None) -> PolicyRun:
     """Simulate ``policy`` on the configured world; returns its figures."""
     began = time.perf_counter()
-    share = policy.world.get("share_last_update", config.share_last_update)
-    world = World(WorldConfig(config.workload, config.sources, config.seed, config.horizon, config.new_per_day,
-                              config.dead_share, share))
-    tracker = ArchiveTracker(world.birth, world.dead, config.warmup, config.horizon)
+    world = make_world(config, policy.world.get("share_last_update"))
+    tracker = ArchiveTracker(world.birth, world.dead, config.warmup, config.horizon, world.death)
     scheduler = _make_scheduler(policy, world, config)
     try:
         rng = np.random.default_rng([config.seed, STREAM_VISITS])
@@ -316,6 +359,7 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
                     old = np.flatnonzero(world.reports_last_update[:listed_upto]
                                          & (world.last_change[:listed_upto] > listed_change[:listed_upto]))
                     sources = np.concatenate([old, np.arange(listed_upto, born)])
+                sources = sources[world.listed_until[sources] > t]  # a forge no longer lists what is gone
                 listed_change[sources] = world.last_change[sources]
                 listed_upto = born
                 scheduler.listing(t, sources, world.last_change[sources])
@@ -332,7 +376,7 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
             if sources.size:
                 durations = np.clip(median * np.exp(VISIT_DURATION_SIGMA * rng.standard_normal(sources.size)),
                                     shortest, longest)
-                outcome = np.where(world.dead[sources], NOT_FOUND,
+                outcome = np.where(world.dead[sources] | (world.death[sources] <= starts), NOT_FOUND,
                                    np.where(rng.random(sources.size) < config.failure_rate, FAILED, SUCCESS))
                 np.add.at(visit_numbers, sources, 1)
                 in_flight.add(source=sources, start=starts, end=starts + durations, outcome=outcome,

@@ -7,21 +7,28 @@ Relative figures:
   (the oracle with the same maximum-gap floor as the learned policy);
 - ``freshness_gain`` = (F − F_uniform) / (F_oracle − F_uniform), and ``age_gain`` the same for
   age (1: as good as the oracle, 0: no better than uniform, negative: worse), against the
-  floor oracle and, under ``…_free``, the free one.
+  floor oracle and, under ``…_free``, the free one;
+- against the hindsight bounds (``hindsight``), when measured: ``freshness_of_bound`` = F / F_bound
+  (at most 1) and ``age_of_bound`` = A / A_bound (at least 1; none when the bound is 0, as it is
+  whenever the window's visits could follow every change).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from datetime import timedelta
+from dataclasses import fields
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..domain.durations import format_duration
+from .burstiness import MIN_GAPS
 from .engine import PolicyRun, SimulationConfig, simulation_settings
 from .workloads import WORKLOADS
+
+if TYPE_CHECKING:
+    from .hindsight import Hindsight
 
 UNIFORM = "uniform"
 ORACLES = {"freshness": ("oracle_freshness_floor", "oracle_freshness"), "age": ("oracle_age_floor", "oracle_age")}
@@ -33,13 +40,18 @@ SHOWN_SETTINGS = ("absolute_cooldown", "minimum_interval", "orchestrator_thresho
 
 def command_line(config: SimulationConfig, policies: Sequence[str] | None = None) -> str:
     """The ``ostinato simulate`` command that runs this configuration again."""
-    parts = ["ostinato simulate", f"--workload {config.workload}", f"--sources {config.sources}",
+    world = ([f"--trace {config.trace.label}", f"--trace-start {config.trace_start.isoformat()}"]
+             + ([] if config.trace_deaths else ["--no-trace-deaths"]) if config.trace is not None
+             else [f"--workload {config.workload}", f"--sources {config.sources}"])
+    parts = ["ostinato simulate", *world,
              *([f"--capacity {config.capacity:.12g}"] if config.capacity is not None else []),
              f"--days {config.days:g}", f"--warmup {config.warmup:g}",
              f"--step {format_duration(config.step)}", f"--seed {config.seed}",
              f"--share-last-update {config.share_last_update:g}",
-             *([f"--new-sources-per-day {config.new_sources_per_day:.12g}"] if config.new_sources_per_day is not None else []),
-             f"--failure-rate {config.failure_rate:g}", f"--dead-share {config.dead_share:g}",
+             *([f"--new-sources-per-day {config.new_sources_per_day:.12g}"]
+               if config.new_sources_per_day is not None and config.trace is None else []),
+             f"--failure-rate {config.failure_rate:g}",
+             *([f"--dead-share {config.dead_share:g}"] if config.trace is None else []),
              f"--max-gap {format_duration(config.max_gap)}"]
     if config.listing_period != timedelta(days=1):
         parts.append(f"--listing-period {format_duration(config.listing_period)}")
@@ -72,8 +84,8 @@ def _gain(value: float, uniform: float | None, oracle: float | None) -> float | 
     return (value - uniform) / (oracle - uniform)
 
 
-def relative(runs: Sequence[PolicyRun]) -> dict[str, dict[str, float | None]]:
-    """Each run's figures relative to uniform and the oracles (those that ran)."""
+def relative(runs: Sequence[PolicyRun], hindsight: Hindsight | None = None) -> dict[str, dict[str, float | None]]:
+    """Each run's figures relative to uniform, the oracles (those that ran) and the hindsight bounds."""
     by_name = {run.name: run.metrics for run in runs}
     uniform = by_name.get(UNIFORM)
     result = {}
@@ -87,24 +99,29 @@ def relative(runs: Sequence[PolicyRun]) -> dict[str, dict[str, float | None]]:
             entry[f"{measure}_of_oracle"] = _ratio(value, getattr(floor_oracle, attr) if floor_oracle else None)
             entry[f"{measure}_gain"] = _gain(value, u, getattr(floor_oracle, attr) if floor_oracle else None)
             entry[f"{measure}_gain_free"] = _gain(value, u, getattr(free_oracle, attr) if free_oracle else None)
+        if hindsight is not None:
+            entry["freshness_of_bound"] = _ratio(m.freshness, hindsight.freshness)
+            entry["age_of_bound"] = _ratio(m.mean_age, hindsight.mean_age)
         result[run.name] = entry
     return result
 
 
-def report_dict(config: SimulationConfig, runs: Sequence[PolicyRun], *, command: str) -> dict[str, Any]:
+def report_dict(config: SimulationConfig, runs: Sequence[PolicyRun], *, command: str,
+                hindsight: Hindsight | None = None) -> dict[str, Any]:
     settings = simulation_settings(config)
-    rel = relative(runs)
+    rel = relative(runs, hindsight)
     every_day = max(1, int(round(1 / config.step_days)))
-    config_dict = asdict(config)
+    config_dict = {f.name: getattr(config, f.name) for f in fields(config)}
     config_dict.update(capacity=config.visits_per_day, new_sources_per_day=config.new_per_day,
-                       change_counts=config.counts_changes, settings=dict(config.settings))
+                       change_counts=config.counts_changes, settings=dict(config.settings),
+                       trace=config.trace.label if config.trace is not None else None)
     for key, value in config_dict.items():
-        if isinstance(value, timedelta):
-            config_dict[key] = value.total_seconds()
+        config_dict[key] = _json_value(value)
     return {
         "command": command,
         "config": config_dict,
-        "workload": WORKLOADS[config.workload].description,
+        "workload": world_description(config),
+        **({"hindsight": hindsight.as_dict()} if hindsight is not None else {}),
         "store_settings": {name: _json_value(getattr(settings, name)) for name in SHOWN_SETTINGS if hasattr(settings, name)},
         "measures": ("freshness and age are exact integrals over the measurement window of live sources "
                      "(source-days); times in days; freshness_over_time is sampled once a day"),
@@ -124,7 +141,18 @@ def report_dict(config: SimulationConfig, runs: Sequence[PolicyRun], *, command:
 
 
 def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
     return value.total_seconds() if isinstance(value, timedelta) else value
+
+
+def world_description(config: SimulationConfig) -> str:
+    """The workload's description, or the trace's."""
+    if config.trace is None:
+        return WORKLOADS[config.workload].description
+    return (f"the trace {config.trace.label} ({config.sources:,} origins of visit type {config.trace.visit_type} in "
+            f"the run, from {config.trace_start:%Y-%m-%d %H:%M} UTC; births at the first recorded change, "
+            + ("deaths at the last)" if config.trace_deaths else "no deaths)"))
 
 
 # -- text ----------------------------------------------------------------------
@@ -147,15 +175,21 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def quality_rows(runs: Sequence[PolicyRun]) -> list[dict[str, str]]:
-    rel = relative(runs)
+def _times(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def quality_rows(runs: Sequence[PolicyRun], hindsight: Hindsight | None = None) -> list[dict[str, str]]:
+    rel = relative(runs, hindsight)
     return [{
         "policy": run.name,
         "freshness": _pct(run.metrics.freshness, 2),
         "of_oracle_f": _pct(rel[run.name]["freshness_of_oracle"]),
+        "of_bound_f": _pct(rel[run.name].get("freshness_of_bound")),
         "gain_f": _num(rel[run.name]["freshness_gain"]),
         "age": days_text(run.metrics.mean_age),
-        "of_oracle_a": _num(rel[run.name]["age_of_oracle"]) + "×" if rel[run.name]["age_of_oracle"] is not None else "–",
+        "of_oracle_a": _times(rel[run.name]["age_of_oracle"]),
+        "of_bound_a": _times(rel[run.name].get("age_of_bound")),
         "gain_a": _num(rel[run.name]["age_gain"]),
         "latency": days_text(run.metrics.change_latency),
         "seconds": f"{run.seconds:.1f}",
@@ -163,7 +197,8 @@ def quality_rows(runs: Sequence[PolicyRun]) -> list[dict[str, str]]:
 
 
 QUALITY_COLUMNS = [("policy", "policy"), ("freshness", "freshness"), ("of_oracle_f", "of oracle F"),
-                   ("gain_f", "gain F"), ("age", "mean age"), ("of_oracle_a", "of oracle A"), ("gain_a", "gain A"),
+                   ("of_bound_f", "of bound F"), ("gain_f", "gain F"), ("age", "mean age"),
+                   ("of_oracle_a", "of oracle A"), ("of_bound_a", "of bound A"), ("gain_a", "gain A"),
                    ("latency", "change latency"), ("seconds", "run s")]
 
 
@@ -195,18 +230,38 @@ def header_lines(config: SimulationConfig) -> list[str]:
     settings = simulation_settings(config)
     shown = ", ".join(f"{name}={_setting_text(getattr(settings, name))}" for name in SHOWN_SETTINGS
                       if hasattr(settings, name))
+    world = (f"{config.new_per_day:g} new sources/day, dead {config.dead_share:.1%}" if config.trace is None
+             else "births and deaths from the trace")
     return [
-        f"workload {config.workload} ({WORKLOADS[config.workload].description})",
+        f"workload {config.workload} ({WORKLOADS[config.workload].description})" if config.trace is None
+        else f"trace: {world_description(config)}",
         f"{config.sources:,} sources, capacity {config.visits_per_day:,.1f} visits/day, step {format_duration(config.step)}, "
         f"warm-up {config.warmup:g}d, window {config.days:g}d, seed {config.seed}",
-        f"last_update from {config.share_last_update:.0%} of sources' forges, {config.new_per_day:g} new sources/day, "
-        f"failures {config.failure_rate:.1%}, dead {config.dead_share:.1%}, oracle floor 1 visit/{format_duration(config.max_gap)}, "
+        f"last_update from {config.share_last_update:.0%} of sources' forges, {world}, "
+        f"failures {config.failure_rate:.1%}, oracle floor 1 visit/{format_duration(config.max_gap)}, "
         f"change counts {'reported' if config.counts_changes else 'not reported'}, listings every "
         f"{format_duration(config.listing_period)} (all sources every {format_duration(config.full_listing_period)}), "
         f"store {config.db}",
         f"store policies' settings: {shown}",
         "freshness and age: exact integrals over the window; of oracle: vs the floor oracle; "
-        "gain: (policy − uniform) / (oracle − uniform)",
+        "of bound: vs the hindsight bound; gain: (policy − uniform) / (oracle − uniform)",
+    ]
+
+
+def hindsight_lines(hindsight: Hindsight) -> list[str]:
+    """The bounds and the burstiness, as the command line prints them."""
+    b = hindsight.burstiness
+    age = ("0 (the window's visits could follow every change)" if hindsight.mean_age == 0
+           else days_text(hindsight.mean_age))
+    cv = "–" if b.gap_cv is None else f"{b.gap_cv:.2f}"
+    return [
+        f"hindsight bound, with the change times known and {hindsight.visits:,} visits in the window "
+        f"({hindsight.gaps:,} gaps between changes): freshness at most {_pct(hindsight.freshness, 2)}, "
+        f"mean age at least {age}",
+        f"burstiness of the run's {b.changes:,} changes ({b.origins:,} origins; 1 for Poisson): gaps' spread "
+        f"(CV over each origin's mean, {b.gap_cv_origins:,} origins with {MIN_GAPS}+ gaps) {cv}; a change is followed "
+        f"by another within a day {_times(b.soon_after_1d)} as often as a random moment is, within a tenth of "
+        f"the origin's mean gap {_times(b.soon_after_tenth)}",
     ]
 
 
@@ -221,7 +276,8 @@ def write_plots(config: SimulationConfig, runs: Sequence[PolicyRun], directory: 
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    title = f"{config.workload}, {config.sources:,} sources, {config.visits_per_day:,.0f} visits/day, seed {config.seed}"
+    name = config.workload if config.trace is None else Path(config.trace.label).name
+    title = f"{name}, {config.sources:,} sources, {config.visits_per_day:,.0f} visits/day, seed {config.seed}"
     styles = {"store": "-", "baseline": "--"}
 
     fig, ax = plt.subplots(figsize=(10, 5.5))
@@ -262,4 +318,5 @@ def write_plots(config: SimulationConfig, runs: Sequence[PolicyRun], directory: 
     return [freshness_png, age_png]
 
 
-__all__ = ["command_line", "header_lines", "quality_rows", "relative", "report_dict", "visit_rows", "write_plots"]
+__all__ = ["command_line", "header_lines", "hindsight_lines", "quality_rows", "relative", "report_dict", "visit_rows",
+           "world_description", "write_plots"]

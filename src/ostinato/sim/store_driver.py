@@ -124,8 +124,10 @@ class _Database:
 
 class StoreScheduler:
     def __init__(self, policy: StorePolicy, *, world_counts_changes: bool, counts_changes: bool, settings: Settings,
-                 start: datetime, db_url: str, queue_length: int, reports_last_update: np.ndarray):
+                 start: datetime, db_url: str, queue_length: int, reports_last_update: np.ndarray,
+                 visit_type: str = VISIT_TYPE):
         self.policy = policy
+        self.visit_type = visit_type
         self.start = start
         self.counts_changes = counts_changes and world_counts_changes
         self.settings = settings
@@ -135,16 +137,16 @@ class StoreScheduler:
         self.store: Store = open_store(self._db.store_url)
         try:
             self.store.init_schema()
-            self.store.create_task_type(TaskType(loader_task_type(VISIT_TYPE), "Simulated visits", LOADER_BACKEND,
+            self.store.create_task_type(TaskType(loader_task_type(visit_type), "Simulated visits", LOADER_BACKEND,
                                                  max_queue_length=queue_length))
             self.listers = {
                 True: self.store.get_or_create_lister(*FORGE_WITH_LAST_UPDATE[:2], start).id,
                 False: self.store.get_or_create_lister(*FORGE_WITHOUT_LAST_UPDATE[:2], start).id,
             }
             self.executor = SimulatedExecutor(queue_length)
-            ratios = {p: 0.0 for p in default_ratios(VISIT_TYPE)} | dict(policy.ratios)
-            self.orchestrator = Orchestrator(self.store, self.executor, self.clock, visit_types=[VISIT_TYPE],
-                                             ratios={VISIT_TYPE: ratios}, threshold=0.0,
+            ratios = {p: 0.0 for p in default_ratios(visit_type)} | dict(policy.ratios)
+            self.orchestrator = Orchestrator(self.store, self.executor, self.clock, visit_types=[visit_type],
+                                             ratios={visit_type: ratios}, threshold=0.0,
                                              grab_options=settings.grab_options(), batch_size=queue_length,
                                              **_steering(self.store, settings))
         except BaseException:
@@ -176,7 +178,7 @@ class StoreScheduler:
         self.clock.set(now)
         for reports, lister_id in self.listers.items():
             mine = self.reports_last_update[sources] == reports
-            origins = [ListedOrigin(self.url(int(s)), VISIT_TYPE, last_update=self.when(c) if reports else None)
+            origins = [ListedOrigin(self.url(int(s)), self.visit_type, last_update=self.when(c) if reports else None)
                        for s, c in zip(sources[mine].tolist(), last_change[mine].tolist())]
             if origins:
                 self.store.record_listed_origins(lister_id, origins, now)
@@ -190,7 +192,7 @@ class StoreScheduler:
                 visits["version"].tolist(), visits["changes"].tolist(), visits["number"].tolist()):
             success = outcome == SUCCESS
             statuses.append(VisitStatus(
-                self.url(source), number, VISIT_TYPE, _STATUS[outcome], self.when(end),
+                self.url(source), number, self.visit_type, _STATUS[outcome], self.when(end),
                 snapshot_id(source, version) if success else None,
                 changes if success and self.counts_changes and changes >= 0 else None,
             ))

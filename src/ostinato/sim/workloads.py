@@ -12,7 +12,13 @@ counts new commits; a web crawl only sees "changed or not"):
   as git's ceiling), the longest 10 years;
 - ``git_mixture``: 50 % dormant (one change per 1–10 years, log-uniform), 40 % active
   (log-normal, median one change a month, σ = 1.5, clipped as git_lognormal), 10 % hot
-  (0.3–30 changes a day, log-uniform).
+  (0.3–30 changes a day, log-uniform);
+- ``git_bursty``: git_lognormal's rates, but changes come in bursts: a self-exciting (Hawkes)
+  process in which each change brings on average :data:`BURST_BRANCHING` more, within about
+  :data:`BURST_DAYS` day each (an exponential kernel), so that a source's mean rate is the
+  drawn one and its bursts start at a fifth of it (1 − 0.8). With the same seed, the same
+  rates as git_lognormal. It is not Poisson: the rate oracle, which knows each mean rate, is
+  no longer the optimum (see ``world``).
 
 A month is 30 days, a year 365.
 """
@@ -38,6 +44,8 @@ WEB_BINS: tuple[tuple[float, float, float], ...] = (
     (MONTH, 4 * MONTH, 0.16),
     (4 * MONTH, 10 * YEAR, 0.30),
 )
+#: git_bursty's self-excitation: changes each change brings on average, and their mean delay (days)
+BURST_BRANCHING, BURST_DAYS = 0.8, 1.0
 #: git_mixture's components: (name, share)
 MIXTURE_SHARES: tuple[tuple[str, float], ...] = (("dormant", 0.5), ("active", 0.4), ("hot", 0.1))
 
@@ -91,6 +99,8 @@ class Workload:
     #: the loader can count the changes since the last archived snapshot (a git fetch can)
     counts_changes: bool
     sample: Callable[[np.random.Generator, int], np.ndarray]
+    #: changes are self-exciting: (branching ratio, mean delay of an excited change in days); None: Poisson
+    burst: tuple[float, float] | None = None
 
     def rates(self, seed: int, size: int) -> np.ndarray:
         """``size`` change rates (per day), the same for the same seed."""
@@ -108,5 +118,8 @@ WORKLOADS: dict[str, Workload] = {
                  "longer 30% (to 10 years)", False, lambda rng, size: web_cho2000_components(rng, size)[0]),
         Workload("git_mixture", "50% dormant (1 change per 1–10 years), 40% active (log-normal, median monthly, σ 1.5), "
                  "10% hot (0.3–30 changes a day)", True, lambda rng, size: git_mixture_components(rng, size)[0]),
+        Workload("git_bursty", f"git_lognormal's mean rates, in bursts: each change brings {BURST_BRANCHING:g} more on "
+                 f"average within about {BURST_DAYS:g} day (a Hawkes process)", True, git_lognormal_rates,
+                 (BURST_BRANCHING, BURST_DAYS)),
     )
 }

@@ -1,0 +1,156 @@
+"""Recorded change histories ("traces"): their file format, read and checked, and what a replay needs.
+
+A trace lists changes, one a line, as JSON lines or CSV (docs/reference/simulator.md)::
+
+    {"origin": "deb://Debian/packages/bash", "visit_type": "deb", "changed_at": "2023-01-02T13:06:21+01:00"}
+
+    origin,visit_type,changed_at
+    deb://Debian/packages/bash,deb,2023-01-02T13:06:21+01:00
+
+``origin`` is a non-empty URL, ``visit_type`` a non-empty name (one per trace: the
+simulated store has one loader), ``changed_at`` an ISO 8601 time with a zone. Lines
+may come in any order; the same origin at the same instant counts once. A CSV
+file starts with a header naming these three columns, in any order.
+
+:func:`parse_change` reads one record (a decoded JSON object, or a CSV row
+decoded by :func:`csv_decoder`) and raises ValidationError naming the field;
+the command line locates it at its line. :func:`build_trace` gathers the
+changes into a :class:`Trace`: each origin's change times, sorted, as numpy
+arrays of seconds since the Unix epoch. :func:`trace_lines` writes one back.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import numpy as np
+
+from ..domain.durations import parse_iso_time
+from ..domain.errors import ValidationError
+
+FIELDS = ("origin", "visit_type", "changed_at")
+_RECORD_FORM = "an object with origin, visit_type and changed_at"
+
+
+@dataclass(frozen=True)
+class Change:
+    origin: str
+    visit_type: str
+    #: seconds since the Unix epoch (UTC)
+    at: float
+
+
+def parse_change(record: Any) -> Change:
+    """One change of a trace; ValidationError names the field at fault."""
+    if not isinstance(record, Mapping):
+        raise ValidationError("record", _RECORD_FORM, type(record).__name__)
+    unknown = sorted(set(record) - set(FIELDS))
+    if unknown:
+        raise ValidationError(unknown[0], f"only the fields {', '.join(FIELDS)}", record[unknown[0]])
+    origin = record.get("origin")
+    if not isinstance(origin, str) or not origin.strip():
+        raise ValidationError("origin", "a non-empty URL", origin)
+    visit_type = record.get("visit_type")
+    if not isinstance(visit_type, str) or not visit_type.strip():
+        raise ValidationError("visit_type", "a visit type such as git or deb", visit_type)
+    changed_at = record.get("changed_at")
+    if changed_at is None:
+        raise ValidationError("changed_at", "an ISO 8601 time with a zone (the field is required)", None)
+    when = parse_iso_time(changed_at, "changed_at")
+    return Change(origin.strip(), visit_type.strip(), when.timestamp())
+
+
+def _excerpt(raw: bytes, size: int = 80) -> str:
+    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def csv_decoder(header: bytes) -> Callable[[bytes, bytes], dict[str, str]]:
+    """A decoder of the rows under ``header`` (the file's first line), each into a record for
+    :func:`parse_change`; ValidationError on the field ``header`` for a header that does not name
+    the three columns, on ``record`` for a row that is not one CSV row of as many fields."""
+    try:
+        names = next(csv.reader([header.decode("utf-8-sig").strip()]), [])
+    except (UnicodeDecodeError, csv.Error):
+        raise ValidationError("header", f"a CSV header naming {', '.join(FIELDS)}", _excerpt(header)) from None
+    names = [name.strip() for name in names]
+    if sorted(names) != sorted(FIELDS):
+        raise ValidationError("header", f"a CSV header naming {', '.join(FIELDS)}, each once", _excerpt(header))
+
+    def decode(text: bytes, raw: bytes) -> dict[str, str]:
+        try:
+            rows = list(csv.reader([text.decode("utf-8")]))
+        except UnicodeDecodeError:
+            raise ValidationError("record", "UTF-8 text", _excerpt(raw)) from None
+        except csv.Error as exc:
+            raise ValidationError("record", f"one CSV row ({exc})", _excerpt(raw)) from None
+        if len(rows) != 1 or len(rows[0]) != len(names):
+            raise ValidationError("record", f"one CSV row of {len(names)} fields ({', '.join(names)})", _excerpt(raw))
+        return dict(zip(names, (value.strip() for value in rows[0])))
+
+    return decode
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """Each origin's change times (seconds since the Unix epoch), sorted; origins in name order."""
+
+    #: where it was read from, for reports
+    label: str
+    visit_type: str
+    origins: tuple[str, ...]
+    #: index in ``origins`` of each change, and its time: grouped by origin, each origin's in time order
+    source: np.ndarray
+    time: np.ndarray
+
+    @property
+    def changes(self) -> int:
+        return int(self.time.size)
+
+    @property
+    def start(self) -> float:
+        return float(self.time.min())
+
+    @property
+    def end(self) -> float:
+        return float(self.time.max())
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per origin: its first and last change time and its number of changes."""
+        count = np.bincount(self.source, minlength=len(self.origins))
+        last_index = np.cumsum(count) - 1
+        return self.time[last_index - count + 1], self.time[last_index], count
+
+
+def build_trace(changes: Iterable[Change], label: str) -> Trace:
+    """The changes as a :class:`Trace`; ValidationError when there are none or several visit types."""
+    by_origin: dict[str, set[float]] = {}
+    visit_types: set[str] = set()
+    for change in changes:
+        visit_types.add(change.visit_type)
+        by_origin.setdefault(change.origin, set()).add(change.at)
+    if not by_origin:
+        raise ValidationError("trace", "at least one change", label)
+    if len(visit_types) > 1:
+        raise ValidationError("visit_type", "one visit type per trace (the simulated store has one loader)",
+                              ", ".join(sorted(visit_types)))
+    origins = tuple(sorted(by_origin))
+    times = [np.sort(np.fromiter(by_origin[origin], dtype=float)) for origin in origins]
+    source = np.repeat(np.arange(len(origins)), [t.size for t in times])
+    return Trace(label, visit_types.pop(), origins, source, np.concatenate(times))
+
+
+def iso_time(seconds: float) -> str:
+    """Seconds since the Unix epoch as an ISO 8601 UTC time."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
+
+
+def trace_lines(changes: Iterable[Change]) -> Iterator[str]:
+    """The changes as JSON lines of the trace format (each with its newline)."""
+    for change in changes:
+        yield json.dumps({"origin": change.origin, "visit_type": change.visit_type,
+                          "changed_at": iso_time(change.at)}, ensure_ascii=False) + "\n"
