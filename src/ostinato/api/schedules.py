@@ -26,9 +26,8 @@ from ..domain.schedules import (
     ScheduleRun,
     assess,
     get_schedule_start_times,
-    schedule_from_dict,
-    schedule_to_dict,
 )
+from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from .bodies import ScheduleBody
 from .common import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, in_range, int_cursor, iso, page
 

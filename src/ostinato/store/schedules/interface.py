@@ -10,6 +10,8 @@ import abc
 import threading
 from typing import Any, Callable, Mapping, Sequence
 from datetime import datetime
+from ...domain.declarations import Declaration, DeclarationOutcome
+from ...domain.firings import FiringRecord
 from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
 
 
@@ -22,6 +24,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "create_schedule": "admin", "delete_schedule": "admin", "end_schedule_run": "admin", "get_schedule": "read",
     "list_schedule_runs": "read", "list_schedules": "read", "next_can_start_by": "read", "pick_schedules": "admin",
     "ping_schedule": "admin", "release_owner_schedules": "admin", "save_schedule": "admin", "steal_silent_schedules": "admin",
+    "apply_declarations": "admin", "catch_up_schedules": "admin", "list_firings": "read",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -98,3 +101,22 @@ class ScheduleStore(abc.ABC):
     @abc.abstractmethod
     def list_schedule_runs(self, name: str, *, limit: int = 100, before_id: int | None = None) -> list[ScheduleRun]:
         """A schedule's run history, newest first."""
+
+    # -- fire times: declarations, catch-up, the ledger (domain.firings, domain.declarations) ----
+    @abc.abstractmethod
+    def apply_declarations(self, declaration: Declaration, now: datetime,
+                           timing: ScheduleTiming = ScheduleTiming()) -> DeclarationOutcome:
+        """A source's declared schedules, in one transaction: created or updated, and the source's
+        schedules it no longer declares paused (kept with their history). Nothing is written when a
+        newer set of the source was seen (unless ``force``): the newest declaration wins."""
+
+    @abc.abstractmethod
+    def catch_up_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                           sender: str | None = None, limit: int = 100) -> list[FiringRecord]:
+        """Calendar schedules the scheduler runs whose fire times piled up (an outage): what their
+        catch-up rule does not run is skipped and recorded; returns the records written."""
+
+    @abc.abstractmethod
+    def list_firings(self, name: str, *, limit: int = 20, before: datetime | None = None) -> list[FiringRecord]:
+        """A schedule's ledger of fire times (claimed, sent, skipped), newest first."""
+
