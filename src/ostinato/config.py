@@ -88,6 +88,13 @@ class Settings:
     schedule_retry_backoff: tuple[str, ...] = ("5m", "1h", "4h")
     #: schedules: fire times due at once are a backlog for the catch-up rule only when the oldest is older than this
     schedule_catch_up_grace: timedelta = timedelta(seconds=10)
+    #: Celery beat (ostinato.integrations.celery.beat:OstinatoScheduler): a fire time a beat claimed and did not
+    #: send (it died, or paused) is sent by another beat after this
+    beat_lease: timedelta = timedelta(seconds=30)
+    #: Celery beat: the most schedules one claim takes
+    beat_batch: int = 100
+    #: Celery beat: how often a beat looks for new schedules and ended leases when nothing is due
+    beat_poll: timedelta = timedelta(seconds=1)
     #: where runs, visits and schedule runs execute: "embedded" (threads of this process) or "celery"
     executor: str = "embedded"
     #: Celery: the broker's URL (redis://host:6379/0 or amqp://user:password@host:5672//)
@@ -284,7 +291,7 @@ def _parse_policy_ratios(value: Any) -> dict[str, dict[str, float]]:
 
 
 #: the largest value each whole-number setting takes (others: a million)
-_WHOLE_LIMITS = {"workers": 1024, "max_failures": 1000}
+_WHOLE_LIMITS = {"workers": 1024, "max_failures": 1000, "beat_batch": 10_000}
 
 
 def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float:

@@ -294,3 +294,51 @@ class FiringRecord:
 
 def skipped_record(name: str, skipped: Skipped, now: datetime, sender: str | None) -> FiringRecord:
     return FiringRecord(name, skipped.first, FiringStatus.SKIPPED, now, skipped.last, skipped.count, sender)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A fire time a beat claimed and must send: the Celery task, its arguments and options, and the
+    claim's tag and lease (after ``lease_until`` another beat may take it over)."""
+
+    schedule: str
+    nominal_at: datetime
+    task: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    options: dict[str, Any]
+    tag: str
+    lease_until: datetime
+
+
+def claim_cursor(plan: CatchUpPlan) -> datetime | None:
+    """The cursor after a beat's claim: the last fire time it claimed or skipped (None: nothing)."""
+    handled = [*plan.run, *([plan.skipped.last] if plan.skipped is not None else [])]
+    return max(handled) if handled else None
+
+
+def describe_catch_up(rule: CatchUp) -> str:
+    return {CatchUpKind.LATEST: "run the latest missed fire time only (latest)",
+            CatchUpKind.ALL: f"run missed fire times, at most {rule.budget} (all:{rule.budget})",
+            CatchUpKind.SKIP: "skip missed fire times (skip)"}[CatchUpKind(rule.kind)]
+
+
+def describe_firing(firing: FiringRecord, when: Any) -> str:
+    """One line of the ledger for people: ``when`` formats a time."""
+    if firing.status is FiringStatus.SKIPPED:
+        count = "many" if firing.firings is None else str(firing.firings)
+        span = f"{when(firing.nominal_at)}" + (f" to {when(firing.last_at)}" if firing.last_at != firing.nominal_at else "")
+        return f"skipped {count} fire time{'' if firing.firings == 1 else 's'} ({span}) at {when(firing.handled_at)}"
+    if firing.status is FiringStatus.SENT:
+        return f"sent {when(firing.nominal_at)} at {when(firing.sent_at)} by {firing.sender}"
+    return f"claimed {when(firing.nominal_at)} by {firing.sender}, lease until {when(firing.lease_until)}"
+
+
+def firing_to_dict(firing: FiringRecord) -> dict[str, Any]:
+    """A ledger row as JSON (times in ISO 8601)."""
+    def iso(value: datetime | None) -> str | None:
+        return None if value is None else value.isoformat()
+
+    return {"fire_time": iso(firing.nominal_at), "status": firing.status.value, "handled_at": iso(firing.handled_at),
+            "last_fire_time": iso(firing.last_at), "fire_times": firing.firings, "sender": firing.sender,
+            "sent_at": iso(firing.sent_at), "lease_until": iso(firing.lease_until)}

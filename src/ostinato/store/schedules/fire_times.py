@@ -11,11 +11,19 @@ into :class:`~ostinato.store.schedules.flow.ScheduleFlow`, whose row conversions
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from ...domain.declarations import Declaration, DeclarationOutcome, reconcile, retire
-from ...domain.firings import FiringRecord, FiringStatus, due_fire_times, plan_catch_up, skipped_record
+from ...domain.firings import (
+    Claim,
+    FiringRecord,
+    FiringStatus,
+    claim_cursor,
+    due_fire_times,
+    plan_catch_up,
+    skipped_record,
+)
 from ...domain.limits import MAX_TIME
 from ...domain.schedules import Schedule, ScheduleTiming
 from ..dialect import Connection, Dialect, Row
@@ -103,6 +111,78 @@ class FireTimeFlow:
                 skipped.append(skipped_record(schedule.name, plan.skipped, now, sender))
             self.insert_firings(conn, skipped)
         return skipped
+
+    # -- the beats' claims -------------------------------------------------------
+    def claim_firings(self, *, sender: str, tag: str, now: datetime, lease: timedelta,
+                      timing: ScheduleTiming = ScheduleTiming(), limit: int = 100) -> list[Claim]:
+        """In one transaction: claims whose lease ended are taken over, then the schedules whose next
+        fire time has come (up to ``limit``, locked: concurrent beats take others) have their fire
+        times due claimed under ``tag`` until ``now + lease`` (what their catch-up rule skips is
+        recorded) and their cursor moved past them. A fire time's ledger row is its one claim."""
+        with self.db.write() as conn:
+            claims = self._take_expired_claims(conn, sender, tag, now, now + lease, limit)
+            if len(claims) >= limit:
+                return claims
+            rows = conn.execute(self._schedules.due_to_send,
+                                {"now": self.db.time(now), "limit": limit - len(claims)}).fetchall()
+            records, states, found = [], [], {}
+            for row in rows:
+                schedule = self._schedule(row)
+                plan = plan_catch_up(schedule.catch_up, due_fire_times(schedule, now), now, timing.catch_up_grace)
+                found[schedule.name] = schedule
+                after = replace(schedule, fired_through=claim_cursor(plan) or schedule.fired_through)
+                states.append({**self._state_params(after, now, timing), "expected_tag": None})
+                records += [FiringRecord(schedule.name, at, FiringStatus.CLAIMED, now, sender=sender, claimed_by=tag,
+                                         lease_until=now + lease) for at in plan.run]
+                if plan.skipped is not None:
+                    records.append(skipped_record(schedule.name, plan.skipped, now, sender))
+            self.db.execute_many(conn, self._schedules.update_run_state, states)
+            for record in self.insert_firings(conn, records):
+                if record.status is FiringStatus.CLAIMED:
+                    schedule = found[record.schedule]
+                    claims.append(Claim(record.schedule, record.nominal_at, schedule.task_type,
+                                        tuple(schedule.arguments.args), dict(schedule.arguments.kwargs),
+                                        dict(schedule.options), tag, now + lease))
+        return sorted(claims, key=lambda c: (c.nominal_at, c.schedule))
+
+    def _take_expired_claims(self, conn: Connection, sender: str, tag: str, now: datetime, lease_until: datetime,
+                             limit: int) -> list[Claim]:
+        """Fire times claimed by a beat whose lease ended, now claimed by ``tag``."""
+        expired = conn.execute(self._schedules.expired_claims, {"now": self.db.time(now), "limit": limit}).fetchall()
+        if not expired:
+            return []
+        params = {**self._keys([(r["schedule"], self.db.read_time(r["nominal_at"])) for r in expired]),
+                  "tag": tag, "sender": sender, "now": self.db.time(now), "lease_until": self.db.time(lease_until)}
+        taken = {(r["schedule"], self.db.read_time(r["nominal_at"]))
+                 for r in conn.execute(self._schedules.take_claims, params).fetchall()}
+        claims = []
+        for row in expired:
+            key = (row["schedule"], self.db.read_time(row["nominal_at"]))
+            if key in taken:
+                arguments = self.db.read_json(row["arguments"])
+                claims.append(Claim(key[0], key[1], row["task_type"], tuple(arguments["args"]), arguments["kwargs"],
+                                    self.db.read_json(row["options"]), tag, lease_until))
+        return claims
+
+    def mark_firings_sent(self, tag: str, sent: Sequence[tuple[str, datetime]], now: datetime) -> None:
+        """The fire times claimed under ``tag`` that the broker took: recorded as sent."""
+        if sent:
+            with self.db.write() as conn:
+                conn.execute(self._schedules.mark_sent, {**self._keys(sent), "tag": tag, "now": self.db.time(now)})
+
+    def release_firings(self, tag: str, firings: Sequence[tuple[str, datetime]], now: datetime) -> None:
+        """Claims under ``tag`` that will not be sent here (a beat stopping): another beat may take them at once."""
+        if firings:
+            with self.db.write() as conn:
+                conn.execute(self._schedules.release_claims,
+                             {**self._keys(firings), "tag": tag, "now": self.db.time(now)})
+
+    def next_send_at(self) -> datetime | None:
+        return self.db.read_time(self.db.read(self._schedules.next_send_at)[0]["at"])
+
+    def _keys(self, firings: Sequence[tuple[str, datetime]]) -> dict[str, Any]:
+        return self.db.columns(schedule=[name for name, _ in firings],
+                               nominal_at=[self.db.time(at) for _, at in firings])
 
     # -- the ledger ------------------------------------------------------------
     def insert_firings(self, conn: Connection, records: Sequence[FiringRecord]) -> list[FiringRecord]:

@@ -106,6 +106,7 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             deleted = conn.execute(self._schedules.delete_schedule, {"name": name}).fetchone() is not None
             if deleted:
                 conn.execute(self._schedules.delete_schedule_runs, {"name": name})
+                conn.execute(self._schedules.delete_schedule_firings, {"name": name})
         return deleted
 
     # -- running -------------------------------------------------------------

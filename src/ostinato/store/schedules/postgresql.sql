@@ -196,3 +196,51 @@ RETURNING *;
 SELECT * FROM schedule_firing
 WHERE schedule = %(name)s AND nominal_at < %(before)s
 ORDER BY nominal_at DESC LIMIT %(limit)s;
+
+-- name: due_to_send
+-- the schedules the beats send whose next fire time has come: a walk of schedule_fire_idx
+SELECT * FROM schedule
+WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= %(now)s
+ORDER BY next_fire_at
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: expired_claims
+-- fire times claimed by a beat whose lease ended (it died, or paused): a walk of schedule_firing_lease_idx
+SELECT f.schedule, f.nominal_at, s.task_type, s.arguments, s.options
+FROM schedule_firing AS f
+JOIN schedule AS s ON s.name = f.schedule
+WHERE f.status = 'claimed' AND f.lease_until <= %(now)s
+ORDER BY f.lease_until
+LIMIT %(limit)s
+FOR UPDATE OF f SKIP LOCKED;
+
+-- name: take_claims
+-- only claims still expired are taken over
+UPDATE schedule_firing AS f SET claimed_by = %(tag)s, lease_until = %(lease_until)s, sender = %(sender)s,
+    handled_at = %(now)s
+FROM unnest(%(schedule)s::text[], %(nominal_at)s::timestamptz[]) AS k(schedule, nominal_at)
+WHERE f.schedule = k.schedule AND f.nominal_at = k.nominal_at AND f.status = 'claimed' AND f.lease_until <= %(now)s
+RETURNING f.schedule, f.nominal_at;
+
+-- name: mark_sent
+-- the fire times this claim (tag) sent
+UPDATE schedule_firing AS f SET status = 'sent', sent_at = %(now)s
+FROM unnest(%(schedule)s::text[], %(nominal_at)s::timestamptz[]) AS k(schedule, nominal_at)
+WHERE f.schedule = k.schedule AND f.nominal_at = k.nominal_at AND f.claimed_by = %(tag)s AND f.status = 'claimed';
+
+-- name: release_claims
+-- the fire times this claim (tag) will not send: another beat may at once
+UPDATE schedule_firing AS f SET lease_until = %(now)s
+FROM unnest(%(schedule)s::text[], %(nominal_at)s::timestamptz[]) AS k(schedule, nominal_at)
+WHERE f.schedule = k.schedule AND f.nominal_at = k.nominal_at AND f.claimed_by = %(tag)s AND f.status = 'claimed';
+
+-- name: next_send_at
+-- the next fire time to send, or the next claim whose lease ends (how long a beat may sleep)
+SELECT min(at) AS at FROM (
+    SELECT min(next_fire_at) AS at FROM schedule WHERE enabled AND next_fire_at IS NOT NULL
+    UNION ALL
+    SELECT min(lease_until) FROM schedule_firing WHERE status = 'claimed') AS soonest;
+
+-- name: delete_schedule_firings
+DELETE FROM schedule_firing WHERE schedule = %(name)s;

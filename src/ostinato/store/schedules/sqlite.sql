@@ -192,3 +192,48 @@ RETURNING *;
 SELECT * FROM schedule_firing
 WHERE schedule = :name AND nominal_at < :before
 ORDER BY nominal_at DESC LIMIT :limit;
+
+-- name: due_to_send
+-- the schedules the beats send whose next fire time has come: a walk of schedule_fire_idx
+SELECT * FROM schedule INDEXED BY schedule_fire_idx
+WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= :now
+ORDER BY next_fire_at
+LIMIT :limit;
+
+-- name: expired_claims
+-- fire times claimed by a beat whose lease ended (it died, or paused): a walk of schedule_firing_lease_idx
+SELECT f.schedule, f.nominal_at, s.task_type, s.arguments, s.options
+FROM schedule_firing AS f INDEXED BY schedule_firing_lease_idx
+JOIN schedule AS s ON s.name = f.schedule
+WHERE f.status = 'claimed' AND f.lease_until <= :now
+ORDER BY f.lease_until
+LIMIT :limit;
+
+-- name: take_claims
+-- rows: JSON array of [schedule, nominal_at]; only claims still expired are taken over
+UPDATE schedule_firing SET claimed_by = :tag, lease_until = :lease_until, sender = :sender, handled_at = :now
+WHERE status = 'claimed' AND lease_until <= :now
+  AND (schedule, nominal_at) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows))
+RETURNING schedule, nominal_at;
+
+-- name: mark_sent
+-- rows: JSON array of [schedule, nominal_at] this claim (tag) sent
+UPDATE schedule_firing SET status = 'sent', sent_at = :now
+WHERE claimed_by = :tag AND status = 'claimed'
+  AND (schedule, nominal_at) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
+
+-- name: release_claims
+-- rows: JSON array of [schedule, nominal_at] this claim (tag) will not send: another beat may at once
+UPDATE schedule_firing SET lease_until = :now
+WHERE claimed_by = :tag AND status = 'claimed'
+  AND (schedule, nominal_at) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
+
+-- name: next_send_at
+-- the next fire time to send, or the next claim whose lease ends (how long a beat may sleep)
+SELECT min(at) AS at FROM (
+    SELECT min(next_fire_at) AS at FROM schedule WHERE enabled AND next_fire_at IS NOT NULL
+    UNION ALL
+    SELECT min(lease_until) FROM schedule_firing WHERE status = 'claimed');
+
+-- name: delete_schedule_firings
+DELETE FROM schedule_firing WHERE schedule = :name;
