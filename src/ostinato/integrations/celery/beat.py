@@ -43,6 +43,7 @@ from celery.schedules import crontab
 from ...config import Settings
 from ...domain.clock import Clock, SystemClock
 from ...domain.declarations import Declaration, DeclarationOutcome
+from ...domain.errors import ConflictError, SchemaError, ValidationError
 from ...domain.firings import Claim
 from ...store import Store, open_store
 from .beat_entries import beat_schedules
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 
 #: the header of each message a beat sends: the schedule, the fire time, when and by whom it was sent
 FIRE_TIME_HEADER = "ostinato_fire_time"
+#: how long a starting beat waits for a store it cannot reach before it gives up (seconds)
+STORE_WAIT = 600.0
 #: task ids of sends are derived from (schedule, fire time) in this namespace
 _TASK_IDS = uuid.UUID("8d0b8c3e-6f5c-4c1e-9a59-0f6a1d9e3b21")
 
@@ -79,19 +82,22 @@ class OstinatoScheduler(Scheduler):
         self.clock = clock or app.conf.get("ostinato_clock") or SystemClock()
         self.monotonic = monotonic
         self._own_store = store is None
-        self.store = store if store is not None else open_store(self.settings.db)
+        self.store = store if store is not None else self._waiting(lambda: open_store(self.settings.db))
         self.timing = self.settings.schedule_timing()
         self.sender = f"{self.settings.node}/beat-{os.getpid()}"
         #: sends the broker took whose record failed, by claim tag: recorded again at each tick
         self._unrecorded: dict[str, list[tuple[str, datetime]]] = {}
         self.declared: DeclarationOutcome | None = None
         self.sent = 0
+        #: claims of others are taken over only from then (monotonic): after the store was lost, and at
+        #: start-up, a lease later, so that the beats that sent before an outage record their sends first
+        self._take_over_after = monotonic() + self.settings.beat_lease.total_seconds()
         super().__init__(app, *args, **kwargs)
 
     # -- start-up: beat_schedule into the store ---------------------------------------
     def setup_schedule(self) -> None:
-        """Read ``beat_schedule`` (with Celery's default cleanup entry) and apply it, all or nothing."""
-        self.store.check_schema()
+        """Read ``beat_schedule`` (with Celery's default cleanup entry) and apply it, all or nothing. An
+        entry Ostinato cannot honour stops the beat at once; a store that cannot be reached is waited for."""
         entries = dict(self.app.conf.beat_schedule or {})
         if self.app.conf.result_expires and not self.app.backend.supports_autoexpire:
             entries.setdefault("celery.backend_cleanup", {"task": "celery.backend_cleanup",
@@ -99,8 +105,7 @@ class OstinatoScheduler(Scheduler):
                                                           "options": {"expires": 12 * 3600}})
         declaration = Declaration(beat_source(self.app), beat_schedules(self.app, entries),
                                   bool(self.app.conf.get("ostinato_force_declarations")))
-        self.declared = self.store.apply_declarations(declaration, self.clock.now(), self.timing)
-        outcome = self.declared
+        self.declared = outcome = self._apply(declaration)
         if outcome.applied:
             log.info("beat: %s applied (%s): %d created, %d updated, %d paused, %d unchanged", outcome.source,
                      outcome.fingerprint, len(outcome.created), len(outcome.updated), len(outcome.paused),
@@ -110,6 +115,31 @@ class OstinatoScheduler(Scheduler):
                         "sending what the store holds", outcome.fingerprint, outcome.newest,
                         outcome.newest_seen_at.isoformat())
 
+    def _apply(self, declaration: Declaration) -> DeclarationOutcome:
+        def apply() -> DeclarationOutcome:
+            self.store.check_schema()
+            return self.store.apply_declarations(declaration, self.clock.now(), self.timing)
+
+        return self._waiting(apply)
+
+    def _waiting(self, action: Callable[[], Any]) -> Any:
+        """``action()``, tried again (with a growing pause, for at most :data:`STORE_WAIT` seconds) while
+        the store cannot be reached: a beat started during a database outage waits for the database.
+        Bad input, a conflict or a schema to upgrade stop it at once."""
+        pause, deadline = 0.5, self.monotonic() + STORE_WAIT
+        while True:
+            try:
+                return action()
+            except (ValidationError, ConflictError, SchemaError):
+                raise
+            except Exception as exc:
+                if self.monotonic() > deadline:
+                    raise
+                log.error("beat: the store cannot be reached (%s: %s); trying again in %.1fs", type(exc).__name__,
+                          exc, pause)
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
     # -- the loop ------------------------------------------------------------------------
     def tick(self, *args: Any, **kwargs: Any) -> float:
         """Claim what is due, send it, record it; returns how long to sleep (seconds)."""
@@ -117,9 +147,11 @@ class OstinatoScheduler(Scheduler):
         tag, now = uuid.uuid4().hex, self.clock.now()
         try:
             claims = self.store.claim_firings(sender=self.sender, tag=tag, now=now, lease=self.settings.beat_lease,
-                                              timing=self.timing, limit=self.settings.beat_batch)
+                                              timing=self.timing, limit=self.settings.beat_batch,
+                                              take_over=self.monotonic() >= self._take_over_after)
         except Exception as exc:  # the store is away: nothing claimed, nothing sent
             log.error("beat: could not claim fire times (%s: %s); trying again", type(exc).__name__, exc)
+            self._store_lost()
             return self.settings.beat_poll.total_seconds()
         if claims:
             self._send_claims(tag, claims, self.monotonic())
@@ -180,8 +212,14 @@ class OstinatoScheduler(Scheduler):
             except Exception as exc:
                 log.error("beat: could not record %d sends (%s: %s); trying again at the next tick", len(sent),
                           type(exc).__name__, exc)
+                self._store_lost()
                 return
             del self._unrecorded[tag]
+
+    def _store_lost(self) -> None:
+        """The store failed: once it is back, wait a lease before taking over others' claims, so that a
+        beat that sent before the outage records its sends first (it retries at every tick)."""
+        self._take_over_after = self.monotonic() + self.settings.beat_lease.total_seconds()
 
     def _sleep(self) -> float:
         """Until the next fire time or the end of a claim's lease, at most ``beat_poll`` (new schedules)."""

@@ -114,13 +114,14 @@ class FireTimeFlow:
 
     # -- the beats' claims -------------------------------------------------------
     def claim_firings(self, *, sender: str, tag: str, now: datetime, lease: timedelta,
-                      timing: ScheduleTiming = ScheduleTiming(), limit: int = 100) -> list[Claim]:
+                      timing: ScheduleTiming = ScheduleTiming(), limit: int = 100, take_over: bool = True) -> list[Claim]:
         """In one transaction: claims whose lease ended are taken over, then the schedules whose next
         fire time has come (up to ``limit``, locked: concurrent beats take others) have their fire
         times due claimed under ``tag`` until ``now + lease`` (what their catch-up rule skips is
-        recorded) and their cursor moved past them. A fire time's ledger row is its one claim."""
+        recorded) and their cursor moved past them. A fire time's ledger row is its one claim.
+        Without ``take_over``, ended leases are left for later."""
         with self.db.write() as conn:
-            claims = self._take_expired_claims(conn, sender, tag, now, now + lease, limit)
+            claims = self._take_expired_claims(conn, sender, tag, now, now + lease, limit) if take_over else []
             if len(claims) >= limit:
                 return claims
             rows = conn.execute(self._schedules.due_to_send,

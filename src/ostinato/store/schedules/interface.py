@@ -123,11 +123,11 @@ class ScheduleStore(abc.ABC):
 
     @abc.abstractmethod
     def claim_firings(self, *, sender: str, tag: str, now: datetime, lease: timedelta,
-                      timing: ScheduleTiming = ScheduleTiming(), limit: int = 100) -> list[Claim]:
+                      timing: ScheduleTiming = ScheduleTiming(), limit: int = 100, take_over: bool = True) -> list[Claim]:
         """A beat's claim, in one transaction: fire times of schedules it sends (mode ``send``) that
-        are due, and claims whose lease ended, each claimed under ``tag`` until ``now + lease``; the
-        catch-up rule's skips recorded. No fire time is ever claimed twice while its claim holds, and
-        none once sent (the ledger's key is the schedule and the fire time)."""
+        are due, and (with ``take_over``) claims whose lease ended, each claimed under ``tag`` until
+        ``now + lease``; the catch-up rule's skips recorded. No fire time is ever claimed twice while
+        its claim holds, and none once sent (the ledger's key is the schedule and the fire time)."""
 
     @abc.abstractmethod
     def mark_firings_sent(self, tag: str, sent: Sequence[tuple[str, datetime]], now: datetime) -> None:
