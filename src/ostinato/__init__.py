@@ -3,6 +3,7 @@
 The public API is re-exported here; everything else is internal.
 """
 
+from .declare import CatchUp, DeclarationOutcome, Schedules
 from .domain.clock import Clock, ManualClock, SystemClock
 from .domain.durations import format_duration, parse_duration, parse_time
 from .domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
@@ -24,14 +25,17 @@ from .store import Store, open_store
 __version__ = "0.1.0"
 
 __all__ = [
+    "CatchUp",
     "Clock",
     "ConflictError",
+    "DeclarationOutcome",
     "ManualClock",
     "NewTask",
     "NotFoundError",
     "OstinatoError",
     "RunEvent",
     "ScheduledRun",
+    "Schedules",
     "SchemaError",
     "Store",
     "SystemClock",

@@ -86,6 +86,15 @@ class Settings:
     schedule_alpha: float = 0.37
     #: schedules: retry backoff after failure 1, 2, 3 or more
     schedule_retry_backoff: tuple[str, ...] = ("5m", "1h", "4h")
+    #: schedules: fire times due at once are a backlog for the catch-up rule only when the oldest is older than this
+    schedule_catch_up_grace: timedelta = timedelta(seconds=10)
+    #: Celery beat (ostinato.integrations.celery.beat:OstinatoScheduler): a fire time a beat claimed and did not
+    #: send (it died, or paused) is sent by another beat after this
+    beat_lease: timedelta = timedelta(seconds=30)
+    #: Celery beat: the most schedules one claim takes
+    beat_batch: int = 100
+    #: Celery beat: how often a beat looks for new schedules and ended leases when nothing is due
+    beat_poll: timedelta = timedelta(seconds=1)
     #: where runs, visits and schedule runs execute: "embedded" (threads of this process) or "celery"
     executor: str = "embedded"
     #: Celery: the broker's URL (redis://host:6379/0 or amqp://user:password@host:5672//)
@@ -232,7 +241,8 @@ class Settings:
                         for v in self.schedule_retry_backoff)
         try:
             return ScheduleTiming(alpha=self.schedule_alpha, backoff=backoff, ping_interval=self.schedule_ping_interval,
-                                  ping_timeout=self.schedule_ping_timeout, steal_grace=self.schedule_steal_grace).validated()
+                                  ping_timeout=self.schedule_ping_timeout, steal_grace=self.schedule_steal_grace,
+                                  catch_up_grace=self.schedule_catch_up_grace).validated()
         except ValidationError as exc:  # name the setting, not the dataclass field
             field = exc.field if exc.field.startswith("schedule_") else f"schedule_{exc.field}"
             raise ValidationError(field, exc.expected, exc.got) from None
@@ -281,7 +291,7 @@ def _parse_policy_ratios(value: Any) -> dict[str, dict[str, float]]:
 
 
 #: the largest value each whole-number setting takes (others: a million)
-_WHOLE_LIMITS = {"workers": 1024, "max_failures": 1000}
+_WHOLE_LIMITS = {"workers": 1024, "max_failures": 1000, "beat_batch": 10_000}
 
 
 def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float:

@@ -19,7 +19,8 @@ from hypothesis import given, strategies as st
 from fuzz_helpers import dump, fuzz_settings, garbage_lines, json_line, mutated, rejected_or_accepted, store_url
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
-from ostinato.domain.schedules import Schedule, ScheduleTiming, assess, schedule_from_dict
+from ostinato.domain.schedule_records import schedule_from_dict
+from ostinato.domain.schedules import Schedule, ScheduleTiming, assess
 from ostinato.domain.tasks import TaskArguments, TaskType
 
 T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)

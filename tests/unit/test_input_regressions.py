@@ -20,7 +20,7 @@ from ostinato.domain.durations import parse_duration, parse_iso_time, parse_time
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.limits import MAX_DURATION
 from ostinato.domain.origins import ListedOrigin, parse_listed_origin
-from ostinato.domain.schedules import schedule_from_dict
+from ostinato.domain.schedule_records import schedule_from_dict
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus, parse_visit_status
 from ostinato.integrations.celery.app import Outcome

@@ -39,7 +39,9 @@ ALLOWED = {
             "config", "extras", "api", "remote", "sim", "examples", "cli"},
     # `celery -A ostinato.celery`: a Celery worker's app, built from the settings like `ostinato worker`
     "celery": {"domain", "config", "integrations.celery", "cli"},
-    "__init__": {"domain", "store"},
+    # schedules declared in Python (``ostinato.Schedules``): applied to the store, run by the scheduler
+    "declare": {"domain", "store", "execution", "services", "config"},
+    "__init__": {"domain", "store", "declare"},
     "__main__": {"cli"},
 }
 #: what one module may import beyond its layer, only lazily (in a function, or for type checking):

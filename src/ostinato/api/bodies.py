@@ -133,7 +133,7 @@ class ScheduleBody(Strict):
     kind: Literal["periodic", "calendar"]
     task_type: Name
     arguments: ArgumentsBody | None = None
-    mode: Literal["run", "submit"] | None = None
+    mode: Literal["run", "submit", "send"] | None = None
     scheduling_period: Duration | None = None
     cooldown_duration: Duration | None = None
     cron_schedule: Text(1000, 1) | None = None
@@ -144,6 +144,9 @@ class ScheduleBody(Strict):
     max_allowed_duration: Duration | None = None
     blackout_periods: Annotated[list[BlackoutBody], Field(max_length=100)] | None = None
     dont_run_on_nodes: Annotated[list[Name], Field(max_length=1000)] | None = None
+    catch_up: Annotated[str, StringConstraints(max_length=20, pattern=r"^(latest|skip|all:[0-9]+)$")] | None = None
+    retry_backoff: Annotated[list[Duration], Field(min_length=1, max_length=100)] | None = None
+    options: JsonObject | None = None
 
 
 class ListerBody(Strict):

@@ -21,14 +21,14 @@ from ..domain.durations import parse_time
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.schedules import (
     Condition,
+    RunMode,
     Schedule,
     ScheduleKind,
     ScheduleRun,
     assess,
     get_schedule_start_times,
-    schedule_from_dict,
-    schedule_to_dict,
 )
+from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from .bodies import ScheduleBody
 from .request_handling import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, in_range, int_cursor, iso, page
 
@@ -37,7 +37,8 @@ router = APIRouter(prefix="/api/v1", tags=["schedules"])
 #: what a client defines; the rest of schedule_to_dict is state the scheduler keeps
 DEFINITION_FIELDS = {"name", "kind", "task_type", "arguments", "mode", "scheduling_period", "cooldown_duration",
                      "cron_schedule", "cron_max_schedule_duration", "tz", "enabled", "max_expected_duration",
-                     "max_allowed_duration", "blackout_periods", "dont_run_on_nodes"}
+                     "max_allowed_duration", "blackout_periods", "dont_run_on_nodes", "catch_up", "retry_backoff",
+                     "options"}
 _PAGE = 1000
 
 
@@ -116,7 +117,7 @@ def create_schedule(body: ScheduleBody = Body(..., examples=[
     data = check_object(body.fields(), DEFINITION_FIELDS, "a schedule's definition; its state is the scheduler's")
     now = ctx.clock.now()
     schedule = schedule_from_dict({**data, "created_at": now.isoformat()})
-    if ctx.store.get_task_type(schedule.task_type) is None:
+    if schedule.mode is not RunMode.SEND and ctx.store.get_task_type(schedule.task_type) is None:
         raise ValidationError("task_type", "a known task type", schedule.task_type)
     created = ctx.store.create_schedule(schedule, now, ctx.settings.schedule_timing())
     return schedule_detail(ctx, created, now)

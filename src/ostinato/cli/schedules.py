@@ -21,7 +21,9 @@ import click
 
 from .. import extras
 from ..domain.calendars import MAX_PREVIEW
-from ..domain.durations import format_duration
+from ..domain.durations import format_duration, parse_duration
+from ..domain.firings import CatchUp, cursor_of, describe_catch_up, describe_firing, fire_time_after, firing_to_dict, \
+    has_fire_times
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.schedules import (
     RunMode,
@@ -31,9 +33,8 @@ from ..domain.schedules import (
     assess,
     get_schedule_start_times,
     parse_blackout_periods,
-    schedule_from_dict,
-    schedule_to_dict,
 )
+from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals
 from .services import metrics_options
@@ -70,7 +71,11 @@ def _blackouts(values: tuple[str, ...]) -> list[dict[str, str]]:
 @click.option("--max-duration", type=DurationType("cron_max_schedule_duration"), help="Calendar: cron_max_schedule_duration.")
 @click.option("--tz", default="UTC", show_default=True, help="IANA zone of the calendar rule and blackout periods.")
 @click.option("--mode", type=click.Choice([m.value for m in RunMode]), default="run", show_default=True,
-              help="run: the scheduler runs the job; submit: it queues a one-shot task for the runner.")
+              help="run: the scheduler runs the job; submit: it queues a one-shot task for the runner; send: the "
+                   "Celery beats send TASK_TYPE (a Celery task's name) at each fire time.")
+@click.option("--catch-up", "catch_up", default="latest", show_default=True, metavar="latest|skip|all:N",
+              help="After an outage, run the latest missed fire time only, skip them, or run up to N of them.")
+@click.option("--retry-backoff", metavar="D[,D…]", help="This schedule's retry backoff after failure 1, 2, 3 or more.")
 @click.option("--max-expected", type=DurationType("max_expected_duration"), help="max_expected_duration: longer logs an error.")
 @click.option("--max-allowed", type=DurationType("max_allowed_duration"), help="max_allowed_duration: longer stops the run (a failure).")
 @click.option("--blackout", multiple=True, metavar="HH:MM-HH:MM", help="A daily blackout period (repeatable).")
@@ -81,7 +86,8 @@ def _blackouts(values: tuple[str, ...]) -> list[dict[str, str]]:
 @json_option
 @pass_app
 def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calendar_rule, max_duration, tz, mode,
-                 max_expected, max_allowed, blackout, dont_run_on, paused, args_json, kwargs_json, as_json) -> None:
+                 catch_up, retry_backoff, max_expected, max_allowed, blackout, dont_run_on, paused, args_json,
+                 kwargs_json, as_json) -> None:
     """Add schedule NAME running TASK_TYPE with ARGS (key=value for keyword arguments).
 
     Examples: ostinato schedule add bills scrape-bills state=ca --every 24h --cooldown 2h;
@@ -90,7 +96,7 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
     if (period is None) == (calendar_rule is None):
         raise ValidationError("schedule", "either --every (periodic) or --calendar (calendar)", None)
     store = app.store()
-    if store.get_task_type(task_type) is None:
+    if mode != RunMode.SEND.value and store.get_task_type(task_type) is None:
         raise ValidationError("task_type", "a known task type (see `ostinato task-type list`)", task_type)
     try:
         new = Schedule(
@@ -99,7 +105,10 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
             mode=RunMode(mode), scheduling_period=period, cooldown_duration=cooldown, cron_schedule=calendar_rule,
             cron_max_schedule_duration=max_duration, tz=tz, enabled=not paused, max_expected_duration=max_expected,
             max_allowed_duration=max_allowed, blackout_periods=parse_blackout_periods(_blackouts(blackout)),
-            dont_run_on_nodes=tuple(dont_run_on),
+            dont_run_on_nodes=tuple(dont_run_on), catch_up=CatchUp.parse(catch_up),
+            retry_backoff=None if retry_backoff is None else tuple(
+                parse_duration(v.strip(), f"retry_backoff[{i}]", allow_zero=True)
+                for i, v in enumerate(retry_backoff.split(","))),
         )
         created = store.create_schedule(new, app.clock.now(), app.settings.schedule_timing())
     except ValidationError as exc:
@@ -164,9 +173,11 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
     found = _get(app, name)
     if as_json:
         summary = _summary(found, app.clock.now(), app.settings.schedule_timing())
+        firings = [firing_to_dict(f) for f in app.store().list_firings(name, limit=_SHOWN_FIRINGS)]
         echo_json({**schedule_to_dict(found), **{k: v for k, v in summary.items()
                                                    if k in ("condition", "reason", "deadline", "can_start_by",
-                                                            "should_start_by")}})
+                                                            "should_start_by")},
+                   "next_fire_time": _next_fire_time(found), "firings": firings})
     else:
         _show(app, found)
 
@@ -177,16 +188,42 @@ def _show(app: AppContext, found: Schedule) -> None:
     lines = [f"Schedule {found.name} ({found.kind.value}, {'enabled' if found.enabled else 'paused'}): {summary['timing']}",
              f"  Job: {found.task_type} {found.arguments.to_json()} ({found.mode.value})",
              f"  Condition: {summary['condition']}" + (f" ({summary['reason']})" if summary["reason"] else "")]
-    for label, value in [("Can start by", summary["can_start_by"]), ("Should start by", summary["should_start_by"]),
-                         ("Last good start", found.last_good_start_at), ("Last good end", found.last_good_end_at),
-                         ("Last end", found.last_end_at)]:
-        lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
-    lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: {format_elapsed(found.average_good_duration) or 'unknown'}")
+    if found.mode is not RunMode.SEND:  # runs: sent by the beats, a schedule has fire times and no runs
+        for label, value in [("Can start by", summary["can_start_by"]), ("Should start by", summary["should_start_by"]),
+                             ("Last good start", found.last_good_start_at), ("Last good end", found.last_good_end_at),
+                             ("Last end", found.last_end_at)]:
+            lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
+        lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: "
+                     f"{format_elapsed(found.average_good_duration) or 'unknown'}")
     if found.running:
         pinged = f"last ping {format_when(found.owner_last_ping_at, now)}" if found.owner_last_ping_at else "no ping yet"
         lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}; "
                      f"{pinged}")
+    lines += _fire_time_lines(app, found, now)
     click.echo("\n".join(lines))
+
+
+_SHOWN_FIRINGS = 10
+
+
+def _next_fire_time(schedule: Schedule) -> datetime | None:
+    return fire_time_after(schedule, cursor_of(schedule)) if has_fire_times(schedule) and schedule.enabled else None
+
+
+def _fire_time_lines(app: AppContext, found: Schedule, now: datetime) -> list[str]:
+    """Fire times: the catch-up rule, the last handled, the next, and the ledger's last entries (what
+    was sent, and what the catch-up rule skipped)."""
+    if not has_fire_times(found):
+        return []
+    lines = [f"  Catch-up after an outage: {describe_catch_up(found.catch_up)}"]
+    if found.declared_by:
+        lines.append(f"  Declared by {found.declared_by} ({found.declaration})")
+    handled, upcoming = found.fired_through, _next_fire_time(found)
+    lines.append(f"  Fire times handled through: {format_when(handled, now) if handled else 'none yet'}; "
+                 f"next: {format_when(upcoming, now) if upcoming else 'none'}")
+    for firing in app.store().list_firings(found.name, limit=_SHOWN_FIRINGS):
+        lines.append(f"    {describe_firing(firing, lambda t: format_when(t, now))}")
+    return lines
 
 
 @schedule.command("condition")

@@ -40,6 +40,7 @@ from typing import Any, Mapping, Sequence
 
 from .calendars import CalendarRule, parse_zone, resolve_local
 from .errors import ValidationError
+from .firings import CatchUp, check_catch_up, fire_time_after, send_deadline
 from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
 from .tasks import TaskArguments
 
@@ -61,6 +62,9 @@ class RunMode(str, enum.Enum):
     RUN = "run"
     #: the scheduler submits a one-shot task to the generic queue (see docs/design/periodic-tasks.md)
     SUBMIT = "submit"
+    #: the beat processes send the job (a Celery task) at each fire time, exactly once, without
+    #: waiting for it (see docs/reference/distributed.md#celery-beat)
+    SEND = "send"
 
 
 class State(str, enum.Enum):
@@ -136,7 +140,19 @@ class Schedule:
     max_allowed_duration: timedelta | None = None
     blackout_periods: tuple[BlackoutPeriod, ...] = ()
     dont_run_on_nodes: tuple[str, ...] = ()
+    #: what happens to the fire times an outage made it miss (domain.firings)
+    catch_up: CatchUp = CatchUp()
+    #: the retry backoff after failure 1, 2, 3 or more; None: the setting ``schedule_retry_backoff``
+    retry_backoff: tuple[timedelta, ...] | None = None
+    #: send mode: Celery's options of the send (queue, routing_key, priority, expires, headers, …)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: who declares it in code ("python:<name>", "beat:<app>"), and the fingerprint of the
+    #: declarations that last wrote it (domain.declarations); None for a schedule added by hand
+    declared_by: str | None = None
+    declaration: str | None = None
     # -- state --
+    #: the last fire time handled (run, sent or skipped; domain.firings)
+    fired_through: datetime | None = None
     last_good_start_at: datetime | None = None
     last_good_end_at: datetime | None = None
     last_start_at: datetime | None = None
@@ -189,6 +205,7 @@ class Schedule:
             raise ValidationError("owner_started_at", "the start of the run (owner_tag is set: the schedule is running)",
                                   None)
         check_whole(self.failure_count, "failure_count", nullable=True)
+        self._check_declared()
         if not isinstance(self.arguments, TaskArguments):
             raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', self.arguments)
         check_json_value(list(self.arguments.args), "arguments.args")
@@ -214,11 +231,33 @@ class Schedule:
             raise ValidationError("max_expected_duration", f"at most max_allowed_duration ({self.max_allowed_duration})",
                                   self.max_expected_duration)
         check_blackouts(self.blackout_periods)
+        check_catch_up(replace(self, kind=kind, mode=RunMode(self.mode)))
         for node in self.dont_run_on_nodes:
             if not isinstance(node, str) or not node.strip():
                 raise ValidationError("dont_run_on_nodes", "node names", node)
             check_stored_text(node, "dont_run_on_nodes")
-        return replace(self, kind=kind, mode=RunMode(self.mode))
+        return replace(self, kind=kind, mode=RunMode(self.mode), catch_up=self.catch_up.validated())
+
+    def _check_declared(self) -> None:
+        """The fields of declared schedules and of those the beats send."""
+        if self.retry_backoff is not None and (
+                not isinstance(self.retry_backoff, tuple) or not self.retry_backoff
+                or any(not isinstance(b, timedelta) or not timedelta(0) <= b <= MAX_DURATION for b in self.retry_backoff)):
+            raise ValidationError("retry_backoff", f"one or more durations from 0 to {MAX_DURATION.days} days, or null",
+                                  self.retry_backoff)
+        if not isinstance(self.options, Mapping):
+            raise ValidationError("options", "an object (Celery's options of a send)", self.options)
+        check_json_value(dict(self.options), "options")
+        for name in ("declared_by", "declaration"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValidationError(name, "a non-empty name, or null", value)
+            if value is not None:
+                check_stored_text(value, name, 200)
+        if RunMode(self.mode) is RunMode.SEND and ScheduleKind(self.kind) is ScheduleKind.PERIODIC \
+                and self.scheduling_period is not None and self.scheduling_period < timedelta(seconds=1):
+            raise ValidationError("scheduling_period", "at least 1 second for a schedule the beats send",
+                                  self.scheduling_period)
 
 
 # -- blackout periods --------------------------------------------------------------
@@ -305,7 +344,10 @@ def _reference(schedule: Schedule) -> datetime:
 
 
 def deadline(schedule: Schedule) -> datetime | None:
-    """When the schedule's constraint is violated unless a run starts and completes before it."""
+    """When the schedule's constraint is violated unless a run starts and completes before it
+    (sent by the beats: unless its next fire time is sent, ``domain.firings.send_deadline``)."""
+    if schedule.mode is RunMode.SEND:
+        return send_deadline(schedule)
     if schedule.kind is ScheduleKind.PERIODIC:
         return _reference(schedule) + schedule.scheduling_period
     due = next_cron_time(schedule, _reference(schedule))
@@ -349,9 +391,11 @@ def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: t
 
 
 def retry_at(schedule: Schedule, backoff: Sequence[timedelta]) -> datetime | None:
-    """After ``failure_count`` failures: the last end plus the backoff of that many failures."""
+    """After ``failure_count`` failures: the last end plus the backoff of that many failures (the
+    schedule's own ``retry_backoff`` when it has one, else ``backoff``)."""
     if not schedule.failure_count or schedule.last_end_at is None:
         return None
+    backoff = schedule.retry_backoff or backoff
     return schedule.last_end_at + backoff[min(schedule.failure_count, len(backoff)) - 1]
 
 
@@ -369,7 +413,12 @@ def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequ
         due = next_cron_time(schedule, _reference(schedule))
         if due is None:
             return None
-        can = due
+        if schedule.fired_through is not None:  # the next fire time not yet handled (domain.firings)
+            can = fire_time_after(schedule, schedule.fired_through)
+            if can is None:
+                return None
+        else:
+            can = due
         should = due + schedule.cron_max_schedule_duration - average
     retry = retry_at(schedule, backoff)
     if retry is not None:
@@ -391,8 +440,18 @@ def apply_run_end(schedule: Schedule, started: datetime, ended: datetime, succee
                     owner_last_ping_at=None, steal_start_at=None, last_start_at=started, last_end_at=ended)
     if succeeded:
         return replace(schedule, **released, last_good_start_at=started, last_good_end_at=ended, failure_count=0,
+                       fired_through=_fire_time_run(schedule, started),
                        average_good_duration=updated_average(schedule.average_good_duration, ended - started, alpha))
     return replace(schedule, **released, failure_count=(schedule.failure_count or 0) + 1)
+
+
+def _fire_time_run(schedule: Schedule, started: datetime) -> datetime | None:
+    """The cursor after a good run of a calendar schedule: the fire time it ran for (the first one
+    not yet handled), so that the next run is for the next fire time, not the next after its start."""
+    if schedule.kind is not ScheduleKind.CALENDAR:
+        return schedule.fired_through
+    nominal = fire_time_after(schedule, schedule.fired_through or _reference(schedule))
+    return nominal if nominal is not None and nominal <= started else schedule.fired_through
 
 
 class Overrun(str, enum.Enum):
@@ -485,13 +544,15 @@ class ScheduleTiming:
     ping_timeout: timedelta = timedelta(seconds=30)
     #: a mark still there after this long: the schedule is taken over
     steal_grace: timedelta = timedelta(seconds=30)
+    #: fire times due at once are a backlog (for the catch-up rule) only when the oldest is older than this
+    catch_up_grace: timedelta = timedelta(seconds=10)
 
     def validated(self) -> "ScheduleTiming":
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha <= 1:
             raise ValidationError("alpha", "a number above 0 and at most 1", self.alpha)
         if len(self.backoff) == 0 or any(not isinstance(b, timedelta) or b < timedelta(0) for b in self.backoff):
             raise ValidationError("retry_backoff", "one or more durations of 0 or more", self.backoff)
-        for name in ("ping_interval", "ping_timeout", "steal_grace"):
+        for name in ("ping_interval", "ping_timeout", "steal_grace", "catch_up_grace"):
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ValidationError(name, "a positive duration", value)
@@ -499,8 +560,9 @@ class ScheduleTiming:
 
 
 def stored_start_times(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> StartTimes | None:
-    """The start times a store keeps beside a schedule: None while it is paused or its rule fires no more."""
-    if not schedule.enabled:
+    """The start times a store keeps beside a schedule: None while it is paused, when its rule fires
+    no more, or when the beats send it (the scheduler never picks it: its next fire time is kept)."""
+    if not schedule.enabled or schedule.mode is RunMode.SEND:
         return None
     return get_schedule_start_times(schedule, now, backoff=timing.backoff)
 
@@ -522,79 +584,6 @@ def assess(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> Assessm
                       stored_start_times(schedule, now, timing))
 
 
-# -- export and import (JSON with the full state) ------------------------------------
-_DURATION_FIELDS = ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration", "max_expected_duration",
-                    "max_allowed_duration", "average_good_duration")
+#: the times of a schedule (definition and state), as validated and exported
 _TIME_FIELDS = ("created_at", "last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at",
-                "owner_started_at", "owner_last_ping_at", "steal_start_at")
-
-
-def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
-    """Every field by the proposal's names: durations in seconds, times in ISO 8601."""
-    data: dict[str, Any] = {
-        "name": schedule.name, "kind": schedule.kind.value, "task_type": schedule.task_type,
-        "arguments": {"args": list(schedule.arguments.args), "kwargs": dict(schedule.arguments.kwargs)},
-        "mode": schedule.mode.value, "cron_schedule": schedule.cron_schedule, "tz": schedule.tz,
-        "enabled": schedule.enabled, "blackout_periods": [b.to_dict() for b in schedule.blackout_periods],
-        "dont_run_on_nodes": list(schedule.dont_run_on_nodes), "failure_count": schedule.failure_count,
-        "owner_node": schedule.owner_node, "owner_name": schedule.owner_name, "owner_tag": schedule.owner_tag,
-    }
-    for name in _DURATION_FIELDS:
-        value = getattr(schedule, name)
-        data[name] = None if value is None else value.total_seconds()
-    for name in _TIME_FIELDS:
-        value = getattr(schedule, name)
-        data[name] = None if value is None else value.isoformat()
-    return data
-
-
-def schedule_from_dict(data: Any) -> Schedule:
-    """The inverse of :func:`schedule_to_dict`, checked; ValidationError names the field."""
-    from .durations import parse_duration, parse_iso_time
-
-    if not isinstance(data, Mapping):
-        raise ValidationError("schedule", "a JSON object", type(data).__name__)
-    known = set(schedule_to_dict(Schedule("x", ScheduleKind.PERIODIC, "t", datetime(2000, 1, 1))))
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValidationError(unknown[0], f"one of the fields {', '.join(sorted(known))}", data[unknown[0]])
-    for required in ("name", "kind", "task_type", "created_at"):
-        if data.get(required) is None:
-            raise ValidationError(required, "a value (the field is required)", None)
-    try:
-        kind = ScheduleKind(data["kind"])
-    except (ValueError, TypeError):
-        raise ValidationError("kind", "periodic or calendar", data["kind"]) from None
-    try:
-        mode = RunMode(data.get("mode") or "run")
-    except (ValueError, TypeError):
-        raise ValidationError("mode", "run or submit", data.get("mode")) from None
-    arguments = data.get("arguments") or {}
-    if (not isinstance(arguments, Mapping) or not isinstance(arguments.get("args", []), list)
-            or not isinstance(arguments.get("kwargs", {}), Mapping)):
-        raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', arguments)
-    task_arguments = TaskArguments.parse(arguments, "arguments")
-    values: dict[str, Any] = {}
-    for name in _DURATION_FIELDS:
-        value = data.get(name)
-        values[name] = None if value is None else parse_duration(value, name, allow_zero=True)
-    for name in _TIME_FIELDS:
-        value = data.get(name)
-        values[name] = None if value is None else parse_iso_time(value, name)
-    enabled = data.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ValidationError("enabled", "true or false", enabled)
-    failures = data.get("failure_count")
-    if failures is not None and (isinstance(failures, bool) or not isinstance(failures, int) or failures < 0):
-        raise ValidationError("failure_count", "a whole number of 0 or more, or null", failures)
-    nodes = data.get("dont_run_on_nodes") or []
-    if not isinstance(nodes, list):
-        raise ValidationError("dont_run_on_nodes", "a list of node names", nodes)
-    return Schedule(
-        name=data["name"], kind=kind, task_type=data["task_type"], mode=mode,
-        arguments=task_arguments,
-        cron_schedule=data.get("cron_schedule"), tz=data.get("tz") or "UTC", enabled=enabled,
-        blackout_periods=parse_blackout_periods(data.get("blackout_periods")), dont_run_on_nodes=tuple(nodes),
-        failure_count=failures, owner_node=data.get("owner_node"), owner_name=data.get("owner_name"),
-        owner_tag=data.get("owner_tag"), **values,
-    ).validated()
+                "owner_started_at", "owner_last_ping_at", "steal_start_at", "fired_through")

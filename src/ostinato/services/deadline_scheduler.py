@@ -2,7 +2,9 @@
 
 Each pass:
 
-1. the steal protocol over owners that went silent (``steal_silent_schedules``);
+1. the steal protocol over owners that went silent (``steal_silent_schedules``); then calendar
+   schedules whose fire times piled up (an outage) skip what their catch-up rule does not run
+   (``catch_up_schedules``, recorded in the ledger of fire times);
 2. while it has free capacity, it picks the schedule that can start and will
    soonest be late (one indexed pick that takes ownership) and starts it:
    - ``run`` mode: the task type's callable runs in a thread of this process,
@@ -201,6 +203,10 @@ class DeadlineScheduler:
         stolen = self.store.steal_silent_schedules(now, self.timing)
         for name in stolen["taken"]:
             log.warning("%s: took %s over from a silent owner", self.name, name)
+        for skipped in self.store.catch_up_schedules(now, self.timing, sender=f"{self.node}/{self.instance}"):
+            log.warning("%s: %s skipped %s fire times from %s to %s (its catch-up rule)", self.name, skipped.schedule,
+                        skipped.firings if skipped.firings is not None else "many", skipped.nominal_at.isoformat(),
+                        skipped.last_at.isoformat() if skipped.last_at else "?")
         self.watch()
         self._task_types = {t.type: t for t in self.store.list_task_types()}
         started = 0

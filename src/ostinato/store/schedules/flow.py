@@ -13,7 +13,10 @@ import threading
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
+from datetime import timedelta
+
 from ...domain.errors import ConflictError, NotFoundError
+from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
 from ...domain.schedules import (
     RunMode,
     RunStatus,
@@ -31,10 +34,8 @@ from ...domain.schedules import (
 from ...domain.tasks import TaskArguments
 from ..dialect import Connection, Dialect, Row
 from ..queries import Queries
+from .fire_times import CHANNEL, FireTimeFlow
 from .interface import ScheduleStore
-
-#: the channel a schedule's creation or change is announced on (see ``listen_schedule_changes``)
-CHANNEL = "ostinato_schedules"
 
 #: the schedule pick's choice of walk: when fewer schedules than this can start now (the steady
 #: state: most periodic schedules sit in their cooldown), it reads all of them through the wake
@@ -45,7 +46,7 @@ PICK_WINDOW = 1000
 
 #: the columns a run's end moves (besides the start times), times then the rest
 _STATE_TIMES = ("last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at", "owner_started_at",
-                "owner_last_ping_at", "steal_start_at")
+                "owner_last_ping_at", "steal_start_at", "fired_through")
 _STATE_VALUES = ("failure_count", "owner_node", "owner_name", "owner_tag")
 #: the definition's times and durations (the rest of the row)
 _TIMES = ("created_at", *_STATE_TIMES)
@@ -53,12 +54,20 @@ _DURATIONS = ("scheduling_period", "cooldown_duration", "cron_max_schedule_durat
               "max_allowed_duration", "average_good_duration")
 
 
+def next_fire_at(schedule: Schedule) -> datetime | None:
+    """The next fire time a beat should send, kept beside a schedule the beats send (None otherwise:
+    paused, run by the scheduler, or a rule that fires no more)."""
+    if not schedule.enabled or schedule.mode is not RunMode.SEND:
+        return None
+    return fire_time_after(schedule, cursor_of(schedule))
+
+
 def pick_query(queries: Queries, startable: int) -> str:
     """The pick query for ``startable`` schedules that can start (counted up to :data:`PICK_WINDOW`)."""
     return queries.pick_few_schedules if startable < PICK_WINDOW else queries.pick_schedule
 
 
-class ScheduleFlow(ScheduleStore):
+class ScheduleFlow(FireTimeFlow, ScheduleStore):
     db: Dialect
 
     @property
@@ -97,6 +106,7 @@ class ScheduleFlow(ScheduleStore):
             deleted = conn.execute(self._schedules.delete_schedule, {"name": name}).fetchone() is not None
             if deleted:
                 conn.execute(self._schedules.delete_schedule_runs, {"name": name})
+                conn.execute(self._schedules.delete_schedule_firings, {"name": name})
         return deleted
 
     # -- running -------------------------------------------------------------
@@ -200,7 +210,8 @@ class ScheduleFlow(ScheduleStore):
         params.update({name: getattr(schedule, name) for name in _STATE_VALUES})
         params.update(name=schedule.name, average_good_duration=self.db.interval(schedule.average_good_duration),
                       can_start_by=time(times.can_start_by) if times else None,
-                      should_start_by=time(times.should_start_by) if times else None)
+                      should_start_by=time(times.should_start_by) if times else None,
+                      next_fire_at=time(next_fire_at(schedule)))
         return params
 
     def _schedule_params(self, schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[str, Any]:
@@ -212,12 +223,18 @@ class ScheduleFlow(ScheduleStore):
             mode=schedule.mode.value, cron_schedule=schedule.cron_schedule, tz=schedule.tz, enabled=schedule.enabled,
             blackout_periods=self.db.json([b.to_dict() for b in schedule.blackout_periods]),
             dont_run_on_nodes=self.db.array(schedule.dont_run_on_nodes), created_at=self.db.time(schedule.created_at),
+            catch_up=schedule.catch_up.kind.value, catch_up_budget=schedule.catch_up.budget,
+            retry_backoff=None if schedule.retry_backoff is None else self.db.json(
+                [b.total_seconds() for b in schedule.retry_backoff]),
+            options=self.db.json(dict(schedule.options)), declared_by=schedule.declared_by,
+            declaration=schedule.declaration,
         )
         return params
 
     def _schedule(self, row: Row) -> Schedule:
         db = self.db
         arguments = db.read_json(row["arguments"])
+        backoff = db.read_json(row["retry_backoff"])
         return Schedule(
             name=row["name"], kind=ScheduleKind(row["kind"]), task_type=row["task_type"],
             arguments=TaskArguments(tuple(arguments["args"]), arguments["kwargs"]), mode=RunMode(row["mode"]),
@@ -225,6 +242,9 @@ class ScheduleFlow(ScheduleStore):
             blackout_periods=parse_blackout_periods(db.read_json(row["blackout_periods"])),
             dont_run_on_nodes=tuple(db.read_array(row["dont_run_on_nodes"])), failure_count=row["failure_count"],
             owner_node=row["owner_node"], owner_name=row["owner_name"], owner_tag=row["owner_tag"],
+            catch_up=CatchUp(CatchUpKind(row["catch_up"]), row["catch_up_budget"]),
+            retry_backoff=None if backoff is None else tuple(timedelta(seconds=b) for b in backoff),
+            options=db.read_json(row["options"]), declared_by=row["declared_by"], declaration=row["declaration"],
             **{name: db.read_time(row[name]) for name in _TIMES},
             **{name: db.read_interval(row[name]) for name in _DURATIONS},
         )

@@ -9,7 +9,9 @@ from __future__ import annotations
 import abc
 import threading
 from typing import Any, Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
+from ...domain.declarations import Declaration, DeclarationOutcome
+from ...domain.firings import Claim, FiringRecord
 from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
 
 
@@ -22,6 +24,8 @@ REMOTE_SCOPES: dict[str, str] = {
     "create_schedule": "admin", "delete_schedule": "admin", "end_schedule_run": "admin", "get_schedule": "read",
     "list_schedule_runs": "read", "list_schedules": "read", "next_can_start_by": "read", "pick_schedules": "admin",
     "ping_schedule": "admin", "release_owner_schedules": "admin", "save_schedule": "admin", "steal_silent_schedules": "admin",
+    "apply_declarations": "admin", "catch_up_schedules": "admin", "list_firings": "read",
+    "claim_firings": "admin", "mark_firings_sent": "admin", "release_firings": "admin", "next_send_at": "read",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -50,7 +54,7 @@ class ScheduleStore(abc.ABC):
 
     @abc.abstractmethod
     def delete_schedule(self, name: str) -> bool:
-        """Delete a schedule and its run history; False if there was none."""
+        """Delete a schedule, its run history and its ledger of fire times; False if there was none."""
 
     @abc.abstractmethod
     def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
@@ -98,3 +102,42 @@ class ScheduleStore(abc.ABC):
     @abc.abstractmethod
     def list_schedule_runs(self, name: str, *, limit: int = 100, before_id: int | None = None) -> list[ScheduleRun]:
         """A schedule's run history, newest first."""
+
+    # -- fire times: declarations, catch-up, the ledger (domain.firings, domain.declarations) ----
+    @abc.abstractmethod
+    def apply_declarations(self, declaration: Declaration, now: datetime,
+                           timing: ScheduleTiming = ScheduleTiming()) -> DeclarationOutcome:
+        """A source's declared schedules, in one transaction: created or updated, and the source's
+        schedules it no longer declares paused (kept with their history). Nothing is written when a
+        newer set of the source was seen (unless ``force``): the newest declaration wins."""
+
+    @abc.abstractmethod
+    def catch_up_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                           sender: str | None = None, limit: int = 100) -> list[FiringRecord]:
+        """Calendar schedules the scheduler runs whose fire times piled up (an outage): what their
+        catch-up rule does not run is skipped and recorded; returns the records written."""
+
+    @abc.abstractmethod
+    def list_firings(self, name: str, *, limit: int = 20, before: datetime | None = None) -> list[FiringRecord]:
+        """A schedule's ledger of fire times (claimed, sent, skipped), newest first."""
+
+    @abc.abstractmethod
+    def claim_firings(self, *, sender: str, tag: str, now: datetime, lease: timedelta,
+                      timing: ScheduleTiming = ScheduleTiming(), limit: int = 100, take_over: bool = True) -> list[Claim]:
+        """A beat's claim, in one transaction: fire times of schedules it sends (mode ``send``) that
+        are due, and (with ``take_over``) claims whose lease ended, each claimed under ``tag`` until
+        ``now + lease``; the catch-up rule's skips recorded. No fire time is ever claimed twice while
+        its claim holds, and none once sent (the ledger's key is the schedule and the fire time)."""
+
+    @abc.abstractmethod
+    def mark_firings_sent(self, tag: str, sent: Sequence[tuple[str, datetime]], now: datetime) -> None:
+        """Record as sent the fire times (schedule, fire time) claimed under ``tag`` that the broker took."""
+
+    @abc.abstractmethod
+    def release_firings(self, tag: str, firings: Sequence[tuple[str, datetime]], now: datetime) -> None:
+        """Claims under ``tag`` that will not be sent by their beat: another may take them at once."""
+
+    @abc.abstractmethod
+    def next_send_at(self) -> datetime | None:
+        """The next fire time a beat should send, or the next end of a claim's lease."""
+

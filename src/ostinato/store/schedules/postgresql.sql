@@ -8,13 +8,17 @@ INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period,
                       cron_max_schedule_duration, tz, enabled, max_expected_duration, max_allowed_duration,
                       blackout_periods, dont_run_on_nodes, created_at, last_good_start_at, last_good_end_at,
                       last_start_at, last_end_at, failure_count, average_good_duration, owner_started_at, owner_node,
-                      owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by)
+                      owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by,
+                      catch_up, catch_up_budget, retry_backoff, options, declared_by, declaration, fired_through,
+                      next_fire_at)
 VALUES (%(name)s, %(kind)s, %(task_type)s, %(arguments)s::jsonb, %(mode)s, %(scheduling_period)s,
         %(cooldown_duration)s, %(cron_schedule)s, %(cron_max_schedule_duration)s, %(tz)s, %(enabled)s,
         %(max_expected_duration)s, %(max_allowed_duration)s, %(blackout_periods)s::jsonb, %(dont_run_on_nodes)s,
         %(created_at)s, %(last_good_start_at)s, %(last_good_end_at)s, %(last_start_at)s, %(last_end_at)s,
         %(failure_count)s, %(average_good_duration)s, %(owner_started_at)s, %(owner_node)s, %(owner_name)s,
-        %(owner_tag)s, %(owner_last_ping_at)s, %(steal_start_at)s, %(can_start_by)s, %(should_start_by)s)
+        %(owner_tag)s, %(owner_last_ping_at)s, %(steal_start_at)s, %(can_start_by)s, %(should_start_by)s,
+        %(catch_up)s, %(catch_up_budget)s, %(retry_backoff)s::jsonb, %(options)s::jsonb, %(declared_by)s, %(declaration)s,
+        %(fired_through)s, %(next_fire_at)s)
 ON CONFLICT (name) DO NOTHING
 RETURNING name;
 
@@ -30,7 +34,10 @@ UPDATE schedule SET kind = %(kind)s, task_type = %(task_type)s, arguments = %(ar
     failure_count = %(failure_count)s, average_good_duration = %(average_good_duration)s,
     owner_started_at = %(owner_started_at)s, owner_node = %(owner_node)s, owner_name = %(owner_name)s,
     owner_tag = %(owner_tag)s, owner_last_ping_at = %(owner_last_ping_at)s, steal_start_at = %(steal_start_at)s,
-    can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s
+    can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s, catch_up = %(catch_up)s,
+    catch_up_budget = %(catch_up_budget)s, retry_backoff = %(retry_backoff)s::jsonb, options = %(options)s::jsonb,
+    declared_by = %(declared_by)s, declaration = %(declaration)s, fired_through = %(fired_through)s,
+    next_fire_at = %(next_fire_at)s
 WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
 
 -- name: update_run_state
@@ -41,7 +48,8 @@ UPDATE schedule SET last_good_start_at = %(last_good_start_at)s, last_good_end_a
     average_good_duration = %(average_good_duration)s, owner_started_at = %(owner_started_at)s,
     owner_node = %(owner_node)s, owner_name = %(owner_name)s, owner_tag = %(owner_tag)s,
     owner_last_ping_at = %(owner_last_ping_at)s, steal_start_at = %(steal_start_at)s,
-    can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s
+    can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s, fired_through = %(fired_through)s,
+    next_fire_at = %(next_fire_at)s
 WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
 
 -- name: schedule_for_update
@@ -140,3 +148,99 @@ SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = %(node)s FOR
 SELECT * FROM schedule_run
 WHERE schedule = %(name)s AND id < %(before_id)s
 ORDER BY id DESC LIMIT %(limit)s;
+
+-- name: insert_declaration
+-- a source's set of declarations, first seen now (kept as it was when seen before)
+INSERT INTO schedule_declaration (source, fingerprint, first_seen_at, schedules)
+VALUES (%(source)s, %(fingerprint)s, %(now)s, %(schedules)s)
+ON CONFLICT (source, fingerprint) DO NOTHING;
+
+-- name: force_declaration
+-- a set applied with force: seen now, so that it is the newest
+INSERT INTO schedule_declaration (source, fingerprint, first_seen_at, schedules)
+VALUES (%(source)s, %(fingerprint)s, %(now)s, %(schedules)s)
+ON CONFLICT (source, fingerprint) DO UPDATE SET first_seen_at = excluded.first_seen_at;
+
+-- name: newest_declaration
+SELECT fingerprint, first_seen_at FROM schedule_declaration WHERE source = %(source)s
+ORDER BY first_seen_at DESC, fingerprint DESC
+LIMIT 1;
+
+-- name: declared_schedules
+-- the schedules a source declared, and those under the names it declares now
+SELECT * FROM schedule
+WHERE declared_by = %(source)s OR name = ANY(%(names)s::text[])
+FOR UPDATE;
+
+-- name: backlogged_schedules
+-- calendar schedules whose next fire time is older than the grace: a walk of schedule_backlog_idx
+SELECT * FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND kind = 'calendar' AND can_start_by <= %(cutoff)s
+ORDER BY can_start_by
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: insert_firings
+-- the ledger rows, one array per column; a fire time already in the ledger is left as it is;
+-- returns the rows added
+INSERT INTO schedule_firing (schedule, nominal_at, status, last_at, firings, claimed_by, lease_until, sender,
+                             handled_at, sent_at)
+SELECT * FROM unnest(%(schedule)s::text[], %(nominal_at)s::timestamptz[], %(status)s::text[],
+                     %(last_at)s::timestamptz[], %(firings)s::integer[], %(claimed_by)s::text[],
+                     %(lease_until)s::timestamptz[], %(sender)s::text[], %(handled_at)s::timestamptz[],
+                     %(sent_at)s::timestamptz[])
+ON CONFLICT (schedule, nominal_at) DO NOTHING
+RETURNING *;
+
+-- name: schedule_firings
+SELECT * FROM schedule_firing
+WHERE schedule = %(name)s AND nominal_at < %(before)s
+ORDER BY nominal_at DESC LIMIT %(limit)s;
+
+-- name: due_to_send
+-- the schedules the beats send whose next fire time has come: a walk of schedule_fire_idx
+SELECT * FROM schedule
+WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= %(now)s
+ORDER BY next_fire_at
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: expired_claims
+-- fire times claimed by a beat whose lease ended (it died, or paused): a walk of schedule_firing_lease_idx
+SELECT f.schedule, f.nominal_at, s.task_type, s.arguments, s.options
+FROM schedule_firing AS f
+JOIN schedule AS s ON s.name = f.schedule
+WHERE f.status = 'claimed' AND f.lease_until <= %(now)s
+ORDER BY f.lease_until
+LIMIT %(limit)s
+FOR UPDATE OF f SKIP LOCKED;
+
+-- name: take_claims
+-- only claims still expired are taken over
+UPDATE schedule_firing AS f SET claimed_by = %(tag)s, lease_until = %(lease_until)s, sender = %(sender)s,
+    handled_at = %(now)s
+FROM unnest(%(schedule)s::text[], %(nominal_at)s::timestamptz[]) AS k(schedule, nominal_at)
+WHERE f.schedule = k.schedule AND f.nominal_at = k.nominal_at AND f.status = 'claimed' AND f.lease_until <= %(now)s
+RETURNING f.schedule, f.nominal_at;
+
+-- name: mark_sent
+-- the fire times this claim (tag) sent
+UPDATE schedule_firing AS f SET status = 'sent', sent_at = %(now)s
+FROM unnest(%(schedule)s::text[], %(nominal_at)s::timestamptz[]) AS k(schedule, nominal_at)
+WHERE f.schedule = k.schedule AND f.nominal_at = k.nominal_at AND f.claimed_by = %(tag)s AND f.status = 'claimed';
+
+-- name: release_claims
+-- the fire times this claim (tag) will not send: another beat may at once
+UPDATE schedule_firing AS f SET lease_until = %(now)s
+FROM unnest(%(schedule)s::text[], %(nominal_at)s::timestamptz[]) AS k(schedule, nominal_at)
+WHERE f.schedule = k.schedule AND f.nominal_at = k.nominal_at AND f.claimed_by = %(tag)s AND f.status = 'claimed';
+
+-- name: next_send_at
+-- the next fire time to send, or the next claim whose lease ends (how long a beat may sleep)
+SELECT min(at) AS at FROM (
+    SELECT min(next_fire_at) AS at FROM schedule WHERE enabled AND next_fire_at IS NOT NULL
+    UNION ALL
+    SELECT min(lease_until) FROM schedule_firing WHERE status = 'claimed') AS soonest;
+
+-- name: delete_schedule_firings
+DELETE FROM schedule_firing WHERE schedule = %(name)s;

@@ -9,13 +9,17 @@ INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period,
                       cron_max_schedule_duration, tz, enabled, max_expected_duration, max_allowed_duration,
                       blackout_periods, dont_run_on_nodes, created_at, last_good_start_at, last_good_end_at,
                       last_start_at, last_end_at, failure_count, average_good_duration, owner_started_at, owner_node,
-                      owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by)
+                      owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by,
+                      catch_up, catch_up_budget, retry_backoff, options, declared_by, declaration, fired_through,
+                      next_fire_at)
 VALUES (:name, :kind, :task_type, :arguments, :mode, :scheduling_period,
         :cooldown_duration, :cron_schedule, :cron_max_schedule_duration, :tz, :enabled,
         :max_expected_duration, :max_allowed_duration, :blackout_periods, :dont_run_on_nodes,
         :created_at, :last_good_start_at, :last_good_end_at, :last_start_at, :last_end_at,
         :failure_count, :average_good_duration, :owner_started_at, :owner_node, :owner_name,
-        :owner_tag, :owner_last_ping_at, :steal_start_at, :can_start_by, :should_start_by)
+        :owner_tag, :owner_last_ping_at, :steal_start_at, :can_start_by, :should_start_by,
+        :catch_up, :catch_up_budget, :retry_backoff, :options, :declared_by, :declaration,
+        :fired_through, :next_fire_at)
 ON CONFLICT (name) DO NOTHING
 RETURNING name;
 
@@ -31,7 +35,10 @@ UPDATE schedule SET kind = :kind, task_type = :task_type, arguments = :arguments
     failure_count = :failure_count, average_good_duration = :average_good_duration,
     owner_started_at = :owner_started_at, owner_node = :owner_node, owner_name = :owner_name,
     owner_tag = :owner_tag, owner_last_ping_at = :owner_last_ping_at, steal_start_at = :steal_start_at,
-    can_start_by = :can_start_by, should_start_by = :should_start_by
+    can_start_by = :can_start_by, should_start_by = :should_start_by, catch_up = :catch_up,
+    catch_up_budget = :catch_up_budget, retry_backoff = :retry_backoff, options = :options,
+    declared_by = :declared_by, declaration = :declaration, fired_through = :fired_through,
+    next_fire_at = :next_fire_at
 WHERE name = :name AND owner_tag IS :expected_tag;
 
 -- name: update_run_state
@@ -42,7 +49,8 @@ UPDATE schedule SET last_good_start_at = :last_good_start_at, last_good_end_at =
     average_good_duration = :average_good_duration, owner_started_at = :owner_started_at,
     owner_node = :owner_node, owner_name = :owner_name, owner_tag = :owner_tag,
     owner_last_ping_at = :owner_last_ping_at, steal_start_at = :steal_start_at,
-    can_start_by = :can_start_by, should_start_by = :should_start_by
+    can_start_by = :can_start_by, should_start_by = :should_start_by, fired_through = :fired_through,
+    next_fire_at = :next_fire_at
 WHERE name = :name AND owner_tag IS :expected_tag;
 
 -- name: schedule_for_update
@@ -139,3 +147,93 @@ SELECT * FROM schedule WHERE owner_tag IS NOT NULL AND owner_node = :node;
 SELECT * FROM schedule_run
 WHERE schedule = :name AND id < :before_id
 ORDER BY id DESC LIMIT :limit;
+
+-- name: insert_declaration
+-- a source's set of declarations, first seen now (kept as it was when seen before)
+INSERT INTO schedule_declaration (source, fingerprint, first_seen_at, schedules)
+VALUES (:source, :fingerprint, :now, :schedules)
+ON CONFLICT (source, fingerprint) DO NOTHING;
+
+-- name: force_declaration
+-- a set applied with force: seen now, so that it is the newest
+INSERT INTO schedule_declaration (source, fingerprint, first_seen_at, schedules)
+VALUES (:source, :fingerprint, :now, :schedules)
+ON CONFLICT (source, fingerprint) DO UPDATE SET first_seen_at = excluded.first_seen_at;
+
+-- name: newest_declaration
+SELECT fingerprint, first_seen_at FROM schedule_declaration WHERE source = :source
+ORDER BY first_seen_at DESC, fingerprint DESC
+LIMIT 1;
+
+-- name: declared_schedules
+-- the schedules a source declared, and those under the names it declares now
+SELECT * FROM schedule
+WHERE declared_by = :source OR name IN (SELECT value FROM json_each(:names));
+
+-- name: backlogged_schedules
+-- calendar schedules whose next fire time is older than the grace: a walk of schedule_backlog_idx
+SELECT * FROM schedule INDEXED BY schedule_backlog_idx
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND kind = 'calendar' AND can_start_by <= :cutoff
+ORDER BY can_start_by
+LIMIT :limit;
+
+-- name: insert_firings
+-- rows: JSON array of [schedule, nominal_at, status, last_at, firings, claimed_by, lease_until, sender,
+-- handled_at, sent_at]; a fire time already in the ledger is left as it is; returns the rows added
+INSERT INTO schedule_firing (schedule, nominal_at, status, last_at, firings, claimed_by, lease_until, sender,
+                             handled_at, sent_at)
+SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,
+       value ->> 8, value ->> 9
+FROM json_each(:rows) WHERE true
+ON CONFLICT (schedule, nominal_at) DO NOTHING
+RETURNING *;
+
+-- name: schedule_firings
+SELECT * FROM schedule_firing
+WHERE schedule = :name AND nominal_at < :before
+ORDER BY nominal_at DESC LIMIT :limit;
+
+-- name: due_to_send
+-- the schedules the beats send whose next fire time has come: a walk of schedule_fire_idx
+SELECT * FROM schedule INDEXED BY schedule_fire_idx
+WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= :now
+ORDER BY next_fire_at
+LIMIT :limit;
+
+-- name: expired_claims
+-- fire times claimed by a beat whose lease ended (it died, or paused): a walk of schedule_firing_lease_idx
+SELECT f.schedule, f.nominal_at, s.task_type, s.arguments, s.options
+FROM schedule_firing AS f INDEXED BY schedule_firing_lease_idx
+JOIN schedule AS s ON s.name = f.schedule
+WHERE f.status = 'claimed' AND f.lease_until <= :now
+ORDER BY f.lease_until
+LIMIT :limit;
+
+-- name: take_claims
+-- rows: JSON array of [schedule, nominal_at]; only claims still expired are taken over
+UPDATE schedule_firing SET claimed_by = :tag, lease_until = :lease_until, sender = :sender, handled_at = :now
+WHERE status = 'claimed' AND lease_until <= :now
+  AND (schedule, nominal_at) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows))
+RETURNING schedule, nominal_at;
+
+-- name: mark_sent
+-- rows: JSON array of [schedule, nominal_at] this claim (tag) sent
+UPDATE schedule_firing SET status = 'sent', sent_at = :now
+WHERE claimed_by = :tag AND status = 'claimed'
+  AND (schedule, nominal_at) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
+
+-- name: release_claims
+-- rows: JSON array of [schedule, nominal_at] this claim (tag) will not send: another beat may at once
+UPDATE schedule_firing SET lease_until = :now
+WHERE claimed_by = :tag AND status = 'claimed'
+  AND (schedule, nominal_at) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
+
+-- name: next_send_at
+-- the next fire time to send, or the next claim whose lease ends (how long a beat may sleep)
+SELECT min(at) AS at FROM (
+    SELECT min(next_fire_at) AS at FROM schedule WHERE enabled AND next_fire_at IS NOT NULL
+    UNION ALL
+    SELECT min(lease_until) FROM schedule_firing WHERE status = 'claimed');
+
+-- name: delete_schedule_firings
+DELETE FROM schedule_firing WHERE schedule = :name;

@@ -185,7 +185,7 @@ CREATE TABLE schedule (
     kind TEXT NOT NULL CHECK (kind IN ('periodic', 'calendar')),
     task_type TEXT NOT NULL,
     arguments TEXT NOT NULL DEFAULT '{"args":[],"kwargs":{}}',
-    mode TEXT NOT NULL CHECK (mode IN ('run', 'submit')),
+    mode TEXT NOT NULL CHECK (mode IN ('run', 'submit', 'send')),
     scheduling_period REAL,
     cooldown_duration REAL,
     cron_schedule TEXT,
@@ -212,7 +212,21 @@ CREATE TABLE schedule (
     -- get_schedule_start_times(), stored whenever the schedule changes, so that a
     -- pick is an index walk instead of a fetch of every schedule
     can_start_by TEXT,
-    should_start_by TEXT
+    should_start_by TEXT,
+    -- what happens to the fire times an outage made it miss (domain/firings.py)
+    catch_up TEXT NOT NULL DEFAULT 'latest' CHECK (catch_up IN ('latest', 'all', 'skip')),
+    catch_up_budget INTEGER,
+    -- seconds after failure 1, 2, 3 or more; NULL: the setting schedule_retry_backoff
+    retry_backoff TEXT,
+    -- mode 'send': Celery's options of the send
+    options TEXT NOT NULL DEFAULT '{}',
+    -- declared in code: by whom, with which fingerprint (domain/declarations.py)
+    declared_by TEXT,
+    declaration TEXT,
+    -- the last fire time handled (run, sent or skipped)
+    fired_through TEXT,
+    -- mode 'send': the next fire time to send, stored so that a beat's claim is an index walk
+    next_fire_at TEXT
 ) STRICT;
 
 -- the pick: among schedules not running, lowest should_start_by first
@@ -226,6 +240,44 @@ CREATE INDEX schedule_running_idx ON schedule (owner_last_ping_at)
     WHERE owner_tag IS NOT NULL;
 CREATE INDEX schedule_owner_node_idx ON schedule (owner_node)
     WHERE owner_tag IS NOT NULL;
+-- the catch-up pass: calendar schedules whose next fire time is overdue
+CREATE INDEX schedule_backlog_idx ON schedule (can_start_by)
+    WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND kind = 'calendar';
+-- the beats' claim: schedules they send, by their next fire time
+CREATE INDEX schedule_fire_idx ON schedule (next_fire_at)
+    WHERE enabled AND next_fire_at IS NOT NULL;
+-- the schedules one source declares in code
+CREATE INDEX schedule_declared_by_idx ON schedule (declared_by)
+    WHERE declared_by IS NOT NULL;
+
+-- each set of declarations a source made, and when it was first seen: the newest wins
+CREATE TABLE schedule_declaration (
+    source TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    first_seen_at TEXT NOT NULL,
+    schedules INTEGER NOT NULL,
+    PRIMARY KEY (source, fingerprint)
+) STRICT;
+
+-- the ledger of fire times: claimed (a beat sends it, until lease_until), sent (the broker
+-- took it) or skipped (by the catch-up rule: a run of consecutive fire times, through
+-- last_at, firings of them, NULL when too many to count)
+CREATE TABLE schedule_firing (
+    schedule TEXT NOT NULL,
+    nominal_at TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('claimed', 'sent', 'skipped')),
+    last_at TEXT,
+    firings INTEGER,
+    claimed_by TEXT,
+    lease_until TEXT,
+    sender TEXT,
+    handled_at TEXT NOT NULL,
+    sent_at TEXT,
+    PRIMARY KEY (schedule, nominal_at)
+) STRICT;
+-- claims whose beat went silent, by the end of their lease
+CREATE INDEX schedule_firing_lease_idx ON schedule_firing (lease_until)
+    WHERE status = 'claimed';
 
 CREATE TABLE schedule_run (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

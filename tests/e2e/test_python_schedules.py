@@ -1,0 +1,145 @@
+"""Schedules declared in Python (``ostinato.Schedules``), end to end: declared on functions with
+every option, refused with the schedule and the field named, run in-process on the embedded SQLite
+default, and run by several processes with different versions of the code against PostgreSQL,
+where the newest declarations win and no two runs of a schedule overlap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+import ostinato
+from ostinato.domain.errors import ValidationError
+from ostinato.domain.firings import CatchUpKind
+from ostinato.domain.schedules import RunStatus, ScheduleKind
+from ostinato.store import open_store
+
+H = timedelta(hours=1)
+
+
+def cleanup(directory: str = "/tmp") -> None:
+    """A declared job (at module level: found by its import path)."""
+
+
+def test_every_option_is_declared_on_the_function():
+    jobs = ostinato.Schedules("reports")
+
+    declared = jobs.periodic(every="1h", cooldown="10m", kwargs={"directory": "/srv"}, blackout=["23:00-01:00"],
+                             tz="Europe/Paris", dont_run_on=["laptop"], max_expected="30m", max_allowed="45m",
+                             retry_backoff=["1m", "10m"])(cleanup)
+    jobs.calendar("0 2 * * *", tz="Europe/Paris", max_duration="4h", catch_up=ostinato.CatchUp.all(3),
+                  name="nightly-cleanup", mode="submit")(cleanup)
+    assert declared is cleanup  # the function itself, still callable
+
+    periodic, nightly = jobs.schedules  # by name
+    assert periodic.name == "cleanup" and periodic.scheduling_period == H and periodic.cooldown_duration == H / 6
+    assert periodic.arguments.kwargs == {"directory": "/srv"} and periodic.dont_run_on_nodes == ("laptop",)
+    assert periodic.retry_backoff == (timedelta(minutes=1), timedelta(minutes=10)) and periodic.tz == "Europe/Paris"
+    assert periodic.max_allowed_duration == 45 * H / 60 and len(periodic.blackout_periods) == 1
+    assert nightly.name == "nightly-cleanup" and nightly.kind is ScheduleKind.CALENDAR
+    assert nightly.catch_up.kind is CatchUpKind.ALL and nightly.mode.value == "submit"
+    assert {s.task_type for s in jobs.schedules} == {f"{__name__}:cleanup"}
+
+
+@pytest.mark.parametrize("declare, field", [
+    (lambda j: j.periodic(every="soon"), "scheduling_period"),
+    (lambda j: j.periodic(every="1h", cooldown="2h"), "cooldown_duration"),
+    (lambda j: j.calendar("0 25 * * *", max_duration="1h"), "cron_schedule"),
+    (lambda j: j.calendar("0 2 * * *", max_duration="1h", tz="Mars/Olympus"), "tz"),
+    (lambda j: j.calendar("0 2 * * *", max_duration="1h", catch_up="sometimes"), "catch_up"),
+    (lambda j: j.periodic(every="1h", catch_up="skip"), "catch_up"),
+    (lambda j: j.periodic(every="1h", blackout=["23:00"]), "blackout[0]"),
+    (lambda j: j.periodic(every="1h", retry_backoff="5m"), "retry_backoff"),
+    (lambda j: j.periodic(every="1h", colour="blue"), "colour"),
+])
+def test_bad_declarations_name_the_schedule_and_the_field(declare, field):
+    jobs = ostinato.Schedules("reports")
+    with pytest.raises(ValidationError) as refused:
+        declare(jobs)(cleanup)
+    assert refused.value.field == field and refused.value.record == "schedule cleanup"
+    assert jobs.schedules == ()
+
+
+def test_a_nested_function_is_refused_it_has_no_import_path():
+    with pytest.raises(ValidationError, match="top level"):
+        ostinato.Schedules("reports").periodic(every="1h")(lambda: None)
+
+
+SCRIPT = '''
+import os, sys, time
+import ostinato
+
+VERSION = int(os.environ["JOBS_VERSION"])
+jobs = ostinato.Schedules("jobs")
+
+
+def tick(path, seconds=0.2):
+    start = time.time()
+    time.sleep(seconds)
+    with open(path, "a") as log:
+        log.write(f"tick {start:.6f} {time.time():.6f} {os.getpid()} {VERSION}\\n")
+
+
+def old_job(path):
+    open(path, "a").write("old\\n")
+
+
+period = "2s" if VERSION == 1 else "1s"
+jobs.periodic(every=period, cooldown=period, args=[sys.argv[2]])(tick)
+if VERSION == 1:
+    jobs.periodic(every="1h", cooldown="1h", args=[sys.argv[2]])(old_job)
+
+if __name__ == "__main__":
+    import threading
+    stop = threading.Event()
+    threading.Timer(float(sys.argv[3]), stop.set).start()
+    jobs.run(sys.argv[1], node=f"node-{VERSION}", stop=stop)
+'''
+
+
+def start(script: Path, db: str, log: Path, version: int, seconds: float) -> subprocess.Popen:
+    env = {**os.environ, "JOBS_VERSION": str(version), "OSTINATO_SCHEDULE_PING_INTERVAL": "0.5s"}
+    return subprocess.Popen([sys.executable, str(script), db, str(log), str(seconds)], cwd=script.parent, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_run_in_process_on_the_embedded_default(tmp_path):
+    script, log = tmp_path / "jobs.py", tmp_path / "ticks.log"
+    script.write_text(textwrap.dedent(SCRIPT))
+    proc = start(script, f"sqlite:///{tmp_path}/jobs.db", log, 1, 4.5)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    ticks = [line.split() for line in log.read_text().splitlines() if line.startswith("tick")]
+    assert 2 <= len(ticks) <= 3, ticks  # every 2 s for 4.5 s
+    with open_store(f"sqlite:///{tmp_path}/jobs.db") as store:
+        assert {r.status for r in store.list_schedule_runs("tick")} == {RunStatus.SUCCEEDED}
+        assert store.get_schedule("tick").declared_by == "python:jobs"
+
+
+def test_processes_with_two_versions_of_the_code_do_not_fight(pg_dsn, tmp_path):
+    script, log = tmp_path / "jobs.py", tmp_path / "ticks.log"
+    script.write_text(textwrap.dedent(SCRIPT))
+    old = start(script, pg_dsn, log, 1, 8)
+    time.sleep(2.5)
+    new = start(script, pg_dsn, log, 2, 5.5)
+    time.sleep(2.5)
+    restarted_old = start(script, pg_dsn, log, 1, 3)  # an old process restarted during the deploy
+    outputs = [p.communicate(timeout=60)[0] for p in (old, new, restarted_old)]
+    assert [p.returncode for p in (old, new, restarted_old)] == [0, 0, 0], outputs
+    assert "not applied: newer ones" in outputs[2]
+    with open_store(pg_dsn) as store:
+        tick = store.get_schedule("tick")
+        assert tick.scheduling_period == timedelta(seconds=1)  # the newest declaration holds
+        assert store.get_schedule("old-job").enabled is False  # removed in version 2: paused, not deleted
+        assert len(store.list_schedule_runs("old-job")) == 1
+    ticks = sorted((float(a), float(b)) for _, a, b, *_ in (line.split() for line in log.read_text().splitlines()
+                                                             if line.startswith("tick")))
+    assert len(ticks) >= 5
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(ticks, ticks[1:])), ticks  # never two at once
