@@ -184,7 +184,8 @@ class Dataset:
         if stats.cooldown_until is not None:
             return set()
         never = stats.last_successful is None
-        policies = {VisitPolicy.OLDEST_SCHEDULED_FIRST}
+        # change_rate_optimal: pending changes by lag, then never visited, then the rest by their optimal revisit
+        policies = {VisitPolicy.OLDEST_SCHEDULED_FIRST, VisitPolicy.CHANGE_RATE_OPTIMAL}
         if never:
             policies.add(VisitPolicy.STOP_AFTER_SUCCESS)
         if last_update is not None and never:

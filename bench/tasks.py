@@ -171,24 +171,31 @@ def timed_batches(label: str, total: int, batches: Iterator[Any], call: Callable
     return spent
 
 
-def run_store(store: Store, n: int, batch: int, grab_batch: int) -> dict[str, Any]:
-    now = datetime.now(timezone.utc).replace(microsecond=0)
-    store.create_task_type(TaskType(
+def bench_task_type(n: int) -> TaskType:
+    """The benchmark's task type, with room in its queue for ``n`` tasks and more."""
+    return TaskType(
         type=TASK_TYPE, description="benchmark: load a git repository", backend_name="bench.load_git",
         default_interval=timedelta(days=1), min_interval=timedelta(hours=12), max_interval=timedelta(days=64),
         backoff_factor=2.0, max_queue_length=10 * n, num_retries=3, retry_delay=timedelta(hours=1),
-    ))  # fmt: skip
-    rng = random.Random(42)
+    )  # fmt: skip
+
+
+def new_task_batches(n: int, batch: int, now: datetime, seed: int = 42) -> Iterator[list[NewTask]]:
+    """N recurring tasks of :data:`TASK_TYPE`, one URL argument each, ``next_run`` over the day before ``now``."""
+    rng = random.Random(seed)
+    for start in range(0, n, batch):
+        yield [
+            NewTask(TASK_TYPE, now - timedelta(seconds=rng.uniform(0, 86_400)), TaskArguments((f"https://example.org/repo/{i}",)))
+            for i in range(start, min(start + batch, n))
+        ]
+
+
+def run_store(store: Store, n: int, batch: int, grab_batch: int) -> dict[str, Any]:
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    store.create_task_type(bench_task_type(n))
 
     # 1. create
-    def new_tasks() -> Iterator[list[NewTask]]:
-        for start in range(0, n, batch):
-            yield [
-                NewTask(TASK_TYPE, now - timedelta(seconds=rng.uniform(0, 86_400)), TaskArguments((f"https://example.org/repo/{i}",)))
-                for i in range(start, min(start + batch, n))
-            ]
-
-    create_s = timed_batches("create_tasks", n, new_tasks(), lambda tasks: len(store.create_tasks(tasks)))
+    create_s = timed_batches("create_tasks", n, new_task_batches(n, batch, now), lambda tasks: len(store.create_tasks(tasks)))
 
     # 2. grab until nothing is ready
     run_ids: list[int] = []
