@@ -10,14 +10,17 @@ In one run, on one durable PostgreSQL it starts (and on SQLite, where the limit 
 
 each batch interleaved with the same rows written bare, by the limit (``bench/limits_copy.py``):
 one ``COPY`` into a table with only its primary key, in the same database, then a commit, the two
-taking turns at going first. Then
+taking turns at going first. Between 2 and 3:
 
-5. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/origins.py``);
-6. **metrics**: ``update_origin_metrics`` and ``get_origin_metrics``, each ``--rounds`` times;
+5. **metrics**: ``update_origin_metrics`` and ``get_origin_metrics``, each ``--rounds`` times;
+6. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/origins.py``);
 
 and the size on disk of every table and index (PostgreSQL). It prints each rate, the limit's, and
 the share, and writes JSON under ``bench/results/``. Every answer is checked as ``bench/origins.py``
 checks it (grabs fit their policy and never repeat an origin; the metrics count the data).
+
+PostgreSQL keeps fsync and full-page writes on; its WAL is set up as for bulk writes
+(:data:`WAL_SETTINGS`, ``--pg-defaults`` for PostgreSQL's own). ``--steps`` runs part of it.
 
 Run from the repository root::
 
@@ -50,6 +53,11 @@ from origins_data import FEEDBACK, POLICIES, Checker, Dataset
 from limits_copy import TaskIds, limit_writer, listed_rows, relation_sizes, run_rows, status_rows, task_rows
 
 STORES = ("postgresql", "sqlite")
+STEPS = ("origins", "grabs", "metrics", "tasks")
+#: how a server that takes bulk writes is set up (every tuning guide raises PostgreSQL's 1 GB / 5 min):
+#: checkpoints far enough apart that a page is written whole to the WAL once per cycle rather than at
+#: every batch, and those page images compressed. Durability is unchanged (fsync, full_page_writes on).
+WAL_SETTINGS = {"max_wal_size": "16GB", "checkpoint_timeout": "30min", "wal_compression": "lz4"}
 
 #: (key, title, unit, the limit's key or None, goal: (share or ms, comparison, value) or None)
 FIGURES: tuple[tuple[str, str, str, str | None, tuple[str, str, float] | None], ...] = (
@@ -77,6 +85,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=42, help="seed of the generated data")
     parser.add_argument("--shared-buffers", default="2GB", help="PostgreSQL shared_buffers (default 2GB)")
     parser.add_argument("--no-durable", dest="durable", action="store_false", help="PostgreSQL with fsync off (not like production)")
+    parser.add_argument("--pg-setting", action="append", default=[], metavar="KEY=VALUE",
+                        help="a PostgreSQL setting over the defaults below (repeatable)")
+    parser.add_argument("--pg-defaults", action="store_true",
+                        help=f"PostgreSQL's own WAL settings instead of {', '.join(f'{k}={v}' for k, v in WAL_SETTINGS.items())}")
+    parser.add_argument("--steps", default=",".join(STEPS), help=f"the steps to run, among {','.join(STEPS)}")
     parser.add_argument("--json-out", type=Path, help="default bench/results/limits-<date>-<commit>-<N>.json")
     args = parser.parse_args(argv)
     if args.quick:
@@ -85,6 +98,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.stores = [s.strip() for s in args.stores.split(",") if s.strip()]
     if not args.stores or set(args.stores) - set(STORES):
         parser.error(f"--stores: expected some of {', '.join(STORES)}, got {args.stores}")
+    args.steps = [s.strip() for s in args.steps.split(",") if s.strip()]
+    if set(args.steps) - set(STEPS):
+        parser.error(f"--steps: expected some of {', '.join(STEPS)}, got {args.steps}")
+    args.settings = {} if args.pg_defaults else dict(WAL_SETTINGS)
+    for item in args.pg_setting:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--pg-setting: expected KEY=VALUE, got {item!r}")
+        args.settings[key.strip()] = value.strip()
     if min(args.origins, args.tasks, args.batch, args.grab_batch, args.rounds) < 1:
         parser.error("--origins, --tasks, --batch, --grab-batch and --rounds must be at least 1")
     return args
@@ -144,20 +166,21 @@ def run_origins(store: Store, limit: Any, data: Dataset, store_name: str, args: 
                                                lambda b: limit.write("visit_status", status_rows(b)), feed)
     if sum(changed) != n:
         checker.warn(f"record_visit_statuses changed {sum(changed):,} stats for {n:,} statuses")
-    statistics_ = planner_statistics(store_name, store, db_path, True)
-    grabs = run_grabs(store, data, checker, args.grab_batch, args.rounds)
-    update_ms, metrics = medians(lambda: store.update_origin_metrics(now), args.rounds)
-    read_ms, _ = medians(store.get_origin_metrics, args.rounds)
-    result = {
+    result: dict[str, Any] = {
         "listed_seconds": listed_s, "listed_per_s": n / listed_s, "listed_limit_per_s": n / listed_limit_s,
         "statuses_seconds": statuses_s, "statuses_per_s": n / statuses_s, "statuses_limit_per_s": n / statuses_limit_s,
-        "metrics_update_median_ms": update_ms, "metrics_read_median_ms": read_ms,
-        "metrics": check_metrics(checker, metrics, lister.id, n, expected),
-        "planner_statistics": statistics_, "grabs": grabs,
+        "planner_statistics": planner_statistics(store_name, store, db_path, True),
     }
-    for policy, entry in grabs.items():
-        result[f"grab_{policy}_dry_run_median_ms"] = entry["dry_run_median_ms"]
-        result[f"grab_{policy}_real_median_ms"] = entry["real_median_ms"]
+    if "metrics" in args.steps:  # before the grabs: the data's counts, nothing in flight
+        update_ms, metrics = medians(lambda: store.update_origin_metrics(now), args.rounds)
+        read_ms, _ = medians(store.get_origin_metrics, args.rounds)
+        result.update(metrics_update_median_ms=update_ms, metrics_read_median_ms=read_ms,
+                      metrics=check_metrics(checker, metrics, lister.id, n, expected))
+    if "grabs" in args.steps:
+        result["grabs"] = grabs = run_grabs(store, data, checker, args.grab_batch, args.rounds)
+        for policy, entry in grabs.items():
+            result[f"grab_{policy}_dry_run_median_ms"] = entry["dry_run_median_ms"]
+            result[f"grab_{policy}_real_median_ms"] = entry["real_median_ms"]
     result["anomalies"] = checker.anomalies
     return result
 
@@ -244,13 +267,16 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[bold]{name}[/bold]: {args.origins:,} origins, {args.tasks:,} tasks")
         with tempfile.TemporaryDirectory(prefix="ostinato-limits-") as workdir:
             db_path = Path(workdir) / "bench.db"
-            with fresh_store(name, Path(workdir), args.durable, args.shared_buffers) as (store, version):
+            with fresh_store(name, Path(workdir), args.durable, args.shared_buffers, args.settings) as (store, version):
                 dsn = getattr(store, "dsn", None)
+                result = {"anomalies": []}
                 with limit_writer(name, dsn, db_path) as limit:
-                    result = run_origins(store, limit, data, name, args, db_path)
-                    tasks = run_tasks(store, limit, args.tasks, args, now - timedelta(seconds=1))
-                result.update({k: v for k, v in tasks.items() if k != "anomalies"})
-                result["anomalies"] += tasks["anomalies"]
+                    if "origins" in args.steps:
+                        result = run_origins(store, limit, data, name, args, db_path)
+                    if "tasks" in args.steps:
+                        tasks = run_tasks(store, limit, args.tasks, args, now - timedelta(seconds=1))
+                        result.update({k: v for k, v in tasks.items() if k != "anomalies"})
+                        result["anomalies"] += tasks["anomalies"]
                 result["sizes"] = relation_sizes(dsn) if dsn else None
         result["shares"] = shares(result)
         results[name] = {"version": version, **result}

@@ -196,7 +196,9 @@ def check_metrics(checker: Checker, metrics: list, lister_id: int, n: int, expec
            "origins_with_pending_changes": m.origins_with_pending_changes,
            "lag_histogram": dict(m.lag_histogram),
            "lag_max_s": m.lag_max.total_seconds() if m.lag_max is not None else None}
+    row["origins_never_successful"] = m.origins_never_successful
     want = {"origins_known": n, "origins_enabled": n, "origins_never_visited": expected.counts["origins_never_visited"],
+            "origins_never_successful": expected.counts["origins_never_successful"],
             "origins_with_pending_changes": expected.counts["origins_with_pending_changes"]}
     for key, value in want.items():
         if row[key] != value:

@@ -115,19 +115,20 @@ def code_version() -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def fresh_store(name: str, workdir: Path, durable: bool, shared_buffers: str = "2GB") -> Iterator[tuple[Store, str]]:
+def fresh_store(name: str, workdir: Path, durable: bool, shared_buffers: str = "2GB",
+                settings: dict[str, str] | None = None) -> Iterator[tuple[Store, str]]:
     """A store on an empty database with the schema; yields it and the database version.
 
     PostgreSQL gets ``shared_buffers`` (2 GB by default, under the usual quarter of this
     machine's 24 GiB): enough to hold the 1M benchmarks' tables and indexes, as a
-    production server sized for its hot set would."""
+    production server sized for its hot set would; ``settings`` are more server settings."""
     if name == "sqlite":
         store = SQLiteStore(workdir / "bench.db")
         store.init_schema()
         with contextlib.closing(store):
             yield store, sqlite3.sqlite_version
         return
-    with PostgresCluster(durable=durable, settings={"shared_buffers": shared_buffers}) as cluster:
+    with PostgresCluster(durable=durable, settings={"shared_buffers": shared_buffers, **(settings or {})}) as cluster:
         cluster.create_database("bench")
         dsn = cluster.dsn("bench")
         with psycopg.connect(dsn) as conn:
