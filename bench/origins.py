@@ -182,6 +182,33 @@ def planner_statistics(store_name: str, store: Store, db_path: Path, analyze: bo
     return {"analyze": analyze, "analyzed": {r[0]: r[1] for r in rows}, "rows_changed_since_analyze": {r[0]: r[2] for r in rows}}
 
 
+def check_metrics(checker: Checker, metrics: list, lister_id: int, n: int, expected: Expected, *,
+                  called: bool = True) -> dict[str, Any]:
+    """The benchmark lister's metrics as JSON, each count checked against the data's."""
+    mine = [m for m in metrics if m.lister_id == lister_id and m.visit_type == VISIT_TYPE]
+    if called and len(mine) != 1:
+        checker.warn(f"update_origin_metrics returned {len(mine)} rows for the lister, expected 1")
+    if not mine:
+        return {}
+    m = mine[0]
+    row = {"origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
+           "origins_never_visited": m.origins_never_visited,
+           "origins_with_pending_changes": m.origins_with_pending_changes,
+           "lag_histogram": dict(m.lag_histogram),
+           "lag_max_s": m.lag_max.total_seconds() if m.lag_max is not None else None}
+    row["origins_never_successful"] = m.origins_never_successful
+    want = {"origins_known": n, "origins_enabled": n, "origins_never_visited": expected.counts["origins_never_visited"],
+            "origins_never_successful": expected.counts["origins_never_successful"],
+            "origins_with_pending_changes": expected.counts["origins_with_pending_changes"]}
+    for key, value in want.items():
+        if row[key] != value:
+            checker.warn(f"update_origin_metrics: {key} = {row[key]:,}, expected {value:,}")
+    if sum(m.lag_histogram.values()) != m.origins_with_pending_changes:
+        checker.warn(f"update_origin_metrics: the lag histogram counts {sum(m.lag_histogram.values()):,} origins, "
+                     f"pending changes {m.origins_with_pending_changes:,}")
+    return row
+
+
 def run_store(store: Store, data: Dataset, expected: Expected, store_name: str, batch: int, count: int,
               rounds: int, db_path: Path, analyze: bool) -> dict[str, Any]:
     now, n = data.now, data.n
@@ -218,7 +245,6 @@ def run_store(store: Store, data: Dataset, expected: Expected, store_name: str, 
 
     # 4. metrics
     metrics_ms = None
-    metrics_row: dict[str, Any] = {}
     start = time.perf_counter()
     try:
         metrics = store.update_origin_metrics(now)
@@ -226,24 +252,7 @@ def run_store(store: Store, data: Dataset, expected: Expected, store_name: str, 
     except Exception as exc:
         checker.warn(f"update_origin_metrics raised {type(exc).__name__}: {exc}")
         metrics = []
-    mine = [m for m in metrics if m.lister_id == lister.id and m.visit_type == VISIT_TYPE]
-    if metrics_ms is not None and len(mine) != 1:
-        checker.warn(f"update_origin_metrics returned {len(mine)} rows for the lister, expected 1")
-    if mine:
-        m = mine[0]
-        metrics_row = {"origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
-                       "origins_never_visited": m.origins_never_visited,
-                       "origins_with_pending_changes": m.origins_with_pending_changes,
-                       "lag_histogram": dict(m.lag_histogram),
-                       "lag_max_s": m.lag_max.total_seconds() if m.lag_max is not None else None}
-        want = {"origins_known": n, "origins_enabled": n, "origins_never_visited": expected.counts["origins_never_visited"],
-                "origins_with_pending_changes": expected.counts["origins_with_pending_changes"]}
-        for key, value in want.items():
-            if metrics_row[key] != value:
-                checker.warn(f"update_origin_metrics: {key} = {metrics_row[key]:,}, expected {value:,}")
-        if sum(m.lag_histogram.values()) != m.origins_with_pending_changes:
-            checker.warn(f"update_origin_metrics: the lag histogram counts {sum(m.lag_histogram.values()):,} origins, "
-                         f"pending changes {m.origins_with_pending_changes:,}")
+    metrics_row = check_metrics(checker, metrics, lister.id, n, expected, called=metrics_ms is not None)
 
     result: dict[str, Any] = {
         "listed_seconds": listed_s,

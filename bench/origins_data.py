@@ -184,7 +184,8 @@ class Dataset:
         if stats.cooldown_until is not None:
             return set()
         never = stats.last_successful is None
-        policies = {VisitPolicy.OLDEST_SCHEDULED_FIRST}
+        # change_rate_optimal: pending changes by lag, then never visited, then the rest by their optimal revisit
+        policies = {VisitPolicy.OLDEST_SCHEDULED_FIRST, VisitPolicy.CHANGE_RATE_OPTIMAL}
         if never:
             policies.add(VisitPolicy.STOP_AFTER_SUCCESS)
         if last_update is not None and never:
@@ -204,7 +205,7 @@ class Dataset:
         counts = dict.fromkeys((
             "listed_with_last_update", "listed_forks", "listed_with_extra_arguments",
             "statuses_eventful", "statuses_uneventful", "statuses_failed", "statuses_not_found",
-            "origins_in_cooldown", "origins_never_visited", "origins_with_pending_changes",
+            "origins_in_cooldown", "origins_never_visited", "origins_never_successful", "origins_with_pending_changes",
         ), 0)  # fmt: skip
         with progress("expected counts", self.n) as advance:
             for i in range(self.n):
@@ -224,7 +225,8 @@ class Dataset:
                         snapshot = status.snapshot
                 stats = self.stats(i, visits)
                 counts["origins_in_cooldown"] += stats.cooldown_until is not None
-                counts["origins_never_visited"] += stats.last_successful is None
+                counts["origins_never_visited"] += stats.last_status_date is None
+                counts["origins_never_successful"] += stats.last_status_date is not None and stats.last_successful is None
                 counts["origins_with_pending_changes"] += last_update is not None and (
                     stats.last_successful is None or last_update > stats.last_successful)
                 for policy in self.policies(stats, last_update):

@@ -115,19 +115,20 @@ def code_version() -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def fresh_store(name: str, workdir: Path, durable: bool, shared_buffers: str = "2GB") -> Iterator[tuple[Store, str]]:
+def fresh_store(name: str, workdir: Path, durable: bool, shared_buffers: str = "2GB",
+                settings: dict[str, str] | None = None) -> Iterator[tuple[Store, str]]:
     """A store on an empty database with the schema; yields it and the database version.
 
     PostgreSQL gets ``shared_buffers`` (2 GB by default, under the usual quarter of this
     machine's 24 GiB): enough to hold the 1M benchmarks' tables and indexes, as a
-    production server sized for its hot set would."""
+    production server sized for its hot set would; ``settings`` are more server settings."""
     if name == "sqlite":
         store = SQLiteStore(workdir / "bench.db")
         store.init_schema()
         with contextlib.closing(store):
             yield store, sqlite3.sqlite_version
         return
-    with PostgresCluster(durable=durable, settings={"shared_buffers": shared_buffers}) as cluster:
+    with PostgresCluster(durable=durable, settings={"shared_buffers": shared_buffers, **(settings or {})}) as cluster:
         cluster.create_database("bench")
         dsn = cluster.dsn("bench")
         with psycopg.connect(dsn) as conn:
@@ -171,24 +172,31 @@ def timed_batches(label: str, total: int, batches: Iterator[Any], call: Callable
     return spent
 
 
-def run_store(store: Store, n: int, batch: int, grab_batch: int) -> dict[str, Any]:
-    now = datetime.now(timezone.utc).replace(microsecond=0)
-    store.create_task_type(TaskType(
+def bench_task_type(n: int) -> TaskType:
+    """The benchmark's task type, with room in its queue for ``n`` tasks and more."""
+    return TaskType(
         type=TASK_TYPE, description="benchmark: load a git repository", backend_name="bench.load_git",
         default_interval=timedelta(days=1), min_interval=timedelta(hours=12), max_interval=timedelta(days=64),
         backoff_factor=2.0, max_queue_length=10 * n, num_retries=3, retry_delay=timedelta(hours=1),
-    ))  # fmt: skip
-    rng = random.Random(42)
+    )  # fmt: skip
+
+
+def new_task_batches(n: int, batch: int, now: datetime, seed: int = 42) -> Iterator[list[NewTask]]:
+    """N recurring tasks of :data:`TASK_TYPE`, one URL argument each, ``next_run`` over the day before ``now``."""
+    rng = random.Random(seed)
+    for start in range(0, n, batch):
+        yield [
+            NewTask(TASK_TYPE, now - timedelta(seconds=rng.uniform(0, 86_400)), TaskArguments((f"https://example.org/repo/{i}",)))
+            for i in range(start, min(start + batch, n))
+        ]
+
+
+def run_store(store: Store, n: int, batch: int, grab_batch: int) -> dict[str, Any]:
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    store.create_task_type(bench_task_type(n))
 
     # 1. create
-    def new_tasks() -> Iterator[list[NewTask]]:
-        for start in range(0, n, batch):
-            yield [
-                NewTask(TASK_TYPE, now - timedelta(seconds=rng.uniform(0, 86_400)), TaskArguments((f"https://example.org/repo/{i}",)))
-                for i in range(start, min(start + batch, n))
-            ]
-
-    create_s = timed_batches("create_tasks", n, new_tasks(), lambda tasks: len(store.create_tasks(tasks)))
+    create_s = timed_batches("create_tasks", n, new_task_batches(n, batch, now), lambda tasks: len(store.create_tasks(tasks)))
 
     # 2. grab until nothing is ready
     run_ids: list[int] = []

@@ -122,11 +122,14 @@ _COLUMNS = [("lister", "lister"), ("visit_type", "visit type"), ("origins_known"
 
 
 @metrics.command("update")
+@click.option("--recount", is_flag=True,
+              help="Read every origin again (a full pass) and make what the writes keep up to date again from them.")
 @json_option
 @pass_app
-def metrics_update(app: AppContext, as_json: bool) -> None:
-    """Recount every lister and visit type (a pass over all listed origins) and store the result."""
-    found = app.store().update_origin_metrics(app.clock.now())
+def metrics_update(app: AppContext, recount: bool, as_json: bool) -> None:
+    """Count every lister and visit type now and store the result (the writes keep the counts up to date:
+    a pass reads them, whatever the number of origins)."""
+    found = app.store().update_origin_metrics(app.clock.now(), recount=recount)
     _print_metrics(found, as_json)
 
 

@@ -11,12 +11,19 @@ flight), and visits, eventful and uneventful, within :data:`ACTIVITY_WINDOW`
 before it. An origin's activity counts once, for the listing its loader gets
 (``origin_visit_stats.lister_id``), so that it adds up over listers; the other
 counts count an origin several listers list once for each.
+
+The stores keep these counts up to date as listings and statuses arrive (each
+write adds its changes to per-lister cells: see ``store/origins``), so a pass
+reads a few cells whatever the number of origins. Cells have a resolution, and
+the counts are exact at it (:class:`MetricClock`): the lag is counted in whole
+hours (the hour boundaries crossed since ``last_update``), the window of
+activity ends at the pass's minute, and "in flight" is exact.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Mapping
 
 _HOUR = 3600.0
@@ -29,6 +36,45 @@ ACTIVITY_WINDOW = timedelta(hours=1)
 LAG_BOUNDS: tuple[float, ...] = (
     _HOUR, 6 * _HOUR, _DAY, 3 * _DAY, 7 * _DAY, 30 * _DAY, 90 * _DAY, 180 * _DAY, 365 * _DAY, 730 * _DAY,
 )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricClock:
+    """The times of one metrics pass at ``now``, and the cells they fall on (whole units since 1970)."""
+
+    now: datetime
+
+    @property
+    def until(self) -> datetime:
+        """The end of the activity window: ``now`` to the minute."""
+        return _EPOCH + (self.now - _EPOCH) // timedelta(minutes=1) * timedelta(minutes=1)
+
+    @property
+    def since(self) -> datetime:
+        """The start of the activity window (excluded). A writer at ``now`` passes it to the store as the
+        horizon before which activity can count in no later pass."""
+        return self.until - ACTIVITY_WINDOW
+
+    @property
+    def lag_base(self) -> datetime:
+        """The time the lags are measured to: the hour at or after ``now`` (as a lag runs from the hour at or
+        after ``last_update``: the hours it counts are the hour boundaries crossed since)."""
+        return _EPOCH + timedelta(hours=self.lag_hour)
+
+    @property
+    def lag_hour(self) -> int:
+        """:attr:`lag_base` in hours since 1970."""
+        return -((_EPOCH - self.now) // timedelta(hours=1))
+
+    def params(self) -> dict[str, int]:
+        """The cells of these times: ``now`` in microseconds, the window's ends in minutes, the lag's hour."""
+        return {"now_us": (self.now - _EPOCH) // timedelta(microseconds=1),
+                "since_minute": (self.since - _EPOCH) // timedelta(minutes=1),
+                "until_minute": (self.until - _EPOCH) // timedelta(minutes=1),
+                "lag_hour": self.lag_hour}
 
 
 def bucket_label(index: int) -> str:

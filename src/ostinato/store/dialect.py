@@ -64,10 +64,14 @@ class Dialect(Protocol):
         ...
 
     # -- transactions --------------------------------------------------------
-    def write(self, *, batch: bool = False, rollback: bool = False) -> AbstractContextManager[Connection]:
+    def write(self, *, batch: bool = False, rollback: bool = False,
+              horizon: datetime | None = None) -> AbstractContextManager[Connection]:
         """A write transaction, committed on success; with ``rollback`` always rolled back (a dry
         run). ``batch``: a transaction of batch joins (on PostgreSQL, joins planned as index-driven
-        nested loops; nothing on SQLite). Concurrent writers of one row wait for each other."""
+        nested loops; nothing on SQLite). ``horizon``: no metrics pass after this transaction counts
+        activity up to then (the writer's ``MetricClock.since``): a database that gathers metric
+        changes may leave such activity out (PostgreSQL does; SQLite keeps all until the pass).
+        Concurrent writers of one row wait for each other."""
         ...
 
     def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Row]:

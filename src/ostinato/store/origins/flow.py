@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
-from ...domain.origin_metrics import ACTIVITY_WINDOW, LAG_BOUNDS, OriginMetrics, fold_metrics
+from ...domain.origin_metrics import LAG_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
@@ -33,6 +33,10 @@ from .rows import (
     metrics_params, rate_evidence, row_to_listed_origin, row_to_lister, row_to_metrics, row_to_threshold,
     row_to_visit_stats,
 )
+
+
+#: one metrics pass at a time
+METRICS_LOCK = "origin-metrics"
 
 
 @lru_cache(maxsize=64)
@@ -95,7 +99,7 @@ class OriginFlow(OriginStore):
         q = self._origins
         unique = latest_listed(origins)
         params = {"lister_id": lister_id, "now": self.db.time(now), "touch_last_seen": bool(touch_last_seen)}
-        with self.db.write(batch=True) as conn:
+        with self.db.write(batch=True, horizon=MetricClock(now).since) as conn:
             if conn.execute(q.lister_exists, {"id": lister_id}).fetchone() is None:
                 raise NotFoundError("lister", str(lister_id))
             for chunk in chunks(unique):
@@ -116,7 +120,8 @@ class OriginFlow(OriginStore):
         q = self._origins
         statuses = check_visit_statuses(statuses)
         changed = 0
-        with self.db.write(batch=True) as conn:
+        horizon = MetricClock(now).since if now is not None else None
+        with self.db.write(batch=True, horizon=horizon) as conn:
             thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(q.revisit_thresholds)}
             for chunk in chunks(list(statuses)):
                 keys = sorted({(s.origin, s.type) for s in chunk})
@@ -168,7 +173,7 @@ class OriginFlow(OriginStore):
         total = check_limit(limit, requests)
         options = options.validated()
         time, read_json, read_time = self.db.time, self.db.read_json, self.db.read_time
-        with self.db.write(rollback=dry_run) as conn:
+        with self.db.write(rollback=dry_run, horizon=MetricClock(now).since) as conn:
             conn.execute(q.index_ordered_picks)
             conn.execute(q.release_cooldowns, {"visit_type": visit_type, "now": time(now)})
             params = {"visit_type": visit_type, "now": time(now), "lister_id": options.lister_id,
@@ -199,15 +204,26 @@ class OriginFlow(OriginStore):
         return released
 
     # -- metrics ------------------------------------------------------------
-    def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
-        q = self._origins
-        with self.db.write() as conn:
-            params = {"now": self.db.time(now), "since": self.db.time(now - ACTIVITY_WINDOW),
-                      "bounds": self.db.array(LAG_BOUNDS)}
-            rows = [dict(r) for query in (q.single_listed_metrics, q.multi_listed_metrics)
-                    for r in conn.execute(query, params)]
+    def update_origin_metrics(self, now: datetime, *, recount: bool = False) -> list[OriginMetrics]:
+        q, db = self._origins, self.db
+        clock = MetricClock(now)
+        params = {"now": db.time(now), "since": db.time(clock.since), "until": db.time(clock.until),
+                  "lag_base": db.time(clock.lag_base), "horizon": db.time(clock.since),
+                  "bounds": db.array(LAG_BOUNDS), **clock.params()}
+        with db.write() as conn:
+            db.lock(conn, METRICS_LOCK)
+            if recount:  # every row read, and the cells made again from them
+                conn.execute(q.lock_metric_cells)
+                rows = [dict(r) for query in (q.single_listed_metrics, q.multi_listed_metrics)
+                        for r in conn.execute(query, params)]
+                for statement in statements(q.rebuild_metric_cells):
+                    conn.execute(statement, params)
+            else:  # the cells the writes kept, and the origins several listers list
+                conn.execute(q.prune_metric_cells, params)
+                rows = [dict(r) for query in (q.metrics_from_cells, q.multi_listed_metrics)
+                        for r in conn.execute(query, params)]
             for m in fold_metrics(now, rows):
-                conn.execute(q.upsert_origin_metrics, metrics_params(self.db, m))
+                conn.execute(q.upsert_origin_metrics, metrics_params(db, m))
         return self.get_origin_metrics()
 
     def get_origin_metrics(self, *, lister_id: int | None = None, visit_type: str | None = None) -> list[OriginMetrics]:

@@ -126,8 +126,14 @@ class OriginStore(abc.ABC):
 
     # -- metrics ------------------------------------------------------------
     @abc.abstractmethod
-    def update_origin_metrics(self, now: datetime) -> list[OriginMetrics]:
-        """Recount every (lister, visit type) (a full pass) and store the result; returns all metrics."""
+    def update_origin_metrics(self, now: datetime, *, recount: bool = False) -> list[OriginMetrics]:
+        """Count every (lister, visit type) as of ``now`` and store the result; returns all metrics.
+
+        The writes keep the counts up to date (see docs/design/origins.md): a pass reads them, and
+        costs the same whatever the number of origins (more only for origins several listers list).
+        ``recount``: every origin read again, and what the writes keep made again from them (a
+        full pass, for a database changed behind the store's back).
+        """
 
     @abc.abstractmethod
     def get_origin_metrics(self, *, lister_id: int | None = None, visit_type: str | None = None) -> list[OriginMetrics]:

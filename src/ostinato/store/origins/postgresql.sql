@@ -281,15 +281,63 @@ FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
 WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.cooldown_until IS NOT NULL
   AND s.last_scheduled IS NOT NULL AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date);
 
--- Metrics per (lister, visit type). A full pass, run periodically by
--- `ostinato metrics update`; readers use the stored origin_metrics rows.
--- Activity (visits in flight at now; visits of any outcome (last_status_date), eventful and uneventful,
--- after since and up to now) counts an origin once, for the listing its loader gets (s.lister_id), so
--- that it adds up over listers.
+-- Metrics per (lister, visit type), at the times of domain/origin_metrics.py: the lag in whole hours
+-- (from the hour at or after last_update to lag_hour, the hour at or after `now`, in hours since 1970), activity to the minute (visits in (since, until], `now`'s minute less the window and
+-- `now`'s minute), in flight at `now` itself. Activity (in flight at now; visits of any outcome
+-- (last_status_date), eventful and uneventful) counts an origin once, for the listing its loader gets
+-- (s.lister_id), so that it adds up over listers. Origins one lister lists are counted from the cells
+-- their writes keep up to date (origin_metric_cell, see migrations/0011); recounted in full only on
+-- demand (single_listed_metrics, which also rebuilds the cells). Rows are one per (lister, visit type,
+-- lag bucket), the bucket NULL for origins with nothing pending, as fold_metrics takes them.
+
+-- name: lock_metric_cells
+-- one metrics pass at a time; a rebuild also holds writers back at their commit (their changes
+-- then apply to the rebuilt cells)
+LOCK TABLE origin_metric_cell IN EXCLUSIVE MODE;
+
+-- name: prune_metric_cells
+-- cells that count nothing any more: empty, in flight until before now, visits before the window
+-- (rows a writer is applying are left for the next pass)
+DELETE FROM origin_metric_cell AS c
+USING (SELECT lister_id, visit_type, kind, cell FROM origin_metric_cell
+       WHERE origins = 0 OR (kind = 6 AND cell <= %(now_us)s) OR (kind IN (7, 8, 9) AND cell <= %(since_minute)s)
+       FOR UPDATE SKIP LOCKED) AS d
+WHERE (c.lister_id, c.visit_type, c.kind, c.cell) = (d.lister_id, d.visit_type, d.kind, d.cell);
+
+-- name: metrics_from_cells
+SELECT lister_id, visit_type, NULL::integer AS bucket,
+       coalesce(sum(origins) FILTER (WHERE kind = 1), 0) - coalesce(sum(origins) FILTER (WHERE kind = 5), 0) AS origins,
+       coalesce(sum(origins) FILTER (WHERE kind = 2), 0) AS enabled,
+       coalesce(sum(origins) FILTER (WHERE kind = 3), 0) AS never_visited,
+       coalesce(sum(origins) FILTER (WHERE kind = 4), 0) AS never_successful,
+       NULL::float8 AS lag_max,
+       coalesce(sum(origins) FILTER (WHERE kind = 6 AND cell > %(now_us)s), 0) AS in_flight,
+       coalesce(sum(origins) FILTER (WHERE kind = 7 AND cell > %(since_minute)s AND cell <= %(until_minute)s), 0) AS visits,
+       coalesce(sum(origins) FILTER (WHERE kind = 8 AND cell > %(since_minute)s AND cell <= %(until_minute)s), 0) AS eventful,
+       coalesce(sum(origins) FILTER (WHERE kind = 9 AND cell > %(since_minute)s AND cell <= %(until_minute)s), 0) AS uneventful
+FROM origin_metric_cell
+GROUP BY lister_id, visit_type
+HAVING coalesce(sum(origins) FILTER (WHERE kind = 1), 0) <> 0
+UNION ALL
+SELECT lister_id, visit_type, width_bucket((%(lag_hour)s - cell) * 3600.0, %(bounds)s::float8[]), sum(origins), 0, 0, 0,
+       max((%(lag_hour)s - cell) * 3600.0), 0, 0, 0, 0
+FROM origin_metric_cell WHERE kind = 5 AND origins <> 0
+GROUP BY 1, 2, 3;
+
+-- name: rebuild_metric_cells
+-- every cell counted again from the scheduling rows (with single_listed_metrics: the full recount)
+DELETE FROM origin_metric_cell;
+INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins)
+SELECT s.lister_id, s.visit_type, c.kind, c.cell, count(*)
+FROM origin_visit_stats AS s
+CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
+                                       s.last_scheduled, s.cooldown_until, s.last_eventful, s.last_uneventful,
+                                       %(horizon)s) AS c
+WHERE s.listing_count = 1
+GROUP BY 1, 2, 3, 4;
 
 -- name: single_listed_metrics
--- origins one lister lists: their scheduling row says it all (one scan, no join); one row per (lister, visit type, lag bucket), the bucket
--- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
+-- the full recount of the origins one lister lists: their scheduling row says it all (one scan, no join)
 SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
        count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL) AS never_visited,
        count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL) AS never_successful,
@@ -297,20 +345,22 @@ SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHER
        count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
        count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
 FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful, s.last_status_date,
-             CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN width_bucket(extract(epoch FROM %(now)s - s.last_update)::float8, %(bounds)s::float8[]) END AS bucket,
-             CASE WHEN s.enabled AND s.last_update IS NOT NULL AND (s.last_successful IS NULL OR s.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - s.last_update)::float8 END AS lag,
+             CASE WHEN pending THEN width_bucket(lag, %(bounds)s::float8[]) END AS bucket,
+             CASE WHEN pending THEN lag END AS lag,
              s.cooldown_until > %(now)s AND s.last_scheduled IS NOT NULL
                  AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date) AS in_flight,
-             s.last_status_date > %(since)s AND s.last_status_date <= %(now)s AS visited,
-             s.last_eventful > %(since)s AND s.last_eventful <= %(now)s AS eventful,
-             s.last_uneventful > %(since)s AND s.last_uneventful <= %(now)s AS uneventful
-      FROM origin_visit_stats AS s
+             s.last_status_date > %(since)s AND s.last_status_date <= %(until)s AS visited,
+             s.last_eventful > %(since)s AND s.last_eventful <= %(until)s AS eventful,
+             s.last_uneventful > %(since)s AND s.last_uneventful <= %(until)s AS uneventful
+      FROM origin_visit_stats AS s,
+           LATERAL (SELECT s.enabled AND s.last_update IS NOT NULL
+                               AND (s.last_successful IS NULL OR s.last_update > s.last_successful) AS pending,
+                           (%(lag_hour)s - ceil(extract(epoch FROM s.last_update) / 3600)) * 3600.0 AS lag) AS p
       WHERE s.listing_count = 1) AS x
 GROUP BY lister_id, visit_type, bucket;
 
 -- name: multi_listed_metrics
--- origins several listers list: each listing counts for its lister; one row per (lister, visit type, lag bucket), the bucket
--- NULL for origins with nothing pending (a few groups: no per-row FILTER work)
+-- origins several listers list (few: walked by their partial index): each listing counts for its lister
 SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHERE enabled) AS enabled,
        count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL) AS never_visited,
        count(*) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL) AS never_successful,
@@ -318,15 +368,18 @@ SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHER
        count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
        count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
 FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful, s.last_status_date,
-             CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN width_bucket(extract(epoch FROM %(now)s - o.last_update)::float8, %(bounds)s::float8[]) END AS bucket,
-             CASE WHEN o.enabled AND o.last_update IS NOT NULL AND (s.last_successful IS NULL OR o.last_update > s.last_successful) THEN extract(epoch FROM %(now)s - o.last_update)::float8 END AS lag,
+             CASE WHEN pending THEN width_bucket(lag, %(bounds)s::float8[]) END AS bucket,
+             CASE WHEN pending THEN lag END AS lag,
              o.lister_id = s.lister_id AND s.cooldown_until > %(now)s AND s.last_scheduled IS NOT NULL
                  AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date) AS in_flight,
-             o.lister_id = s.lister_id AND s.last_status_date > %(since)s AND s.last_status_date <= %(now)s AS visited,
-             o.lister_id = s.lister_id AND s.last_eventful > %(since)s AND s.last_eventful <= %(now)s AS eventful,
-             o.lister_id = s.lister_id AND s.last_uneventful > %(since)s AND s.last_uneventful <= %(now)s AS uneventful
+             o.lister_id = s.lister_id AND s.last_status_date > %(since)s AND s.last_status_date <= %(until)s AS visited,
+             o.lister_id = s.lister_id AND s.last_eventful > %(since)s AND s.last_eventful <= %(until)s AS eventful,
+             o.lister_id = s.lister_id AND s.last_uneventful > %(since)s AND s.last_uneventful <= %(until)s AS uneventful
       FROM origin_visit_stats AS s
-      JOIN listed_origin AS o ON o.url = s.url AND o.visit_type = s.visit_type
+      JOIN listed_origin AS o ON o.url = s.url AND o.visit_type = s.visit_type,
+           LATERAL (SELECT o.enabled AND o.last_update IS NOT NULL
+                               AND (s.last_successful IS NULL OR o.last_update > s.last_successful) AS pending,
+                           (%(lag_hour)s - ceil(extract(epoch FROM o.last_update) / 3600)) * 3600.0 AS lag) AS p
       WHERE s.listing_count > 1) AS x
 GROUP BY lister_id, visit_type, bucket;
 

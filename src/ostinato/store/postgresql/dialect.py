@@ -94,10 +94,14 @@ class PostgresDialect:
 
     # -- transactions --------------------------------------------------------
     @contextmanager
-    def write(self, *, batch: bool = False, rollback: bool = False) -> Iterator[psycopg.Connection]:
+    def write(self, *, batch: bool = False, rollback: bool = False,
+              horizon: datetime | None = None) -> Iterator[psycopg.Connection]:
+        settings = [INDEX_DRIVEN_BATCHES] if batch else []
+        if horizon is not None:  # read by the metric triggers (migrations/0011), in one round trip with the rest
+            settings.append(f"SET LOCAL ostinato.metrics_horizon = '{self.time(horizon).isoformat()}'")
         with self.pool.connection() as conn, conn.transaction(force_rollback=rollback):
-            if batch:
-                conn.execute(INDEX_DRIVEN_BATCHES)
+            if settings:
+                conn.execute("; ".join(settings))
             yield conn
 
     def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -142,7 +142,8 @@ class SQLiteDialect:
 
     # -- transactions --------------------------------------------------------
     @contextmanager
-    def write(self, *, batch: bool = False, rollback: bool = False) -> Iterator[sqlite3.Connection]:
+    def write(self, *, batch: bool = False, rollback: bool = False,
+              horizon: datetime | None = None) -> Iterator[sqlite3.Connection]:
         with self.lock_:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -230,6 +231,17 @@ class SQLiteDialect:
 
 
 def statements(script: str) -> list[str]:
-    """Split a schema script into statements (our scripts have no ';' inside literals)."""
+    """Split a schema script into statements (our scripts have no ';' inside literals); a trigger's
+    body (``BEGIN … END``) stays whole, as ``sqlite3.complete_statement`` tells."""
     lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    found: list[str] = []
+    pending = ""
+    for part in "\n".join(lines).split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                found.append(pending.strip().rstrip(";").strip())
+            pending = ""
+    if pending.strip(" \n;"):
+        found.append(pending.strip().rstrip(";").strip())
+    return found

@@ -1,0 +1,172 @@
+"""The bare write limit of each kind of row, for bench/limits.py: the same rows, on the same server, in
+the same run, into a table with only its primary key.
+
+On PostgreSQL each batch is one binary ``COPY`` and a commit (the fastest way a client writes rows);
+on SQLite, which has no ``COPY``, one ``executemany`` of a plain ``INSERT`` in one transaction.
+Each writer times only the write and its commit: building the rows from the domain records counts,
+as it does for the store's calls, which get the same records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.tasks import NewTask, ScheduledRun
+from ostinato.domain.visits import VisitStatus
+
+#: kind of row -> (table, its columns with PostgreSQL's types, primary key)
+TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...], str]] = {
+    "listed_origin": ("limit_listed_origin", (
+        ("lister_id", "int8"), ("url", "text"), ("visit_type", "text"), ("extra_loader_arguments", "jsonb"),
+        ("enabled", "bool"), ("first_seen", "timestamptz"), ("last_seen", "timestamptz"),
+        ("last_update", "timestamptz"), ("is_fork", "bool"), ("forked_from_url", "text")),
+        "lister_id, url, visit_type"),
+    "visit_status": ("limit_visit_status", (
+        ("origin", "text"), ("visit_type", "text"), ("visit", "int8"), ("status", "text"),
+        ("date", "timestamptz"), ("snapshot", "bytea")), "origin, visit_type, visit"),
+    "task": ("limit_task", (
+        ("id", "int8"), ("type", "text"), ("arguments", "jsonb"), ("next_run", "timestamptz"),
+        ("current_interval", "interval"), ("status", "text"), ("policy", "text"), ("retries_left", "int8"),
+        ("priority", "text")), "id"),
+    "task_run": ("limit_task_run", (
+        ("id", "int8"), ("task", "int8"), ("backend_id", "text"), ("scheduled", "timestamptz"),
+        ("status", "text")), "id"),
+}
+
+_SQLITE_TYPES = {"int8": "INTEGER", "text": "TEXT", "jsonb": "TEXT", "bool": "INTEGER", "timestamptz": "TEXT",
+                 "bytea": "BLOB", "interval": "REAL"}
+
+
+def listed_rows(lister_id: int, now: Any, origins: Sequence[ListedOrigin]) -> Iterator[tuple]:
+    for o in origins:
+        yield (lister_id, o.url, o.visit_type, o.extra_loader_arguments, o.enabled, now, now, o.last_update,
+               o.is_fork, o.forked_from_url)
+
+
+def status_rows(statuses: Sequence[VisitStatus]) -> Iterator[tuple]:
+    for s in statuses:
+        yield (s.origin, s.type, s.visit, s.status.value, s.date, s.snapshot)
+
+
+class TaskIds:
+    """The ids a bare table gives its tasks (a sequence, as ``task.id`` is an identity)."""
+
+    def __init__(self) -> None:
+        self.next = 1
+
+    def take(self, count: int) -> range:
+        start, self.next = self.next, self.next + count
+        return range(start, start + count)
+
+
+def task_rows(ids: TaskIds, tasks: Sequence[NewTask], default_interval: Any) -> Iterator[tuple]:
+    for task_id, t in zip(ids.take(len(tasks)), tasks):
+        yield (task_id, t.type, list(t.arguments.args), t.next_run, t.current_interval or default_interval,
+               "next_run_not_scheduled", t.policy.value, t.retries_left or 0,
+               t.priority.value if t.priority else None)
+
+
+def run_rows(ids: TaskIds, grabbed: Sequence[ScheduledRun]) -> Iterator[tuple]:
+    for run_id, g in zip(ids.take(len(grabbed)), grabbed):
+        yield (run_id, g.task.id, g.run.backend_id, g.run.scheduled, g.run.status.value)
+
+
+class PostgresLimit:
+    """``COPY`` into the bare tables of one PostgreSQL database (its own connection)."""
+
+    def __init__(self, dsn: str) -> None:
+        self.conn = psycopg.connect(dsn)
+        for table, columns, key in TABLES.values():
+            cols = ", ".join(f"{name} {kind}" for name, kind in columns)
+            self.conn.execute(f"CREATE TABLE {table} ({cols}, PRIMARY KEY ({key}))")
+        self.conn.commit()
+
+    def write(self, kind: str, rows: Iterator[tuple]) -> float:
+        """COPY the rows and commit; seconds spent."""
+        table, columns, _ = TABLES[kind]
+        start = time.perf_counter()
+        with self.conn.cursor() as cur:
+            names = ", ".join(name for name, _ in columns)
+            with cur.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types([kind_ for _, kind_ in columns])
+                jsonb = [i for i, (_, kind_) in enumerate(columns) if kind_ == "jsonb"]
+                for row in rows:
+                    if jsonb:
+                        row = tuple(Jsonb(v) if i in jsonb else v for i, v in enumerate(row))
+                    copy.write_row(row)
+        self.conn.commit()
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class SQLiteLimit:
+    """A plain ``INSERT`` by ``executemany`` into the bare tables of the store's SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA busy_timeout=30000")
+        for table, columns, key in TABLES.values():
+            cols = ", ".join(f"{name} {_SQLITE_TYPES[kind]}" for name, kind in columns)
+            self.conn.execute(f"CREATE TABLE {table} ({cols}, PRIMARY KEY ({key}))")
+
+    def write(self, kind: str, rows: Iterator[tuple]) -> float:
+        table, columns, _ = TABLES[kind]
+        start = time.perf_counter()
+        plain = [tuple(_sqlite_value(v) for v in row) for row in rows]
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})", plain)
+        self.conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _sqlite_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="microseconds")
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return value
+
+
+@contextlib.contextmanager
+def limit_writer(store_name: str, dsn: str | None, db_path: Path) -> Iterator[PostgresLimit | SQLiteLimit]:
+    writer: PostgresLimit | SQLiteLimit = PostgresLimit(dsn) if store_name == "postgresql" else SQLiteLimit(db_path)  # type: ignore[arg-type]
+    try:
+        yield writer
+    finally:
+        writer.close()
+
+
+def relation_sizes(dsn: str) -> dict[str, Any]:
+    """Each table of the database with its heap (and TOAST) size and each of its indexes' sizes, in bytes."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT c.relname, pg_table_size(c.oid), c.reltuples::bigint FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r' "
+            "ORDER BY 1").fetchall()
+        indexes = conn.execute(
+            "SELECT t.relname, i.relname, pg_relation_size(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+            "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace "
+            "WHERE n.nspname = 'public' ORDER BY 1, 2").fetchall()
+    sizes: dict[str, Any] = {name: {"heap_bytes": heap, "rows_estimate": rows, "indexes": {}} for name, heap, rows in tables}
+    for table, index, size in indexes:
+        sizes[table]["indexes"][index] = size
+    return sizes
+
