@@ -152,7 +152,7 @@ class FireTimeFlow:
         expired = conn.execute(self._schedules.expired_claims, {"now": self.db.time(now), "limit": limit}).fetchall()
         if not expired:
             return []
-        params = {**self._keys([(r["schedule"], self.db.read_time(r["nominal_at"])) for r in expired]),
+        params = {**self._firing_keys([(r["schedule"], self.db.read_time(r["nominal_at"])) for r in expired]),
                   "tag": tag, "sender": sender, "now": self.db.time(now), "lease_until": self.db.time(lease_until)}
         taken = {(r["schedule"], self.db.read_time(r["nominal_at"]))
                  for r in conn.execute(self._schedules.take_claims, params).fetchall()}
@@ -169,19 +169,19 @@ class FireTimeFlow:
         """The fire times claimed under ``tag`` that the broker took: recorded as sent."""
         if sent:
             with self.db.write() as conn:
-                conn.execute(self._schedules.mark_sent, {**self._keys(sent), "tag": tag, "now": self.db.time(now)})
+                conn.execute(self._schedules.mark_sent, {**self._firing_keys(sent), "tag": tag, "now": self.db.time(now)})
 
     def release_firings(self, tag: str, firings: Sequence[tuple[str, datetime]], now: datetime) -> None:
         """Claims under ``tag`` that will not be sent here (a beat stopping): another beat may take them at once."""
         if firings:
             with self.db.write() as conn:
                 conn.execute(self._schedules.release_claims,
-                             {**self._keys(firings), "tag": tag, "now": self.db.time(now)})
+                             {**self._firing_keys(firings), "tag": tag, "now": self.db.time(now)})
 
     def next_send_at(self) -> datetime | None:
         return self.db.read_time(self.db.read(self._schedules.next_send_at)[0]["at"])
 
-    def _keys(self, firings: Sequence[tuple[str, datetime]]) -> dict[str, Any]:
+    def _firing_keys(self, firings: Sequence[tuple[str, datetime]]) -> dict[str, Any]:
         return self.db.columns(schedule=[name for name, _ in firings],
                                nominal_at=[self.db.time(at) for _, at in firings])
 
