@@ -1,4 +1,4 @@
-"""Schedules declared in Python, on the functions they run (see docs/getting-started/python-schedules.md)::
+"""Schedules declared in Python, on the functions they run (see docs/reference/schedules.md)::
 
     import ostinato
 
