@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from celery import Celery
+from celery.beat import PersistentScheduler
 from celery.schedules import crontab, schedule
+from celery.signals import before_task_publish
 
 TIMEZONE = "Europe/Paris"
 
@@ -43,12 +46,44 @@ app.conf.update(timezone=TIMEZONE, task_serializer="json", accept_content=["json
                 ostinato_settings=json.loads(os.environ.get("BEAT_OSTINATO_SETTINGS", "{}")))
 
 
+#: the fire time the stamped stock scheduler is sending for, in its thread
+_sending = threading.local()
+
+
+@before_task_publish.connect
+def _published_at(headers=None, **_) -> None:
+    """Every message says when it left its sender (the wall clock), whichever beat sent it, and, from
+    the stamped stock scheduler, which fire time it was sent for."""
+    if headers is not None:
+        headers.setdefault("published_at", time.time())
+        due = getattr(_sending, "fire_time", None)
+        if due is not None:
+            headers["stock_fire_time"] = due.isoformat()
+
+
+class StampedScheduler(PersistentScheduler):
+    """Celery's default beat scheduler (``celery beat`` without ``-S``), unchanged but for a header
+    saying which fire time each send is for: the entry's next time after its last run, which is
+    what made it due (for the lateness benchmark, which cannot tell it from the send time when
+    stock beat falls more than a minute behind)."""
+
+    def apply_entry(self, entry, producer=None):
+        # remaining_estimate reads the clock again: the sum lands microseconds off the (whole-second) fire time
+        due = entry.schedule.now() + entry.schedule.remaining_estimate(entry.last_run_at)
+        _sending.fire_time = (due + timedelta(microseconds=500_000)).replace(microsecond=0)
+        try:
+            return super().apply_entry(entry, producer=producer)
+        finally:
+            _sending.fire_time = None
+
+
 @app.task(bind=True, name="beat_app.record", ignore_result=True)
 def record(self, key: str) -> None:
     fire = self.request.get("ostinato_fire_time") or {}
-    line = {"key": key, "fire_time": fire.get("fire_time") or self.request.get("sim_sent_at"),
+    line = {"key": key, "fire_time": fire.get("fire_time") or self.request.get("sim_sent_at")
+            or self.request.get("stock_fire_time"),
             "sent_at": fire.get("sent_at"), "sender": fire.get("sender"), "id": self.request.id,
-            "received": time.time(), "pid": os.getpid()}
+            "published_at": self.request.get("published_at"), "received": time.time(), "pid": os.getpid()}
     fd = os.open(os.environ["BEAT_RECEIPTS"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, (json.dumps(line) + "\n").encode())
@@ -102,12 +137,19 @@ def chaos_set() -> dict:
 
 
 def bulk_set(count: int) -> dict:
+    """``count`` entries firing every minute, all at the same second."""
     return {f"bulk-{i:05d}": _entry(f"bulk-{i:05d}", crontab()) for i in range(count)}
 
 
+def spread_set(count: int) -> dict:
+    """``count`` hourly entries spread over the minutes of the hour (entry i at minute i % 60)."""
+    return {f"spread-{i:05d}": _entry(f"spread-{i:05d}", crontab(minute=i % 60)) for i in range(count)}
+
+
 def beat_set(name: str) -> dict:
-    if name.startswith("bulk:"):
-        return bulk_set(int(name.split(":", 1)[1]))
+    kind, _, count = name.partition(":")
+    if kind in ("bulk", "spread"):
+        return {"bulk": bulk_set, "spread": spread_set}[kind](int(count))
     return {"compare": compare_set, "chaos": chaos_set}[name]()
 
 

@@ -177,9 +177,10 @@ def due_fire_times(schedule: "Schedule", now: datetime, keep: int = KEEP_LIMIT +
         return Due(tail, cursor + (count - shown) * period, count - shown, cursor + period if count else None)
     rule = schedule.rule
     window: deque[datetime] = deque(maxlen=keep + 1)
-    first, seen, after = None, 0, cursor
+    first, seen, after, size = None, 0, cursor, 2  # usually one or two are due: read few, then more
     while seen < SCAN_LIMIT:
-        batch = [f.at for f in rule.next_fire_times(after, min(64, SCAN_LIMIT - seen))]
+        batch = [f.at for f in rule.next_fire_times(after, min(size, SCAN_LIMIT - seen))]
+        size = min(size * 4, 256)
         for at in batch:
             if at > now:
                 return _walked(window, seen, cursor, first, keep)

@@ -33,6 +33,7 @@ Where the proposal leaves a case open, the rule chosen is written here:
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time, timedelta
@@ -172,7 +173,7 @@ class Schedule:
 
     @property
     def rule(self) -> CalendarRule:
-        return CalendarRule.parse(self.cron_schedule or "", self.tz, field="cron_schedule")
+        return _parsed_rule(self.cron_schedule or "", self.tz)
 
     def validated(self) -> "Schedule":
         """The same schedule, checked: a ValidationError names the first field at fault."""
@@ -258,6 +259,12 @@ class Schedule:
                 and self.scheduling_period is not None and self.scheduling_period < timedelta(seconds=1):
             raise ValidationError("scheduling_period", "at least 1 second for a schedule the beats send",
                                   self.scheduling_period)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_rule(text: str, tz: str) -> CalendarRule:
+    """A schedule's rule, parsed once per text and zone (a refusal is not cached: it raises again)."""
+    return CalendarRule.parse(text, tz, field="cron_schedule")
 
 
 # -- blackout periods --------------------------------------------------------------

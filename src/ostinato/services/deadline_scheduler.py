@@ -343,6 +343,7 @@ class DeadlineScheduler:
                 if self._active.get(schedule.name) is active:
                     del self._active[schedule.name]
             self.finished += 1
+            self.wake()  # a slot is free, and the schedule's next start may be near: pick again now
             if ended is False:
                 log.error("%s: %s was taken over while it ran; its result is recorded as stolen", self.name, schedule.name)
             elif ended and not ok:
