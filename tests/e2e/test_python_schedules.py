@@ -49,15 +49,15 @@ def test_every_option_is_declared_on_the_function():
 
 
 @pytest.mark.parametrize("declare, field", [
-    (lambda j: j.periodic(every="soon"), "scheduling_period"),
+    (lambda j: j.periodic(every="soon", cooldown="1m"), "scheduling_period"),
     (lambda j: j.periodic(every="1h", cooldown="2h"), "cooldown_duration"),
     (lambda j: j.calendar("0 25 * * *", max_duration="1h"), "cron_schedule"),
     (lambda j: j.calendar("0 2 * * *", max_duration="1h", tz="Mars/Olympus"), "tz"),
     (lambda j: j.calendar("0 2 * * *", max_duration="1h", catch_up="sometimes"), "catch_up"),
-    (lambda j: j.periodic(every="1h", catch_up="skip"), "catch_up"),
-    (lambda j: j.periodic(every="1h", blackout=["23:00"]), "blackout[0]"),
-    (lambda j: j.periodic(every="1h", retry_backoff="5m"), "retry_backoff"),
-    (lambda j: j.periodic(every="1h", colour="blue"), "colour"),
+    (lambda j: j.periodic(every="1h", cooldown="1m", catch_up="skip"), "catch_up"),
+    (lambda j: j.periodic(every="1h", cooldown="1m", blackout=["23:00"]), "blackout[0]"),
+    (lambda j: j.periodic(every="1h", cooldown="1m", retry_backoff="5m"), "retry_backoff"),
+    (lambda j: j.periodic(every="1h", cooldown="1m", colour="blue"), "colour"),
 ])
 def test_bad_declarations_name_the_schedule_and_the_field(declare, field):
     jobs = ostinato.Schedules("reports")
@@ -69,7 +69,7 @@ def test_bad_declarations_name_the_schedule_and_the_field(declare, field):
 
 def test_a_nested_function_is_refused_it_has_no_import_path():
     with pytest.raises(ValidationError, match="top level"):
-        ostinato.Schedules("reports").periodic(every="1h")(lambda: None)
+        ostinato.Schedules("reports").periodic(every="1h", cooldown="1m")(lambda: None)
 
 
 SCRIPT = '''
