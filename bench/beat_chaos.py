@@ -32,7 +32,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
@@ -43,6 +42,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT), str(ROOT / "bench")]
 
 from test_servers.postgres import PostgresCluster, free_port  # noqa: E402
 from test_servers.redis import RedisServer  # noqa: E402
+from work_folder import work_folder  # noqa: E402
 
 UTC = timezone.utc
 BEATS = 3
@@ -304,13 +304,8 @@ def _runs(times: list[datetime], step: timedelta) -> list[list[datetime]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        os.chmod(args.keep, 0o755)
-        return Harness(args, args.keep).main()
-    with tempfile.TemporaryDirectory(prefix="ostinato-beat-chaos-", dir="/tmp") as work:
-        os.chmod(work, 0o755)
-        return Harness(args, Path(work)).main()
+    with work_folder(args.keep, "ostinato-beat-chaos-") as work:
+        return Harness(args, work).main()
 
 
 if __name__ == "__main__":

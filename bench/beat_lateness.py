@@ -27,7 +27,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from datetime import datetime, timezone
@@ -38,6 +37,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT), str(ROOT / "bench")]
 
 from test_servers.postgres import PostgresCluster  # noqa: E402
 from test_servers.redis import RedisServer  # noqa: E402
+from work_folder import work_folder  # noqa: E402
 
 UTC = timezone.utc
 
@@ -191,12 +191,8 @@ def say(text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        return Bench(args, args.keep).main()
-    with tempfile.TemporaryDirectory(prefix="ostinato-beat-lateness-", dir="/tmp") as work:
-        os.chmod(work, 0o755)
-        return Bench(args, Path(work)).main()
+    with work_folder(args.keep, "ostinato-beat-lateness-") as work:
+        return Bench(args, work).main()
 
 
 if __name__ == "__main__":

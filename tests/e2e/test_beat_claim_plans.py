@@ -14,6 +14,7 @@ import psycopg
 from ostinato.store.postgresql.dialect import role_queries
 from ostinato.store.sqlite import SQLiteStore
 from ostinato.store.sqlite.dialect import role_queries as lite_queries
+from test_schedule_pick import _plan_nodes as _nodes
 
 QUERIES = role_queries("schedules")
 LITE = lite_queries("schedules")
@@ -40,15 +41,6 @@ FROM generate_series(1, 1000) AS i;
 ANALYZE schedule;
 ANALYZE schedule_firing;
 """
-
-
-def _nodes(plan: dict) -> list[dict]:
-    found, stack = [], [plan]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(node.get("Plans", ()))
-    return found
 
 
 def _explain(conn, query: str, params: dict) -> list[dict]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from ostinato.store.postgresql import PostgresStore
+from test_celery_path import stop_process
 from test_servers.redis import RedisServer
 
 HERE = Path(__file__).parent
@@ -64,13 +65,7 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> int | None:
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    stop_process(proc, sig)
     return proc.returncode
 
 

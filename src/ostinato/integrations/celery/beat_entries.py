@@ -190,11 +190,11 @@ def crontab_rule(value: celery_schedules.crontab) -> str:
     minute, hour, dom, month, dow = (_field_values(value, name, low, high) for name, low, high in _CRON_RANGES)
     both_days = len(dom) < 31 and len(dow) < 7
     if not both_days:
-        return " ".join([_cron_field(minute, 0, 59), _cron_field(hour, 0, 23), _cron_field(dom, 1, 31),
-                         _cron_field(month, 1, 12), _cron_field(dow, 0, 6)])
+        return " ".join([_field(minute, 0, 59), _field(hour, 0, 23), _field(dom, 1, 31), _field(month, 1, 12),
+                         _field(dow, 0, 6)])
     days = ",".join(_WEEKDAYS[d] for d in dow)
-    return (f"{days} *-{_systemd_field(month, 1, 12)}-{_systemd_field(dom, 1, 31)} "
-            f"{_systemd_field(hour, 0, 23)}:{_systemd_field(minute, 0, 59)}:00")
+    return (f"{days} *-{_field(month, 1, 12, systemd=True)}-{_field(dom, 1, 31, systemd=True)} "
+            f"{_field(hour, 0, 23, systemd=True)}:{_field(minute, 0, 59, systemd=True)}:00")
 
 
 _CRON_RANGES = (("minute", 0, 59), ("hour", 0, 23), ("day_of_month", 1, 31), ("month_of_year", 1, 12),
@@ -230,19 +230,14 @@ def _runs(values: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _cron_field(values: list[int], low: int, high: int) -> str:
+def _field(values: list[int], low: int, high: int, *, systemd: bool = False) -> str:
+    """One expanded field as cron writes it (``*``, ``*/15``, ``1,5-7``) or as a systemd calendar
+    event does (``*``, ``00/15``, ``01,05..07``)."""
     if values == list(range(low, high + 1)):
         return "*"
     step = _step(values, low, high)
     if step is not None:
-        return f"*/{step}"
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in _runs(values))
-
-
-def _systemd_field(values: list[int], low: int, high: int) -> str:
-    if values == list(range(low, high + 1)):
-        return "*"
-    step = _step(values, low, high)
-    if step is not None:
-        return f"{low:02d}/{step}"
-    return ",".join(f"{a:02d}" if a == b else f"{a:02d}..{b:02d}" for a, b in _runs(values))
+        return f"{low:02d}/{step}" if systemd else f"*/{step}"
+    number, through = ("{:02d}", "..") if systemd else ("{}", "-")
+    return ",".join(number.format(a) if a == b else f"{number.format(a)}{through}{number.format(b)}"
+                    for a, b in _runs(values))
