@@ -29,7 +29,7 @@ def test_create_and_get(api, clock):
     created = api.ok("POST", "/api/v1/schedules", PERIODIC, status=201)
     assert created["scheduling_period"] == 3600 and created["created_at"] == clock.now().isoformat()
     assert created["condition"] == "OK" and created["should_start_by"] and not created["running"]
-    assert api.ok("GET", "/api/v1/schedules/bills") == created
+    assert api.ok("GET", "/api/v1/schedules/bills") == {**created, "firings": []}  # with its ledger of fire times
     calendar = api.ok("POST", "/api/v1/schedules", CALENDAR, status=201)
     assert calendar["mode"] == "submit" and calendar["cron_schedule"] == "Mon..Fri *-*-* 02:00"
     assert "already" in api.error("POST", "/api/v1/schedules", PERIODIC, status=409)["message"]

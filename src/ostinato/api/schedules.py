@@ -28,6 +28,7 @@ from ..domain.schedules import (
     assess,
     get_schedule_start_times,
 )
+from ..domain.firings import firing_to_dict
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from .bodies import ScheduleBody
 from .request_handling import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, in_range, int_cursor, iso, page
@@ -40,6 +41,8 @@ DEFINITION_FIELDS = {"name", "kind", "task_type", "arguments", "mode", "scheduli
                      "max_allowed_duration", "blackout_periods", "dont_run_on_nodes", "catch_up", "retry_backoff",
                      "options"}
 _PAGE = 1000
+#: the ledger's newest entries shown with a schedule
+FIRINGS_SHOWN = 10
 
 
 def all_schedules(ctx: ApiContext) -> list[Schedule]:
@@ -125,7 +128,10 @@ def create_schedule(body: ScheduleBody = Body(..., examples=[
 
 @router.get("/schedules/{name}", dependencies=READ, summary="One schedule, its condition and start times")
 def get_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return schedule_detail(ctx, _get(ctx, name), ctx.clock.now())
+    """With the newest entries of its ledger of fire times: what was sent, and what the catch-up rule skipped."""
+    found = _get(ctx, name)
+    firings = [firing_to_dict(f) for f in ctx.store.list_firings(name, limit=FIRINGS_SHOWN)]
+    return {**schedule_detail(ctx, found, ctx.clock.now()), "firings": firings}
 
 
 def _set_enabled(ctx: ApiContext, name: str, enabled: bool) -> dict[str, Any]:
