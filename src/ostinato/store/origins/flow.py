@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
-from ...domain.origin_metrics import LAG_BOUNDS, MetricClock, OriginMetrics, fold_metrics
+from ...domain.origin_metrics import DAY_BOUNDS, HOUR_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
@@ -208,8 +208,9 @@ class OriginFlow(OriginStore):
         q, db = self._origins, self.db
         clock = MetricClock(now)
         params = {"now": db.time(now), "since": db.time(clock.since), "until": db.time(clock.until),
-                  "lag_base": db.time(clock.lag_base), "horizon": db.time(clock.since),
-                  "bounds": db.array(LAG_BOUNDS), **clock.params()}
+                  "horizon": db.time(clock.since), "hour_bounds": db.array(HOUR_BOUNDS),
+                  "day_bounds": db.array(DAY_BOUNDS),
+                  **{k: db.time(v) if isinstance(v, datetime) else v for k, v in clock.params().items()}}
         with db.write() as conn:
             db.lock(conn, METRICS_LOCK)
             if recount:  # every row read, and the cells made again from them

@@ -277,15 +277,16 @@ CREATE INDEX task_run_backend_id_idx ON task_run (backend_id);
 CREATE TABLE origin_metric_cell (
     lister_id bigint NOT NULL,
     visit_type text NOT NULL,
-    -- 1 known, 2 enabled, 3 never visited, 4 never successful (cell 0); 5 with changes pending
-    -- (cell: the hour at or after last_update, in hours since 1970); 6 in flight (cell: the end
-    -- of the grab's cooldown, in microseconds since 1970); 7 visited, 8 eventful, 9 uneventful
-    -- (cell: the minute at or after the visit, in minutes since 1970)
+    -- 1 known, 2 enabled, 3 never visited, 4 never successful (cell 0); with changes pending: 5 by
+    -- the hour at or after last_update (in hours since 1970), 10 by the day at or after it (in days
+    -- since 1970; for a last_update a week before the writer's horizon: its lag is counted in days
+    -- from then on); 6 in flight (cell: the end of the grab's cooldown, in microseconds since 1970);
+    -- 7 visited, 8 eventful, 9 uneventful (cell: the minute at or after the visit, in minutes since 1970)
     kind smallint NOT NULL,
     cell bigint NOT NULL,
     origins bigint NOT NULL,
     PRIMARY KEY (lister_id, visit_type, kind, cell)
-);
+) WITH (fillfactor = 50);  -- room on each page: a cell's update stays on its page (HOT)
 
 -- what a transaction's statements changed, until it commits (one row per transaction)
 CREATE TABLE origin_metric_delta (
@@ -294,7 +295,7 @@ CREATE TABLE origin_metric_delta (
     visit_types text[] NOT NULL,
     kinds smallint[] NOT NULL,
     cells bigint[] NOT NULL,
-    origins bigint[] NOT NULL
+    origins integer[] NOT NULL
 );
 
 -- the cells of one scheduling row. Activity at or before `horizon` (the writer's clock, to
@@ -309,7 +310,9 @@ RETURNS TABLE (kind smallint, cell bigint) LANGUAGE sql IMMUTABLE AS $$
     UNION ALL SELECT 2::smallint, 0::bigint WHERE enabled
     UNION ALL SELECT 3::smallint, 0::bigint WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL
     UNION ALL SELECT 4::smallint, 0::bigint WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL
-    UNION ALL SELECT 5::smallint, ceil(extract(epoch FROM last_update) / 3600)::bigint
+    UNION ALL SELECT CASE WHEN last_update <= horizon - interval '7 days' THEN 10::smallint ELSE 5::smallint END,
+                     CASE WHEN last_update <= horizon - interval '7 days' THEN ceil(extract(epoch FROM last_update) / 86400)
+                          ELSE ceil(extract(epoch FROM last_update) / 3600) END::bigint
         WHERE enabled AND last_update IS NOT NULL AND (last_successful IS NULL OR last_update > last_successful)
     UNION ALL SELECT 6::smallint, (extract(epoch FROM cooldown_until) * 1000000)::bigint
         WHERE last_scheduled IS NOT NULL AND cooldown_until IS NOT NULL
@@ -332,7 +335,7 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
         SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
-               array_agg(t.cell), array_agg(t.origins)
+               array_agg(t.cell), array_agg(t.origins::integer)
         FROM (SELECT s.lister_id, s.visit_type, c.kind, c.cell, count(*) AS origins
               FROM new_rows AS s
               CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
@@ -347,7 +350,7 @@ BEGIN
     ELSIF TG_OP = 'UPDATE' THEN
         INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
         SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
-               array_agg(t.cell), array_agg(t.origins)
+               array_agg(t.cell), array_agg(t.origins::integer)
         FROM (SELECT s.lister_id, s.visit_type, c.kind, c.cell, sum(s.sign) AS origins
               FROM (SELECT 1 AS sign, * FROM new_rows UNION ALL SELECT -1, * FROM old_rows) AS s
               CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
@@ -362,7 +365,7 @@ BEGIN
     ELSE
         INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
         SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
-               array_agg(t.cell), array_agg(t.origins)
+               array_agg(t.cell), array_agg(t.origins::integer)
         FROM (SELECT s.lister_id, s.visit_type, c.kind, c.cell, -count(*) AS origins
               FROM old_rows AS s
               CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
@@ -388,7 +391,7 @@ BEGIN
          unnest(d.lister_ids, d.visit_types, d.kinds, d.cells, d.origins) AS u(lister_id, visit_type, kind, cell, origins)
     WHERE d.xid = NEW.xid
     GROUP BY 1, 2, 3, 4 HAVING sum(u.origins) <> 0
-    ORDER BY 1, 2, 3, 4
+    ORDER BY u.lister_id, u.visit_type COLLATE "C", u.kind, u.cell
     ON CONFLICT (lister_id, visit_type, kind, cell) DO UPDATE SET origins = c.origins + excluded.origins;
     DELETE FROM origin_metric_delta WHERE xid = NEW.xid;
     RETURN NULL;
