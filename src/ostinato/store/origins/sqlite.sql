@@ -47,6 +47,7 @@ INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, e
 SELECT :lister_id, r.value ->> 0, r.value ->> 1, coalesce(r.value ->> 2, '{}'), r.value ->> 4, :now, :now,
        r.value ->> 3, r.value ->> 5, r.value ->> 6
 FROM json_each(:rows) AS r WHERE true
+ORDER BY r.value ->> 0, r.value ->> 1
 ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     extra_loader_arguments = excluded.extra_loader_arguments,
     enabled = excluded.enabled,
