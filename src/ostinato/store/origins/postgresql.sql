@@ -100,7 +100,11 @@ WHERE (%(url)s::text IS NULL OR url = %(url)s::text)
 ORDER BY url, visit_type, lister_id LIMIT %(limit)s;
 
 -- name: visit_stats_for_update
-SELECT s.* FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
+-- the fields of a VisitStats, in its order (read by position)
+SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_eventful,
+       s.last_uneventful, s.failure_count, s.last_scheduled, s.next_visit_target, s.last_status_date, s.successful_visits,
+       s.cooldown_until, s.rate_changes, s.rate_days, s.rate_evidence, s.next_optimal_visit
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
 JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type
 ORDER BY k.n
 FOR UPDATE OF s;

@@ -84,8 +84,12 @@ WHERE (:url IS NULL OR url = :url)
 ORDER BY url, visit_type, lister_id LIMIT :limit;
 
 -- name: visit_stats_for_update
--- the write transaction holds SQLite's single writer lock: nobody changes them meanwhile
-SELECT s.* FROM json_each(:rows) AS k
+-- the fields of a VisitStats, in its order (read by position); the write transaction holds SQLite's
+-- single writer lock: nobody changes them meanwhile
+SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_eventful,
+       s.last_uneventful, s.failure_count, s.last_scheduled, s.next_visit_target, s.last_status_date, s.successful_visits,
+       s.cooldown_until, s.rate_changes, s.rate_days, s.rate_evidence, s.next_optimal_visit
+FROM json_each(:rows) AS k
 JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
 ORDER BY k.key;
 

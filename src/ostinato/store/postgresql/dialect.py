@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -107,6 +107,10 @@ class PostgresDialect:
     def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with self.pool.connection() as conn:
             return conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def pipeline(conn: psycopg.Connection) -> AbstractContextManager[Any]:
+        return conn.pipeline()
 
     def lock(self, conn: psycopg.Connection, name: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (name,))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import fields
 from datetime import date, datetime, time, timedelta, timezone
 from enum import Enum
@@ -157,6 +157,10 @@ class SQLiteDialect:
     def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[sqlite3.Row]:
         with self.lock_:
             return self.conn.execute(sql, params or {}).fetchall()
+
+    @staticmethod
+    def pipeline(conn: sqlite3.Connection) -> AbstractContextManager[Any]:
+        return nullcontext()
 
     def lock(self, conn: Any, name: str) -> None:
         """Nothing to do: the ``BEGIN IMMEDIATE`` write transaction is the only writer."""
