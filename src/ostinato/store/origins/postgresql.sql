@@ -176,6 +176,9 @@ SET LOCAL enable_bitmapscan = off;
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_hashjoin = off;
 SET LOCAL enable_mergejoin = off;
+-- the grab counts what it puts in flight itself (grab_picked); freeing cooldowns that are over changes no
+-- count a later pass reads: the metric triggers leave this transaction alone
+SET LOCAL ostinato.metrics_by_statement = on;
 
 -- name: release_cooldowns
 -- cooldowns that are over: back into the policy indexes
@@ -187,7 +190,8 @@ FROM (SELECT url FROM origin_visit_stats
 WHERE s.visit_type = %(visit_type)s AND s.url = r.url;
 
 -- name: pick_never_visited_oldest_update_first
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_successful IS NULL AND s.last_update IS NOT NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -196,7 +200,8 @@ ORDER BY s.visit_type, s.is_fork, s.last_update
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_already_visited_order_by_lag
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update > s.last_successful
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -205,7 +210,8 @@ ORDER BY s.visit_type, (s.last_update - s.last_successful) DESC
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_never_loaded
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.last_successful IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -215,7 +221,8 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_loaded_once
 -- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= %(visited_before)s
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -225,7 +232,8 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_loaded_more
 -- "order by next run target", those that are due
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= %(now)s
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -234,7 +242,8 @@ ORDER BY s.visit_type, s.next_visit_target
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_oldest_scheduled_first
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -242,7 +251,8 @@ ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_stop_after_success
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -250,7 +260,8 @@ ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_change_rate_optimal_never_visited
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -259,7 +270,8 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_change_rate_optimal_due
 -- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -274,6 +286,20 @@ WITH picked AS MATERIALIZED ({pick}),
 marked AS (
     UPDATE origin_visit_stats AS u SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
     FROM picked WHERE u.ctid = picked.tid
+),
+-- what the marking adds to the metric cells (see migrations/0011): in flight until the new cooldown, for
+-- the origins one lister lists whose last status is older than now; it changes no other cell
+counted AS (
+    INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
+    SELECT pg_current_xact_id(), array_agg(lister_id), array_agg(%(visit_type)s::text), array_agg(6::smallint),
+           array_agg(round(date_part('epoch', %(cooldown_until)s::timestamptz) * 1000000)::bigint), array_agg(n)
+    FROM (SELECT lister_id, count(*)::integer AS n FROM picked
+          WHERE listing_count = 1 AND (last_status_date IS NULL OR last_status_date < %(now)s)
+          GROUP BY lister_id) AS t
+    HAVING count(*) > 0
+    ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
+        visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
+        cells = d.cells || excluded.cells, origins = d.origins || excluded.origins
 )
 SELECT url, lister_id, extra_loader_arguments, last_update FROM picked;
 
