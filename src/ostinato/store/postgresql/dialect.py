@@ -46,9 +46,12 @@ def role_queries(role: str) -> Queries:
 
 
 def _hex(value: Any) -> str:
-    """orjson's fallback for the one type it does not write: bytes (snapshots), in hex."""
+    """orjson's fallback for what it does not write: bytes (snapshots) in hex, a duration as PostgreSQL
+    reads an interval (its days kept apart from its seconds, as psycopg writes one)."""
     if isinstance(value, bytes):
         return value.hex()
+    if isinstance(value, timedelta):
+        return f"{value.days} days {value.seconds} seconds {value.microseconds} microseconds"
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 

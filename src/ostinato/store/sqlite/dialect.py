@@ -91,10 +91,12 @@ def _field_names(record_type: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(record_type))
 
 
-def _json_record_value(value: Any) -> str:
-    """orjson's fallback in a batch of records: times as stored, bytes as hex."""
+def _json_record_value(value: Any) -> Any:
+    """orjson's fallback in a batch of records: times and durations as stored, bytes as hex."""
     if isinstance(value, datetime):
         return to_db_time(value)
+    if isinstance(value, timedelta):
+        return to_db_interval(value)
     if isinstance(value, bytes):
         return value.hex()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
