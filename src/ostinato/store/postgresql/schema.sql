@@ -338,20 +338,26 @@ RETURNS TABLE (kind smallint, cell bigint) LANGUAGE sql STABLE AS $$
 $$;
 
 -- a statement's changes of the cells: what its new rows make up, less what its old rows made up
--- (origins one lister lists only), one pass per family of cells over the statement's rows; the
--- writer's horizon comes in ostinato.metrics_horizon. A transaction whose statements say what they
--- change themselves (ostinato.metrics_by_statement: the grab) is left alone.
-CREATE FUNCTION origin_visit_stats_metric_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+-- (origins one lister lists only), one pass per family of cells over the statement's rows (one query
+-- for the three events: its rows come from the transition tables the event has); the writer's horizon
+-- comes in ostinato.metrics_horizon. A transaction whose statements say what they change themselves
+-- (ostinato.metrics_by_statement: the grab) is left alone.
+CREATE FUNCTION origin_visit_stats_metric_changes() RETURNS trigger LANGUAGE plpgsql AS $fn$
 DECLARE
-    horizon timestamptz := nullif(current_setting('ostinato.metrics_horizon', true), '')::timestamptz;
+    columns text := 'lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, '
+                    'cooldown_until, last_eventful, last_uneventful';
+    source text;
 BEGIN
     IF current_setting('ostinato.metrics_by_statement', true) = 'on' THEN
         RETURN NULL;
     END IF;
-    IF TG_OP = 'INSERT' THEN
-        WITH s AS MATERIALIZED (
-            SELECT 1 AS sign, lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, cooldown_until,
-                   last_eventful, last_uneventful FROM new_rows WHERE listing_count = 1),
+    source := CASE TG_OP
+        WHEN 'INSERT' THEN format('SELECT 1 AS sign, %s FROM new_rows WHERE listing_count = 1', columns)
+        WHEN 'DELETE' THEN format('SELECT -1 AS sign, %s FROM old_rows WHERE listing_count = 1', columns)
+        ELSE format('SELECT 1 AS sign, %1$s FROM new_rows WHERE listing_count = 1
+                     UNION ALL SELECT -1, %1$s FROM old_rows WHERE listing_count = 1', columns) END;
+    EXECUTE format($q$
+        WITH s AS MATERIALIZED (%s),
         c AS (
             SELECT g.lister_id, g.visit_type, k.kind, 0::bigint AS cell, k.n
             FROM (SELECT lister_id, visit_type, sum(sign) AS known, sum(sign) FILTER (WHERE enabled) AS enabled,
@@ -362,8 +368,8 @@ BEGIN
                  LATERAL (VALUES (1::smallint, g.known), (2::smallint, g.enabled), (3::smallint, g.never),
                                  (4::smallint, g.never_successful)) AS k(kind, n)
             UNION ALL
-            SELECT lister_id, visit_type, origin_metric_pending_kind(last_update, horizon),
-                   origin_metric_pending_cell(last_update, horizon), sign
+            SELECT lister_id, visit_type, origin_metric_pending_kind(last_update, $1),
+                   origin_metric_pending_cell(last_update, $1), sign
             FROM s
             WHERE enabled AND last_update IS NOT NULL AND (last_successful IS NULL OR last_update > last_successful)
             UNION ALL
@@ -371,16 +377,16 @@ BEGIN
             FROM s
             WHERE last_scheduled IS NOT NULL AND cooldown_until IS NOT NULL
               AND (last_status_date IS NULL OR last_scheduled > last_status_date)
-              AND (horizon IS NULL OR cooldown_until > horizon)
+              AND ($1 IS NULL OR cooldown_until > $1)
             UNION ALL
             SELECT lister_id, visit_type, 7::smallint, ceil(date_part('epoch', last_status_date) / 60)::bigint, sign
-            FROM s WHERE last_status_date > coalesce(horizon, '-infinity')
+            FROM s WHERE last_status_date > coalesce($1, '-infinity')
             UNION ALL
             SELECT lister_id, visit_type, 8::smallint, ceil(date_part('epoch', last_eventful) / 60)::bigint, sign
-            FROM s WHERE last_eventful > coalesce(horizon, '-infinity')
+            FROM s WHERE last_eventful > coalesce($1, '-infinity')
             UNION ALL
             SELECT lister_id, visit_type, 9::smallint, ceil(date_part('epoch', last_uneventful) / 60)::bigint, sign
-            FROM s WHERE last_uneventful > coalesce(horizon, '-infinity'))
+            FROM s WHERE last_uneventful > coalesce($1, '-infinity'))
         INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
         SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
                array_agg(t.cell), array_agg(t.origins)
@@ -389,98 +395,11 @@ BEGIN
         HAVING count(*) > 0
         ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
             visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
-            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins;
-    ELSIF TG_OP = 'UPDATE' THEN
-        WITH s AS MATERIALIZED (
-            SELECT 1 AS sign, lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, cooldown_until,
-                   last_eventful, last_uneventful FROM new_rows WHERE listing_count = 1
-            UNION ALL
-            SELECT -1 AS sign, lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, cooldown_until,
-                   last_eventful, last_uneventful FROM old_rows WHERE listing_count = 1),
-        c AS (
-            SELECT g.lister_id, g.visit_type, k.kind, 0::bigint AS cell, k.n
-            FROM (SELECT lister_id, visit_type, sum(sign) AS known, sum(sign) FILTER (WHERE enabled) AS enabled,
-                         sum(sign) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL) AS never,
-                         sum(sign) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL)
-                             AS never_successful
-                  FROM s GROUP BY 1, 2) AS g,
-                 LATERAL (VALUES (1::smallint, g.known), (2::smallint, g.enabled), (3::smallint, g.never),
-                                 (4::smallint, g.never_successful)) AS k(kind, n)
-            UNION ALL
-            SELECT lister_id, visit_type, origin_metric_pending_kind(last_update, horizon),
-                   origin_metric_pending_cell(last_update, horizon), sign
-            FROM s
-            WHERE enabled AND last_update IS NOT NULL AND (last_successful IS NULL OR last_update > last_successful)
-            UNION ALL
-            SELECT lister_id, visit_type, 6::smallint, round(date_part('epoch', cooldown_until) * 1000000)::bigint, sign
-            FROM s
-            WHERE last_scheduled IS NOT NULL AND cooldown_until IS NOT NULL
-              AND (last_status_date IS NULL OR last_scheduled > last_status_date)
-              AND (horizon IS NULL OR cooldown_until > horizon)
-            UNION ALL
-            SELECT lister_id, visit_type, 7::smallint, ceil(date_part('epoch', last_status_date) / 60)::bigint, sign
-            FROM s WHERE last_status_date > coalesce(horizon, '-infinity')
-            UNION ALL
-            SELECT lister_id, visit_type, 8::smallint, ceil(date_part('epoch', last_eventful) / 60)::bigint, sign
-            FROM s WHERE last_eventful > coalesce(horizon, '-infinity')
-            UNION ALL
-            SELECT lister_id, visit_type, 9::smallint, ceil(date_part('epoch', last_uneventful) / 60)::bigint, sign
-            FROM s WHERE last_uneventful > coalesce(horizon, '-infinity'))
-        INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
-        SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
-               array_agg(t.cell), array_agg(t.origins)
-        FROM (SELECT lister_id, visit_type, kind, cell, sum(n)::integer AS origins FROM c WHERE n <> 0
-              GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0) AS t
-        HAVING count(*) > 0
-        ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
-            visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
-            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins;
-    ELSE
-        WITH s AS MATERIALIZED (
-            SELECT -1 AS sign, lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, cooldown_until,
-                   last_eventful, last_uneventful FROM old_rows WHERE listing_count = 1),
-        c AS (
-            SELECT g.lister_id, g.visit_type, k.kind, 0::bigint AS cell, k.n
-            FROM (SELECT lister_id, visit_type, sum(sign) AS known, sum(sign) FILTER (WHERE enabled) AS enabled,
-                         sum(sign) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL) AS never,
-                         sum(sign) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL)
-                             AS never_successful
-                  FROM s GROUP BY 1, 2) AS g,
-                 LATERAL (VALUES (1::smallint, g.known), (2::smallint, g.enabled), (3::smallint, g.never),
-                                 (4::smallint, g.never_successful)) AS k(kind, n)
-            UNION ALL
-            SELECT lister_id, visit_type, origin_metric_pending_kind(last_update, horizon),
-                   origin_metric_pending_cell(last_update, horizon), sign
-            FROM s
-            WHERE enabled AND last_update IS NOT NULL AND (last_successful IS NULL OR last_update > last_successful)
-            UNION ALL
-            SELECT lister_id, visit_type, 6::smallint, round(date_part('epoch', cooldown_until) * 1000000)::bigint, sign
-            FROM s
-            WHERE last_scheduled IS NOT NULL AND cooldown_until IS NOT NULL
-              AND (last_status_date IS NULL OR last_scheduled > last_status_date)
-              AND (horizon IS NULL OR cooldown_until > horizon)
-            UNION ALL
-            SELECT lister_id, visit_type, 7::smallint, ceil(date_part('epoch', last_status_date) / 60)::bigint, sign
-            FROM s WHERE last_status_date > coalesce(horizon, '-infinity')
-            UNION ALL
-            SELECT lister_id, visit_type, 8::smallint, ceil(date_part('epoch', last_eventful) / 60)::bigint, sign
-            FROM s WHERE last_eventful > coalesce(horizon, '-infinity')
-            UNION ALL
-            SELECT lister_id, visit_type, 9::smallint, ceil(date_part('epoch', last_uneventful) / 60)::bigint, sign
-            FROM s WHERE last_uneventful > coalesce(horizon, '-infinity'))
-        INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
-        SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
-               array_agg(t.cell), array_agg(t.origins)
-        FROM (SELECT lister_id, visit_type, kind, cell, sum(n)::integer AS origins FROM c WHERE n <> 0
-              GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0) AS t
-        HAVING count(*) > 0
-        ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
-            visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
-            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins;
-    END IF;
+            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins
+    $q$, source) USING nullif(current_setting('ostinato.metrics_horizon', true), '')::timestamptz;
     RETURN NULL;
 END
-$$;
+$fn$;
 
 -- at commit: the transaction's changes, summed by cell, applied in key order
 CREATE FUNCTION origin_metric_delta_apply() RETURNS trigger LANGUAGE plpgsql AS $$
