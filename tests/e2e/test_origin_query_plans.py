@@ -199,7 +199,8 @@ def test_postgresql_plans_hold_on_a_fresh_table_without_statistics(pg_dsn):
             nodes = list(_nodes(_analyze(conn, sql, params, setup)))
             assert not any(n["Node Type"] == "Seq Scan" and n.get("Relation Name") in ("origin_visit_stats", "listed_origin")
                            for n in nodes), nodes
-            assert not any(n["Node Type"] == "Sort" for n in nodes), nodes
+            # a sort of the batch itself (the listing, put in key order) reads no table
+            assert not any(n["Node Type"] == "Sort" and any(c.get("Relation Name") for c in _nodes(n)) for n in nodes), nodes
             walked = sum(n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0)
                          for n in nodes if n.get("Relation Name") in ("origin_visit_stats", "listed_origin"))
             assert walked <= 10 * len(urls), (sql[:60], walked)

@@ -64,10 +64,10 @@ def test_postgresql_hot_queries_walk_indexes(seeded_pg):
          "task_ready_priority_idx"),
         (PG.peek_ready_tasks, {"type": "type-3", "now": NOW, "limit": 1000}, "task_ready_idx"),
         (PG.stale_in_flight_runs, {"cutoff": NOW, "limit": 1000}, "task_run_in_flight_idx"),
-        (PG.find_pending_duplicates, {"types": ["type-1"] * 3, "arguments": [ARGS_1] * 3, "policies": ["recurring"] * 3,
-                                      "digests": [hashlib.md5(ARGS_1.encode()).digest()] * 3, "priorities": [None] * 3,
-                                      "next_runs": [None, NOW, None]},
-         "task_dedup_idx"),
+        (PG.find_pending_duplicates, {"rows": json.dumps([
+            {"type": "type-1", "digest": hashlib.md5(ARGS_1.encode()).hexdigest(), "arguments": ARGS_1,
+             "policy": "recurring", "priority": None, "next_run": next_run}
+            for next_run in (None, NOW.isoformat(), None)])}, "task_dedup_idx"),
         (PG.runs_with_tasks_for_update, {"ids": ids}, "task_run_pkey"),
         (PG.update_runs, {"ids": ids, "statuses": ["eventful"] * n, "backend_ids": ["w"] * n, "starteds": [None] * n,
                           "endeds": [NOW] * n, "metadatas": ["{}"] * n}, "task_run_pkey"),

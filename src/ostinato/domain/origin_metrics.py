@@ -16,7 +16,7 @@ The stores keep these counts up to date as listings and statuses arrive (each
 write adds its changes to per-lister cells: see ``store/origins``), so a pass
 reads a few cells whatever the number of origins. Cells have a resolution, and
 the counts are exact at it (:class:`MetricClock`): the lag is counted in whole
-hours (the hour boundaries crossed since ``last_update``), the window of
+hours below a week and in whole days beyond (:func:`lag_of`), the window of
 activity ends at the pass's minute, and "in flight" is exact.
 """
 
@@ -38,7 +38,28 @@ LAG_BOUNDS: tuple[float, ...] = (
 )
 
 
+#: lags from this on are counted in whole days, shorter ones in whole hours
+DAY_LAGS_FROM = timedelta(days=7)
+#: the bounds of the lags counted in hours, and of those counted in days
+HOUR_BOUNDS = tuple(b for b in LAG_BOUNDS if b < DAY_LAGS_FROM.total_seconds())
+DAY_BOUNDS = tuple(b for b in LAG_BOUNDS if b >= DAY_LAGS_FROM.total_seconds())
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _ceil(value: datetime, unit: timedelta) -> int:
+    """``value`` in whole ``unit``s since 1970, rounded up."""
+    return -((_EPOCH - value) // unit)
+
+
+def lag_of(last_update: datetime, now: datetime) -> float:
+    """The lag the metrics count for an origin whose newest change is at ``last_update``, at ``now``, in
+    seconds: the day boundaries crossed since (in days) from :data:`DAY_LAGS_FROM` on, below it the hour
+    boundaries crossed since (in hours). The stores count it in SQL; this is its definition."""
+    days = _ceil(now, timedelta(days=1)) - _ceil(last_update, timedelta(days=1))
+    if days >= DAY_LAGS_FROM / timedelta(days=1):
+        return days * _DAY
+    return (_ceil(now, timedelta(hours=1)) - _ceil(last_update, timedelta(hours=1))) * _HOUR
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,26 +76,29 @@ class MetricClock:
     @property
     def since(self) -> datetime:
         """The start of the activity window (excluded). A writer at ``now`` passes it to the store as the
-        horizon before which activity can count in no later pass."""
+        horizon before which activity can count in no later pass (and after which a ``last_update`` a
+        :data:`DAY_LAGS_FROM` earlier can only have a lag in days)."""
         return self.until - ACTIVITY_WINDOW
 
     @property
-    def lag_base(self) -> datetime:
-        """The time the lags are measured to: the hour at or after ``now`` (as a lag runs from the hour at or
-        after ``last_update``: the hours it counts are the hour boundaries crossed since)."""
-        return _EPOCH + timedelta(hours=self.lag_hour)
+    def lag_hour(self) -> int:
+        """The hour at or after ``now``, in hours since 1970: what lags in hours run to."""
+        return _ceil(self.now, timedelta(hours=1))
 
     @property
-    def lag_hour(self) -> int:
-        """:attr:`lag_base` in hours since 1970."""
-        return -((_EPOCH - self.now) // timedelta(hours=1))
+    def lag_day(self) -> int:
+        """The day at or after ``now``, in days since 1970: what lags in days run to."""
+        return _ceil(self.now, timedelta(days=1))
 
-    def params(self) -> dict[str, int]:
-        """The cells of these times: ``now`` in microseconds, the window's ends in minutes, the lag's hour."""
+    def params(self) -> dict[str, object]:
+        """These times as the stores' metric queries take them."""
         return {"now_us": (self.now - _EPOCH) // timedelta(microseconds=1),
                 "since_minute": (self.since - _EPOCH) // timedelta(minutes=1),
                 "until_minute": (self.until - _EPOCH) // timedelta(minutes=1),
-                "lag_hour": self.lag_hour}
+                "lag_hour": self.lag_hour, "lag_day": self.lag_day,
+                "lag_hour_at": _EPOCH + timedelta(hours=self.lag_hour),
+                "lag_day_at": _EPOCH + timedelta(days=self.lag_day),
+                "day_lags_from": DAY_LAGS_FROM // timedelta(days=1)}
 
 
 def bucket_label(index: int) -> str:

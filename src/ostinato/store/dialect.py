@@ -78,6 +78,13 @@ class Dialect(Protocol):
         """The rows of one query, outside any transaction."""
         ...
 
+    def pipeline(self, conn: Connection) -> AbstractContextManager[Any]:
+        """Inside, the statements of ``conn``'s transaction are sent without waiting for each to finish
+        (PostgreSQL's pipeline mode), so that the client prepares the next while the server runs them;
+        their rows are read, and an error raised, at the latest when the block ends (the transaction
+        then fails whole). SQLite runs each at once."""
+        ...
+
     def lock(self, conn: Connection, name: str) -> None:
         """Serialise, until the transaction ends, every transaction that takes the lock ``name``
         (a PostgreSQL advisory lock; SQLite's write transaction already holds the only lock)."""

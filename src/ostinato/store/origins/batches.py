@@ -12,6 +12,7 @@ from ...domain.change_rates import RevisitThreshold
 from ...domain.errors import ValidationError
 from ...domain.origins import ListedOrigin, check_listed_origin
 from ...domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
+from ...domain.visits import VisitStatus
 
 
 def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
@@ -23,6 +24,20 @@ def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
         except ValidationError as exc:
             raise exc.at(f"origin {index}") from None
     return list({(o.url, o.visit_type): o for o in origins}.values())
+
+
+#: origins whose statuses are folded, then written, at a time: the server writes a part while the
+#: client folds the next (``Dialect.pipeline``)
+FEEDBACK_PART = 2_000
+
+
+def statuses_by_key(statuses: Sequence[VisitStatus], size: int) -> list[list[VisitStatus]]:
+    """The statuses in parts of at most ``size`` origins, every status of an origin in the same part."""
+    by_key: dict[tuple[str, str], list[VisitStatus]] = {}
+    for status in statuses:
+        by_key.setdefault((status.origin, status.type), []).append(status)
+    groups = list(by_key.values())
+    return [[s for group in groups[start:start + size] for s in group] for start in range(0, len(groups), size)]
 
 
 def next_visit(visit_type: str, policy: VisitPolicy, url: str, lister_id: int | None,

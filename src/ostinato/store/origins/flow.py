@@ -18,20 +18,20 @@ from typing import Any, Sequence
 
 from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
-from ...domain.origin_metrics import LAG_BOUNDS, MetricClock, OriginMetrics, fold_metrics
+from ...domain.origin_metrics import DAY_BOUNDS, HOUR_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
 from .batches import (
-    SAMPLE_OVERREAD, SMALL_TABLE, check_limit, check_revisit_threshold, latest_listed, next_visit, run_picks,
-    thin_sample,
+    FEEDBACK_PART, SAMPLE_OVERREAD, SMALL_TABLE, check_limit, check_revisit_threshold, latest_listed, next_visit,
+    run_picks, statuses_by_key, thin_sample,
 )
 from ..dialect import Dialect, chunks
 from ..queries import Queries, statements
 from .interface import OriginStore
 from .rows import (
     metrics_params, rate_evidence, row_to_listed_origin, row_to_lister, row_to_metrics, row_to_threshold,
-    row_to_visit_stats,
+    row_to_visit_stats, tuple_to_visit_stats,
 )
 
 
@@ -125,16 +125,18 @@ class OriginFlow(OriginStore):
             thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(q.revisit_thresholds)}
             for chunk in chunks(list(statuses)):
                 keys = sorted({(s.origin, s.type) for s in chunk})
-                rows = conn.execute(q.visit_stats_for_update, self._keys(keys))
-                current = {(r["url"], r["visit_type"]): row_to_visit_stats(self.db, r) for r in rows}
-                plan = plan_visit_feedback(current, chunk, policy, now, thresholds)
-                if plan.stats:
-                    self.db.execute_records(conn, q.upsert_visit_stats, plan.stats)
-                if plan.disable:
-                    disable = self._keys(plan.disable)
-                    conn.execute(q.disable_listed_origins, disable)
-                    conn.execute(q.disable_visit_stats, disable)
-                changed += plan.changed
+                current = {(r[0], r[1]): tuple_to_visit_stats(self.db, r)
+                           for r in self.db.tuples(conn, q.visit_stats_for_update, self._keys(keys))}
+                with self.db.pipeline(conn):  # the rules of a part while the server writes the one before
+                    for part in statuses_by_key(chunk, FEEDBACK_PART):
+                        plan = plan_visit_feedback(current, part, policy, now, thresholds)
+                        if plan.stats:
+                            self.db.execute_records(conn, q.upsert_visit_stats, plan.stats)
+                        if plan.disable:
+                            disable = self._keys(plan.disable)
+                            conn.execute(q.disable_listed_origins, disable)
+                            conn.execute(q.disable_visit_stats, disable)
+                        changed += plan.changed
         return changed
 
     def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
@@ -208,8 +210,9 @@ class OriginFlow(OriginStore):
         q, db = self._origins, self.db
         clock = MetricClock(now)
         params = {"now": db.time(now), "since": db.time(clock.since), "until": db.time(clock.until),
-                  "lag_base": db.time(clock.lag_base), "horizon": db.time(clock.since),
-                  "bounds": db.array(LAG_BOUNDS), **clock.params()}
+                  "horizon": db.time(clock.since), "hour_bounds": db.array(HOUR_BOUNDS),
+                  "day_bounds": db.array(DAY_BOUNDS),
+                  **{k: db.time(v) if isinstance(v, datetime) else v for k, v in clock.params().items()}}
         with db.write() as conn:
             db.lock(conn, METRICS_LOCK)
             if recount:  # every row read, and the cells made again from them

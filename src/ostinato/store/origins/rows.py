@@ -7,7 +7,7 @@ and import roles read listers and listed origins with these too.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ...domain.change_rates import RevisitThreshold
 from ...domain.origin_metrics import OriginMetrics, in_bucket_order
@@ -41,6 +41,17 @@ def row_to_visit_stats(db: Dialect, row: Row) -> VisitStats:
                       last_snapshot=row["last_snapshot"], failure_count=row["failure_count"],
                       successful_visits=row["successful_visits"], rate_changes=row["rate_changes"],
                       rate_days=row["rate_days"], rate_evidence=rate_evidence(db, row["rate_evidence"]), **times)
+
+
+def tuple_to_visit_stats(db: Dialect, row: Sequence[Any]) -> VisitStats:
+    """Visit stats read by position, the fields in :class:`VisitStats`'s order (``visit_stats_for_update``)."""
+    read_time = db.read_time
+    (url, visit_type, last_visit, status, last_successful, snapshot, last_eventful, last_uneventful, failures,
+     last_scheduled, target, last_status_date, successes, cooldown, rate_changes, rate_days, evidence, optimal) = row
+    return VisitStats(url, visit_type, read_time(last_visit), VisitOutcome(status) if status else None,
+                      read_time(last_successful), snapshot, read_time(last_eventful), read_time(last_uneventful),
+                      failures, read_time(last_scheduled), read_time(target), read_time(last_status_date), successes,
+                      read_time(cooldown), rate_changes, rate_days, rate_evidence(db, evidence), read_time(optimal))
 
 
 def rate_evidence(db: Dialect, value: Any) -> tuple[float, ...] | None:

@@ -47,6 +47,7 @@ INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, e
 SELECT :lister_id, r.value ->> 0, r.value ->> 1, coalesce(r.value ->> 2, '{}'), r.value ->> 4, :now, :now,
        r.value ->> 3, r.value ->> 5, r.value ->> 6
 FROM json_each(:rows) AS r WHERE true
+ORDER BY r.value ->> 0, r.value ->> 1
 ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     extra_loader_arguments = excluded.extra_loader_arguments,
     enabled = excluded.enabled,
@@ -83,8 +84,12 @@ WHERE (:url IS NULL OR url = :url)
 ORDER BY url, visit_type, lister_id LIMIT :limit;
 
 -- name: visit_stats_for_update
--- the write transaction holds SQLite's single writer lock: nobody changes them meanwhile
-SELECT s.* FROM json_each(:rows) AS k
+-- the fields of a VisitStats, in its order (read by position); the write transaction holds SQLite's
+-- single writer lock: nobody changes them meanwhile
+SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_eventful,
+       s.last_uneventful, s.failure_count, s.last_scheduled, s.next_visit_target, s.last_status_date, s.successful_visits,
+       s.cooldown_until, s.rate_changes, s.rate_days, s.rate_evidence, s.next_optimal_visit
+FROM json_each(:rows) AS k
 JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
 ORDER BY k.key;
 
@@ -239,15 +244,15 @@ WHERE cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
   AND (last_status_date IS NULL OR last_scheduled > last_status_date)
   AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));
 
--- Metrics per (lister, visit type), at the times of domain/origin_metrics.py: the lag in whole hours
--- (from the hour at or after last_update to :lag_base, the hour at or after `now`),
--- activity to the minute (visits after :since and up to :until, `now`'s minute), in flight at `now`.
--- Activity (in flight; visits of any outcome (last_status_date), eventful and uneventful) counts an
--- origin once, for the listing its loader gets (s.lister_id), so that it adds up over listers.
--- Origins one lister lists are counted from the cells their writes keep up to date
--- (origin_metric_cell, see migrations/0011); recounted in full only on demand (single_listed_metrics,
--- which also rebuilds the cells). Rows are one per (lister, visit type, lag bucket), the bucket NULL
--- for origins with nothing pending, as fold_metrics takes them.
+-- Metrics per (lister, visit type), at the times of domain/origin_metrics.py (MetricClock, lag_of): lags
+-- in whole hours below a week (to :lag_hour_at, the hour at or after `now`), in whole days beyond (to
+-- :lag_day_at); activity to the minute (visits after :since and up to :until, `now`'s minute); in flight at
+-- `now`. Activity (in flight; visits of any outcome (last_status_date), eventful and uneventful) counts an
+-- origin once, for the listing its loader gets (s.lister_id), so that it adds up over listers. Origins one
+-- lister lists are counted from the cells their writes keep up to date (origin_metric_cell, see
+-- migrations/0011: this store's cells are times as text); recounted in full only on demand
+-- (single_listed_metrics, which also rebuilds the cells). Rows are one per (lister, visit type, lag
+-- bucket), the bucket NULL for origins with nothing pending, as fold_metrics takes them.
 
 -- name: lock_metric_cells
 -- nothing to take: the write transaction is the only writer
@@ -273,9 +278,12 @@ FROM origin_metric_cell
 GROUP BY lister_id, visit_type
 HAVING coalesce(sum(origins) FILTER (WHERE kind = 1), 0) <> 0
 UNION ALL
-SELECT lister_id, visit_type, (SELECT count(*) FROM json_each(:bounds) AS q WHERE q.value <= lag), sum(origins), 0, 0, 0,
-       max(lag), 0, 0, 0, 0
-FROM (SELECT lister_id, visit_type, origins, round((julianday(:lag_base) - julianday(cell)) * 86400.0) AS lag
+SELECT lister_id, visit_type, CASE WHEN lag_d >= :day_lags_from
+                  THEN json_array_length(:hour_bounds) + (SELECT count(*) FROM json_each(:day_bounds) AS q WHERE q.value <= lag_d * 86400.0)
+                  ELSE (SELECT count(*) FROM json_each(:hour_bounds) AS q WHERE q.value <= lag_h * 3600.0) END, sum(origins), 0, 0, 0, max(CASE WHEN lag_d >= :day_lags_from THEN lag_d * 86400.0 ELSE lag_h * 3600.0 END), 0, 0, 0, 0
+FROM (SELECT lister_id, visit_type, origins,
+             round(julianday(:lag_day_at) - julianday(CASE WHEN substr(cell, 12) = '00:00:00.000000+00:00' THEN cell ELSE strftime('%Y-%m-%dT00:00:00.000000+00:00', cell, '+1 day') END)) AS lag_d,
+             round((julianday(:lag_hour_at) - julianday(cell)) * 24) AS lag_h
       FROM origin_metric_cell WHERE kind = 5 AND origins <> 0)
 GROUP BY 1, 2, 3;
 
@@ -316,12 +324,15 @@ SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHER
        count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
        count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
 FROM (SELECT lister_id, visit_type, enabled, last_successful, last_status_date, in_flight, visited, eventful, uneventful,
-             CASE WHEN pending THEN (SELECT count(*) FROM json_each(:bounds) AS q WHERE q.value <= lag) END AS bucket,
-             CASE WHEN pending THEN lag END AS lag
+             CASE WHEN pending THEN CASE WHEN lag_d >= :day_lags_from
+                                    THEN json_array_length(:hour_bounds) + (SELECT count(*) FROM json_each(:day_bounds) AS q WHERE q.value <= lag_d * 86400.0)
+                                    ELSE (SELECT count(*) FROM json_each(:hour_bounds) AS q WHERE q.value <= lag_h * 3600.0) END END AS bucket,
+             CASE WHEN pending THEN CASE WHEN lag_d >= :day_lags_from THEN lag_d * 86400.0 ELSE lag_h * 3600.0 END END AS lag
       FROM (SELECT s.lister_id AS lister_id, s.visit_type, s.enabled AS enabled, s.last_successful, s.last_status_date,
                    s.enabled AND s.last_update IS NOT NULL
                        AND (s.last_successful IS NULL OR s.last_update > s.last_successful) AS pending,
-                   round((julianday(:lag_base) - julianday(CASE WHEN substr(s.last_update, 15) = '00:00.000000+00:00' THEN s.last_update ELSE strftime('%Y-%m-%dT%H:00:00.000000+00:00', s.last_update, '+1 hour') END)) * 86400.0) AS lag,
+                   round(julianday(:lag_day_at) - julianday(CASE WHEN substr(s.last_update, 12) = '00:00:00.000000+00:00' THEN s.last_update ELSE strftime('%Y-%m-%dT00:00:00.000000+00:00', s.last_update, '+1 day') END)) AS lag_d,
+                   round((julianday(:lag_hour_at) - julianday(CASE WHEN substr(s.last_update, 15) = '00:00.000000+00:00' THEN s.last_update ELSE strftime('%Y-%m-%dT%H:00:00.000000+00:00', s.last_update, '+1 hour') END)) * 24) AS lag_h,
                    s.cooldown_until > :now AND s.last_scheduled IS NOT NULL
                        AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date) AS in_flight,
                    s.last_status_date > :since AND s.last_status_date <= :until AS visited,
@@ -340,12 +351,15 @@ SELECT lister_id, visit_type, bucket, count(*) AS origins, count(*) FILTER (WHER
        count(*) FILTER (WHERE in_flight) AS in_flight, count(*) FILTER (WHERE visited) AS visits,
        count(*) FILTER (WHERE eventful) AS eventful, count(*) FILTER (WHERE uneventful) AS uneventful
 FROM (SELECT lister_id, visit_type, enabled, last_successful, last_status_date, in_flight, visited, eventful, uneventful,
-             CASE WHEN pending THEN (SELECT count(*) FROM json_each(:bounds) AS q WHERE q.value <= lag) END AS bucket,
-             CASE WHEN pending THEN lag END AS lag
+             CASE WHEN pending THEN CASE WHEN lag_d >= :day_lags_from
+                                    THEN json_array_length(:hour_bounds) + (SELECT count(*) FROM json_each(:day_bounds) AS q WHERE q.value <= lag_d * 86400.0)
+                                    ELSE (SELECT count(*) FROM json_each(:hour_bounds) AS q WHERE q.value <= lag_h * 3600.0) END END AS bucket,
+             CASE WHEN pending THEN CASE WHEN lag_d >= :day_lags_from THEN lag_d * 86400.0 ELSE lag_h * 3600.0 END END AS lag
       FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.last_successful, s.last_status_date,
                    o.enabled AND o.last_update IS NOT NULL
                        AND (s.last_successful IS NULL OR o.last_update > s.last_successful) AS pending,
-                   round((julianday(:lag_base) - julianday(CASE WHEN substr(o.last_update, 15) = '00:00.000000+00:00' THEN o.last_update ELSE strftime('%Y-%m-%dT%H:00:00.000000+00:00', o.last_update, '+1 hour') END)) * 86400.0) AS lag,
+                   round(julianday(:lag_day_at) - julianday(CASE WHEN substr(o.last_update, 12) = '00:00:00.000000+00:00' THEN o.last_update ELSE strftime('%Y-%m-%dT00:00:00.000000+00:00', o.last_update, '+1 day') END)) AS lag_d,
+                   round((julianday(:lag_hour_at) - julianday(CASE WHEN substr(o.last_update, 15) = '00:00.000000+00:00' THEN o.last_update ELSE strftime('%Y-%m-%dT%H:00:00.000000+00:00', o.last_update, '+1 hour') END)) * 24) AS lag_h,
                    o.lister_id = s.lister_id AND s.cooldown_until > :now AND s.last_scheduled IS NOT NULL
                        AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date) AS in_flight,
                    o.lister_id = s.lister_id AND s.last_status_date > :since AND s.last_status_date <= :until AS visited,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -46,9 +46,12 @@ def role_queries(role: str) -> Queries:
 
 
 def _hex(value: Any) -> str:
-    """orjson's fallback for the one type it does not write: bytes (snapshots), in hex."""
+    """orjson's fallback for what it does not write: bytes (snapshots) in hex, a duration as PostgreSQL
+    reads an interval (its days kept apart from its seconds, as psycopg writes one)."""
     if isinstance(value, bytes):
         return value.hex()
+    if isinstance(value, timedelta):
+        return f"{value.days} days {value.seconds} seconds {value.microseconds} microseconds"
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
@@ -107,6 +110,10 @@ class PostgresDialect:
     def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with self.pool.connection() as conn:
             return conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def pipeline(conn: psycopg.Connection) -> AbstractContextManager[Any]:
+        return conn.pipeline()
 
     def lock(self, conn: psycopg.Connection, name: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (name,))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import fields
 from datetime import date, datetime, time, timedelta, timezone
 from enum import Enum
@@ -91,10 +91,12 @@ def _field_names(record_type: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(record_type))
 
 
-def _json_record_value(value: Any) -> str:
-    """orjson's fallback in a batch of records: times as stored, bytes as hex."""
+def _json_record_value(value: Any) -> Any:
+    """orjson's fallback in a batch of records: times and durations as stored, bytes as hex."""
     if isinstance(value, datetime):
         return to_db_time(value)
+    if isinstance(value, timedelta):
+        return to_db_interval(value)
     if isinstance(value, bytes):
         return value.hex()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
@@ -157,6 +159,10 @@ class SQLiteDialect:
     def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[sqlite3.Row]:
         with self.lock_:
             return self.conn.execute(sql, params or {}).fetchall()
+
+    @staticmethod
+    def pipeline(conn: sqlite3.Connection) -> AbstractContextManager[Any]:
+        return nullcontext()
 
     def lock(self, conn: Any, name: str) -> None:
         """Nothing to do: the ``BEGIN IMMEDIATE`` write transaction is the only writer."""

@@ -3,8 +3,9 @@ their types and keyed for the duplicate check, and the answer put back in input 
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Callable, Mapping, Sequence
 
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TYPE_BYTES, check_stored_text
@@ -58,3 +59,29 @@ def apart_by(policy: TaskPolicy | str, next_run: datetime, one_shot_by_next_run:
 
 def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) -> list[Task]:
     return [stored[key] for key in keys]
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateProbe:
+    """One key of ``find_pending_duplicates`` (a record of ``Dialect.records``): a next run of None matches any."""
+
+    type: str
+    digest: Any
+    arguments: str
+    policy: str
+    priority: str | None
+    next_run: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """One task of ``insert_tasks`` (a record of ``Dialect.records``): its arguments as canonical JSON."""
+
+    type: str
+    arguments: str
+    digest: Any
+    next_run: datetime
+    current_interval: timedelta | None
+    policy: str
+    retries_left: int
+    priority: str | None

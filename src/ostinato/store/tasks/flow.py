@@ -27,7 +27,7 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..dialect import Connection, Dialect, Row, chunks
-from .batches import DedupKey, apart_by, in_input_order, prepare_task_batch
+from .batches import DedupKey, DuplicateProbe, TaskRow, apart_by, in_input_order, prepare_task_batch
 from .interface import ArchivedTask, TaskActivity, TaskStore
 from .rows import grabbed_tasks, new_task, run_of, task_of, task_state_of, task_type_of
 
@@ -104,21 +104,14 @@ class TaskFlow(TaskStore):
             return (row["type"], row["arguments_digest"], row["policy"], row["priority"],
                     apart_by(row["policy"], next_run, apart))
 
-        existing = conn.execute(queries.find_pending_duplicates, db.columns(
-            types=[key[0] for key, _ in chunk], digests=digests, arguments=[key[1] for key, _ in chunk],
-            policies=[key[2] for key, _ in chunk], priorities=[key[3] for key, _ in chunk],
-            next_runs=[db.time(key[4]) for key, _ in chunk]))
-        for row in existing:
+        probes = [DuplicateProbe(key[0], digest, key[1], key[2], key[3], key[4]) for (key, _), digest in zip(chunk, digests)]
+        for row in conn.execute(queries.find_pending_duplicates, {"rows": db.records(probes)}):
             stored[by_digest[key_of(row)][0]] = task_of(db, row)
-        fresh = [(key, task, digest) for (key, task), digest in zip(chunk, digests) if key not in stored]
+        fresh = [TaskRow(task.type, key[1], digest, task.next_run, task.current_interval, key[2], task.retries_left,
+                         key[3]) for (key, task), digest in zip(chunk, digests) if key not in stored]
         if not fresh:
             return
-        inserted = conn.execute(queries.insert_tasks, db.columns(
-            types=[task.type for _, task, _ in fresh], arguments=[key[1] for key, _, _ in fresh],
-            digests=[digest for _, _, digest in fresh], next_runs=[db.time(task.next_run) for _, task, _ in fresh],
-            intervals=[db.interval(task.current_interval) for _, task, _ in fresh],
-            policies=[key[2] for key, _, _ in fresh], retries=[task.retries_left for _, task, _ in fresh],
-            priorities=[key[3] for key, _, _ in fresh]))
+        inserted = conn.execute(queries.insert_tasks, {"rows": db.records(fresh)})
         for row in inserted:
             key, task = by_digest[key_of(row)]
             stored[key] = new_task(row["id"], task)

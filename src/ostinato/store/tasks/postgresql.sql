@@ -20,17 +20,17 @@ SELECT * FROM task_type ORDER BY type;
 SELECT * FROM task_type WHERE type = ANY(%(types)s::text[]);
 
 -- name: find_pending_duplicates
--- one index probe per key (LATERAL ... LIMIT 1): never a scan of the pending tasks,
--- whatever the planner's estimates; arguments are compared only on a digest hit (the
--- digest: the md5 of the canonical arguments, computed by the dialect)
--- a null next_run matches any; one given keeps one-shot tasks with another next_run apart
-SELECT t.* FROM unnest(%(types)b::text[], %(digests)b::bytea[], %(arguments)b::text[], %(policies)b::text[],
-                       %(priorities)b::text[], %(next_runs)b::timestamptz[])
-    AS k(type, digest, arguments, policy, priority, next_run)
+-- rows: a JSON array of keys (type, digest in hex, arguments, policy, priority, next_run). One index
+-- probe per key (LATERAL ... LIMIT 1): never a scan of the pending tasks, whatever the planner's
+-- estimates; arguments are compared only on a digest hit (the digest: the md5 of the canonical
+-- arguments, computed by the dialect); a null next_run matches any, one given keeps one-shot tasks
+-- with another next_run apart
+SELECT t.* FROM json_to_recordset(%(rows)s::json)
+    AS k(type text, digest text, arguments text, policy text, priority text, next_run timestamptz)
 CROSS JOIN LATERAL (
     SELECT * FROM task AS t
     WHERE t.type = k.type
-      AND t.arguments_digest = k.digest
+      AND t.arguments_digest = decode(k.digest, 'hex')
       AND t.status = 'next_run_not_scheduled'
       AND t.arguments = k.arguments::jsonb
       AND t.policy = k.policy
@@ -40,11 +40,14 @@ CROSS JOIN LATERAL (
 ) AS t;
 
 -- name: insert_tasks
+-- rows: a JSON array of tasks (one parameter, parsed in C: a column per field costs more to build in
+-- the client than to apply), in the ready index's order: the batch's entries land side by side there
 INSERT INTO task (type, arguments, arguments_digest, next_run, current_interval, status, policy, retries_left, priority)
-SELECT type, arguments::jsonb, digest, next_run, current_interval, 'next_run_not_scheduled', policy, retries_left, priority
-FROM unnest(%(types)b::text[], %(arguments)b::text[], %(digests)b::bytea[], %(next_runs)b::timestamptz[],
-            %(intervals)b::interval[], %(policies)b::text[], %(retries)b::bigint[], %(priorities)b::text[])
-    AS r(type, arguments, digest, next_run, current_interval, policy, retries_left, priority)
+SELECT r.type, r.arguments::jsonb, decode(r.digest, 'hex'), r.next_run, r.current_interval, 'next_run_not_scheduled',
+       r.policy, r.retries_left, r.priority
+FROM json_to_recordset(%(rows)s::json) AS r(type text, arguments text, digest text, next_run timestamptz,
+                                            current_interval interval, policy text, retries_left bigint, priority text)
+ORDER BY r.type, r.next_run
 RETURNING id, type, arguments_digest, policy, priority, next_run;
 
 -- name: tasks_in
