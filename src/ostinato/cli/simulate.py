@@ -228,18 +228,17 @@ def trace_stats(file, as_json):
     and how much more likely a change is soon after one (1 for Poisson)."""
     extras.require("sim", "ostinato trace stats")
     from ..sim import burstiness
-    from ..sim.trace import iso_time
 
     trace = read_trace(file)
     found = burstiness.measure(trace.source, trace.time / 86_400.0)
-    data = {"trace": file, "visit_type": trace.visit_type, "origins": len(trace.origins), "changes": trace.changes,
-            "first_change": iso_time(trace.start), "last_change": iso_time(trace.end), "burstiness": found.as_dict()}
+    data = {**trace.summary(), "burstiness": found.as_dict()}
     if as_json:
         echo_json(data)
         return
     rows = [{"measure": "origins", "value": f"{data['origins']:,}"},
             {"measure": "changes", "value": f"{data['changes']:,}"},
             {"measure": "from", "value": data["first_change"]}, {"measure": "to", "value": data["last_change"]},
+            {"measure": "SHA-256 of its changes", "value": data["sha256"]},
             {"measure": f"gaps' spread (CV over each origin's mean; Poisson 1; {found.gap_cv_origins:,} origins)",
              "value": "–" if found.gap_cv is None else f"{found.gap_cv:.2f}"},
             {"measure": "a change within a day of a change, vs of a random moment (Poisson 1×)",

@@ -39,6 +39,19 @@ for one multiplier μ common to all origins (Lagrange). As Olston & Pandey
 ``last visit + x/λ``, and one global threshold μ per visit type is steered so
 that the visits it asks for match the capacity (:func:`solve_threshold`).
 No origin waits longer than ``ceiling`` (60 days by default).
+
+**Bursts.** Changes often come in bursts (a release and its fixes, an upload and
+its corrections): right after a change another is likelier than on average, and
+after a quiet spell less likely. A counted visit that finds far more changes
+than the belief allows (:func:`count_surprise`: the Gamma's negative binomial
+predictive puts less than :data:`BURST_SURPRISE` on so many) shows it; from then
+on the origin's changed / unchanged history is kept beside its counts
+(``rate_evidence``, see ``domain.visits``). That history measures how often the
+origin becomes stale, which is what freshness and age depend on, where the
+counts measure how often it changes: in bursts, the first is lower. It plans the
+freshness objective's intervals, and after an eventful visit it decides a
+follow-up (:func:`follow_up_days`): one more visit a day later archives the end
+of a burst the visit may have caught in the middle.
 """
 
 from __future__ import annotations
@@ -54,6 +67,12 @@ from . import rate_posterior
 from .errors import ValidationError
 
 _DAY = 86_400.0
+#: a counted visit this unlikely for the belief shows an origin changing in bursts (``domain.visits``)
+BURST_SURPRISE = 1e-3
+#: after an eventful visit of an origin that changes in bursts, the next one comes within this …
+FOLLOW_UP = timedelta(days=1)
+#: … unless this much of its changed / unchanged belief is on rates above half its counted rate
+POISSON_LIKE = 0.95
 
 
 class Objective(str, enum.Enum):
@@ -139,20 +158,70 @@ def observe(changes: float | None, days: float | None, interval: timedelta, *, c
 
     ``counted``: the changes the loader found, when it can tell; else ``changed`` (a new snapshot).
     """
-    alpha = model.prior_changes if changes is None else changes
-    beta = model.prior_days if days is None else days
     elapsed = max(interval.total_seconds() / _DAY, 0.0)
+    alpha, beta = _faded(changes, days, elapsed, model)
     if elapsed == 0.0:
         return alpha, beta
-    weight = math.exp(-elapsed / (model.horizon.total_seconds() / _DAY))
-    alpha = model.prior_changes + (alpha - model.prior_changes) * weight
-    beta = model.prior_days + (beta - model.prior_days) * weight
     rate = alpha / beta
     if counted is not None:
         alpha += counted
     elif changed:
         alpha += _expected_changes_given_some(rate * elapsed)
     return alpha, beta + elapsed
+
+
+def _faded(changes: float | None, days: float | None, elapsed: float, model: RevisitModel) -> tuple[float, float]:
+    """The belief (α, β), its observations faded over ``elapsed`` days (the prior's where none)."""
+    alpha = model.prior_changes if changes is None else changes
+    beta = model.prior_days if days is None else days
+    if not elapsed > 0:
+        return alpha, beta
+    weight = math.exp(-elapsed / (model.horizon.total_seconds() / _DAY))
+    return (model.prior_changes + (alpha - model.prior_changes) * weight,
+            model.prior_days + (beta - model.prior_days) * weight)
+
+
+def count_surprise(counted: int, changes: float | None, days: float | None, interval: timedelta,
+                   model: RevisitModel) -> float:
+    """How unlikely a visit that found ``counted`` changes is, given some, for the belief (α, β):
+    P(K ≥ counted | K ≥ 1) where K, the changes of a Poisson process whose rate is Gamma(α, β), is
+    negative binomial (r = α, p = β / (β + I)). A new origin's wide belief finds little surprising;
+    a settled one finds a burst of changes (many at once where one or none was due) very unlikely."""
+    elapsed = max(interval.total_seconds() / _DAY, 0.0)
+    alpha, beta = _faded(changes, days, elapsed, model)
+    if counted <= 1 or elapsed == 0.0:
+        return 1.0
+    stay = beta / (beta + elapsed)  # p
+    if counted <= alpha * elapsed / beta + 1:  # not above the mean: no surprise
+        return 1.0
+    log_term = (math.lgamma(counted + alpha) - math.lgamma(alpha) - math.lgamma(counted + 1)
+                + alpha * math.log(stay) + counted * math.log1p(-stay))
+    tail, term, k = 0.0, math.exp(log_term), counted
+    while term > 1e-300 and k < counted + 10_000:
+        tail += term
+        term *= (k + alpha) / (k + 1) * (1 - stay)
+        k += 1
+        if term < tail * 1e-12:
+            break
+    return min(1.0, tail / -math.expm1(alpha * math.log(stay)))
+
+
+def follow_up_days(belief: Sequence[float], counted_rate: float) -> float | None:
+    """After an eventful visit of an origin that changes in bursts (``belief``: the ``rate_posterior``
+    of its changed / unchanged history), the days to a follow-up visit, or None for none.
+
+    The burst may go on after the visit; one more visit :data:`FOLLOW_UP` later archives where it
+    ended, for the quiet that follows. It is worth it where the origin, between bursts, usually
+    stays quiet that long (the belief gives a visit after :data:`FOLLOW_UP` less than an even chance
+    of finding a change), and where its history does not look like changes at its counted rate
+    (less than :data:`POISSON_LIKE` of the belief on rates above half of it): one surprising count
+    also marks, now and then, an origin whose changes are Poisson, and it should not be followed up.
+    """
+    days = FOLLOW_UP / timedelta(days=1)
+    if rate_posterior.change_chance(belief, days) >= 0.5:
+        return None
+    poisson_like = sum(p for p, rate in zip(belief, rate_posterior.RATE_GRID) if rate >= counted_rate / 2)
+    return None if poisson_like >= POISSON_LIKE else days
 
 
 def _expected_changes_given_some(mean: float) -> float:

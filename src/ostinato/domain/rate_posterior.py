@@ -131,6 +131,11 @@ def _change_chance(cells: Sequence[tuple[float, float]], days: float) -> tuple[f
     return total, slope
 
 
+def change_chance(probabilities: Sequence[float], days: float) -> float:
+    """The chance, for this belief, that a visit ``days`` after the last finds a change."""
+    return _change_chance(_cells(probabilities), days)[0]
+
+
 def _solve_days(fn, target: float, lo: float, hi: float) -> float:
     """The ``days`` in [lo, hi] where the increasing ``fn`` (value and slope) reaches ``target``:
     Newton's steps, kept inside a bracket that bisection (in log-days) narrows when they stray."""

@@ -28,8 +28,11 @@ from typing import Any, Mapping, Sequence
 
 from . import rate_posterior
 from .change_rates import (
+    BURST_SURPRISE,
     RevisitModel,
+    count_surprise,
     default_threshold,
+    follow_up_days,
     estimated_rate,
     observe,
     plans_from_evidence,
@@ -325,7 +328,12 @@ def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolic
         interval = max(since_success / policy.adjust_factor, policy.minimum_interval)
     else:
         interval = since_success * policy.adjust_factor
-    rate_changes, rate_days, evidence = _observe_rate(stats, status, eventful, policy.revisit)
+    model = policy.revisit
+    rate_changes, rate_days, evidence = _learn(stats, status, eventful, model)
+    mu = threshold if threshold is not None else default_threshold(model)
+    next_optimal = now + _revisit_days(rate_changes, rate_days, evidence, mu, model,
+                                       follow_up=eventful and status.changes is not None
+                                       and stats.last_successful is not None)
     new = VisitStats(
         stats.url, stats.visit_type,
         last_visit=now,
@@ -343,33 +351,53 @@ def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolic
         rate_changes=rate_changes,
         rate_days=rate_days,
         rate_evidence=evidence,
-        next_optimal_visit=_next_optimal_visit(now, rate_changes, rate_days, evidence, policy.revisit, threshold),
+        next_optimal_visit=next_optimal,
     )
     return Feedback(new, disable=False, eventful=eventful)
 
 
-def _observe_rate(stats: VisitStats, status: VisitStatus, eventful: bool,
-                  model: RevisitModel) -> tuple[float | None, float | None, tuple[float, ...] | None]:
-    """The change rate's belief after a successful visit: (changes, days, evidence)."""
+def _learn(stats: VisitStats, status: VisitStatus, eventful: bool,
+           model: RevisitModel) -> tuple[float | None, float | None, tuple[float, ...] | None]:
+    """The change rate's belief and evidence after a successful visit (``domain.change_rates``)."""
     rate_changes, rate_days, evidence = stats.rate_changes, stats.rate_days, stats.rate_evidence
-    if stats.last_successful is not None:  # a first visit tells nothing of the rate
-        since = status.date - stats.last_successful
-        rate_changes, rate_days = observe(rate_changes, rate_days, since, changed=eventful,
-                                          counted=status.changes, model=model)
-        if status.changes is None or evidence is not None:  # kept once a loader has not counted
-            evidence = rate_posterior.observe(evidence, since / timedelta(days=1), changed=eventful,
-                                              counted=status.changes, horizon_days=model.horizon / timedelta(days=1))
+    if stats.last_successful is None:  # a first visit tells nothing of the rate
+        return rate_changes, rate_days, evidence
+    since = status.date - stats.last_successful
+    counted = status.changes
+    if counted is None or evidence is not None or bursts_begin(stats, counted, since, model):
+        # kept once a loader has not counted, or once an origin's changes came in a burst
+        evidence = rate_posterior.observe(evidence, since / timedelta(days=1), changed=eventful, counted=None,
+                                          horizon_days=model.horizon / timedelta(days=1))
+    rate_changes, rate_days = observe(rate_changes, rate_days, since, changed=eventful, counted=counted, model=model)
     return rate_changes, rate_days, evidence
 
 
-def _next_optimal_visit(now: datetime, rate_changes: float | None, rate_days: float | None,
-                        evidence: tuple[float, ...] | None, model: RevisitModel, threshold: float | None) -> datetime:
-    """When ``change_rate_optimal`` visits next, at ``threshold`` (the model's default when None)."""
-    mu = threshold if threshold is not None else default_threshold(model)
+def _revisit_days(rate_changes: float | None, rate_days: float | None, evidence: tuple[float, ...] | None,
+                  threshold: float, model: RevisitModel, *, follow_up: bool) -> timedelta:
+    """Until the next visit: the interval the belief asks for at the threshold, or, after a visit that
+    counted changes of an origin that changes in bursts, a follow-up (``change_rates.follow_up_days``)."""
+    ceiling = model.ceiling / timedelta(days=1)
     if plans_from_evidence(model, evidence):
-        belief = rate_posterior.posterior(evidence, model.prior_rate)
-        return now + timedelta(days=rate_posterior.revisit_days(belief, mu, model.ceiling / timedelta(days=1)))
-    return now + revisit_interval(estimated_rate(rate_changes, rate_days, model), mu, model)
+        days = rate_posterior.revisit_days(rate_posterior.posterior(evidence, model.prior_rate), threshold, ceiling)
+    else:
+        days = revisit_interval(estimated_rate(rate_changes, rate_days, model), threshold, model) / timedelta(days=1)
+    if follow_up and evidence is not None:
+        sooner = follow_up_days(rate_posterior.posterior(evidence, model.prior_rate),
+                                estimated_rate(rate_changes, rate_days, model))
+        days = days if sooner is None else min(days, sooner)
+    return timedelta(days=days)
+
+
+def bursts_begin(stats: VisitStats, counted: int, since: timedelta, model: RevisitModel) -> bool:
+    """Whether a visit that counted ``counted`` changes shows the origin changing in bursts: its belief
+    has seen at least as many days as its prior, and so many changes at once were less than
+    :data:`~ostinato.domain.change_rates.BURST_SURPRISE` likely for it. From then on its changed /
+    unchanged history is kept too (``rate_evidence``), beside the counted belief: how often the origin
+    becomes stale, which is what freshness and age depend on (a burst counts once there), against how
+    often it changes (see docs/design/beyond.md)."""
+    if stats.rate_days is None or stats.rate_days < 2 * model.prior_days:
+        return False
+    return count_surprise(counted, stats.rate_changes, stats.rate_days, since, model) < BURST_SURPRISE
 
 
 VisitKey = tuple[str, str]

@@ -1,9 +1,13 @@
 """The simulator (see docs/design/beyond.md): Ostinato's real store, orchestrator and feedback loop, driven by a
-simulated clock over a world of sources that change as Poisson processes, compared with
-idealised baselines and Cho & Garcia-Molina's oracle.
+simulated clock over a world of sources that change as Poisson (or self-exciting) processes, or over a
+recorded history of changes, compared with idealised baselines, Cho & Garcia-Molina's oracle and the
+hindsight bound.
 
 - ``workloads``: change-rate distributions by name;
 - ``world``: sources, births, deaths and their changes (numpy);
+- ``trace``: recorded histories, their file format read and checked; ``trace_world``: one as a world;
+- ``debian``: a trace from the installed packages' Debian changelogs;
+- ``hindsight``: the bounds with the change times known; ``burstiness``: how far changes are from Poisson;
 - ``oracle``: the optimal revisit frequencies for known rates (freshness and age, free or floored);
 - ``policies``: the policies under test by name (store mixes and baselines);
 - ``store_driver``: a store policy through the real store and orchestrator;

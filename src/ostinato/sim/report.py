@@ -8,9 +8,10 @@ Relative figures:
 - ``freshness_gain`` = (F − F_uniform) / (F_oracle − F_uniform), and ``age_gain`` the same for
   age (1: as good as the oracle, 0: no better than uniform, negative: worse), against the
   floor oracle and, under ``…_free``, the free one;
-- against the hindsight bounds (``hindsight``), when measured: ``freshness_of_bound`` = F / F_bound
-  (at most 1) and ``age_of_bound`` = A / A_bound (at least 1; none when the bound is 0, as it is
-  whenever the window's visits could follow every change).
+- against the hindsight bounds (``hindsight``), when measured, each a share that is at most 1 (1: as
+  good as knowing the change times): ``freshness_of_bound`` = F / F_bound and ``age_of_bound`` =
+  A_bound / A (the bound's mean age over the policy's; 0 when the bound is 0, as it is whenever
+  the window's visits could follow every change).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def relative(runs: Sequence[PolicyRun], hindsight: Hindsight | None = None) -> d
             entry[f"{measure}_gain_free"] = _gain(value, u, getattr(free_oracle, attr) if free_oracle else None)
         if hindsight is not None:
             entry["freshness_of_bound"] = _ratio(m.freshness, hindsight.freshness)
-            entry["age_of_bound"] = _ratio(m.mean_age, hindsight.mean_age)
+            entry["age_of_bound"] = _ratio(hindsight.mean_age, m.mean_age)
         result[run.name] = entry
     return result
 
@@ -121,6 +122,7 @@ def report_dict(config: SimulationConfig, runs: Sequence[PolicyRun], *, command:
         "command": command,
         "config": config_dict,
         "workload": world_description(config),
+        **({"trace": config.trace.summary()} if config.trace is not None else {}),
         **({"hindsight": hindsight.as_dict()} if hindsight is not None else {}),
         "store_settings": {name: _json_value(getattr(settings, name)) for name in SHOWN_SETTINGS if hasattr(settings, name)},
         "measures": ("freshness and age are exact integrals over the measurement window of live sources "
@@ -189,7 +191,7 @@ def quality_rows(runs: Sequence[PolicyRun], hindsight: Hindsight | None = None) 
         "gain_f": _num(rel[run.name]["freshness_gain"]),
         "age": days_text(run.metrics.mean_age),
         "of_oracle_a": _times(rel[run.name]["age_of_oracle"]),
-        "of_bound_a": _times(rel[run.name].get("age_of_bound")),
+        "of_bound_a": _pct(rel[run.name].get("age_of_bound")),
         "gain_a": _num(rel[run.name]["age_gain"]),
         "latency": days_text(run.metrics.change_latency),
         "seconds": f"{run.seconds:.1f}",
@@ -198,7 +200,7 @@ def quality_rows(runs: Sequence[PolicyRun], hindsight: Hindsight | None = None) 
 
 QUALITY_COLUMNS = [("policy", "policy"), ("freshness", "freshness"), ("of_oracle_f", "of oracle F"),
                    ("of_bound_f", "of bound F"), ("gain_f", "gain F"), ("age", "mean age"),
-                   ("of_oracle_a", "of oracle A"), ("of_bound_a", "of bound A"), ("gain_a", "gain A"),
+                   ("of_oracle_a", "of oracle A"), ("of_bound_a", "bound / A"), ("gain_a", "gain A"),
                    ("latency", "change latency"), ("seconds", "run s")]
 
 
@@ -243,8 +245,9 @@ def header_lines(config: SimulationConfig) -> list[str]:
         f"{format_duration(config.listing_period)} (all sources every {format_duration(config.full_listing_period)}), "
         f"store {config.db}",
         f"store policies' settings: {shown}",
-        "freshness and age: exact integrals over the window; of oracle: vs the floor oracle; "
-        "of bound: vs the hindsight bound; gain: (policy − uniform) / (oracle − uniform)",
+        "freshness and age: exact integrals over the window; of oracle: vs the floor oracle; of bound F: "
+        "F / the hindsight bound's; bound / A: its mean age over the policy's; gain: (policy − uniform) / "
+        "(oracle − uniform)",
     ]
 
 
@@ -252,6 +255,7 @@ def hindsight_lines(hindsight: Hindsight) -> list[str]:
     """The bounds and the burstiness, as the command line prints them."""
     b = hindsight.burstiness
     age = ("0 (the window's visits could follow every change)" if hindsight.mean_age == 0
+           else "under a minute (they could follow nearly every change)" if hindsight.mean_age < 1 / 1440
            else days_text(hindsight.mean_age))
     cv = "–" if b.gap_cv is None else f"{b.gap_cv:.2f}"
     return [

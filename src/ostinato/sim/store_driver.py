@@ -213,7 +213,13 @@ class StoreScheduler:
         return sources, np.full(sources.size, t)
 
     def notes(self) -> dict[str, Any]:
-        return {"picked_by_store_policy": dict(sorted(self.picked_by.items()))}
+        """The visits each store policy took, and of a sample of the enabled origins at the end, the
+        share whose rate is learnt from changed / unchanged (``rate_evidence`` kept: a loader that
+        cannot count, or an origin whose changes came in a burst)."""
+        sample = self.store.sample_change_rates(self.visit_type, 2000, seed=0)
+        kept = sum(evidence is not None for _, _, evidence in sample.beliefs)
+        return {"picked_by_store_policy": dict(sorted(self.picked_by.items())),
+                "share_learnt_from_bits": kept / len(sample.beliefs) if sample.beliefs else None}
 
     def close(self) -> None:
         try:

@@ -22,6 +22,7 @@ arrays of seconds since the Unix epoch. :func:`trace_lines` writes one back.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -118,6 +119,16 @@ class Trace:
     @property
     def end(self) -> float:
         return float(self.time.max())
+
+    def summary(self) -> dict[str, Any]:
+        """What identifies the trace in a report: its size, span and a digest of its changes (SHA-256
+        over each origin and its change times, in the trace's order), so that a run can be matched to it."""
+        digest = hashlib.sha256()
+        for index, origin in enumerate(self.origins):
+            digest.update(origin.encode() + b"\0" + self.time[self.source == index].tobytes())
+        return {"label": self.label, "visit_type": self.visit_type, "origins": len(self.origins),
+                "changes": self.changes, "first_change": iso_time(self.start), "last_change": iso_time(self.end),
+                "sha256": digest.hexdigest()}
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per origin: its first and last change time and its number of changes."""

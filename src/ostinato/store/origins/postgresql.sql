@@ -287,7 +287,7 @@ marked AS (
     UPDATE origin_visit_stats AS u SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
     FROM picked WHERE u.ctid = picked.tid
 ),
--- what the marking adds to the metric cells (see migrations/0011): in flight until the new cooldown, for
+-- what the marking adds to the metric cells (see migrations/0012 and 0013): in flight until the new cooldown, for
 -- the origins one lister lists whose last status is older than now; it changes no other cell
 counted AS (
     INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
@@ -319,7 +319,7 @@ WHERE s.url = k.url AND s.visit_type = k.visit_type AND s.cooldown_until IS NOT 
 -- `now`'s minute); in flight at `now` itself. Activity (in flight; visits of any outcome (last_status_date),
 -- eventful and uneventful) counts an origin once, for the listing its loader gets (s.lister_id), so that it
 -- adds up over listers. Origins one lister lists are counted from the cells their writes keep up to date
--- (origin_metric_cell, see migrations/0011); recounted in full only on demand (single_listed_metrics, which
+-- (origin_metric_cell, see migrations/0012 and 0013); recounted in full only on demand (single_listed_metrics, which
 -- also rebuilds the cells). Rows are one per (lister, visit type, lag bucket), the bucket NULL for origins
 -- with nothing pending, as fold_metrics takes them.
 

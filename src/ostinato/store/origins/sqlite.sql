@@ -250,7 +250,7 @@ WHERE cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
 -- `now`. Activity (in flight; visits of any outcome (last_status_date), eventful and uneventful) counts an
 -- origin once, for the listing its loader gets (s.lister_id), so that it adds up over listers. Origins one
 -- lister lists are counted from the cells their writes keep up to date (origin_metric_cell, see
--- migrations/0011: this store's cells are times as text); recounted in full only on demand
+-- migrations/0012: this store's cells are times as text); recounted in full only on demand
 -- (single_listed_metrics, which also rebuilds the cells). Rows are one per (lister, visit type, lag
 -- bucket), the bucket NULL for origins with nothing pending, as fold_metrics takes them.
 

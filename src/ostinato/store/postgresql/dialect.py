@@ -100,7 +100,7 @@ class PostgresDialect:
     def write(self, *, batch: bool = False, rollback: bool = False,
               horizon: datetime | None = None) -> Iterator[psycopg.Connection]:
         settings = [INDEX_DRIVEN_BATCHES] if batch else []
-        if horizon is not None:  # read by the metric triggers (migrations/0012), in one round trip with the rest
+        if horizon is not None:  # read by the metric triggers (migrations/0012, 0013), in one round trip with the rest
             settings.append(f"SET LOCAL ostinato.metrics_horizon = '{self.time(horizon).isoformat()}'")
         with self.pool.connection() as conn, conn.transaction(force_rollback=rollback):
             if settings:

@@ -11,16 +11,15 @@
 CREATE TABLE origin_metric_cell (
     lister_id bigint NOT NULL,
     visit_type text NOT NULL,
-    -- 1 known, 2 enabled, 3 never visited, 4 never successful (cell 0); with changes pending: 5 by
-    -- the hour at or after last_update (in hours since 1970), 10 by the day at or after it (in days
-    -- since 1970; for a last_update a week before the writer's horizon: its lag is counted in days
-    -- from then on); 6 in flight (cell: the end of the grab's cooldown, in microseconds since 1970);
-    -- 7 visited, 8 eventful, 9 uneventful (cell: the minute at or after the visit, in minutes since 1970)
+    -- 1 known, 2 enabled, 3 never visited, 4 never successful (cell 0); 5 with changes pending
+    -- (cell: the hour at or after last_update, in hours since 1970); 6 in flight (cell: the end
+    -- of the grab's cooldown, in microseconds since 1970); 7 visited, 8 eventful, 9 uneventful
+    -- (cell: the minute at or after the visit, in minutes since 1970)
     kind smallint NOT NULL,
     cell bigint NOT NULL,
     origins bigint NOT NULL,
     PRIMARY KEY (lister_id, visit_type, kind, cell)
-) WITH (fillfactor = 50);  -- room on each page: a cell's update stays on its page (HOT)
+);
 
 -- what a transaction's statements changed, until it commits (one row per transaction)
 CREATE TABLE origin_metric_delta (
@@ -29,20 +28,8 @@ CREATE TABLE origin_metric_delta (
     visit_types text[] NOT NULL,
     kinds smallint[] NOT NULL,
     cells bigint[] NOT NULL,
-    origins integer[] NOT NULL
+    origins bigint[] NOT NULL
 );
-
--- the cell of a row's pending changes: by the hour of its last_update, or by the day (kind 10) when
--- that is a week before the writer's horizon (its lag is then counted in days by every later pass)
-CREATE FUNCTION origin_metric_pending_kind(last_update timestamptz, horizon timestamptz) RETURNS smallint
-LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN last_update <= horizon - interval '168 hours' THEN 10::smallint ELSE 5::smallint END
-$$;
-CREATE FUNCTION origin_metric_pending_cell(last_update timestamptz, horizon timestamptz) RETURNS bigint
-LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN last_update <= horizon - interval '168 hours' THEN ceil(date_part('epoch', last_update) / 86400)
-                ELSE ceil(date_part('epoch', last_update) / 3600) END::bigint
-$$;
 
 -- the cells of one scheduling row. Activity at or before `horizon` (the writer's clock, to
 -- the minute, less the activity window: see domain/origin_metrics.py) is over for every
@@ -51,88 +38,80 @@ CREATE FUNCTION origin_metric_cells(enabled boolean, last_update timestamptz, la
                                     last_status_date timestamptz, last_scheduled timestamptz,
                                     cooldown_until timestamptz, last_eventful timestamptz,
                                     last_uneventful timestamptz, horizon timestamptz)
-RETURNS TABLE (kind smallint, cell bigint) LANGUAGE sql STABLE AS $$
+RETURNS TABLE (kind smallint, cell bigint) LANGUAGE sql IMMUTABLE AS $$
     SELECT 1::smallint, 0::bigint
     UNION ALL SELECT 2::smallint, 0::bigint WHERE enabled
     UNION ALL SELECT 3::smallint, 0::bigint WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL
     UNION ALL SELECT 4::smallint, 0::bigint WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL
-    UNION ALL SELECT origin_metric_pending_kind(last_update, horizon), origin_metric_pending_cell(last_update, horizon)
+    UNION ALL SELECT 5::smallint, ceil(extract(epoch FROM last_update) / 3600)::bigint
         WHERE enabled AND last_update IS NOT NULL AND (last_successful IS NULL OR last_update > last_successful)
-    UNION ALL SELECT 6::smallint, round(date_part('epoch', cooldown_until) * 1000000)::bigint
+    UNION ALL SELECT 6::smallint, (extract(epoch FROM cooldown_until) * 1000000)::bigint
         WHERE last_scheduled IS NOT NULL AND cooldown_until IS NOT NULL
           AND (last_status_date IS NULL OR last_scheduled > last_status_date)
           AND (horizon IS NULL OR cooldown_until > horizon)
-    UNION ALL SELECT 7::smallint, ceil(date_part('epoch', last_status_date) / 60)::bigint
-        WHERE last_status_date > coalesce(horizon, '-infinity')
-    UNION ALL SELECT 8::smallint, ceil(date_part('epoch', last_eventful) / 60)::bigint
-        WHERE last_eventful > coalesce(horizon, '-infinity')
-    UNION ALL SELECT 9::smallint, ceil(date_part('epoch', last_uneventful) / 60)::bigint
-        WHERE last_uneventful > coalesce(horizon, '-infinity')
+    UNION ALL SELECT 7::smallint, ceil(extract(epoch FROM last_status_date) / 60)::bigint
+        WHERE last_status_date IS NOT NULL AND (horizon IS NULL OR last_status_date > horizon)
+    UNION ALL SELECT 8::smallint, ceil(extract(epoch FROM last_eventful) / 60)::bigint
+        WHERE last_eventful IS NOT NULL AND (horizon IS NULL OR last_eventful > horizon)
+    UNION ALL SELECT 9::smallint, ceil(extract(epoch FROM last_uneventful) / 60)::bigint
+        WHERE last_uneventful IS NOT NULL AND (horizon IS NULL OR last_uneventful > horizon)
 $$;
 
--- a statement's changes of the cells: what its new rows make up, less what its old rows made up
--- (origins one lister lists only), one pass per family of cells over the statement's rows (one query
--- for the three events: its rows come from the transition tables the event has); the writer's horizon
--- comes in ostinato.metrics_horizon. A transaction whose statements say what they change themselves
--- (ostinato.metrics_by_statement: the grab) is left alone.
-CREATE FUNCTION origin_visit_stats_metric_changes() RETURNS trigger LANGUAGE plpgsql AS $fn$
+-- a statement's changes of the cells: what its new rows add, less what its old rows made up
+-- (origins one lister lists only); the writer's horizon comes in ostinato.metrics_horizon
+CREATE FUNCTION origin_visit_stats_metric_changes() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    columns text := 'lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, '
-                    'cooldown_until, last_eventful, last_uneventful';
-    source text;
+    horizon timestamptz := nullif(current_setting('ostinato.metrics_horizon', true), '')::timestamptz;
 BEGIN
-    IF current_setting('ostinato.metrics_by_statement', true) = 'on' THEN
-        RETURN NULL;
-    END IF;
-    source := CASE TG_OP
-        WHEN 'INSERT' THEN format('SELECT 1 AS sign, %s FROM new_rows WHERE listing_count = 1', columns)
-        WHEN 'DELETE' THEN format('SELECT -1 AS sign, %s FROM old_rows WHERE listing_count = 1', columns)
-        ELSE format('SELECT 1 AS sign, %1$s FROM new_rows WHERE listing_count = 1
-                     UNION ALL SELECT -1, %1$s FROM old_rows WHERE listing_count = 1', columns) END;
-    EXECUTE format($q$
-        WITH s AS MATERIALIZED (%s),
-        c AS (
-            SELECT g.lister_id, g.visit_type, k.kind, 0::bigint AS cell, k.n
-            FROM (SELECT lister_id, visit_type, sum(sign) AS known, sum(sign) FILTER (WHERE enabled) AS enabled,
-                         sum(sign) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL) AS never,
-                         sum(sign) FILTER (WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL)
-                             AS never_successful
-                  FROM s GROUP BY 1, 2) AS g,
-                 LATERAL (VALUES (1::smallint, g.known), (2::smallint, g.enabled), (3::smallint, g.never),
-                                 (4::smallint, g.never_successful)) AS k(kind, n)
-            UNION ALL
-            SELECT lister_id, visit_type, origin_metric_pending_kind(last_update, $1),
-                   origin_metric_pending_cell(last_update, $1), sign
-            FROM s
-            WHERE enabled AND last_update IS NOT NULL AND (last_successful IS NULL OR last_update > last_successful)
-            UNION ALL
-            SELECT lister_id, visit_type, 6::smallint, round(date_part('epoch', cooldown_until) * 1000000)::bigint, sign
-            FROM s
-            WHERE last_scheduled IS NOT NULL AND cooldown_until IS NOT NULL
-              AND (last_status_date IS NULL OR last_scheduled > last_status_date)
-              AND ($1 IS NULL OR cooldown_until > $1)
-            UNION ALL
-            SELECT lister_id, visit_type, 7::smallint, ceil(date_part('epoch', last_status_date) / 60)::bigint, sign
-            FROM s WHERE last_status_date > coalesce($1, '-infinity')
-            UNION ALL
-            SELECT lister_id, visit_type, 8::smallint, ceil(date_part('epoch', last_eventful) / 60)::bigint, sign
-            FROM s WHERE last_eventful > coalesce($1, '-infinity')
-            UNION ALL
-            SELECT lister_id, visit_type, 9::smallint, ceil(date_part('epoch', last_uneventful) / 60)::bigint, sign
-            FROM s WHERE last_uneventful > coalesce($1, '-infinity'))
+    IF TG_OP = 'INSERT' THEN
         INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
         SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
                array_agg(t.cell), array_agg(t.origins)
-        FROM (SELECT lister_id, visit_type, kind, cell, sum(n)::integer AS origins FROM c WHERE n <> 0
-              GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0) AS t
+        FROM (SELECT s.lister_id, s.visit_type, c.kind, c.cell, count(*) AS origins
+              FROM new_rows AS s
+              CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
+                                                     s.last_scheduled, s.cooldown_until, s.last_eventful,
+                                                     s.last_uneventful, horizon) AS c
+              WHERE s.listing_count = 1
+              GROUP BY 1, 2, 3, 4) AS t
         HAVING count(*) > 0
         ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
             visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
-            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins
-    $q$, source) USING nullif(current_setting('ostinato.metrics_horizon', true), '')::timestamptz;
+            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
+        SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
+               array_agg(t.cell), array_agg(t.origins)
+        FROM (SELECT s.lister_id, s.visit_type, c.kind, c.cell, sum(s.sign) AS origins
+              FROM (SELECT 1 AS sign, * FROM new_rows UNION ALL SELECT -1, * FROM old_rows) AS s
+              CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
+                                                     s.last_scheduled, s.cooldown_until, s.last_eventful,
+                                                     s.last_uneventful, horizon) AS c
+              WHERE s.listing_count = 1
+              GROUP BY 1, 2, 3, 4 HAVING sum(s.sign) <> 0) AS t
+        HAVING count(*) > 0
+        ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
+            visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
+            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins;
+    ELSE
+        INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
+        SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
+               array_agg(t.cell), array_agg(t.origins)
+        FROM (SELECT s.lister_id, s.visit_type, c.kind, c.cell, -count(*) AS origins
+              FROM old_rows AS s
+              CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
+                                                     s.last_scheduled, s.cooldown_until, s.last_eventful,
+                                                     s.last_uneventful, horizon) AS c
+              WHERE s.listing_count = 1
+              GROUP BY 1, 2, 3, 4) AS t
+        HAVING count(*) > 0
+        ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
+            visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
+            cells = d.cells || excluded.cells, origins = d.origins || excluded.origins;
+    END IF;
     RETURN NULL;
 END
-$fn$;
+$$;
 
 -- at commit: the transaction's changes, summed by cell, applied in key order
 CREATE FUNCTION origin_metric_delta_apply() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -143,7 +122,7 @@ BEGIN
          unnest(d.lister_ids, d.visit_types, d.kinds, d.cells, d.origins) AS u(lister_id, visit_type, kind, cell, origins)
     WHERE d.xid = NEW.xid
     GROUP BY 1, 2, 3, 4 HAVING sum(u.origins) <> 0
-    ORDER BY u.lister_id, u.visit_type COLLATE "C", u.kind, u.cell
+    ORDER BY 1, 2, 3, 4
     ON CONFLICT (lister_id, visit_type, kind, cell) DO UPDATE SET origins = c.origins + excluded.origins;
     DELETE FROM origin_metric_delta WHERE xid = NEW.xid;
     RETURN NULL;

@@ -1,4 +1,4 @@
--- 0011: origin metrics kept up to date by the writes themselves, not recounted.
+-- 0012: origin metrics kept up to date by the writes themselves, not recounted.
 --
 -- Each scheduling row (origin_visit_stats) of an origin one lister lists makes up part of its
 -- lister's counts: cells of origin_metric_cell, by kind. Triggers add what a changed row makes up

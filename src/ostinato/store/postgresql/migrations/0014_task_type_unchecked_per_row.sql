@@ -1,4 +1,4 @@
--- 0012: a task's type is checked once per batch, not once per row.
+-- 0014: a task's type is checked once per batch, not once per row.
 --
 -- create_tasks (and the import) read the batch's task types in the transaction that
 -- inserts the tasks and refuse a batch naming an unknown one; task types are never

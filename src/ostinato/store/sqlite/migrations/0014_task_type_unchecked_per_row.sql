@@ -1,3 +1,3 @@
--- 0012: nothing changes here. PostgreSQL stops checking a task's type once per row
+-- 0014: nothing changes here. PostgreSQL stops checking a task's type once per row
 -- (its batches check it once); SQLite's check of its small task_type table costs
 -- little, and dropping a constraint would mean copying the whole task table.

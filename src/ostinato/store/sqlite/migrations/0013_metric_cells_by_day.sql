@@ -1,0 +1,2 @@
+-- 0013: nothing changes here. PostgreSQL's metric cells change (day cells for pending changes
+-- a week old, a cheaper statement trigger); SQLite's row triggers keep hour cells as before.
