@@ -164,6 +164,20 @@ def test_bad_input_names_the_field(hint, data, field, record):
     assert (caught.value.field, caught.value.record) == (field, record)
 
 
+@pytest.mark.parametrize("key, field, record", [
+    ("", 'kwargs[""]', "tasks[0].arguments"),  # an empty key is not an empty field
+    ("a.b", 'kwargs["a.b"]', "tasks[0].arguments"),  # a dot in a key does not split the path
+    ('say "x.y"', 'kwargs["say \\"x.y\\""]', "tasks[0].arguments"),
+    ("plain", "plain", "tasks[0].arguments.kwargs"),
+])
+def test_a_bad_value_under_any_json_key_names_a_field(key, field, record):
+    data = {"type": "t", "next_run": "2026-01-01T12:00:00Z", "arguments": {"args": [], "kwargs": {key: "nul\x00"}}}
+    with pytest.raises(ValidationError) as caught:
+        codec_for(NewTask).decode(data, "tasks[0]")
+    assert (caught.value.field, caught.value.record) == (field, record)
+    assert caught.value.field
+
+
 def test_the_client_refuses_what_the_server_would_before_sending():
     verb = store_verbs()["create_tasks"]
     with pytest.raises(ValidationError) as caught:

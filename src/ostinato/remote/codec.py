@@ -52,6 +52,7 @@ from .codec_values import (
     _within,
     check_text,
     fail,
+    key_path,
 )
 
 class UnionCodec(Codec):
@@ -165,14 +166,14 @@ class MappingCodec(Codec):
         if not isinstance(value, collections.abc.Mapping):
             raise fail(path, "a mapping", value)
         if self.text_keys:
-            return {self.key.encode(k, path): self.value.encode(v, f"{path}.{k}") for k, v in value.items()}
+            return {self.key.encode(k, path): self.value.encode(v, key_path(path, str(k))) for k, v in value.items()}
         return [self.pair.encode(item, f"{path}[{i}]") for i, item in enumerate(value.items())]
 
     def decode(self, data: Any, path: str) -> Any:
         if self.text_keys:
             if not isinstance(data, dict):
                 raise fail(path, "a JSON object", type(data).__name__)
-            return {self.key.decode(k, path): self.value.decode(v, f"{path}.{k}") for k, v in data.items()}
+            return {self.key.decode(k, path): self.value.decode(v, key_path(path, str(k))) for k, v in data.items()}
         if not isinstance(data, list):
             raise fail(path, "a JSON array of [key, value] pairs", type(data).__name__)
         return dict(self.pair.decode(item, f"{path}[{i}]") for i, item in enumerate(data))

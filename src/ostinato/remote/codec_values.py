@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections.abc
 import enum
+import json
 import math
 import re
 from datetime import datetime, time, timedelta, timezone
@@ -31,11 +32,35 @@ class UnsupportedType(TypeError):
     """A type hint this codec cannot carry (a callable, an open type variable…)."""
 
 
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def key_path(path: str, key: str) -> str:
+    """The path of an object's member: ``path.key`` for a plain name, ``path["key"]`` (JSON text)
+    for any other key (empty, dotted, spaced…), so that every part of a path names something."""
+    if _NAME.match(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _last_dot(path: str) -> int:
+    """The place of the last ``.`` of ``path`` outside a quoted key, or -1."""
+    last, quoted, escaped = -1, False, False
+    for i, char in enumerate(path):
+        if quoted:
+            escaped, quoted = (not escaped and char == "\\"), quoted and (escaped or char != '"')
+        elif char == '"':
+            quoted = True
+        elif char == ".":
+            last = i
+    return last
+
+
 def _where(path: str) -> tuple[str, str | None]:
     """The field an error names (the last part of ``path``) and where it sits (the rest)."""
-    head, dot, last = path.rpartition(".")
-    if dot:
-        return last, head
+    dot = _last_dot(path)
+    if dot >= 0:
+        return path[dot + 1:], path[:dot]
     if path.endswith("]"):
         base = path[: path.index("[")]
         return base or "body", path
@@ -118,7 +143,7 @@ class AnyCodec(Codec):
             for key, item in value.items():
                 if not isinstance(key, str):
                     raise fail(path, "an object with text keys", key)
-                plain[check_text(key, path)] = self._plain(item, f"{path}.{key}")
+                plain[check_text(key, path)] = self._plain(item, key_path(path, key))
             return plain
         if isinstance(value, (list, tuple)):
             return [self._plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
