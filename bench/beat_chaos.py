@@ -224,7 +224,8 @@ class Harness:
               f"{counts['pg_stop']} PostgreSQL stops ({PG_OUTAGE:.0f} s), {len(self.exits)} exits on their own")
         print(f"received: {found['received']} messages, {found['fire_times']} fire times checked (through "
               f"{check_until:%H:%M:%S})")
-        print(f"duplicates: {found['duplicates']}")
+        print(f"duplicates: {found['duplicates']}  (sends taken over and found already published, from the beats' "
+              f"logs: {self.not_sent_again()})")
         print(f"missed: {found['unexplained']}  (explained by the catch-up rule: {found['explained']}; the ledger "
               f"records {ledger} skipped)")
         lateness = found["lateness"]
@@ -239,9 +240,14 @@ class Harness:
             f"beat-chaos-{datetime.now(UTC):%Y-%m-%d}{'-quick' if self.args.quick else ''}.json")
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({**{k: v for k, v in found.items() if k != "problems"}, "ledger_skipped": ledger,
-                                   "faults": dict(counts), "exits": self.exits, "stop_codes": self.stop_codes,
+                                   "not_sent_again": self.not_sent_again(), "faults": dict(counts), "exits": self.exits, "stop_codes": self.stop_codes,
                                    "seconds": self.ended - self.began}, indent=2) + "\n")
         return 0 if ok else 1
+
+    def not_sent_again(self) -> int:
+        """Sends a beat took over from a killed one and found already published on Redis (its log says so)."""
+        return sum((self.work / f"beat{i}.log").read_text(errors="replace").count("was already published by another beat")
+                   for i in range(BEATS) if (self.work / f"beat{i}.log").exists())
 
     def ledger_skips(self) -> int:
         from ostinato.domain.firings import FiringStatus

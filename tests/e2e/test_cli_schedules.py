@@ -8,7 +8,9 @@ from datetime import datetime, timezone
 import pytest
 
 from cli_helpers import ok, ok_json, run
+from ostinato.domain.clock import ManualClock
 from ostinato.store import open_store
+from test_dashboard_helpers import seed_fire_times
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -156,3 +158,17 @@ def test_schedule_next_refuses_a_count_above_the_maximum(url):
     result = run(url, "schedule", "next", "nightly", "--count", "100000")
     assert result.exit_code == 2 and result.output.strip() == "error: --count: expected a whole number from 1 to 10000, got '100000'"
     assert len(ok_json(url, "schedule", "next", "nightly", "--count", "3")) == 3
+
+
+def test_show_says_what_was_caught_up_and_skipped(url):
+    """The beats away for ten fire times of a schedule they send, with the catch-up rule ``all:3``:
+    ``schedule show`` lists the three caught up and the seven skipped, and ``--json`` flags them."""
+    with open_store(url) as store:
+        seed_fire_times(store, ManualClock(datetime.now(timezone.utc)))
+    shown = ok(url, "schedule", "show", "beat-minutely").stdout
+    assert "Catch-up after an outage: run missed fire times, at most 3 (all:3)" in shown
+    assert shown.count("caught up ") == 3 and "skipped 7 fire times" in shown
+    firings = ok_json(url, "schedule", "show", "beat-minutely")["firings"]
+    assert [(f["status"], f["caught_up"]) for f in firings] == [
+        ("sent", False), ("sent", True), ("sent", True), ("sent", True), ("skipped", False)]
+    assert firings[-1]["fire_times"] == 7

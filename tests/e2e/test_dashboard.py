@@ -14,7 +14,7 @@ from ostinato.api import create_app
 from ostinato.api.dashboard import COOKIE
 from ostinato.config import Settings
 
-from test_dashboard_helpers import STALE_TEXT, seed, tokens
+from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
 
 
 @pytest.fixture
@@ -143,3 +143,31 @@ def test_an_empty_store_says_what_to_do(sqlite_store, clock):
     html = TestClient(create_app(sqlite_store, Settings(), clock)).get("/", headers=bearer(secrets["read"])).text
     assert "No schedules yet" in html and "ostinato metrics update" in html and "No task types yet" in html
     assert "No failed or lost run" in html and "<title>✔ OK · Ostinato</title>" in html
+
+
+def test_a_schedules_page_says_what_was_caught_up_and_skipped(seeded, store, clock):
+    client, secrets = seeded
+    seed_fire_times(store, clock)
+    main = client.get("/", headers=bearer(secrets["read"])).text
+    assert '<a href="/dashboard/schedules/beat-minutely">' in main
+    page = client.get("/dashboard/schedules/beat-minutely", headers=bearer(secrets["read"]))
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-store" and "<script" not in page.text
+    html = page.text
+    assert "run missed fire times, at most 3 (all:3)" in text(html)
+    firings = [(re.search(r'data-what="([^"]+)"', row).group(1), text(row)) for row in rows(html, "firing")]
+    assert [what for what, _ in firings] == ["sent", "caught up", "caught up", "caught up", "skipped"]
+    assert "skipped 7 fire times" in firings[-1][1] and "node-1/beat-a" in firings[-1][1]
+    assert text(re.search(r'<li id="caught-up-count">.*?</li>', html).group(0)) == "Caught up: 3"
+    assert text(re.search(r'<li id="skipped-count">.*?</li>', html).group(0)) == "Skipped: 7"
+    assert "No run yet: the beats send it" in html
+
+
+def test_a_schedules_page_needs_a_token_and_a_schedule(seeded):
+    client, secrets = seeded
+    unsigned = client.get("/dashboard/schedules/flaky-sync")
+    assert unsigned.status_code == 401 and "flaky-sync" not in unsigned.text.replace("/dashboard/schedules", "")
+    missing = client.get("/dashboard/schedules/nothing-here", headers=bearer(secrets["read"]))
+    assert missing.status_code == 404 and "No schedule named nothing-here" in missing.text
+    runs = client.get("/dashboard/schedules/flaky-sync", headers=bearer(secrets["read"])).text
+    assert "its last run failed" in runs and "A periodic schedule the scheduler runs has no fire times" in runs
+    assert [re.search(r'data-status="([^"]+)"', row).group(1) for row in rows(runs, "run")] == ["failed"]

@@ -19,7 +19,7 @@ from ostinato.api import create_app
 from ostinato.config import Settings
 from test_servers.postgres import free_port
 
-from test_dashboard_helpers import STALE_TEXT, seed, tokens
+from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
 
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
 
@@ -101,5 +101,42 @@ def test_a_person_sees_the_error_first_and_the_lag_picture(served, chromium, scr
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
         print(f"dashboard screenshot ({screen}, {viewport['width']}x{viewport['height']}): {shot}")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("screen", list(VIEWPORTS))
+def test_a_person_follows_a_schedule_to_what_was_caught_up_and_skipped(served, chromium, sqlite_store, clock, screen,
+                                                                      tmp_path):
+    base, secret = served
+    seed_fire_times(sqlite_store, clock)
+    viewport = VIEWPORTS[screen]
+    context = chromium.new_context(viewport=viewport, is_mobile=screen == "phone", has_touch=screen == "phone")
+    try:
+        page = context.new_page()
+        page.goto(f"{base}/")
+        page.get_by_label("Token secret").fill(secret)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(f"{base}/")
+        page.get_by_role("link", name="beat-minutely").click()
+        page.wait_for_url(f"{base}/dashboard/schedules/beat-minutely")
+        assert page.title() == "✖ ERROR · beat-minutely · Ostinato"  # no beat has sent it for 8 minutes
+        fire_times = page.locator("#fire-times")
+        assert "run missed fire times, at most 3 (all:3)" in fire_times.inner_text()
+        assert page.locator("#caught-up-count").inner_text() == "Caught up: 3"
+        assert page.locator("#skipped-count").inner_text() == "Skipped: 7"
+        rows = page.locator("tr.firing")
+        assert [rows.nth(i).get_attribute("data-what") for i in range(rows.count())] == [
+            "sent", "caught up", "caught up", "caught up", "skipped"]
+        skipped = rows.last
+        skipped.scroll_into_view_if_needed()
+        assert skipped.is_visible() and "skipped 7 fire times" in skipped.inner_text()
+        scroll_width = page.evaluate("document.documentElement.scrollWidth")
+        assert scroll_width <= viewport["width"], f"{screen}: the page is {scroll_width} px wide"
+        shot = tmp_path / f"schedule-{screen}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"schedule page screenshot ({screen}): {shot}")
+        page.get_by_role("link", name="Ostinato").click()
+        page.wait_for_url(f"{base}/")
     finally:
         context.close()

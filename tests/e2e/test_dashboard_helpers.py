@@ -8,7 +8,8 @@ from datetime import timedelta
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.origins import ListedOrigin
-from ostinato.domain.schedules import RunStatus, ScheduleKind, Schedule
+from ostinato.domain.firings import CatchUp
+from ostinato.domain.schedules import RunMode, RunStatus, ScheduleKind, Schedule
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatus, TaskType
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
@@ -84,3 +85,15 @@ def seed(store: Store, clock: ManualClock) -> None:
         RunEvent(runs[0].run.id, TaskRunStatus.FAILED, now - 20 * MINUTE, metadata={"error": "disk full on worker-3"}),
         RunEvent(runs[1].run.id, TaskRunStatus.LOST, now - 10 * MINUTE, metadata={"lost": "no report from the executor"}),
     ])
+
+
+def seed_fire_times(store: Store, clock: ManualClock) -> None:
+    """``beat-minutely``, a schedule the beats send every minute with the catch-up rule ``all:3``:
+    its beats were away for its first 10 fire times (claimed 30 s after the last of them: the last 3
+    caught up, the 7 before skipped), then its next was sent on time."""
+    now, second = clock.now(), timedelta(seconds=1)
+    store.create_schedule(periodic("beat-minutely", now - 20 * MINUTE, MINUTE, mode=RunMode.SEND,
+                                   catch_up=CatchUp.all(3)), now - 20 * MINUTE)
+    for at in (now - 10 * MINUTE + 30 * second, now - 9 * MINUTE + second):
+        claims = store.claim_firings(sender="node-1/beat-a", tag=f"tag-{at:%M}", now=at, lease=30 * second)
+        store.mark_firings_sent(f"tag-{at:%M}", [(c.schedule, c.nominal_at) for c in claims], at + second)

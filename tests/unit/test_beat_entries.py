@@ -1,9 +1,11 @@
 """A Celery app's beat_schedule read into schedules the beats send: intervals, crontabs in the app's
 zone or their own, written as cron or (both days restricted) as a systemd event, names Ostinato
-cannot store, the catch-up option, and every refusal naming the entry and the field."""
+cannot store, the catch-up option, solar schedules where ephem is installed, and every refusal
+naming the entry and the field."""
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
@@ -62,10 +64,20 @@ def test_names_ostinato_cannot_store_keep_apart():
     assert spaced.startswith("add-every-10-") and spaced != schedule_name("add  every 10")
 
 
-def _solar() -> solar:  # made without ephem, which Celery needs only to compute one
+def _solar(event: str = "sunrise", lat: float = 48.8, lon: float = 2.3) -> solar:  # made as Celery would without ephem
     value = solar.__new__(solar)
-    value.nowfun, value.event, value.lat, value.lon = None, "sunrise", 48.8, 2.3
+    value.nowfun, value.event, value.lat, value.lon = None, event, lat, lon
     return value
+
+
+def test_a_solar_schedule_is_a_solar_rule_where_ephem_is_installed(app, monkeypatch):
+    [read] = beat_schedules(app, {"dawn": {"task": "proj.d", "schedule": solar("dawn_civil", 48.8566, 2.3522)}})
+    assert (read.kind, read.cron_schedule, read.tz) == (ScheduleKind.CALENDAR, "solar:dawn_civil 48.8566 2.3522", "UTC")
+    assert read.rule.next_fire_time(read.created_at) is not None
+    monkeypatch.setitem(sys.modules, "ephem", None)  # where it is not installed: refused, naming entry and field
+    with pytest.raises(ValidationError, match="pip install ephem") as refused:
+        beat_schedules(app, {"fine": {"task": "ok", "schedule": 5}, "dawn": {"task": "x", "schedule": _solar()}})
+    assert refused.value.field == "schedule" and refused.value.record == "beat_schedule entry 'dawn'"
 
 
 def _out_of_range() -> crontab:
@@ -75,7 +87,8 @@ def _out_of_range() -> crontab:
 
 
 @pytest.mark.parametrize("entry, field", [
-    ({"task": "x", "schedule": _solar()}, "schedule"),
+    ({"task": "x", "schedule": _solar("moonrise")}, "schedule"),
+    ({"task": "x", "schedule": _solar(lat=95)}, "schedule"),
     ({"task": "x", "schedule": 0.5}, "schedule"),
     ({"task": "x", "schedule": "*/5 * * * *"}, "schedule"),
     ({"task": "x", "schedule": schedule(10, relative=True)}, "schedule.relative"),

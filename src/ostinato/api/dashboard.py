@@ -3,7 +3,9 @@
 
 It shows every schedule's condition worst first, each visit type's queue depth,
 activity, backlog and lag histogram (an inline SVG), the task types' ready,
-in-flight and failed counts, and the recent failures (see :mod:`.dashboard_data`).
+in-flight and failed counts, and the recent failures (see :mod:`.dashboard_data`). Each
+schedule's name links to its page, ``/dashboard/schedules/<name>``: its fire times (the catch-up
+rule, what was sent, caught up after an outage or skipped by the rule) and its newest runs.
 It reads on a phone (a viewport, tables that reflow into cards) and without
 colour (states written as words with a symbol, hatched bars labelled in text).
 
@@ -33,7 +35,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from .request_handling import ApiContext, ApiError, _authorize, bearer, context
-from .dashboard_data import STATE_SYMBOL, gather
+from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
 
 COOKIE = "ostinato_dashboard"
@@ -125,6 +127,26 @@ def dashboard(request: Request, credentials: HTTPAuthorizationCredentials | None
     data = gather(ctx)
     return templates.TemplateResponse(request, "dashboard.html", {"d": data, "token_name": token["name"]},
                                       headers=HEADERS)
+
+
+@router.get("/dashboard/schedules/{name}", response_class=HTMLResponse)
+def schedule_page(name: str, request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
+                  ctx: ApiContext = Depends(context)) -> Response:
+    """One schedule: its condition, its fire times (sent, caught up, skipped) and its newest runs."""
+    secret = credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
+    if not secret:
+        return _sign_in(request, 401, None)
+    try:
+        token = _check(request, secret)
+    except ApiError as exc:
+        return _sign_in(request, exc.status, exc.message)
+    found = ctx.store.get_schedule(name)
+    if found is None:
+        return templates.TemplateResponse(request, "schedule.html", {"page": None, "name": name,
+                                                                     "token_name": token["name"]},
+                                          status_code=404, headers=HEADERS)
+    return templates.TemplateResponse(request, "schedule.html", {"page": gather_schedule(ctx, found), "name": name,
+                                                                 "token_name": token["name"]}, headers=HEADERS)
 
 
 @router.post("/dashboard/login")

@@ -11,6 +11,10 @@
   (:meth:`Store.task_activity`, counts capped);
 - recent failures: the newest failed or lost task runs, and the failed or lost
   runs of the schedules whose last run failed.
+
+One schedule's page (:func:`gather_schedule`) adds its fire times: the catch-up rule, the newest
+entries of its ledger (what was sent, what was caught up from a backlog, what the catch-up rule
+skipped; ``domain.firings``) and its newest runs.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, \
+    has_fire_times
 from ..domain.origin_metrics import LAG_BOUNDS, OriginMetrics, bucket_label
-from ..domain.schedules import Reason, RunStatus, Schedule, State, assess
+from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess
 from .request_handling import ApiContext
 from .metrics import lag_quantile
 from .schedules import all_schedules
@@ -44,6 +50,9 @@ COUNT_CAP = 10_000
 #: schedules whose recent failed runs are listed, and runs read per schedule
 FAILING_SCHEDULES_SHOWN = 20
 RUNS_PER_SCHEDULE = 5
+#: a schedule's page: the ledger's newest entries, and its newest runs
+FIRINGS_SHOWN = 30
+RUNS_SHOWN = 10
 _SCHEDULE_FAILED = {RunStatus.FAILED, RunStatus.LOST}
 
 
@@ -152,6 +161,65 @@ class Dashboard:
             if self.state_counts[state]:
                 return state
         return State.OK
+
+
+@dataclass(frozen=True, slots=True)
+class FiringRow:
+    """One entry of a schedule's ledger of fire times, as its page says it."""
+
+    #: "sent", "caught up", "skipped", "claimed" or "catching up"
+    what: str
+    first: datetime
+    #: a run of skipped fire times: the last, and how many (None: too many to count)
+    last: datetime | None
+    count: int | None
+    handled_at: datetime
+    sent_at: datetime | None
+    sender: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulePage:
+    now: datetime
+    row: ScheduleRow
+    schedule: Schedule
+    #: None when the schedule has no fire times (a periodic one the scheduler runs)
+    catch_up: str | None
+    fired_through: datetime | None
+    next_fire_time: datetime | None
+    firings: list[FiringRow]
+    runs: list[ScheduleRun]
+
+    @property
+    def skipped(self) -> int | None:
+        """Fire times skipped among the entries shown (None: a run too long to count)."""
+        counts = [f.count for f in self.firings if f.what == "skipped"]
+        return None if None in counts else sum(c or 0 for c in counts)
+
+    @property
+    def caught_up(self) -> int:
+        return sum(1 for f in self.firings if f.what in ("caught up", "catching up"))
+
+
+def firing_row(firing: FiringRecord, grace: timedelta) -> FiringRow:
+    late = caught_up(firing, grace)
+    what = {FiringStatus.SKIPPED: "skipped", FiringStatus.SENT: "caught up" if late else "sent",
+            FiringStatus.CLAIMED: "catching up" if late else "claimed"}[firing.status]
+    return FiringRow(what, firing.nominal_at, firing.last_at if firing.status is FiringStatus.SKIPPED else None,
+                     firing.firings, firing.handled_at, firing.sent_at, firing.sender)
+
+
+def gather_schedule(ctx: ApiContext, schedule: Schedule) -> SchedulePage:
+    """One schedule's page, at the clock's now: its row of the dashboard, its fire times and runs."""
+    now = ctx.clock.now()
+    timing = ctx.settings.schedule_timing()
+    [row] = schedule_rows(ctx, [schedule], now)
+    fires = has_fire_times(schedule)
+    upcoming = fire_time_after(schedule, cursor_of(schedule)) if fires and schedule.enabled else None
+    firings = [firing_row(f, timing.catch_up_grace) for f in ctx.store.list_firings(schedule.name, limit=FIRINGS_SHOWN)]
+    return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,
+                        schedule.fired_through, upcoming, firings,
+                        ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN))
 
 
 def gather(ctx: ApiContext) -> Dashboard:

@@ -130,7 +130,8 @@ def create_schedule(body: ScheduleBody = Body(..., examples=[
 def get_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     """With the newest entries of its ledger of fire times: what was sent, and what the catch-up rule skipped."""
     found = _get(ctx, name)
-    firings = [firing_to_dict(f) for f in ctx.store.list_firings(name, limit=FIRINGS_SHOWN)]
+    grace = ctx.settings.schedule_timing().catch_up_grace
+    firings = [firing_to_dict(f, grace) for f in ctx.store.list_firings(name, limit=FIRINGS_SHOWN)]
     return {**schedule_detail(ctx, found, ctx.clock.now()), "firings": firings}
 
 

@@ -173,7 +173,8 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
     found = _get(app, name)
     if as_json:
         summary = _summary(found, app.clock.now(), app.settings.schedule_timing())
-        firings = [firing_to_dict(f) for f in app.store().list_firings(name, limit=_SHOWN_FIRINGS)]
+        grace = app.settings.schedule_timing().catch_up_grace
+        firings = [firing_to_dict(f, grace) for f in app.store().list_firings(name, limit=_SHOWN_FIRINGS)]
         echo_json({**schedule_to_dict(found), **{k: v for k, v in summary.items()
                                                    if k in ("condition", "reason", "deadline", "can_start_by",
                                                             "should_start_by")},
@@ -221,8 +222,9 @@ def _fire_time_lines(app: AppContext, found: Schedule, now: datetime) -> list[st
     handled, upcoming = found.fired_through, _next_fire_time(found)
     lines.append(f"  Fire times handled through: {format_when(handled, now) if handled else 'none yet'}; "
                  f"next: {format_when(upcoming, now) if upcoming else 'none'}")
+    grace = app.settings.schedule_timing().catch_up_grace
     for firing in app.store().list_firings(found.name, limit=_SHOWN_FIRINGS):
-        lines.append(f"    {describe_firing(firing, lambda t: format_when(t, now))}")
+        lines.append(f"    {describe_firing(firing, lambda t: format_when(t, now), grace)}")
     return lines
 
 

@@ -12,6 +12,10 @@ Three kinds of rule, each read by a well-kept library:
   ``RRULE:…`` lines, read by ``python-dateutil``. A DTSTART in UTC (``…Z``), with
   an offset, or with a ``TZID`` is read in that zone, whatever the schedule's zone.
 
+And **solar** events, only with their prefix: ``solar:sunrise 48.8566 2.3522`` (an event of the
+Sun at a latitude and longitude, computed by ``ephem`` where it is installed: :mod:`.solar`),
+whose fire times are instants, whatever the zone.
+
 A rule yields wall-clock times of its zone; :mod:`.wall_clock` turns them into
 instants across daylight-saving changes by one rule for every kind, which
 depends on whether the rule names fixed times of the day or repeats through the
@@ -31,6 +35,7 @@ from zoneinfo import ZoneInfo
 
 from .errors import ValidationError
 from .limits import MAX_TIME, MIN_TIME, TIME_RANGE, check_stored_text
+from .solar import solar_times
 from .wall_clock import FireTime, ordered_firings, resolve_local
 from .zones import ZONE_EXPECTED, did_you_mean, is_zone, parse_zone, zone_label, zone_suggestions
 
@@ -43,7 +48,7 @@ CRON_NICKNAMES = {
     "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
     "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
 }
-_KIND_PREFIX = re.compile(r"^(cron|systemd|rrule):\s*", re.IGNORECASE)
+_KIND_PREFIX = re.compile(r"^(cron|systemd|rrule|solar):\s*", re.IGNORECASE)
 #: how far a rule is searched for its next firing before it is called exhausted
 HORIZON_YEARS = 200
 #: the most firings a preview lists (``ostinato calendar next --count``)
@@ -59,6 +64,8 @@ class RuleKind(str, enum.Enum):
     CRON = "cron"
     SYSTEMD = "systemd"
     RRULE = "rrule"
+    #: an event of the Sun at a place (``solar:sunrise 48.8566 2.3522``: domain.solar), only with its prefix
+    SOLAR = "solar"
 
 
 def detect_kind(text: str) -> RuleKind:
@@ -166,6 +173,8 @@ class CalendarRule:
             return _cron_times(self.expression, start, field)
         if self.kind is RuleKind.SYSTEMD:
             return _systemd_times(self.expression, start, field)
+        if self.kind is RuleKind.SOLAR:
+            return solar_times(self.expression, start, field)
         return _rrule_times(_shape(self.kind, self.expression, self.tz, field).text, start, field, shown=self.expression)
 
 
@@ -175,6 +184,8 @@ def _shape(kind: RuleKind, expression: str, tz: str, field: str = "calendar") ->
         fields = CRON_NICKNAMES.get(expression.strip().lower(), expression).split()
         repeating = len(fields) == 5 and (_open_field(fields[0], 0, 59) or _open_field(fields[1], 0, 23))
         return _Shape(ZoneInfo(tz), repeating, expression)
+    if kind is RuleKind.SOLAR:  # instants: no wall time to read, none repeated or skipped
+        return _Shape(ZoneInfo("UTC"), False, expression)
     if kind is RuleKind.SYSTEMD:
         head, _, last = expression.strip().rpartition(" ")
         zone = ZoneInfo(last) if head and is_zone(last) else ZoneInfo(tz)

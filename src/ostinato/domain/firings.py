@@ -324,22 +324,37 @@ def describe_catch_up(rule: CatchUp) -> str:
             CatchUpKind.SKIP: "skip missed fire times (skip)"}[CatchUpKind(rule.kind)]
 
 
-def describe_firing(firing: FiringRecord, when: Any) -> str:
-    """One line of the ledger for people: ``when`` formats a time."""
+def caught_up(firing: FiringRecord, grace: timedelta) -> bool:
+    """A fire time claimed (then sent) from a backlog: more than the catch-up grace after it, so
+    that its schedule's catch-up rule is what ran it (a run of skipped ones is not)."""
+    return firing.status is not FiringStatus.SKIPPED and firing.handled_at - firing.nominal_at > grace
+
+
+def describe_firing(firing: FiringRecord, when: Any, grace: timedelta | None = None) -> str:
+    """One line of the ledger for people: ``when`` formats a time; with the catch-up ``grace``, a
+    fire time sent from a backlog is said to be caught up."""
     if firing.status is FiringStatus.SKIPPED:
         count = "many" if firing.firings is None else str(firing.firings)
         span = f"{when(firing.nominal_at)}" + (f" to {when(firing.last_at)}" if firing.last_at != firing.nominal_at else "")
         return f"skipped {count} fire time{'' if firing.firings == 1 else 's'} ({span}) at {when(firing.handled_at)}"
+    late = grace is not None and caught_up(firing, grace)
     if firing.status is FiringStatus.SENT:
+        if late:
+            return f"caught up {when(firing.nominal_at)}: sent at {when(firing.sent_at)} by {firing.sender}"
         return f"sent {when(firing.nominal_at)} at {when(firing.sent_at)} by {firing.sender}"
-    return f"claimed {when(firing.nominal_at)} by {firing.sender}, lease until {when(firing.lease_until)}"
+    what = "claimed (catching up)" if late else "claimed"
+    return f"{what} {when(firing.nominal_at)} by {firing.sender}, lease until {when(firing.lease_until)}"
 
 
-def firing_to_dict(firing: FiringRecord) -> dict[str, Any]:
-    """A ledger row as JSON (times in ISO 8601)."""
+def firing_to_dict(firing: FiringRecord, grace: timedelta | None = None) -> dict[str, Any]:
+    """A ledger row as JSON (times in ISO 8601); with the catch-up ``grace``, ``caught_up`` says
+    whether it was run from a backlog by the catch-up rule."""
     def iso(value: datetime | None) -> str | None:
         return None if value is None else value.isoformat()
 
-    return {"fire_time": iso(firing.nominal_at), "status": firing.status.value, "handled_at": iso(firing.handled_at),
-            "last_fire_time": iso(firing.last_at), "fire_times": firing.firings, "sender": firing.sender,
-            "sent_at": iso(firing.sent_at), "lease_until": iso(firing.lease_until)}
+    found = {"fire_time": iso(firing.nominal_at), "status": firing.status.value, "handled_at": iso(firing.handled_at),
+             "last_fire_time": iso(firing.last_at), "fire_times": firing.firings, "sender": firing.sender,
+             "sent_at": iso(firing.sent_at), "lease_until": iso(firing.lease_until)}
+    if grace is not None:
+        found["caught_up"] = caught_up(firing, grace)
+    return found

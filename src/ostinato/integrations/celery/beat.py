@@ -19,8 +19,10 @@ read and refused). Then each tick:
 3. **record** the sends in one statement right after the broker took them. A record that fails (the
    database went away) is retried at each tick, before the lease ends when the outage is shorter.
 
-The one window where a fire time could be sent twice: a beat killed (or paused past its lease)
-after the broker accepted a message and before the record committed; it is kept to one short
+A beat killed (or paused past its lease) after the broker accepted a message and before the record
+committed would leave a claim that looks unsent: on a Redis broker, the beat's messages are published
+once per task id (``beat_once``: a marker and the message in one atomic step), so the beat that takes
+the claim over publishes nothing and records it sent; on other brokers that window remains, one short
 statement after the sends of one claim. Settings: ``beat_lease``, ``beat_batch``, ``beat_poll``,
 and the schedules' ``schedule_catch_up_grace``; the app's ``ostinato_settings`` (a mapping) is laid
 over the usual ones (``ostinato.toml``, ``OSTINATO_*``), so ``ostinato_settings = {"db": …}`` works.
@@ -34,6 +36,7 @@ import re
 import time
 import uuid
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Callable
 
 from celery import Celery
@@ -47,11 +50,11 @@ from ...domain.errors import ConflictError, SchemaError, ValidationError
 from ...domain.firings import Claim
 from ...store import Store, open_store
 from .beat_entries import beat_schedules
+from .beat_once import FIRE_TIME_HEADER, OnceChannel, once_connection
 
 log = logging.getLogger(__name__)
 
-#: the header of each message a beat sends: the schedule, the fire time, when and by whom it was sent
-FIRE_TIME_HEADER = "ostinato_fire_time"
+__all__ = ["FIRE_TIME_HEADER", "OstinatoScheduler", "beat_source", "send_task_id"]
 #: how long a starting beat waits for a store it cannot reach before it gives up (seconds)
 STORE_WAIT = 600.0
 #: task ids of sends are derived from (schedule, fire time) in this namespace
@@ -215,6 +218,16 @@ class OstinatoScheduler(Scheduler):
                 self._store_lost()
                 return
             del self._unrecorded[tag]
+            self._forget_markers(sent)
+
+    def _forget_markers(self, sent: list[tuple[str, datetime]]) -> None:
+        """Recorded sends keep their broker markers (``beat_once``) for a shorter while."""
+        channel = getattr(self.__dict__.get("producer"), "channel", None)
+        if isinstance(channel, OnceChannel):
+            try:
+                channel.recorded(send_task_id(name, at) for name, at in sent)
+            except Exception as exc:  # they expire anyway
+                log.warning("beat: could not shorten %d send markers (%s: %s)", len(sent), type(exc).__name__, exc)
 
     def _store_lost(self) -> None:
         """The store failed: once it is back, wait a lease before taking over others' claims, so that a
@@ -233,6 +246,11 @@ class OstinatoScheduler(Scheduler):
         return max(0.0, min(poll, (upcoming - self.clock.now()).total_seconds()))
 
     # -- Celery's hooks ------------------------------------------------------------------
+    @cached_property
+    def connection(self) -> Any:
+        """The broker connection of this beat's sends: on Redis, each fire time published once (``beat_once``)."""
+        return once_connection(self.app.connection_for_write())
+
     def sync(self) -> None:
         self._record_unrecorded()
 

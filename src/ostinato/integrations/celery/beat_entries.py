@@ -14,7 +14,10 @@ for what it refuses, and a digest of the entry's name), whose job is the entry's
   calendar event, since Celery requires both days to match where cron accepts either. A minute or
   hour field that covers its whole range, or steps through it from 0, repeats through the hours
   across daylight-saving changes (see docs/reference/schedules.md#daylight-saving-changes);
-- a ``solar`` schedule, a ``relative`` interval, a ``nowfun`` or any other kind: refused.
+- a ``solar`` schedule: a solar calendar rule (``solar:sunrise 48.8566 2.3522``, fire times at the
+  event's instants, see docs/reference/schedules.md#solar-events) where the ``ephem`` package is
+  installed, as Celery's own solar schedules need; refused, naming the field, where it is not;
+- a ``relative`` interval, a ``nowfun`` or any other kind: refused.
 
 An option ``ostinato_catch_up`` (``latest``, ``skip``, ``all:N``) sets the entry's catch-up rule
 and is not sent; the app's ``ostinato_catch_up`` setting is the default. Any entry Ostinato cannot
@@ -31,10 +34,12 @@ from typing import Any, Iterable, Mapping
 from celery import Celery
 from celery import schedules as celery_schedules
 
+from ...domain.calendars import CalendarRule
 from ...domain.errors import ValidationError
 from ...domain.firings import CatchUp
 from ...domain.limits import check_json_value
 from ...domain.schedules import RunMode, Schedule, ScheduleKind
+from ...domain.solar import solar_text
 from ...domain.tasks import TaskArguments
 from ...domain.zones import parse_zone
 
@@ -144,8 +149,7 @@ def _timing(app: Celery, value: Any, relative: bool) -> dict[str, Any]:
     if isinstance(value, celery_schedules.crontab):
         return _crontab_timing(app, value)
     if isinstance(value, celery_schedules.solar):
-        raise ValidationError("schedule", "a number of seconds, a timedelta or a crontab: a solar event (sunrise, "
-                                          "dusk …) has no calendar rule Ostinato can store", repr(value))
+        return _solar_timing(value)
     if type(value) is celery_schedules.schedule:
         if value.relative:
             raise ValidationError("schedule.relative", "false: an interval rounded to its resolution has no fixed "
@@ -167,6 +171,17 @@ def _crontab_timing(app: Celery, value: celery_schedules.crontab) -> dict[str, A
             parse_zone(str(app.conf.timezone), "timezone")
             raise
     return {"kind": ScheduleKind.CALENDAR, "cron_schedule": crontab_rule(value), "tz": zone_name(zone),
+            "cron_max_schedule_duration": SEND_DEADLINE}
+
+
+def _solar_timing(value: celery_schedules.solar) -> dict[str, Any]:
+    """A solar schedule as a solar calendar rule, checked (its event and place, and ephem installed)."""
+    event, latitude, longitude = (getattr(value, name, None) for name in ("event", "lat", "lon"))
+    if not isinstance(event, str) or any(isinstance(v, bool) or not isinstance(v, (int, float))
+                                         for v in (latitude, longitude)):
+        raise ValidationError("schedule", "a solar event with a latitude and a longitude", repr(value))
+    rule = CalendarRule.parse(solar_text(event, latitude, longitude), "UTC", field="schedule")
+    return {"kind": ScheduleKind.CALENDAR, "cron_schedule": f"solar:{rule.expression}", "tz": "UTC",
             "cron_max_schedule_duration": SEND_DEADLINE}
 
 
