@@ -20,7 +20,7 @@ from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import DAY_BOUNDS, HOUR_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
+from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
 from .batches import (
     FEEDBACK_PART, SAMPLE_OVERREAD, SMALL_TABLE, check_limit, check_revisit_threshold, latest_listed, next_visit,
@@ -184,8 +184,12 @@ class OriginFlow(OriginStore):
                       "visited_before": time(now - options.minimum_interval),
                       "cooldown_until": time(now + options.in_flight_timeout)}
 
+            # a dry run whose one pick no later pick could repeat marks nothing: it writes no row version
+            template = q.dry_picked if dry_run and len(requests) == 1 and len(POLICY_PICKS[requests[0].policy]) == 1 \
+                else q.grab_picked
+
             def pick(name: str, limit: int) -> list[tuple]:
-                grab, *marking = grab_statements(q.grab_picked, getattr(q, name))
+                grab, *marking = grab_statements(template, getattr(q, name))
                 rows = self.db.tuples(conn, grab, {**params, "limit": limit})
                 if rows and marking:
                     picked = {**params, "urls": self.db.array(r[0] for r in rows)}
