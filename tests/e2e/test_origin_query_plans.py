@@ -125,6 +125,21 @@ def test_postgresql_dry_picks_walk_their_index_and_write_no_row_version(seeded_p
     assert 0 < scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) <= BATCH
 
 
+def test_postgresql_a_dry_pick_updates_no_row_where_the_grab_updates_each(seeded_pg):
+    pick = getattr(PG, "pick_never_visited_oldest_update_first").rstrip().rstrip(";")
+    counts = "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'origin_visit_stats'"
+    for template, updated in ((PG.dry_picked, 0), (PG.grab_picked, BATCH)):
+        seeded_pg.execute("BEGIN")
+        try:
+            seeded_pg.execute(PG.index_ordered_picks)
+            rows = seeded_pg.execute(template.replace("{pick}", pick),
+                                     {**_params(), "cooldown_until": NOW + timedelta(days=1)}).fetchall()
+            assert len(rows) == BATCH
+            assert seeded_pg.execute(counts).fetchone()[0] == updated
+        finally:
+            seeded_pg.execute("ROLLBACK")
+
+
 def test_postgresql_grab_support_queries_use_keys(seeded_pg):
     urls = [f"https://forge.example/{i}" for i in range(1, 2001)]
     cases = [
