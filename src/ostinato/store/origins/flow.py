@@ -176,7 +176,7 @@ class OriginFlow(OriginStore):
         options = options.validated()
         time, read_json, read_time = self.db.time, self.db.read_json, self.db.read_time
         with self.db.write(rollback=dry_run, horizon=MetricClock(now).since) as conn, self.db.pipeline(conn):
-            # the settings and the release go with the first pick: one round trip, not eight
+            # the settings and the release go with the first pick: one round trip instead of three
             for statement in statements(q.index_ordered_picks):
                 conn.execute(statement)
             conn.execute(q.release_cooldowns, {"visit_type": visit_type, "now": time(now)})
