@@ -112,6 +112,34 @@ def test_postgresql_picks_walk_their_index_about_the_batch(seeded_pg, pick, list
     assert walked <= BATCH, f"{pick} walked {walked} index entries for a batch of {BATCH}"
 
 
+@pytest.mark.parametrize("pick", PICKS)
+def test_postgresql_dry_picks_walk_their_index_and_write_no_row_version(seeded_pg, pick):
+    sql = PG.dry_picked.replace("{pick}", getattr(PG, pick).rstrip().rstrip(";"))
+    plan = _analyze(seeded_pg, sql, {**_params(), "cooldown_until": NOW + timedelta(days=1)})
+    nodes = list(_nodes(plan))
+    assert [n["Index Name"] for n in nodes if n.get("Index Name", "").startswith("visit_")] == [PICK_INDEXES[pick]], nodes
+    # the rows are locked as a real grab locks them (SKIP LOCKED), and nothing else is written
+    assert any(n["Node Type"] == "LockRows" for n in nodes), nodes
+    assert not any(n["Node Type"] in ("ModifyTable", "Sort", "Seq Scan", "Bitmap Heap Scan") for n in nodes), nodes
+    [scan] = [n for n in nodes if n.get("Index Name") == PICK_INDEXES[pick]]
+    assert 0 < scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) <= BATCH
+
+
+def test_postgresql_a_dry_pick_updates_no_row_where_the_grab_updates_each(seeded_pg):
+    pick = getattr(PG, "pick_never_visited_oldest_update_first").rstrip().rstrip(";")
+    counts = "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'origin_visit_stats'"
+    for template, updated in ((PG.dry_picked, 0), (PG.grab_picked, BATCH)):
+        seeded_pg.execute("BEGIN")
+        try:
+            seeded_pg.execute(PG.index_ordered_picks)
+            rows = seeded_pg.execute(template.replace("{pick}", pick),
+                                     {**_params(), "cooldown_until": NOW + timedelta(days=1)}).fetchall()
+            assert len(rows) == BATCH
+            assert seeded_pg.execute(counts).fetchone()[0] == updated
+        finally:
+            seeded_pg.execute("ROLLBACK")
+
+
 def test_postgresql_grab_support_queries_use_keys(seeded_pg):
     urls = [f"https://forge.example/{i}" for i in range(1, 2001)]
     cases = [

@@ -20,7 +20,7 @@ from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.origin_metrics import DAY_BOUNDS, HOUR_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
-from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
+from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
 from .batches import (
     FEEDBACK_PART, SAMPLE_OVERREAD, SMALL_TABLE, check_limit, check_revisit_threshold, latest_listed, next_visit,
@@ -175,15 +175,21 @@ class OriginFlow(OriginStore):
         total = check_limit(limit, requests)
         options = options.validated()
         time, read_json, read_time = self.db.time, self.db.read_json, self.db.read_time
-        with self.db.write(rollback=dry_run, horizon=MetricClock(now).since) as conn:
-            conn.execute(q.index_ordered_picks)
+        with self.db.write(rollback=dry_run, horizon=MetricClock(now).since) as conn, self.db.pipeline(conn):
+            # the settings and the release go with the first pick: one round trip instead of three
+            for statement in statements(q.index_ordered_picks):
+                conn.execute(statement)
             conn.execute(q.release_cooldowns, {"visit_type": visit_type, "now": time(now)})
             params = {"visit_type": visit_type, "now": time(now), "lister_id": options.lister_id,
                       "visited_before": time(now - options.minimum_interval),
                       "cooldown_until": time(now + options.in_flight_timeout)}
 
+            # a dry run whose one pick no later pick could repeat marks nothing: it writes no row version
+            template = q.dry_picked if dry_run and len(requests) == 1 and len(POLICY_PICKS[requests[0].policy]) == 1 \
+                else q.grab_picked
+
             def pick(name: str, limit: int) -> list[tuple]:
-                grab, *marking = grab_statements(q.grab_picked, getattr(q, name))
+                grab, *marking = grab_statements(template, getattr(q, name))
                 rows = self.db.tuples(conn, grab, {**params, "limit": limit})
                 if rows and marking:
                     picked = {**params, "urls": self.db.array(r[0] for r in rows)}

@@ -101,7 +101,9 @@ class OriginStore(abc.ABC):
         ``options.lister_id`` only, when given); marking sets ``last_scheduled``
         and a cooldown of ``options.in_flight_timeout``, so no other grab takes
         them meanwhile, on PostgreSQL even concurrently. One transaction; with
-        ``dry_run`` it is rolled back: the same answer, nothing changed.
+        ``dry_run`` it is rolled back: the same answer, nothing changed (a dry run
+        of one request by a policy of one pick locks its rows but marks nothing:
+        no later pick could take them again).
         """
 
     @abc.abstractmethod

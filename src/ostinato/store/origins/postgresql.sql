@@ -303,6 +303,12 @@ counted AS (
 )
 SELECT url, lister_id, extra_loader_arguments, last_update FROM picked;
 
+-- name: dry_picked
+-- a dry run's one pick (in place of the braced word pick): the rows it locks, as grab_picked returns them,
+-- unmarked (the transaction is rolled back: marking would only leave dead row versions behind)
+WITH picked AS MATERIALIZED ({pick})
+SELECT url, lister_id, extra_loader_arguments, last_update FROM picked;
+
 -- name: listers_named
 SELECT id, name, instance_name FROM lister WHERE id = ANY(%(ids)s::bigint[]);
 

@@ -234,6 +234,10 @@ LIMIT :limit;
 UPDATE origin_visit_stats SET last_scheduled = :now, cooldown_until = :cooldown_until
 WHERE visit_type = :visit_type AND url IN (SELECT value FROM json_each(:urls));
 
+-- name: dry_picked
+-- a dry run's one pick (in place of the braced word pick, without its semicolon), unmarked
+{pick};
+
 -- name: listers_named
 SELECT id, name, instance_name FROM lister WHERE id IN (SELECT value FROM json_each(:ids));
 
