@@ -2,10 +2,10 @@
 --
 -- Each listing and scheduling row carries its host (the URL's host, or the key its lister gave), set
 -- at listing time, and here for the scheduling rows already listed. A visit type may limit the visits
--- in flight per host and space the starts on one host; a host may override both. The grab counts a host's visits in flight
--- from the rows themselves (the in-flight index holds only those, a few per host), keeps each host's
--- last start in host_politeness, and holds a lock per host while it takes its origins, so that any
--- number of orchestrators never break the limits.
+-- in flight per host and space the starts on one host; a host may override both. The grab counts a
+-- host's visits in flight from the rows themselves (the in-flight index holds only those, a few per
+-- host), keeps each host's last start in host_politeness, and holds a lock per host while it takes
+-- its origins, so that any number of orchestrators never break the limits.
 
 ALTER TABLE listed_origin ADD COLUMN host TEXT;
 ALTER TABLE origin_visit_stats ADD COLUMN host TEXT;
