@@ -13,7 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-WORKLOADS = [("debian-4", "Debian changelogs, 4 visits/day"), ("git_bursty", "git_bursty"),
+WORKLOADS = [("debian-4", "Debian changelogs, 4 visits/day"), ("debian-2", "Debian changelogs, 2 visits/day"),
+             ("git_bursty", "git_bursty"),
              ("git_lognormal", "git_lognormal")]
 
 
@@ -38,7 +39,8 @@ def table(results: Path) -> str:
     for key, label in WORKLOADS:
         off, on = _load(results, key, "off"), _load(results, key, "on")
         bound = off["hindsight"]
-        lines.append(f"| {label} | hindsight bound | {bound['freshness']:.2%} | {bound['mean_age_days']:.3g} | | | | |")
+        lines.append(f"| {label} | hindsight bound | {bound['freshness']:.2%} | {bound['mean_age_days']:.3g} "
+                     f"| {bound['freshness']:.2%} | {bound['mean_age_days']:.3g} | | |")
         on_runs = {p["name"]: p for p in on["policies"]}
         for run in off["policies"]:
             polite = on_runs.get(run["name"])
@@ -51,5 +53,14 @@ def table(results: Path) -> str:
     return "\n".join(lines)
 
 
+def commands(results: Path) -> str:
+    """The command of each run, from its report."""
+    return "\n".join(f"{_load(results, key, mode)['command']}   # {key}, politeness {mode}"
+                      for key, _ in WORKLOADS for mode in ("off", "on"))
+
+
 if __name__ == "__main__":
-    print(table(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "results")))
+    folder = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "results")
+    print(table(folder))
+    print()
+    print(commands(folder))
