@@ -113,6 +113,13 @@ def test_listers_origins_and_grabs_through_the_api(server, tmp_path):
     assert "https://forge/1" in json.dumps(shown)
     grabbed = json.loads(ok(server, "origin", "grab-next", "git", "--count", "2", "--dry-run", "--json"))
     assert [v["url"] for v in grabbed["visits"]] == ["https://forge/0", "https://forge/1"]
+    # politeness per host through the store's verbs: every origin is on host "forge"
+    ok(server, "politeness", "set", "git", "--max-concurrent", "1", "--min-spacing", "1s")
+    shown = json.loads(ok(server, "politeness", "set", "git", "--host", "forge", "--max-concurrent", "2", "--json"))
+    assert shown["hosts"] == [{"host": "forge", "max_concurrent": 2, "min_spacing": None}]
+    assert shown["min_spacing_per_host"] == "1s"
+    assert json.loads(ok(server, "politeness", "show", "git", "--json", token="read")) == shown
+    assert "needs admin" in remote(server, "politeness", "set", "git", "--max-concurrent", "3", token="read").output
 
 
 def test_a_bad_token_is_refused_clearly(server):

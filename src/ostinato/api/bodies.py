@@ -162,6 +162,7 @@ class ListedOriginBody(Strict):
     enabled: bool | None = None
     is_fork: bool | None = None
     forked_from_url: Url | None = None
+    host: Text(255, 1) | None = None
 
 
 class VisitStatusBody(Strict):
@@ -183,6 +184,20 @@ class GrabBody(Strict):
     policies: Annotated[dict[PolicyName, Annotated[float, Field(ge=0, le=1e9)]], Field(min_length=1)] | None = None
     lister_id: Id | None = None
     dry_run: bool = False
+
+
+#: a host's limit on visits in flight (null: none)
+MaxConcurrent = Annotated[int, Field(ge=1, le=1_000_000)]
+
+
+class PolitenessBody(Strict):
+    max_concurrent_per_host: MaxConcurrent | None = None
+    min_spacing_per_host: Duration | None = None
+
+
+class HostPolitenessBody(Strict):
+    max_concurrent: MaxConcurrent | None = None
+    min_spacing: Duration | None = None
 
 
 ListedOrigins = Annotated[list[ListedOriginBody], Field(max_length=MAX_BULK)]

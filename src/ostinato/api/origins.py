@@ -9,7 +9,7 @@ load (no task type ``load-<visit type>``) are refused.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Path, Query
@@ -19,9 +19,11 @@ from ..domain.errors import NotFoundError, ValidationError
 from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.origins import Lister, parse_listed_origin
+from ..domain.durations import parse_duration
+from ..domain.politeness import Politeness
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy, visit_type_of_task_type
 from ..domain.visits import parse_visit_status
-from .bodies import MAX_ID, GrabBody, ListedOrigins, ListerBody, Strict, VisitStatuses
+from .bodies import MAX_ID, GrabBody, HostPolitenessBody, ListedOrigins, ListerBody, PolitenessBody, Strict, VisitStatuses
 from .request_handling import (
     ADMIN,
     DEFAULT_LIMIT,
@@ -213,3 +215,56 @@ def update_origin_metrics(ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     now: datetime = ctx.clock.now()
     found = ctx.store.update_origin_metrics(now)
     return {"computed_at": iso(now), "updated": len(found)}
+
+
+# -- politeness per host (docs/reference/origins.md, "Politeness per host") ---------------------
+def politeness_to_dict(p: Politeness) -> dict[str, Any]:
+    return {"visit_type": p.visit_type, "max_concurrent_per_host": p.max_concurrent_per_host,
+            "min_spacing_per_host": seconds(p.min_spacing_per_host),
+            "hosts": [{"host": h, "max_concurrent": limits.max_concurrent, "min_spacing": seconds(limits.min_spacing)}
+                      for h, limits in sorted(p.hosts.items())]}
+
+
+def _spacing(value: Any, field: str) -> timedelta | None:
+    """Seconds, or written 90s, 1m; null: none."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value < 0:
+            raise ValidationError(field, "a duration of 0 or more", value)
+        return timedelta(seconds=value)
+    return parse_duration(value, field, allow_zero=True)
+
+
+@router.get("/visit-types/{visit_type}/politeness", dependencies=READ,
+            summary="A visit type's limits per host, and the hosts with their own")
+def get_politeness(visit_type: str = Path(..., min_length=1, max_length=64),
+                   ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    return politeness_to_dict(ctx.store.get_politeness(visit_type))
+
+
+@router.post("/visit-types/{visit_type}/politeness", dependencies=ADMIN,
+            summary="Set a visit type's limits per host (null: no limit, no spacing)",
+            description="Every grab of the visit type keeps them from then on: at most max_concurrent_per_host "
+                        "visits in flight on a host, and min_spacing_per_host (seconds, or 2s, 1m) between two "
+                        "starts on it.")
+def set_politeness(visit_type: str = Path(..., min_length=1, max_length=64),
+                   body: PolitenessBody = Body(..., examples=[{"max_concurrent_per_host": 4, "min_spacing_per_host": "2s"}]),
+                   ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    data = body.fields()
+    found = ctx.store.set_visit_type_politeness(
+        visit_type, max_concurrent_per_host=data.get("max_concurrent_per_host"),
+        min_spacing_per_host=_spacing(data.get("min_spacing_per_host"), "min_spacing_per_host"))
+    return politeness_to_dict(found)
+
+
+@router.post("/visit-types/{visit_type}/politeness/hosts/{host}", dependencies=ADMIN,
+            summary="Set one host's own limits for a visit type (null: the visit type's)")
+def set_host_politeness(visit_type: str = Path(..., min_length=1, max_length=64),
+                        host: str = Path(..., min_length=1, max_length=255),
+                        body: HostPolitenessBody = Body(..., examples=[{"max_concurrent": 32}]),
+                        ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    data = body.fields()
+    found = ctx.store.set_host_politeness(visit_type, host, max_concurrent=data.get("max_concurrent"),
+                                          min_spacing=_spacing(data.get("min_spacing"), "min_spacing"))
+    return politeness_to_dict(found)

@@ -108,6 +108,13 @@ def _world_options(trace: str | None, workload: str | None, sources: int | None,
                    "postgresql://… (one new schema per policy, dropped afterwards).")
 @click.option("--setting", "setting_values", multiple=True, metavar="NAME=VALUE",
               help="A setting for the store policies, over the simulation's (repeatable).")
+@click.option("--hosts", type=WholeNumberType(0), default=0, show_default=True,
+              help="Spread the sources over this many hosts, a few holding most (Zipf; 0: the listers' two forges).")
+@click.option("--host-skew", type=NumberType(), default=1.5, show_default=True,
+              help="The Zipf exponent of --hosts: host k holds a share in 1/k^skew.")
+@click.option("--max-per-host", type=WholeNumberType(1), help="Politeness: most visits in flight on one host.")
+@click.option("--min-spacing-per-host", type=DurationType(allow_zero=True),
+              help="Politeness: least time between two visit starts on one host.")
 @click.option("--jobs", type=WholeNumberType(1), default=1, show_default=True, help="Policies simulated at once (processes).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Also write the JSON report to this file.")
@@ -116,8 +123,8 @@ def _world_options(trace: str | None, workload: str | None, sources: int | None,
               help="Measure the hindsight bounds and the changes' burstiness.")
 def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, capacity, days, warmup, step, seed,
                      policy_names, share_last_update, new_sources_per_day, failure_rate, dead_share, max_gap,
-                     listing_period, full_listing_period, visit_duration, change_counts, db_url, setting_values, jobs,
-                     as_json, out_file, plots_dir, bound):
+                     listing_period, full_listing_period, visit_duration, change_counts, db_url, setting_values, hosts,
+                     host_skew, max_per_host, min_spacing_per_host, jobs, as_json, out_file, plots_dir, bound):
     """Simulate origin policies on a world of changing sources, or on a recorded history, and compare them.
 
     Store policies (the orchestrator's default mixes, oldest_scheduled_first, the ×2 / ÷2 feedback, and any newer
@@ -126,7 +133,8 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, c
     directly. Reports freshness, age, change latency, staleness, wasted visits, never-visited
     sources and new sources' first-visit latency over the window after the warm-up, and each policy
     against the hindsight bound (with the change times known, C visits can keep fresh at most the C
-    longest gaps between changes).
+    longest gaps between changes). With --max-per-host or --min-spacing-per-host, politeness per host
+    (on a world of --hosts): store policies, uniform and multiplicative only.
     """
     extras.require("sim", "ostinato simulate")
     if plots_dir:
@@ -144,13 +152,20 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, c
         trace_deaths=trace_deaths, capacity=capacity, days=days, warmup=warmup, step=step, seed=seed,
         share_last_update=share_last_update, failure_rate=failure_rate, max_gap=max_gap, listing_period=listing_period,
         full_listing_period=full_listing_period, visit_duration=visit_duration,
-        change_counts=CHANGE_COUNTS[change_counts], db=db_url, settings=key_values(setting_values, "setting", "NAME=VALUE (a setting of `ostinato.toml`, e.g. absolute_cooldown=2h)"),
+        change_counts=CHANGE_COUNTS[change_counts], db=db_url, hosts=hosts, host_skew=host_skew,
+        max_per_host=max_per_host, min_spacing_per_host=min_spacing_per_host, settings=key_values(setting_values, "setting", "NAME=VALUE (a setting of `ostinato.toml`, e.g. absolute_cooldown=2h)"),
     ).validated()
     known = policies_under_test()
     for name in policy_names:
         if name not in known:
             raise ValidationError("policy", f"one of {', '.join(known)}", name)
     chosen = [known[name] for name in dict.fromkeys(policy_names)] if policy_names else list(known.values())
+    if config.polite:  # the oracles schedule by time, not by host: no politeness to apply to them
+        timed = [p.name for p in chosen if getattr(p, "rule", None) == "oracle"]
+        if timed and policy_names:
+            raise ValidationError("policy", "with politeness per host, a store policy, uniform or multiplicative",
+                                  timed[0])
+        chosen = [p for p in chosen if p.name not in timed]
     err = console(stderr=True)
 
     def done(run: "PolicyRun") -> None:

@@ -16,6 +16,7 @@ import orjson
 
 from .durations import parse_iso_time
 from .errors import ValidationError
+from .politeness import check_host
 from .limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
 
 
@@ -28,9 +29,11 @@ class ListedOrigin:
     enabled: bool = True
     is_fork: bool | None = None
     forked_from_url: str | None = None
+    #: the key politeness counts it under (see ``domain.politeness``); None: its URL's host
+    host: str | None = None
 
 
-_FIELDS = {"url", "visit_type", "extra_loader_arguments", "last_update", "enabled", "is_fork", "forked_from_url"}
+_FIELDS = {"url", "visit_type", "extra_loader_arguments", "last_update", "enabled", "is_fork", "forked_from_url", "host"}
 
 
 def parse_listed_origin(record: Any) -> ListedOrigin:
@@ -71,7 +74,8 @@ def parse_listed_origin(record: Any) -> ListedOrigin:
     forked_from = record.get("forked_from_url")
     if forked_from is not None and (not isinstance(forked_from, str) or not forked_from.strip()):
         raise ValidationError("forked_from_url", "a URL or null", forked_from)
-    return check_listed_origin(ListedOrigin(url, visit_type, dict(extra), last_update, enabled, is_fork, forked_from))
+    return check_listed_origin(ListedOrigin(url, visit_type, dict(extra), last_update, enabled, is_fork, forked_from,
+                                            record.get("host")))
 
 
 def check_listed_origin(origin: ListedOrigin) -> ListedOrigin:
@@ -88,6 +92,8 @@ def check_listed_origin(origin: ListedOrigin) -> ListedOrigin:
     if not isinstance(origin.extra_loader_arguments, Mapping):
         raise ValidationError("extra_loader_arguments", "a JSON object", origin.extra_loader_arguments)
     check_json_value(origin.extra_loader_arguments, "extra_loader_arguments")
+    if origin.host is not None:
+        check_host(origin.host)
     try:
         orjson.dumps(origin.extra_loader_arguments)
     except TypeError:  # whole numbers beyond 64 bits

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..domain.visits import FeedbackPolicy
 from .archive_tracker import SUCCESS
+from .hosts import host_room, polite_choice
 from .oracle import Allocation, allocate
 
 #: the oracle solves its multiplier again when the population has grown by this share
@@ -40,8 +41,12 @@ RESOLVE_GROWTH = 0.005
 class _QuotaScheduler:
     """Shared by the uniform and multiplicative rules: discovery, in-flight visits, failures."""
 
-    def __init__(self, size: int, feedback: FeedbackPolicy):
+    def __init__(self, size: int, feedback: FeedbackPolicy, *, polite: tuple | None = None):
         self.feedback = feedback
+        #: politeness per host: (each source's host, max in flight per host, min spacing of starts), or None
+        self.polite = polite
+        if polite is not None:
+            self.host_last_start = np.full(int(polite[0].max(initial=0)) + 1, -np.inf)
         self.discovered_at = np.full(size, np.nan)
         self.known = np.zeros(size, dtype=bool)
         self.busy = np.zeros(size, dtype=bool)
@@ -67,6 +72,8 @@ class _QuotaScheduler:
         candidates = np.flatnonzero(self.known & ~self.busy & ~self.disabled)
         if quota <= 0 or candidates.size == 0:
             chosen = np.empty(0, dtype=np.int64)
+        elif self.polite is not None:
+            chosen = self._polite_pick(t, candidates, quota)
         elif quota >= candidates.size:
             chosen = candidates
         else:
@@ -75,6 +82,16 @@ class _QuotaScheduler:
         self.busy[chosen] = True
         self._picked(t, chosen)
         return chosen, np.full(chosen.size, t)
+
+    def _polite_pick(self, t: float, candidates: np.ndarray, quota: int) -> np.ndarray:
+        """The order's best candidates that their hosts' room allows (``hosts.polite_choice``)."""
+        hosts, max_per_host, min_spacing = self.polite
+        in_flight = np.bincount(hosts[self.busy], minlength=self.host_last_start.size)
+        room = host_room(in_flight, self.host_last_start, t, max_per_host, min_spacing)
+        ordered = candidates[np.argsort(self._order(t, candidates), kind="stable")]
+        chosen = polite_choice(ordered, quota, hosts, room)
+        self.host_last_start[hosts[chosen]] = t
+        return chosen
 
     def _picked(self, t: float, sources: np.ndarray) -> None:
         pass
@@ -100,8 +117,8 @@ class _QuotaScheduler:
 
 
 class UniformScheduler(_QuotaScheduler):
-    def __init__(self, size: int, feedback: FeedbackPolicy):
-        super().__init__(size, feedback)
+    def __init__(self, size: int, feedback: FeedbackPolicy, **kw: Any):
+        super().__init__(size, feedback, **kw)
         self.last_pick = np.full(size, np.nan)
 
     def _order(self, t: float, candidates: np.ndarray) -> np.ndarray:
@@ -114,8 +131,8 @@ class UniformScheduler(_QuotaScheduler):
 
 
 class MultiplicativeScheduler(_QuotaScheduler):
-    def __init__(self, size: int, feedback: FeedbackPolicy):
-        super().__init__(size, feedback)
+    def __init__(self, size: int, feedback: FeedbackPolicy, **kw: Any):
+        super().__init__(size, feedback, **kw)
         self.target = np.full(size, np.inf)
         self.last_success = np.full(size, np.nan)
         self.factor = float(feedback.adjust_factor)

@@ -39,8 +39,10 @@ import numpy as np
 
 from ..config import Settings
 from ..domain.errors import ValidationError
+from ..domain.politeness import check_max_concurrent, check_min_spacing
 from ..store import DB_URL_FORMS, sqlite_path
 from .baselines import MultiplicativeScheduler, OracleScheduler, UniformScheduler
+from .hosts import host_assignment
 from .archive_tracker import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker, WindowMetrics
 from .oracle import allocate, expected_age, expected_freshness
 from .policies import Baseline, PolicyUnderTest, StorePolicy
@@ -96,6 +98,16 @@ class SimulationConfig:
     trace_start: datetime | None = None
     #: the trace's origins die at their last recorded change (else they stay, quiet, to the end)
     trace_deaths: bool = True
+    #: sources spread over this many hosts, Zipf-distributed with ``host_skew`` (0: the listers' two forges)
+    hosts: int = 0
+    host_skew: float = 1.5
+    #: politeness per host (``domain.politeness``): visits in flight on a host, and least time between its starts
+    max_per_host: int | None = None
+    min_spacing_per_host: timedelta | None = None
+
+    @property
+    def polite(self) -> bool:
+        return self.max_per_host is not None or (self.min_spacing_per_host or timedelta(0)) > timedelta(0)
 
     @property
     def visits_per_day(self) -> float:
@@ -174,6 +186,10 @@ class SimulationConfig:
                                             and not self.db.strip().startswith(("postgresql://", "postgres://"))
                                             and "=" not in self.db):  # a libpq "host=… dbname=…" string
             raise ValidationError("db", DB_URL_FORMS, self.db)
+        _check_number("hosts", self.hosts, minimum=0, maximum=1_000_000, whole=True)
+        _check_number("host_skew", self.host_skew, minimum=0, maximum=10)
+        check_max_concurrent(self.max_per_host, "max_per_host")
+        check_min_spacing(self.min_spacing_per_host, "min_spacing_per_host")
         simulation_settings(self)
         return self
 
@@ -237,8 +253,16 @@ def make_world(config: SimulationConfig, share_last_update: float | None = None)
                              config.dead_share, share))
 
 
+def world_hosts(config: SimulationConfig, world: World) -> np.ndarray:
+    """Each source's host: the Zipf draw of ``hosts``, else its lister's forge (0 or 1)."""
+    if config.hosts:
+        return host_assignment(world.size, config.hosts, config.host_skew, config.seed)
+    return world.reports_last_update.astype(np.int64)
+
+
 def _make_scheduler(policy: PolicyUnderTest, world: World, config: SimulationConfig):
     settings = simulation_settings(config, getattr(policy, "settings", None))
+    hosts = world_hosts(config, world)
     if isinstance(policy, StorePolicy):
         from .store_driver import VISIT_TYPE, StoreScheduler
 
@@ -246,12 +270,18 @@ def _make_scheduler(policy: PolicyUnderTest, world: World, config: SimulationCon
         return StoreScheduler(policy, world_counts_changes=True, counts_changes=config.counts_changes, settings=settings,
                               start=START, db_url=config.db, queue_length=queue,
                               reports_last_update=world.reports_last_update,
-                              visit_type=config.trace.visit_type if config.trace is not None else VISIT_TYPE)
+                              visit_type=config.trace.visit_type if config.trace is not None else VISIT_TYPE,
+                              hosts=hosts if config.hosts else None,
+                              politeness=(config.max_per_host, config.min_spacing_per_host) if config.polite else None)
     assert isinstance(policy, Baseline)
+    polite = (hosts, config.max_per_host, config.min_spacing_per_host) if config.polite else None
     if policy.rule == "uniform":
-        return UniformScheduler(world.size, settings.feedback_policy())
+        return UniformScheduler(world.size, settings.feedback_policy(), polite=polite)
     if policy.rule == "multiplicative":
-        return MultiplicativeScheduler(world.size, settings.feedback_policy())
+        return MultiplicativeScheduler(world.size, settings.feedback_policy(), polite=polite)
+    if config.polite:
+        raise ValidationError("policy", "with politeness per host, a store policy, uniform or multiplicative (the "
+                              "oracles schedule by time, not by host)", policy.name)
     if policy.rule == "oracle":
         floor = DAY / config.max_gap if policy.floor else 0.0
         return OracleScheduler(world.rates, world.dead, config.visits_per_day, objective=policy.objective or "freshness",
@@ -330,6 +360,8 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
     began = time.perf_counter()
     world = make_world(config, policy.world.get("share_last_update"))
     tracker = ArchiveTracker(world.birth, world.dead, config.warmup, config.horizon, world.death)
+    hosts = world_hosts(config, world)
+    visits_by_host = np.zeros(int(hosts.max(initial=0)) + 1, dtype=np.int64)
     scheduler = _make_scheduler(policy, world, config)
     try:
         rng = np.random.default_rng([config.seed, STREAM_VISITS])
@@ -374,6 +406,8 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
             spent["pick"] += clock() - began_part
             began_part = clock()
             if sources.size:
+                if t >= config.warmup:
+                    np.add.at(visits_by_host, hosts[sources], 1)
                 durations = np.clip(median * np.exp(VISIT_DURATION_SIGMA * rng.standard_normal(sources.size)),
                                     shortest, longest)
                 outcome = np.where(world.dead[sources] | (world.death[sources] <= starts), NOT_FOUND,
@@ -389,11 +423,23 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
             if progress is not None and (k % 24 == 0 or k == steps - 1):
                 progress(policy.name, (k + 1) / steps)
         notes = scheduler.notes()
+        notes["hosts"] = host_notes(config, hosts, visits_by_host)
         notes["seconds_by_part"] = {part: round(value, 3) for part, value in spent.items()}
     finally:
         scheduler.close()
     return PolicyRun(policy.name, policy.kind, policy.description, tracker.finish(), np.array(tracker.samples_t),
                      np.array(tracker.samples_fresh), time.perf_counter() - began, notes, _theory(policy, world, config))
+
+
+def host_notes(config: SimulationConfig, hosts: np.ndarray, visits: np.ndarray) -> dict[str, Any]:
+    """Where the window's visits went: the largest host's share of the sources and of the visits, and the
+    visits against the capacity (the room a busy host cannot use spent on the others)."""
+    sources = np.bincount(hosts, minlength=visits.size)
+    top = int(np.argmax(sources))
+    total = int(visits.sum())
+    return {"hosts": int(np.count_nonzero(sources)), "largest_host_share_of_sources": float(sources[top] / sources.sum()),
+            "largest_host_share_of_visits": float(visits[top] / total) if total else None,
+            "visits_in_window": total, "capacity_in_window": float(config.visits_per_day * config.days)}
 
 
 def _run_one(args: tuple[PolicyUnderTest, SimulationConfig]) -> PolicyRun:

@@ -62,6 +62,12 @@ def command_line(config: SimulationConfig, policies: Sequence[str] | None = None
         parts.append(f"--visit-duration {format_duration(config.visit_duration)}")
     if config.change_counts is not None:
         parts.append(f"--change-counts {'yes' if config.change_counts else 'no'}")
+    if config.hosts:
+        parts.append(f"--hosts {config.hosts} --host-skew {config.host_skew:g}")
+    if config.max_per_host is not None:
+        parts.append(f"--max-per-host {config.max_per_host}")
+    if config.min_spacing_per_host is not None:
+        parts.append(f"--min-spacing-per-host {format_duration(config.min_spacing_per_host)}")
     if config.db != "sqlite:///:memory:":
         parts.append(f"--db {config.db}")
     parts.extend(f"--setting {key}={_setting_text(value)}" for key, value in config.settings.items())
@@ -245,6 +251,10 @@ def header_lines(config: SimulationConfig) -> list[str]:
         f"{format_duration(config.listing_period)} (all sources every {format_duration(config.full_listing_period)}), "
         f"store {config.db}",
         f"store policies' settings: {shown}",
+        f"hosts: {config.hosts} (Zipf, skew {config.host_skew:g})" if config.hosts else "hosts: the listers' two forges",
+        "politeness per host: " + (
+            f"at most {config.max_per_host or 'any number of'} visits in flight, starts at least "
+            f"{format_duration(config.min_spacing_per_host or timedelta(0))} apart" if config.polite else "off"),
         "freshness and age: exact integrals over the window; of oracle: vs the floor oracle; of bound F: "
         "F / the hindsight bound's; bound / A: its mean age over the policy's; gain: (policy − uniform) / "
         "(oracle − uniform)",

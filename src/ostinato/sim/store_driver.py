@@ -34,6 +34,7 @@ from ..domain.visits import JournalStatus, VisitStatus
 from ..services.orchestrator import Orchestrator
 from ..store import Store, open_store, sqlite_path
 from .archive_tracker import FAILED, NOT_FOUND, SUCCESS
+from .hosts import host_name
 from .policies import StorePolicy
 
 VISIT_TYPE = "git"
@@ -125,7 +126,8 @@ class _Database:
 class StoreScheduler:
     def __init__(self, policy: StorePolicy, *, world_counts_changes: bool, counts_changes: bool, settings: Settings,
                  start: datetime, db_url: str, queue_length: int, reports_last_update: np.ndarray,
-                 visit_type: str = VISIT_TYPE):
+                 visit_type: str = VISIT_TYPE, hosts: np.ndarray | None = None,
+                 politeness: tuple[int | None, timedelta | None] | None = None):
         self.policy = policy
         self.visit_type = visit_type
         self.start = start
@@ -139,6 +141,9 @@ class StoreScheduler:
             self.store.init_schema()
             self.store.create_task_type(TaskType(loader_task_type(visit_type), "Simulated visits", LOADER_BACKEND,
                                                  max_queue_length=queue_length))
+            if politeness is not None:  # the store keeps the limits itself, as for any orchestrator
+                self.store.set_visit_type_politeness(visit_type, max_concurrent_per_host=politeness[0],
+                                                     min_spacing_per_host=politeness[1])
             self.listers = {
                 True: self.store.get_or_create_lister(*FORGE_WITH_LAST_UPDATE[:2], start).id,
                 False: self.store.get_or_create_lister(*FORGE_WITHOUT_LAST_UPDATE[:2], start).id,
@@ -154,6 +159,8 @@ class StoreScheduler:
             raise
         self.reports_last_update = reports_last_update
         self._hosts = {True: FORGE_WITH_LAST_UPDATE[2], False: FORGE_WITHOUT_LAST_UPDATE[2]}
+        #: each source's host (given to the store as the lister's key), or None: the forge of its URL
+        self.source_hosts = hosts
         #: visits taken by each store policy of the mix
         self.picked_by: dict[str, int] = {}
 
@@ -178,7 +185,8 @@ class StoreScheduler:
         self.clock.set(now)
         for reports, lister_id in self.listers.items():
             mine = self.reports_last_update[sources] == reports
-            origins = [ListedOrigin(self.url(int(s)), self.visit_type, last_update=self.when(c) if reports else None)
+            origins = [ListedOrigin(self.url(int(s)), self.visit_type, last_update=self.when(c) if reports else None,
+                                    host=None if self.source_hosts is None else host_name(self.source_hosts[s]))
                        for s, c in zip(sources[mine].tolist(), last_change[mine].tolist())]
             if origins:
                 self.store.record_listed_origins(lister_id, origins, now)

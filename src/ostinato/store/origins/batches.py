@@ -5,25 +5,29 @@ threshold and rate samples checked and thinned (see docs/design/origins.md)."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from ...domain.change_rates import RevisitThreshold
 from ...domain.errors import ValidationError
 from ...domain.origins import ListedOrigin, check_listed_origin
+from ...domain.politeness import host_of
 from ...domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
 from ...domain.visits import VisitStatus
 
 
 def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
     """One record per (url, visit_type), the last one of the batch winning; each checked first
-    (``check_listed_origin``, located at ``origin N``), so a bad one writes nothing."""
+    (``check_listed_origin``, located at ``origin N``), so a bad one writes nothing. Each carries its
+    host for politeness: the lister's, else its URL's."""
     for index, origin in enumerate(origins):
         try:
             check_listed_origin(origin)
         except ValidationError as exc:
             raise exc.at(f"origin {index}") from None
-    return list({(o.url, o.visit_type): o for o in origins}.values())
+    unique = {(o.url, o.visit_type): o for o in origins}.values()
+    return [o if o.host is not None else replace(o, host=host_of(o.url)) for o in unique]
 
 
 #: origins whose statuses are folded, then written, at a time: the server writes a part while the

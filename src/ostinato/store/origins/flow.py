@@ -12,14 +12,15 @@ grab read by position.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Sequence
 
 from ...domain.change_rates import RateSample, RevisitThreshold
-from ...domain.errors import ConflictError, NotFoundError
+from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.origin_metrics import DAY_BOUNDS, HOUR_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ...domain.politeness import Politeness, check_politeness_setting
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
 from .batches import (
@@ -29,6 +30,7 @@ from .batches import (
 from ..dialect import Dialect, chunks
 from ..queries import Queries, statements
 from .interface import OriginStore
+from .polite_grab import PoliteGrab, read_politeness
 from .rows import (
     metrics_params, rate_evidence, row_to_listed_origin, row_to_lister, row_to_metrics, row_to_threshold,
     row_to_visit_stats, tuple_to_visit_stats,
@@ -187,8 +189,12 @@ class OriginFlow(OriginStore):
             # a dry run whose one pick no later pick could repeat marks nothing: it writes no row version
             template = q.dry_picked if dry_run and len(requests) == 1 and len(POLICY_PICKS[requests[0].policy]) == 1 \
                 else q.grab_picked
+            politeness = read_politeness(self.db, conn, q, visit_type)
+            polite = None if politeness.off else PoliteGrab(self.db, conn, q, politeness, params, now)
 
             def pick(name: str, limit: int) -> list[tuple]:
+                if polite is not None:
+                    return [(r[0], r[1], read_json(r[2]), read_time(r[3])) for r in polite.pick(getattr(q, name), limit)]
                 grab, *marking = grab_statements(template, getattr(q, name))
                 rows = self.db.tuples(conn, grab, {**params, "limit": limit})
                 if rows and marking:
@@ -203,6 +209,34 @@ class OriginFlow(OriginStore):
             ids = sorted({row[1] for _, row in picked if row[1] is not None})
             listers = {r[0]: (r[1], r[2]) for r in self.db.tuples(conn, q.listers_named, {"ids": self.db.array(ids)})}
         return [next_visit(visit_type, policy, *row, listers) for policy, row in picked]
+
+    # -- politeness per host ------------------------------------------------
+    def get_politeness(self, visit_type: str) -> Politeness:
+        with self.db.write(rollback=True) as conn:
+            return read_politeness(self.db, conn, self._origins, visit_type)
+
+    def set_visit_type_politeness(self, visit_type: str, *, max_concurrent_per_host: int | None = None,
+                                  min_spacing_per_host: timedelta | None = None) -> Politeness:
+        check_politeness_setting(visit_type, None, max_concurrent_per_host, min_spacing_per_host)
+        return self._set_politeness(self._origins.upsert_visit_type_politeness, {
+            "visit_type": visit_type, "max_concurrent": max_concurrent_per_host,
+            "min_spacing": None if min_spacing_per_host is None else min_spacing_per_host.total_seconds()})
+
+    def set_host_politeness(self, visit_type: str, host: str, *, max_concurrent: int | None = None,
+                            min_spacing: timedelta | None = None) -> Politeness:
+        check_politeness_setting(visit_type, host, max_concurrent, min_spacing)
+        return self._set_politeness(self._origins.upsert_host_politeness, {
+            "visit_type": visit_type, "host": host, "max_concurrent": max_concurrent,
+            "min_spacing": None if min_spacing is None else min_spacing.total_seconds()})
+
+    def _set_politeness(self, query: str, params: dict[str, Any]) -> Politeness:
+        q = self._origins
+        with self.db.write() as conn:
+            if conn.execute(q.loader_type_exists, params).fetchone() is None:
+                raise ValidationError("visit_type", "a visit type with a loader, a task type load-<visit type>",
+                                      params["visit_type"])
+            conn.execute(query, params)
+            return read_politeness(self.db, conn, q, params["visit_type"])
 
     def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:
         released = 0

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import abc
 from typing import Any, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.origin_metrics import OriginMetrics
+from ...domain.politeness import Politeness
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 
@@ -25,7 +26,8 @@ REMOTE_SCOPES: dict[str, str] = {
     "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "admin", "list_listers": "read",
     "record_listed_origins": "admin", "record_visit_statuses": "admin", "release_visits": "admin",
     "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin", "delete_lister": "admin",
-    "update_origin_metrics": "admin",
+    "update_origin_metrics": "admin", "get_politeness": "read", "set_visit_type_politeness": "admin",
+    "set_host_politeness": "admin",
 }
 NOT_REMOTE: dict[str, str] = {}
 
@@ -100,11 +102,31 @@ class OriginStore(abc.ABC):
         Only enabled origins whose cooldown is over are picked (those of
         ``options.lister_id`` only, when given); marking sets ``last_scheduled``
         and a cooldown of ``options.in_flight_timeout``, so no other grab takes
-        them meanwhile, on PostgreSQL even concurrently. One transaction; with
-        ``dry_run`` it is rolled back: the same answer, nothing changed (a dry run
-        of one request by a policy of one pick locks its rows but marks nothing:
-        no later pick could take them again).
+        them meanwhile, on PostgreSQL even concurrently. With the visit type's
+        politeness per host (:meth:`set_visit_type_politeness`), no host gets more
+        visits in flight, or starts closer together, than its limits allow, however
+        many grabs run at once; the room a busy host cannot use goes to other hosts.
+        One transaction; with ``dry_run`` it is rolled back: the same answer, nothing
+        changed (a dry run of one request by a policy of one pick locks its rows but
+        marks nothing: no later pick could take them again).
         """
+
+    # -- politeness per host (see docs/reference/origins.md, "Politeness per host") ----------
+    @abc.abstractmethod
+    def get_politeness(self, visit_type: str) -> Politeness:
+        """The visit type's limits per host and the hosts that override them."""
+
+    @abc.abstractmethod
+    def set_visit_type_politeness(self, visit_type: str, *, max_concurrent_per_host: int | None = None,
+                                  min_spacing_per_host: timedelta | None = None) -> Politeness:
+        """Store the visit type's limits per host (None: no limit, no spacing); every grab of it
+        keeps them from then on. ValidationError naming the field (an unknown visit type
+        included), nothing stored."""
+
+    @abc.abstractmethod
+    def set_host_politeness(self, visit_type: str, host: str, *, max_concurrent: int | None = None,
+                            min_spacing: timedelta | None = None) -> Politeness:
+        """Store ``host``'s own limits for the visit type (None: the visit type's)."""
 
     @abc.abstractmethod
     def release_visits(self, keys: Sequence[tuple[str, str]]) -> int:

@@ -47,12 +47,12 @@ RETURNING *;
 -- writes nothing there.
 WITH listed AS (
     INSERT INTO listed_origin AS o (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
-                                    last_update, is_fork, forked_from_url)
+                                    last_update, is_fork, forked_from_url, host)
     SELECT %(lister_id)s, r.url, r.visit_type, coalesce(r.extra_loader_arguments, '{}'), r.enabled, %(now)s, %(now)s,
-           r.last_update, r.is_fork, r.forked_from_url
+           r.last_update, r.is_fork, r.forked_from_url, r.host
     FROM json_to_recordset(%(rows)s::json) AS r(url text, visit_type text, extra_loader_arguments jsonb,
                                                  enabled boolean, last_update timestamptz, is_fork boolean,
-                                                 forked_from_url text)
+                                                 forked_from_url text, host text)
     -- in key order: the batch's entries land side by side in both primary keys (a fifth faster at 1M)
     ORDER BY r.url, r.visit_type
     ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
@@ -61,19 +61,22 @@ WITH listed AS (
         last_seen = CASE WHEN %(touch_last_seen)s THEN excluded.last_seen ELSE o.last_seen END,
         last_update = excluded.last_update,
         is_fork = excluded.is_fork,
-        forked_from_url = excluded.forked_from_url
+        forked_from_url = excluded.forked_from_url,
+        host = excluded.host
     RETURNING o.url, o.visit_type, o.enabled, o.first_seen, o.last_update, coalesce(o.is_fork, false) AS is_fork,
-              o.lister_id, o.extra_loader_arguments, (o.xmax = 0) AS new_listing
+              o.lister_id, o.extra_loader_arguments, (o.xmax = 0) AS new_listing, o.host
 )
 -- listing_count carries "this listing is new" (1) or not (0) into `excluded`: a new
 -- scheduling row has one listing; an existing one recounts when a listing is new
+-- (the host politeness counts it under is the newest listing's)
 INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments, listing_count)
+                                     extra_loader_arguments, listing_count, host)
 SELECT url, visit_type, enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments,
-       CASE WHEN new_listing THEN 1 ELSE 0 END
+       CASE WHEN new_listing THEN 1 ELSE 0 END, host
 FROM listed
 ON CONFLICT (url, visit_type) DO UPDATE SET
-    (enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments, failure_count, listing_count) = (
+    (enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments, failure_count, listing_count,
+     host) = (
         SELECT excluded.enabled OR coalesce(bool_or(o.enabled), false),
                least(excluded.first_seen, min(o.first_seen)),
                greatest(excluded.last_update, max(o.last_update)),
@@ -84,13 +87,14 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
                     ELSE (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
                CASE WHEN NOT s.enabled AND (excluded.enabled OR coalesce(bool_or(o.enabled), false)) THEN 0
                     ELSE s.failure_count END,
-               1 + count(o.*)
+               1 + count(o.*), excluded.host
         FROM listed_origin AS o
         WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id)
 WHERE NOT (excluded.listing_count = 0 AND s.enabled = excluded.enabled AND s.is_fork = excluded.is_fork
            AND s.last_update IS NOT DISTINCT FROM excluded.last_update AND s.first_seen <= excluded.first_seen
            AND s.lister_id IS NOT DISTINCT FROM excluded.lister_id
-           AND s.extra_loader_arguments = excluded.extra_loader_arguments);
+           AND s.extra_loader_arguments = excluded.extra_loader_arguments
+           AND s.host IS NOT DISTINCT FROM excluded.host);
 
 -- name: search_listed_origins
 SELECT * FROM listed_origin
@@ -190,7 +194,8 @@ FROM (SELECT url FROM origin_visit_stats
 WHERE s.visit_type = %(visit_type)s AND s.url = r.url;
 
 -- name: pick_never_visited_oldest_update_first
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_successful IS NULL AND s.last_update IS NOT NULL
@@ -200,7 +205,8 @@ ORDER BY s.visit_type, s.is_fork, s.last_update
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_already_visited_order_by_lag
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update > s.last_successful
@@ -210,7 +216,8 @@ ORDER BY s.visit_type, (s.last_update - s.last_successful) DESC
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_never_loaded
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.last_successful IS NULL
@@ -221,7 +228,8 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_loaded_once
 -- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= %(visited_before)s
@@ -232,7 +240,8 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_without_last_update_loaded_more
 -- "order by next run target", those that are due
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= %(now)s
@@ -242,7 +251,8 @@ ORDER BY s.visit_type, s.next_visit_target
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_oldest_scheduled_first
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -251,7 +261,8 @@ ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_stop_after_success
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -260,7 +271,8 @@ ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_change_rate_optimal_never_visited
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -270,7 +282,8 @@ LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: pick_change_rate_optimal_due
 -- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date
+SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
+       s.host
 FROM origin_visit_stats AS s
 WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
@@ -480,3 +493,91 @@ FROM pg_class WHERE oid = 'origin_visit_stats'::regclass;
 -- a share of the table's pages (SYSTEM): reads about that share, never the whole table
 SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (%(seed)s)
 WHERE visit_type = %(visit_type)s AND enabled;
+
+-- Politeness per host (see docs/reference/origins.md, "Politeness per host", and store/origins/polite_grab.py).
+-- A polite grab runs each pick with host_filter before its ORDER BY (hosts without room left out, as
+-- the walk goes), through polite_pick; it locks the hosts of what it found (lock_hosts: an advisory lock
+-- per (visit type, host), tried, never waited for: a host another grab holds is left for the next pass),
+-- counts their visits in flight again (read after the lock: what another grab committed is seen), keeps
+-- what their room allows, marks it (mark_grabbed) and records the hosts' starts (record_starts).
+
+-- name: politeness
+-- the visit type's limits (host NULL), then the hosts that override them
+SELECT NULL::text AS host, max_concurrent_per_host AS max_concurrent, min_spacing_per_host AS min_spacing
+FROM visit_type_politeness WHERE visit_type = %(visit_type)s
+UNION ALL
+SELECT host, max_concurrent, min_spacing FROM host_politeness
+WHERE visit_type = %(visit_type)s AND (max_concurrent IS NOT NULL OR min_spacing IS NOT NULL);
+
+-- name: loader_type_exists
+SELECT 1 FROM task_type WHERE type = 'load-' || %(visit_type)s;
+
+-- name: upsert_visit_type_politeness
+INSERT INTO visit_type_politeness (visit_type, max_concurrent_per_host, min_spacing_per_host)
+VALUES (%(visit_type)s, %(max_concurrent)s, %(min_spacing)s)
+ON CONFLICT (visit_type) DO UPDATE SET max_concurrent_per_host = excluded.max_concurrent_per_host,
+    min_spacing_per_host = excluded.min_spacing_per_host;
+
+-- name: upsert_host_politeness
+INSERT INTO host_politeness (visit_type, host, max_concurrent, min_spacing)
+VALUES (%(visit_type)s, %(host)s, %(max_concurrent)s, %(min_spacing)s)
+ON CONFLICT (visit_type, host) DO UPDATE SET max_concurrent = excluded.max_concurrent,
+    min_spacing = excluded.min_spacing;
+
+-- name: host_filter
+AND (s.host IS NULL OR s.host <> ALL(%(closed_hosts)s::text[]))
+
+-- name: polite_pick
+-- one pick_* query with host_filter (in place of the braced word pick, without its semicolon): what it
+-- locked, in its order, with each origin's host
+WITH picked AS MATERIALIZED ({pick})
+SELECT url, lister_id, extra_loader_arguments, last_update, host FROM picked;
+
+-- name: in_flight_by_host
+-- the visits in flight now, by host (the in-flight index: only those rows)
+SELECT host, count(*) FROM origin_visit_stats
+WHERE visit_type = %(visit_type)s AND host IS NOT NULL AND cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
+  AND (last_status_date IS NULL OR last_scheduled > last_status_date) AND cooldown_until > %(now)s
+GROUP BY host;
+
+-- name: in_flight_of_hosts
+SELECT host, count(*) FROM origin_visit_stats
+WHERE visit_type = %(visit_type)s AND host = ANY(%(hosts)s::text[]) AND cooldown_until IS NOT NULL
+  AND last_scheduled IS NOT NULL AND (last_status_date IS NULL OR last_scheduled > last_status_date)
+  AND cooldown_until > %(now)s
+GROUP BY host;
+
+-- name: recent_starts
+SELECT host, last_start FROM host_politeness
+WHERE visit_type = %(visit_type)s AND last_start IS NOT NULL AND last_start > %(since)s;
+
+-- name: starts_of_hosts
+SELECT host, last_start FROM host_politeness WHERE visit_type = %(visit_type)s AND host = ANY(%(hosts)s::text[]);
+
+-- name: lock_hosts
+-- the hosts whose lock this transaction got (held to its end)
+SELECT h FROM unnest(%(hosts)s::text[]) AS h
+WHERE pg_try_advisory_xact_lock(hashtext('politeness:' || %(visit_type)s), hashtext(h));
+
+-- name: mark_grabbed
+-- the marking of grab_picked, given the urls, and what it adds to the metric cells
+WITH marked AS (
+    UPDATE origin_visit_stats AS u SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
+    WHERE u.visit_type = %(visit_type)s AND u.url = ANY(%(urls)s::text[])
+    RETURNING u.lister_id, u.listing_count, u.last_status_date
+)
+INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
+SELECT pg_current_xact_id(), array_agg(lister_id), array_agg(%(visit_type)s::text), array_agg(6::smallint),
+       array_agg(round(date_part('epoch', %(cooldown_until)s::timestamptz) * 1000000)::bigint), array_agg(n)
+FROM (SELECT lister_id, count(*)::integer AS n FROM marked
+      WHERE listing_count = 1 AND (last_status_date IS NULL OR last_status_date < %(now)s)
+      GROUP BY lister_id) AS t
+HAVING count(*) > 0
+ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
+    visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
+    cells = d.cells || excluded.cells, origins = d.origins || excluded.origins;
+
+-- name: record_starts
+INSERT INTO host_politeness AS h (visit_type, host, last_start)
+SELECT %(visit_type)s, x, %(now)s FROM unnest(%(hosts)s::text[]) AS x
+ON CONFLICT (visit_type, host) DO UPDATE SET last_start = excluded.last_start;

@@ -35,7 +35,8 @@ WHERE id = :id AND updated = :expected_updated
 RETURNING *;
 
 -- name: record_listed_origins
--- rows: a JSON array of [url, visit_type, extra_loader_arguments, last_update, enabled, is_fork, forked_from_url].
+-- rows: a JSON array of [url, visit_type, extra_loader_arguments, last_update, enabled, is_fork, forked_from_url,
+-- host].
 -- Two statements (SQLite has no INSERT in a WITH): upsert the listings, then carry what the listings
 -- of these origins say to their scheduling rows:
 -- enabled in any, earliest first_seen, newest last_update, fork in any, and the
@@ -43,9 +44,9 @@ RETURNING *;
 -- a tie). An origin disabled by the feedback loop and enabled again by a listing
 -- starts over with no failures. A row the listings do not change is not written.
 INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
-                           last_update, is_fork, forked_from_url)
+                           last_update, is_fork, forked_from_url, host)
 SELECT :lister_id, r.value ->> 0, r.value ->> 1, coalesce(r.value ->> 2, '{}'), r.value ->> 4, :now, :now,
-       r.value ->> 3, r.value ->> 5, r.value ->> 6
+       r.value ->> 3, r.value ->> 5, r.value ->> 6, r.value ->> 7
 FROM json_each(:rows) AS r WHERE true
 ORDER BY r.value ->> 0, r.value ->> 1
 ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
@@ -54,15 +55,16 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     last_seen = CASE WHEN :touch_last_seen THEN excluded.last_seen ELSE listed_origin.last_seen END,
     last_update = excluded.last_update,
     is_fork = excluded.is_fork,
-    forked_from_url = excluded.forked_from_url;
+    forked_from_url = excluded.forked_from_url,
+    host = excluded.host;
 INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments, listing_count)
+                                     extra_loader_arguments, listing_count, host)
 SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0),
        (SELECT b.lister_id FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
         ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1),
        (SELECT b.extra_loader_arguments FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
         ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1),
-       count(*)
+       count(*), max(k.value ->> 7)
 FROM json_each(:rows) AS k
 JOIN listed_origin AS o ON o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1
 WHERE true
@@ -71,10 +73,11 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     failure_count = CASE WHEN NOT s.enabled AND excluded.enabled THEN 0 ELSE s.failure_count END,
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
     is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments,
-    listing_count = excluded.listing_count
-WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments, s.listing_count)
+    listing_count = excluded.listing_count, host = excluded.host
+WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments, s.listing_count,
+       s.host)
       IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork, excluded.lister_id,
-              excluded.extra_loader_arguments, excluded.listing_count);
+              excluded.extra_loader_arguments, excluded.listing_count, excluded.host);
 
 -- name: search_listed_origins
 SELECT * FROM listed_origin
@@ -147,7 +150,7 @@ UPDATE origin_visit_stats SET cooldown_until = NULL
 WHERE visit_type = :visit_type AND cooldown_until IS NOT NULL AND cooldown_until <= :now;
 
 -- name: pick_never_visited_oldest_update_first
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_successful IS NULL AND s.last_update IS NOT NULL
   AND (:lister_id IS NULL OR EXISTS (
@@ -156,7 +159,7 @@ ORDER BY s.visit_type, s.is_fork, s.last_update
 LIMIT :limit;
 
 -- name: pick_already_visited_order_by_lag
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update > s.last_successful
   AND (:lister_id IS NULL OR EXISTS (
@@ -165,7 +168,7 @@ ORDER BY s.visit_type, (julianday(s.last_update) - julianday(s.last_successful))
 LIMIT :limit;
 
 -- name: pick_without_last_update_never_loaded
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.last_successful IS NULL
   AND (:lister_id IS NULL OR EXISTS (
@@ -175,7 +178,7 @@ LIMIT :limit;
 
 -- name: pick_without_last_update_loaded_once
 -- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= :visited_before
   AND (:lister_id IS NULL OR EXISTS (
@@ -185,7 +188,7 @@ LIMIT :limit;
 
 -- name: pick_without_last_update_loaded_more
 -- "order by next run target", those that are due
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= :now
   AND (:lister_id IS NULL OR EXISTS (
@@ -195,7 +198,7 @@ LIMIT :limit;
 
 -- name: pick_oldest_scheduled_first
 -- SQLite sorts NULL first: never scheduled first
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -203,7 +206,7 @@ ORDER BY s.visit_type, s.last_scheduled
 LIMIT :limit;
 
 -- name: pick_change_rate_optimal_never_visited
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -212,7 +215,7 @@ LIMIT :limit;
 
 -- name: pick_change_rate_optimal_due
 -- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -220,7 +223,7 @@ ORDER BY s.visit_type, s.next_optimal_visit
 LIMIT :limit;
 
 -- name: pick_stop_after_success
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update FROM origin_visit_stats AS s
+SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
@@ -420,3 +423,68 @@ WITH RECURSIVE probe(k) AS (
     SELECT k + 1 FROM probe WHERE k + 1 < round(:rows * :percent / 100.0))
 SELECT rate_changes, rate_days, rate_evidence FROM origin_visit_stats
 WHERE rowid IN (SELECT (abs(:seed) + k * 2654435761) % :rows + 1 FROM probe) AND visit_type = :visit_type AND enabled;
+
+-- Politeness per host (see docs/reference/origins.md, "Politeness per host", and store/origins/polite_grab.py):
+-- the same steps as on PostgreSQL; the write transaction is the only writer, so every host is its own.
+
+-- name: politeness
+SELECT NULL AS host, max_concurrent_per_host AS max_concurrent, min_spacing_per_host AS min_spacing
+FROM visit_type_politeness WHERE visit_type = :visit_type
+UNION ALL
+SELECT host, max_concurrent, min_spacing FROM host_politeness
+WHERE visit_type = :visit_type AND (max_concurrent IS NOT NULL OR min_spacing IS NOT NULL);
+
+-- name: loader_type_exists
+SELECT 1 FROM task_type WHERE type = 'load-' || :visit_type;
+
+-- name: upsert_visit_type_politeness
+INSERT INTO visit_type_politeness (visit_type, max_concurrent_per_host, min_spacing_per_host)
+VALUES (:visit_type, :max_concurrent, :min_spacing)
+ON CONFLICT (visit_type) DO UPDATE SET max_concurrent_per_host = excluded.max_concurrent_per_host,
+    min_spacing_per_host = excluded.min_spacing_per_host;
+
+-- name: upsert_host_politeness
+INSERT INTO host_politeness (visit_type, host, max_concurrent, min_spacing)
+VALUES (:visit_type, :host, :max_concurrent, :min_spacing)
+ON CONFLICT (visit_type, host) DO UPDATE SET max_concurrent = excluded.max_concurrent,
+    min_spacing = excluded.min_spacing;
+
+-- name: host_filter
+AND (s.host IS NULL OR s.host NOT IN (SELECT value FROM json_each(:closed_hosts)))
+
+-- name: polite_pick
+{pick};
+
+-- name: in_flight_by_host
+SELECT host, count(*) FROM origin_visit_stats
+WHERE visit_type = :visit_type AND host IS NOT NULL AND cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
+  AND (last_status_date IS NULL OR last_scheduled > last_status_date) AND cooldown_until > :now
+GROUP BY host;
+
+-- name: in_flight_of_hosts
+SELECT host, count(*) FROM origin_visit_stats
+WHERE visit_type = :visit_type AND host IN (SELECT value FROM json_each(:hosts)) AND cooldown_until IS NOT NULL
+  AND last_scheduled IS NOT NULL AND (last_status_date IS NULL OR last_scheduled > last_status_date)
+  AND cooldown_until > :now
+GROUP BY host;
+
+-- name: recent_starts
+SELECT host, last_start FROM host_politeness
+WHERE visit_type = :visit_type AND last_start IS NOT NULL AND last_start > :since;
+
+-- name: starts_of_hosts
+SELECT host, last_start FROM host_politeness
+WHERE visit_type = :visit_type AND host IN (SELECT value FROM json_each(:hosts));
+
+-- name: lock_hosts
+-- nothing to take: the write transaction is the only writer
+SELECT value FROM json_each(:hosts);
+
+-- name: mark_grabbed
+UPDATE origin_visit_stats SET last_scheduled = :now, cooldown_until = :cooldown_until
+WHERE visit_type = :visit_type AND url IN (SELECT value FROM json_each(:urls));
+
+-- name: record_starts
+INSERT INTO host_politeness (visit_type, host, last_start)
+SELECT :visit_type, value, :now FROM json_each(:hosts) WHERE true
+ON CONFLICT (visit_type, host) DO UPDATE SET last_start = excluded.last_start;

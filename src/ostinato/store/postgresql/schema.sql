@@ -87,6 +87,8 @@ CREATE TABLE listed_origin (
     last_update timestamptz,
     is_fork boolean,
     forked_from_url text,
+    -- (0015) the key politeness counts it under (see docs/reference/origins.md)
+    host text,
     PRIMARY KEY (lister_id, url, visit_type)
 );
 -- the feedback loop disables an origin in every lister that lists it
@@ -127,6 +129,7 @@ CREATE TABLE origin_visit_stats (
     next_optimal_visit timestamptz,
     -- the faded log-likelihood of the changed / unchanged history at each rate of rate_posterior.RATE_GRID
     rate_evidence real[],
+    host text,
     PRIMARY KEY (url, visit_type)
 );
 
@@ -173,6 +176,33 @@ CREATE INDEX visit_optimal_never_visited_idx ON origin_visit_stats (visit_type, 
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
 CREATE INDEX visit_optimal_due_idx ON origin_visit_stats (visit_type, next_optimal_visit)
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NOT NULL;
+
+-- politeness per host (0015, see docs/reference/origins.md)
+-- the visits in flight (as in the metrics: grabbed, no status since, cooldown not freed), by host
+CREATE INDEX visit_in_flight_by_host_idx ON origin_visit_stats (visit_type, host)
+    WHERE cooldown_until IS NOT NULL AND last_scheduled IS NOT NULL
+      AND (last_status_date IS NULL OR last_scheduled > last_status_date);
+
+CREATE TABLE visit_type_politeness (
+    visit_type text PRIMARY KEY,
+    -- NULL: no limit; else at least 1
+    max_concurrent_per_host integer CHECK (max_concurrent_per_host IS NULL OR max_concurrent_per_host >= 1),
+    -- seconds between two visit starts on one host; NULL: none
+    min_spacing_per_host double precision CHECK (min_spacing_per_host IS NULL OR min_spacing_per_host >= 0)
+);
+
+CREATE TABLE host_politeness (
+    visit_type text NOT NULL,
+    host text NOT NULL,
+    -- the host's own limits over its visit type's; NULL: the visit type's
+    max_concurrent integer CHECK (max_concurrent IS NULL OR max_concurrent >= 1),
+    min_spacing double precision CHECK (min_spacing IS NULL OR min_spacing >= 0),
+    -- when a grab last started a visit on this host
+    last_start timestamptz,
+    PRIMARY KEY (visit_type, host)
+);
+CREATE INDEX host_politeness_last_start_idx ON host_politeness (visit_type, last_start)
+    WHERE last_start IS NOT NULL;
 
 CREATE TABLE revisit_threshold (
     visit_type text PRIMARY KEY,

@@ -26,6 +26,7 @@ import orjson
 
 from ...domain.errors import ValidationError
 from ..dialect import STORE_DIR
+from ...domain.politeness import host_of
 from ..migrations import load_migrations
 from ..queries import Queries
 from .connect import open_sqlite_file
@@ -127,6 +128,8 @@ class SQLiteDialect:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            # the migration to politeness per host fills the hosts of the rows already listed
+            self.conn.create_function("ostinato_host", 1, host_of, deterministic=True)
             if sqlite3.sqlite_version_info < (3, 41, 0):
                 self.conn.create_function("unhex", 1, _unhex, deterministic=True)
 
