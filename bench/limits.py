@@ -15,7 +15,8 @@ taking turns at going first. Between 2 and 3:
 5. **metrics**: ``update_origin_metrics`` and ``get_origin_metrics``, each ``--rounds`` times;
 6. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/origins.py``);
 
-and the size on disk of every table and index (PostgreSQL). It prints each rate, the limit's, and
+and the size on disk of every table and index (PostgreSQL), printed per row written
+(``bench/limits_scale.py``, which also compares runs of different sizes). It prints each rate, the limit's, and
 the share, and writes JSON under ``bench/results/``. Every answer is checked as ``bench/origins.py``
 checks it (grabs fit their policy and never repeat an origin; the metrics count the data).
 
@@ -51,6 +52,7 @@ from tasks import (BACKEND_ID, TASK_TYPE, bench_task_type, code_version, console
 from origins import LISTER, check_metrics, planner_statistics, run_grabs
 from origins_data import FEEDBACK, POLICIES, Checker, Dataset
 from limits_copy import TaskIds, limit_writer, listed_rows, relation_sizes, run_rows, status_rows, task_rows
+from limits_scale import print_sizes
 
 STORES = ("postgresql", "sqlite")
 STEPS = ("origins", "grabs", "metrics", "tasks")
@@ -289,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     out = args.json_out or (Path(__file__).parent / "results" /
                             f"limits-{date.today().isoformat()}-{(code['git_commit'] or 'unknown')[:7]}-{args.origins}.json")
+    if (results.get("postgresql") or {}).get("sizes"):
+        print_sizes(document)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
     console.print(f"results written to {out}")
