@@ -245,7 +245,7 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None
         for result in results.values():
             value, bound = result.get(key), result.get(limit) if limit else None
             share = result["shares"].get(key)
-            cells += [_fmt(value, unit), _fmt(bound, unit) if bound else "",
+            cells += [_fmt(value, unit) if key in result else "not run", _fmt(bound, unit) if bound else "",
                       f"{share:.2f}" if share is not None else "", verdict(key, goal, result, result["shares"])]
         table.add_row(*cells)
     Console(width=None if sys.stdout.isatty() else 200).print(table)
