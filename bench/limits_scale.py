@@ -2,8 +2,9 @@
 
 Reads two or more result files of ``bench/limits.py`` (PostgreSQL part) and prints:
 
-1. **the figures side by side**: each rate or time at each size, and the growth from the smallest
-   to the largest (rates: small over large; times: large over small, so above 1 is always worse),
+1. **the figures side by side**: each rate or time at each size, and the growth from the next-largest
+   size that has it to the largest (rates: small over large; times: large over small, so above 1 is
+   always worse),
    with the goal "within 1.5×" met or missed;
 2. **bytes on disk per row**: the heap (with TOAST) and each index of every table that holds
    rows, divided by the rows the run wrote into it (origins for the origin tables, tasks for the
@@ -93,7 +94,7 @@ def figure_keys(documents: list[dict[str, Any]]) -> list[str]:
 
 
 def print_figures(documents: list[dict[str, Any]]) -> None:
-    table = Table(title="each figure by size (PostgreSQL), and its growth from the smallest to the largest")
+    table = Table(title="each figure by size (PostgreSQL), and its growth from the next-largest size that has it to the largest")
     table.add_column("figure")
     for document in documents:
         table.add_column(f"{document['parameters']['origins']:,}", justify="right")
@@ -102,9 +103,9 @@ def print_figures(documents: list[dict[str, Any]]) -> None:
     results = [d["results"]["postgresql"] for d in documents]
     for key in figure_keys(documents):
         values = [r.get(key) for r in results]
-        cells = [f"{v:,.1f}" if key.endswith("_ms") else f"{v:,.0f}" if v else "" for v in values]
+        cells = ["" if v is None else f"{v:,.2f}" if key.endswith("_ms") else f"{v:,.0f}" for v in values]
         present = [v for v in values if v]
-        ratio = growth(key, present[0], present[-1]) if len(present) >= 2 else None
+        ratio = growth(key, present[-2], present[-1]) if len(present) >= 2 else None
         verdict = "" if ratio is None or key in RATES[1::2] else ("met" if ratio <= GROWTH_GOAL else "missed")
         table.add_row(key, *cells, f"{ratio:.2f}" if ratio else "", verdict)
     _out().print(table)
