@@ -42,6 +42,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import psycopg
 from rich.console import Console
 from rich.table import Table
 
@@ -92,6 +93,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pg-defaults", action="store_true",
                         help=f"PostgreSQL's own WAL settings instead of {', '.join(f'{k}={v}' for k, v in WAL_SETTINGS.items())}")
     parser.add_argument("--steps", default=",".join(STEPS), help=f"the steps to run, among {','.join(STEPS)}")
+    parser.add_argument("--checkpoint", action="store_true",
+                        help="CHECKPOINT before the grabs (PostgreSQL): each page a grab marks is then written whole to the WAL")
     parser.add_argument("--json-out", type=Path, help="default bench/results/limits-<date>-<commit>-<N>.json")
     args = parser.parse_args(argv)
     if args.quick:
@@ -178,6 +181,9 @@ def run_origins(store: Store, limit: Any, data: Dataset, store_name: str, args: 
         read_ms, _ = medians(store.get_origin_metrics, args.rounds)
         result.update(metrics_update_median_ms=update_ms, metrics_read_median_ms=read_ms,
                       metrics=check_metrics(checker, metrics, lister.id, n, expected))
+    if "grabs" in args.steps and args.checkpoint and getattr(store, "dsn", None):
+        with psycopg.connect(store.dsn, autocommit=True) as conn:  # type: ignore[attr-defined]
+            conn.execute("CHECKPOINT")
     if "grabs" in args.steps:
         result["grabs"] = grabs = run_grabs(store, data, checker, args.grab_batch, args.rounds)
         for policy, entry in grabs.items():
