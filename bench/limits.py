@@ -15,7 +15,8 @@ taking turns at going first. Between 2 and 3:
 5. **metrics**: ``update_origin_metrics`` and ``get_origin_metrics``, each ``--rounds`` times;
 6. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/origins.py``);
 
-and the size on disk of every table and index (PostgreSQL). It prints each rate, the limit's, and
+and the size on disk of every table and index (PostgreSQL), printed per row written
+(``bench/limits_scale.py``, which also compares runs of different sizes). It prints each rate, the limit's, and
 the share, and writes JSON under ``bench/results/``. Every answer is checked as ``bench/origins.py``
 checks it (grabs fit their policy and never repeat an origin; the metrics count the data).
 
@@ -41,6 +42,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import psycopg
 from rich.console import Console
 from rich.table import Table
 
@@ -51,6 +53,7 @@ from tasks import (BACKEND_ID, TASK_TYPE, bench_task_type, code_version, console
 from origins import LISTER, check_metrics, planner_statistics, run_grabs
 from origins_data import FEEDBACK, POLICIES, Checker, Dataset
 from limits_copy import TaskIds, limit_writer, listed_rows, relation_sizes, run_rows, status_rows, task_rows
+from limits_scale import print_sizes
 
 STORES = ("postgresql", "sqlite")
 STEPS = ("origins", "grabs", "metrics", "tasks")
@@ -90,6 +93,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pg-defaults", action="store_true",
                         help=f"PostgreSQL's own WAL settings instead of {', '.join(f'{k}={v}' for k, v in WAL_SETTINGS.items())}")
     parser.add_argument("--steps", default=",".join(STEPS), help=f"the steps to run, among {','.join(STEPS)}")
+    parser.add_argument("--checkpoint", action="store_true",
+                        help="CHECKPOINT before the grabs (PostgreSQL): each page a grab marks is then written whole to the WAL")
     parser.add_argument("--json-out", type=Path, help="default bench/results/limits-<date>-<commit>-<N>.json")
     args = parser.parse_args(argv)
     if args.quick:
@@ -176,6 +181,9 @@ def run_origins(store: Store, limit: Any, data: Dataset, store_name: str, args: 
         read_ms, _ = medians(store.get_origin_metrics, args.rounds)
         result.update(metrics_update_median_ms=update_ms, metrics_read_median_ms=read_ms,
                       metrics=check_metrics(checker, metrics, lister.id, n, expected))
+    if "grabs" in args.steps and args.checkpoint and getattr(store, "dsn", None):
+        with psycopg.connect(store.dsn, autocommit=True) as conn:  # type: ignore[attr-defined]
+            conn.execute("CHECKPOINT")
     if "grabs" in args.steps:
         result["grabs"] = grabs = run_grabs(store, data, checker, args.grab_batch, args.rounds)
         for policy, entry in grabs.items():
@@ -243,7 +251,7 @@ def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None
         for result in results.values():
             value, bound = result.get(key), result.get(limit) if limit else None
             share = result["shares"].get(key)
-            cells += [_fmt(value, unit), _fmt(bound, unit) if bound else "",
+            cells += [_fmt(value, unit) if key in result else "not run", _fmt(bound, unit) if bound else "",
                       f"{share:.2f}" if share is not None else "", verdict(key, goal, result, result["shares"])]
         table.add_row(*cells)
     Console(width=None if sys.stdout.isatty() else 200).print(table)
@@ -289,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     out = args.json_out or (Path(__file__).parent / "results" /
                             f"limits-{date.today().isoformat()}-{(code['git_commit'] or 'unknown')[:7]}-{args.origins}.json")
+    if (results.get("postgresql") or {}).get("sizes"):
+        print_sizes(document)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
     console.print(f"results written to {out}")
