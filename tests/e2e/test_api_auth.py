@@ -81,6 +81,9 @@ def test_openapi_lists_every_endpoint_and_the_docs_are_served(api):
         ("/api/v1/listers/{lister_id}/origins", "post"), ("/api/v1/visit-statuses", "post"),
         ("/api/v1/origins/grab-next", "post"), ("/api/v1/origin-metrics", "get"),
         ("/api/v1/origin-metrics/update", "post"), ("/health", "get"), ("/metrics", "get"),
+        ("/api/v1/visit-types/{visit_type}/politeness", "get"),
+        ("/api/v1/visit-types/{visit_type}/politeness", "post"),
+        ("/api/v1/visit-types/{visit_type}/politeness/hosts/{host}", "post"),
     }
     # and one POST per store verb the remote store client calls (api/store_rpc.py)
     expected |= {(f"/api/v1/store/{verb}", "post") for verb in store_verbs()}
