@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from ostinato.domain.errors import ValidationError
+from ostinato.domain.errors import NotFoundError, ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.politeness import HostLimits, host_of
 from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
@@ -133,7 +133,9 @@ def test_bad_host_settings_and_unknown_visit_types(store, forge):
         with pytest.raises(ValidationError) as info:
             store.set_host_politeness("git", host, **kwargs)
         assert info.value.field == field
-    assert store.get_politeness("git").hosts == {} and store.get_politeness("svn").off
+    assert store.get_politeness("git").hosts == {}
+    with pytest.raises(NotFoundError):
+        store.get_politeness("svn")
 
 
 def test_a_listers_host_key_is_checked(store, forge):

@@ -46,3 +46,8 @@ def test_set_and_get_and_the_grab_keeps_them(api):
 def test_bad_input_names_the_field_and_stores_nothing(api, path, body, field):
     assert api.error("POST", path, body)["field"] == field
     assert api.ok("GET", BASE)["max_concurrent_per_host"] is None and api.ok("GET", BASE)["hosts"] == []
+
+
+def test_an_unknown_visit_type_has_no_politeness_to_show(api):
+    error = api.error("GET", "/api/v1/visit-types/svn/politeness", status=404)
+    assert "svn" in error["message"]

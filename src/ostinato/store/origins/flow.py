@@ -212,8 +212,11 @@ class OriginFlow(OriginStore):
 
     # -- politeness per host ------------------------------------------------
     def get_politeness(self, visit_type: str) -> Politeness:
+        q = self._origins
         with self.db.write(rollback=True) as conn:
-            return read_politeness(self.db, conn, self._origins, visit_type)
+            if conn.execute(q.loader_type_exists, {"visit_type": visit_type}).fetchone() is None:
+                raise NotFoundError("visit type", visit_type)
+            return read_politeness(self.db, conn, q, visit_type)
 
     def set_visit_type_politeness(self, visit_type: str, *, max_concurrent_per_host: int | None = None,
                                   min_spacing_per_host: timedelta | None = None) -> Politeness:

@@ -114,7 +114,8 @@ class OriginStore(abc.ABC):
     # -- politeness per host (see docs/reference/origins.md, "Politeness per host") ----------
     @abc.abstractmethod
     def get_politeness(self, visit_type: str) -> Politeness:
-        """The visit type's limits per host and the hosts that override them."""
+        """The visit type's limits per host and the hosts that override them; NotFoundError for a
+        visit type with no loader (no task type load-<visit type>)."""
 
     @abc.abstractmethod
     def set_visit_type_politeness(self, visit_type: str, *, max_concurrent_per_host: int | None = None,
