@@ -113,17 +113,24 @@ def _sign_in(request: Request, status: int, message: str | None) -> Response:
                                       headers={**HEADERS, "WWW-Authenticate": "Bearer"} if status == 401 else HEADERS)
 
 
-# -- routes --------------------------------------------------------------------------
-@router.get("/", response_class=HTMLResponse)
-def dashboard(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
-              ctx: ApiContext = Depends(context)) -> Response:
+def _signed_in(request: Request, credentials: HTTPAuthorizationCredentials | None) -> dict[str, Any] | Response:
+    """The token of the request (its bearer header, else its cookie), or the sign-in page saying why not."""
     secret = credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
     if not secret:
         return _sign_in(request, 401, None)
     try:
-        token = _check(request, secret)
+        return _check(request, secret)
     except ApiError as exc:
         return _sign_in(request, exc.status, exc.message)
+
+
+# -- routes --------------------------------------------------------------------------
+@router.get("/", response_class=HTMLResponse)
+def dashboard(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
+              ctx: ApiContext = Depends(context)) -> Response:
+    token = _signed_in(request, credentials)
+    if isinstance(token, Response):
+        return token
     data = gather(ctx)
     return templates.TemplateResponse(request, "dashboard.html", {"d": data, "token_name": token["name"]},
                                       headers=HEADERS)
@@ -133,13 +140,9 @@ def dashboard(request: Request, credentials: HTTPAuthorizationCredentials | None
 def schedule_page(name: str, request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
                   ctx: ApiContext = Depends(context)) -> Response:
     """One schedule: its condition, its fire times (sent, caught up, skipped) and its newest runs."""
-    secret = credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
-    if not secret:
-        return _sign_in(request, 401, None)
-    try:
-        token = _check(request, secret)
-    except ApiError as exc:
-        return _sign_in(request, exc.status, exc.message)
+    token = _signed_in(request, credentials)
+    if isinstance(token, Response):
+        return token
     found = ctx.store.get_schedule(name)
     if found is None:
         return templates.TemplateResponse(request, "schedule.html", {"page": None, "name": name,
