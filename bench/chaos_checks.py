@@ -38,7 +38,8 @@ class JobRun:
     pid: int
     first: float
     last: float
-    #: how the end is known: "record" (the job wrote it), "killed" (its process's death), "unknown"
+    #: how the end is known: "record" (the job wrote it), "progress" (it died, and its progress file
+    #: says when it last found itself free to work), "killed" (it died before its first step), "unknown"
     end: str
 
 
@@ -57,7 +58,12 @@ def job_intervals(record_dir: Path, killed: dict[int, float]) -> list[JobRun]:
         if token in ends:
             runs.append(JobRun(name, token, pid, first, ends[token][1], "record"))
         elif pid in killed:
-            runs.append(JobRun(name, token, pid, first, killed[pid], "killed"))
+            progress = record_dir / "progress" / token
+            text = progress.read_text().strip() if progress.exists() else ""
+            if text:
+                runs.append(JobRun(name, token, pid, first, min(float(text), killed[pid]), "progress"))
+            else:
+                runs.append(JobRun(name, token, pid, first, first, "killed"))
         else:
             runs.append(JobRun(name, token, pid, first, math.inf, "unknown"))
     return runs

@@ -10,8 +10,10 @@ to one file):
   ``end NAME TOKEN PID T_FIRST T_LAST STOPPED`` when it returns. The job works
   in steps of ``STEP`` seconds and looks at its ``stop`` event before each
   step; ``T_FIRST``/``T_LAST`` are the first and last moments it found itself
-  free to work. A run that never wrote its end died with its process (the
-  harness knows when it killed it).
+  free to work. A run that never wrote its end died with its process; its
+  ``progress/TOKEN`` file holds its latest ``T_LAST`` (overwritten in place at
+  each step), so the harness knows when it last worked even when it was
+  paused, resumed and killed before it could write its end.
 - ``journal.jsonl``: one visit status per visit, as a loader would publish it
   to the journal (origin, visit type, date, status, snapshot).
 """
@@ -48,15 +50,22 @@ def schedule_job(record_dir: str, name: str, seconds: float, fail_rate: float = 
     _append(log, f"start {name} {token} {os.getpid()} {first:.6f}\n")
     last, stopped = first, False
     deadline = first + seconds
-    while True:
-        now = time.time()  # read before the look: a step is recorded only if it was allowed when it began
-        if stop is not None and stop.is_set():
-            stopped = True
-            break
-        last = now
-        if last >= deadline:
-            break
-        time.sleep(min(STEP, deadline - last))
+    progress_dir = os.path.join(record_dir, "progress")
+    os.makedirs(progress_dir, exist_ok=True)
+    progress = os.open(os.path.join(progress_dir, token), os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while True:
+            now = time.time()  # read before the look: a step is recorded only if it was allowed when it began
+            if stop is not None and stop.is_set():
+                stopped = True
+                break
+            last = now
+            os.pwrite(progress, f"{last:017.6f}".encode(), 0)  # one width: a rewrite leaves no old digits
+            if last >= deadline:
+                break
+            time.sleep(min(STEP, deadline - last))
+    finally:
+        os.close(progress)
     _append(log, f"end {name} {token} {os.getpid()} {first:.6f} {last:.6f} {int(stopped)}\n")
     if not stopped and fail_rate and random.Random(f"{seed}:{name}:{first:.3f}").random() < fail_rate:
         raise RuntimeError(f"{name}: a failure on purpose (fail_rate {fail_rate})")
