@@ -22,9 +22,37 @@ ROOT = Path(__file__).resolve().parents[2]
 #: modules that only the optional extras bring: none may be importable after `make run`
 EXTRAS_ONLY = ("psycopg", "celery", "confluent_kafka", "fastapi", "uvicorn", "httpx", "matplotlib", "pytest")
 #: every command group and command, whose --help must work on the core install
-COMMANDS = ("api", "calendar", "db", "demo", "example", "journal-client", "lister", "listener", "metrics",
-            "orchestrator", "origin", "run", "runner", "schedule", "scheduler", "simulate", "task", "task-run",
-            "task-type", "token", "visit-status", "worker")
+#: commands the CLI must have (a floor: every command it lists is checked, these must be among them)
+COMMANDS = ("api", "calendar", "db", "demo", "example", "import", "journal-client", "lister", "listener", "metrics",
+            "orchestrator", "origin", "politeness", "run", "runner", "schedule", "scheduler", "simulate", "swh-rpc",
+            "task", "task-run", "task-type", "token", "trace", "visit-status", "worker")
+
+#: run by the environment's own Python: every command and subcommand the CLI lists, asked for --help
+#: in one process; prints the paths checked, and each failure with its output
+HELP_WALK = """
+import sys
+import click
+from click.testing import CliRunner
+from ostinato.cli import cli as main
+
+runner, failed, checked = CliRunner(), [], []
+
+def walk(command, path):
+    result = runner.invoke(main, [*path, "--help"])
+    checked.append(" ".join(path))
+    if result.exit_code != 0 or "Usage:" not in result.output:
+        failed.append((" ".join(path), result.exit_code, result.output[-800:] + repr(result.exception)))
+    if isinstance(command, click.Group):
+        context = click.Context(command, info_name=path[-1] if path else "ostinato")
+        for name in command.list_commands(context):
+            walk(command.get_command(context, name), [*path, name])
+
+walk(main, [])
+print("\\n".join(checked))
+for path, code, output in failed:
+    print(f"FAILED {path!r} exit {code}: {output}", file=sys.stderr)
+sys.exit(1 if failed else 0)
+"""
 
 
 def fresh_clone(target: Path) -> Path:
@@ -74,8 +102,9 @@ def test_make_run_works_in_a_fresh_clone_even_after_an_interrupted_install(tmp_p
     assert importable(env_python, "numpy", clone)
     assert [m for m in EXTRAS_ONLY if importable(env_python, m, clone)] == []
     ostinato = str(clone / ".venv" / "bin" / "ostinato")
-    for command in COMMANDS:
-        ok(run([ostinato, command, "--help"], clone))
+    walked = ok(run([str(env_python), "-c", HELP_WALK], clone)).stdout.splitlines()
+    assert set(COMMANDS) <= set(walked), sorted(set(COMMANDS) - set(walked))
+    assert "politeness set" in walked and len(walked) > 2 * len(COMMANDS)  # the subcommands too
     # a command whose extra is missing says which one to install, in one line
     missing = run([ostinato, "api", "serve"], clone)
     assert missing.returncode == 1
