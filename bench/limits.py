@@ -9,8 +9,10 @@ In one run, on one durable PostgreSQL it starts (and on SQLite, where the limit 
 4. **grab and record tasks**: ``grab_ready_tasks`` of ``--grab-batch`` until none is left;
 
 each batch interleaved with the same rows written bare, by the limit (``bench/limits_copy.py``):
-one ``COPY`` into a table with only its primary key, in the same database, then a commit, the two
-taking turns at going first. Between 2 and 3:
+one ``COPY`` into a table with only its primary key, in the same database, then a commit, the
+writers taking turns at going first. For 1 and 3 on PostgreSQL a third writer gives the schema's
+limit: the rows the store writes, ``COPY``ed into clones of its tables with all their indexes; the
+store's share of it is printed as ``…_of_shaped``. Between 2 and 3:
 
 5. **metrics**: ``update_origin_metrics`` and ``get_origin_metrics``, each ``--rounds`` times;
 6. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/origins.py``);
@@ -52,7 +54,8 @@ from tasks import (BACKEND_ID, TASK_TYPE, bench_task_type, code_version, console
                    progress, result_header)
 from origins import LISTER, check_metrics, planner_statistics, run_grabs
 from origins_data import FEEDBACK, POLICIES, Checker, Dataset
-from limits_copy import TaskIds, limit_writer, listed_rows, relation_sizes, run_rows, status_rows, task_rows
+from limits_copy import (TaskIds, limit_writer, listed_rows, relation_sizes, run_rows, shaped_listed_rows,
+                         shaped_task_rows, status_rows, task_rows)
 from limits_scale import print_sizes
 
 STORES = ("postgresql", "sqlite")
@@ -65,8 +68,12 @@ WAL_SETTINGS = {"max_wal_size": "16GB", "checkpoint_timeout": "30min", "wal_comp
 #: (key, title, unit, the limit's key or None, goal: (share or ms, comparison, value) or None)
 FIGURES: tuple[tuple[str, str, str, str | None, tuple[str, str, float] | None], ...] = (
     ("listed_per_s", "record listed origins", "origins/s", "listed_limit_per_s", ("share", "≥", 0.7)),
+    ("listed_shaped_limit_per_s", "  their rows COPYed into the store's tables and indexes", "origins/s",
+     "listed_limit_per_s", None),
     ("statuses_per_s", "feed visit statuses", "statuses/s", "statuses_limit_per_s", ("share", "≥", 0.5)),
     ("tasks_created_per_s", "create tasks", "tasks/s", "tasks_limit_per_s", ("share", "≥", 0.7)),
+    ("tasks_shaped_limit_per_s", "  their rows COPYed into the store's table and indexes", "tasks/s",
+     "tasks_limit_per_s", None),
     ("tasks_grabbed_per_s", "grab tasks and record their runs", "tasks/s", "runs_limit_per_s", None),
     *((f"grab_{p.value}_real_median_ms", f"grab 1,000 {p.value} (median)", "ms", None, ("ms", "≤", 15.0))
       for p in POLICIES),
@@ -118,21 +125,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def interleaved(label: str, total: int, batches: Iterator[Any], limit: Callable[[Any], float],
-                store: Callable[[Any], int]) -> tuple[float, float]:
-    """Each batch written bare (``limit``, its own seconds) and by the store (timed here), taking turns at going
-    first; (store seconds, limit seconds)."""
-    store_s = limit_s = 0.0
+                store: Callable[[Any], int], shaped: Callable[[Any], float] | None = None) -> tuple[float, float, float]:
+    """Each batch written bare (``limit``, its own seconds), into the store's shapes (``shaped``, when given) and by
+    the store (timed here), the writers taking turns at going first; (store, limit, shaped seconds)."""
+    seconds = [0.0, 0.0, 0.0]
+    writers: list[Callable[[Any], float] | None] = [None, limit, shaped]
     with progress(label, total) as advance:
         for number, batch in enumerate(batches):
-            if number % 2:
-                limit_s += limit(batch)
-            start = time.perf_counter()
-            done = store(batch)
-            store_s += time.perf_counter() - start
-            if not number % 2:
-                limit_s += limit(batch)
+            done = 0
+            for turn in range(3):
+                which = (number + turn) % 3
+                if which == 0:
+                    start = time.perf_counter()
+                    done = store(batch)
+                    seconds[0] += time.perf_counter() - start
+                elif writers[which] is not None:
+                    seconds[which] += writers[which](batch)  # type: ignore[misc]
             advance(done)
-    return store_s, limit_s
+    return seconds[0], seconds[1], seconds[2]
 
 
 def medians(call: Callable[[], Any], rounds: int) -> tuple[float, Any]:
@@ -156,8 +166,11 @@ def run_origins(store: Store, limit: Any, data: Dataset, store_name: str, args: 
         written.append(store.record_listed_origins(lister.id, batch, now))
         return len(batch)
 
-    listed_s, listed_limit_s = interleaved("record listed origins", n, data.listed_batches(args.batch),
-                                           lambda b: limit.write("listed_origin", listed_rows(lister.id, now, b)), record)
+    shaped = (lambda b: limit.write_shaped("listed_origin", shaped_listed_rows(lister.id, now, b))) \
+        if limit.write_shaped else None
+    listed_s, listed_limit_s, listed_shaped_s = interleaved(
+        "record listed origins", n, data.listed_batches(args.batch),
+        lambda b: limit.write("listed_origin", listed_rows(lister.id, now, b)), record, shaped)
     checker = Checker(data, expected, store_name)
     if sum(written) != n:
         checker.warn(f"record_listed_origins wrote {sum(written):,} origins, expected {n:,}")
@@ -167,12 +180,13 @@ def run_origins(store: Store, limit: Any, data: Dataset, store_name: str, args: 
         changed.append(store.record_visit_statuses(batch, FEEDBACK, now=now))
         return len(batch)
 
-    statuses_s, statuses_limit_s = interleaved("feed visit statuses", n, data.status_batches(args.batch),
+    statuses_s, statuses_limit_s, _ = interleaved("feed visit statuses", n, data.status_batches(args.batch),
                                                lambda b: limit.write("visit_status", status_rows(b)), feed)
     if sum(changed) != n:
         checker.warn(f"record_visit_statuses changed {sum(changed):,} stats for {n:,} statuses")
     result: dict[str, Any] = {
         "listed_seconds": listed_s, "listed_per_s": n / listed_s, "listed_limit_per_s": n / listed_limit_s,
+        "listed_shaped_limit_per_s": n / listed_shaped_s if listed_shaped_s else None,
         "statuses_seconds": statuses_s, "statuses_per_s": n / statuses_s, "statuses_limit_per_s": n / statuses_limit_s,
         "planner_statistics": planner_statistics(store_name, store, db_path, True),
     }
@@ -197,10 +211,13 @@ def run_tasks(store: Store, limit: Any, m: int, args: argparse.Namespace, now: d
     task_type = bench_task_type(m)
     store.create_task_type(task_type)
     task_ids, run_ids = TaskIds(), TaskIds()
-    created_s, created_limit_s = interleaved(
+    shaped_ids = TaskIds()
+    shaped = (lambda b: limit.write_shaped("task", shaped_task_rows(shaped_ids, b, task_type.default_interval))) \
+        if limit.write_shaped else None
+    created_s, created_limit_s, created_shaped_s = interleaved(
         "create tasks", m, new_task_batches(m, args.batch, now),
         lambda b: limit.write("task", task_rows(task_ids, b, task_type.default_interval)),
-        lambda b: len(store.create_tasks(b)))
+        lambda b: len(store.create_tasks(b)), shaped)
     grabbed = 0
     grab_s = grab_limit_s = 0.0
     with progress("grab and record tasks", m) as advance:
@@ -215,15 +232,20 @@ def run_tasks(store: Store, limit: Any, m: int, args: argparse.Namespace, now: d
             advance(len(runs))
     anomalies = [] if grabbed == m else [f"grabbed {grabbed:,} tasks, expected {m:,}"]
     return {"tasks_created_seconds": created_s, "tasks_created_per_s": m / created_s,
-            "tasks_limit_per_s": m / created_limit_s, "tasks_grabbed_seconds": grab_s,
+            "tasks_limit_per_s": m / created_limit_s,
+            "tasks_shaped_limit_per_s": m / created_shaped_s if created_shaped_s else None, "tasks_grabbed_seconds": grab_s,
             "tasks_grabbed_per_s": grabbed / grab_s if grab_s else None,
             "runs_limit_per_s": grabbed / grab_limit_s if grab_limit_s else None, "anomalies": anomalies}
 
 
 def shares(result: dict[str, Any]) -> dict[str, float]:
-    """Each rate over its limit's."""
-    return {key: result[key] / result[limit] for key, _, _, limit, _ in FIGURES
-            if limit and result.get(key) and result.get(limit)}
+    """Each rate over its limit's, and the store's writes over the schema's limit (``…_of_shaped``)."""
+    found = {key: result[key] / result[limit] for key, _, _, limit, _ in FIGURES
+             if limit and result.get(key) and result.get(limit)}
+    for key, shaped in (("listed_per_s", "listed_shaped_limit_per_s"), ("tasks_created_per_s", "tasks_shaped_limit_per_s")):
+        if result.get(key) and result.get(shaped):
+            found[f"{key}_of_shaped"] = result[key] / result[shaped]
+    return found
 
 
 def verdict(key: str, goal: tuple[str, str, float] | None, result: dict[str, Any], share: dict[str, float]) -> str:

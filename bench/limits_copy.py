@@ -1,6 +1,12 @@
 """The bare write limit of each kind of row, for bench/limits.py: the same rows, on the same server, in
 the same run, into a table with only its primary key.
 
+On PostgreSQL a second limit, the **schema's**: the rows the store writes for them, ``COPY``ed into
+clones of the store's own tables with all their indexes and checks (``LIKE … INCLUDING ALL``; no
+triggers, so not the metric cells). Between the two limits lies what the schema's indexes cost;
+between the schema's limit and the store lies what the store's flow costs (reading before writing,
+the duplicate checks, the merge of listings, the metric cells).
+
 On PostgreSQL each batch is one binary ``COPY`` and a commit (the fastest way a client writes rows);
 on SQLite, which has no ``COPY``, one ``executemany`` of a plain ``INSERT`` in one transaction.
 Each writer times only the write and its commit: building the rows from the domain records counts,
@@ -10,6 +16,7 @@ as it does for the store's calls, which get the same records.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import sqlite3
 import time
@@ -19,6 +26,7 @@ from typing import Any, Iterator, Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
+from urllib.parse import urlsplit
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, ScheduledRun
@@ -43,6 +51,21 @@ TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...], str]] = {
         ("status", "text")), "id"),
 }
 
+#: kind of row -> the store's tables its rows go to, with the columns the store sets for a new row
+SHAPED: dict[str, tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = {
+    "listed_origin": (
+        ("listed_origin", (*TABLES["listed_origin"][1], ("host", "text"))),
+        ("origin_visit_stats", (
+            ("url", "text"), ("visit_type", "text"), ("enabled", "bool"), ("first_seen", "timestamptz"),
+            ("last_update", "timestamptz"), ("is_fork", "bool"), ("lister_id", "int8"),
+            ("extra_loader_arguments", "jsonb"), ("listing_count", "int4"), ("host", "text"))),
+    ),
+    "task": (("task", (
+        ("id", "int8"), ("type", "text"), ("arguments", "jsonb"), ("arguments_digest", "bytea"),
+        ("next_run", "timestamptz"), ("current_interval", "interval"), ("status", "text"), ("policy", "text"),
+        ("retries_left", "int8"), ("priority", "text"))),),
+}
+
 _SQLITE_TYPES = {"int8": "INTEGER", "text": "TEXT", "jsonb": "TEXT", "bool": "INTEGER", "timestamptz": "TEXT",
                  "bytea": "BLOB", "interval": "REAL"}
 
@@ -51,6 +74,28 @@ def listed_rows(lister_id: int, now: Any, origins: Sequence[ListedOrigin]) -> It
     for o in origins:
         yield (lister_id, o.url, o.visit_type, o.extra_loader_arguments, o.enabled, now, now, o.last_update,
                o.is_fork, o.forked_from_url)
+
+
+def shaped_listed_rows(lister_id: int, now: Any, origins: Sequence[ListedOrigin]) -> tuple[list[tuple], ...]:
+    """The rows of a new origin's listing and of its visit stats, as the store writes them."""
+    listed, stats = [], []
+    for o in origins:
+        host = urlsplit(o.url).hostname
+        listed.append((lister_id, o.url, o.visit_type, o.extra_loader_arguments, o.enabled, now, now, o.last_update,
+                       o.is_fork, o.forked_from_url, host))
+        stats.append((o.url, o.visit_type, o.enabled, now, o.last_update, bool(o.is_fork), lister_id,
+                      o.extra_loader_arguments, 1, host))
+    return listed, stats
+
+
+def shaped_task_rows(ids: TaskIds, tasks: Sequence[NewTask], default_interval: Any) -> tuple[list[tuple]]:
+    """The task rows with the digest of their arguments, as the store writes them."""
+    rows = []
+    for row, t in zip(task_rows(ids, tasks, default_interval), tasks):
+        canonical = json.dumps({"args": list(t.arguments.args), "kwargs": t.arguments.kwargs}, sort_keys=True,
+                               separators=(",", ":"))
+        rows.append((*row[:3], hashlib.md5(canonical.encode()).digest(), *row[3:]))
+    return (rows,)
 
 
 def status_rows(statuses: Sequence[VisitStatus]) -> Iterator[tuple]:
@@ -82,37 +127,56 @@ def run_rows(ids: TaskIds, grabbed: Sequence[ScheduledRun]) -> Iterator[tuple]:
 
 
 class PostgresLimit:
-    """``COPY`` into the bare tables of one PostgreSQL database (its own connection)."""
+    """``COPY`` into the bare tables of one PostgreSQL database (its own connection), and into its clones of the
+    store's tables (create it after the store's schema)."""
 
     def __init__(self, dsn: str) -> None:
         self.conn = psycopg.connect(dsn)
         for table, columns, key in TABLES.values():
             cols = ", ".join(f"{name} {kind}" for name, kind in columns)
             self.conn.execute(f"CREATE TABLE {table} ({cols}, PRIMARY KEY ({key}))")
+        for tables in SHAPED.values():
+            for table, _ in tables:
+                self.conn.execute(f"CREATE TABLE limit_shaped_{table} (LIKE {table} INCLUDING ALL)")
         self.conn.commit()
 
     def write(self, kind: str, rows: Iterator[tuple]) -> float:
-        """COPY the rows and commit; seconds spent."""
+        """COPY the rows into the bare table and commit; seconds spent."""
         table, columns, _ = TABLES[kind]
         start = time.perf_counter()
         with self.conn.cursor() as cur:
-            names = ", ".join(name for name, _ in columns)
-            with cur.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types([kind_ for _, kind_ in columns])
-                jsonb = [i for i, (_, kind_) in enumerate(columns) if kind_ == "jsonb"]
-                for row in rows:
-                    if jsonb:
-                        row = tuple(Jsonb(v) if i in jsonb else v for i, v in enumerate(row))
-                    copy.write_row(row)
+            self._copy(cur, table, columns, rows)
         self.conn.commit()
         return time.perf_counter() - start
+
+    def write_shaped(self, kind: str, rows: Sequence[Sequence[tuple]]) -> float:
+        """COPY each table's rows into the clone of the store's table, all in one commit; seconds spent."""
+        start = time.perf_counter()
+        with self.conn.cursor() as cur:
+            for (table, columns), table_rows in zip(SHAPED[kind], rows):
+                self._copy(cur, f"limit_shaped_{table}", columns, iter(table_rows))
+        self.conn.commit()
+        return time.perf_counter() - start
+
+    @staticmethod
+    def _copy(cur: psycopg.Cursor, table: str, columns: Sequence[tuple[str, str]], rows: Iterator[tuple]) -> None:
+        names = ", ".join(name for name, _ in columns)
+        with cur.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types([kind_ for _, kind_ in columns])
+            jsonb = [i for i, (_, kind_) in enumerate(columns) if kind_ == "jsonb"]
+            for row in rows:
+                if jsonb:
+                    row = tuple(Jsonb(v) if i in jsonb else v for i, v in enumerate(row))
+                copy.write_row(row)
 
     def close(self) -> None:
         self.conn.close()
 
 
 class SQLiteLimit:
-    """A plain ``INSERT`` by ``executemany`` into the bare tables of the store's SQLite file."""
+    """A plain ``INSERT`` by ``executemany`` into the bare tables of the store's SQLite file (no schema's limit)."""
+
+    write_shaped = None
 
     def __init__(self, path: Path) -> None:
         self.conn = sqlite3.connect(path, isolation_level=None)
