@@ -25,6 +25,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "remote": ("httpx",),
     "sim": ("numpy",),
     "plots": ("matplotlib",),
+    "solar": ("ephem",),
 }
 
 

@@ -75,7 +75,7 @@ def test_a_solar_schedule_is_a_solar_rule_where_ephem_is_installed(app, monkeypa
     assert (read.kind, read.cron_schedule, read.tz) == (ScheduleKind.CALENDAR, "solar:dawn_civil 48.8566 2.3522", "UTC")
     assert read.rule.next_fire_time(read.created_at) is not None
     monkeypatch.setitem(sys.modules, "ephem", None)  # where it is not installed: refused, naming entry and field
-    with pytest.raises(ValidationError, match="pip install ephem") as refused:
+    with pytest.raises(ValidationError, match=r"pip install 'ostinato\[solar\]'") as refused:
         beat_schedules(app, {"fine": {"task": "ok", "schedule": 5}, "dawn": {"task": "x", "schedule": _solar()}})
     assert refused.value.field == "schedule" and refused.value.record == "beat_schedule entry 'dawn'"
 

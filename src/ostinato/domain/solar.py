@@ -3,7 +3,7 @@
 
 A rule is written ``solar:EVENT LATITUDE LONGITUDE`` (degrees, north and east positive), for
 example ``solar:sunrise 48.8566 2.3522``. Its fire times are instants (UTC), each rounded to the
-second, computed with the ``ephem`` package when it is installed (``pip install ephem``; Celery's
+second, computed with the ``ephem`` package when it is installed (``pip install 'ostinato[solar]'``; Celery's
 ``solar`` schedules need it too). Without it a solar rule is refused, naming the field.
 
 The events and the Sun's altitude that defines each (the usual conventions of almanacs, at sea
@@ -68,8 +68,8 @@ def _ephem(field: str) -> Any:
     try:
         import ephem
     except ImportError:
-        raise ValidationError(field, "the 'ephem' package installed, for a solar rule (pip install ephem; Celery's "
-                                     "solar schedules need it too)", "solar") from None
+        raise ValidationError(field, "the 'ephem' package installed, for a solar rule "
+                                     "(pip install 'ostinato[solar]'; Celery's solar schedules need ephem too)", "solar") from None
     return ephem
 
 
