@@ -92,7 +92,7 @@ def name_order(size: int, seed: int) -> np.ndarray:
 
     Origins listed at once are first visited in the order of their URLs (``first_seen`` ties);
     numbered in source order, a run's first visits, and the phases they set, would be the same
-    on every seed (see docs/reference/simulator.md, "Origins' names")."""
+    on every seed (docs/reference/simulator.md, "What it simulates")."""
     return np.random.default_rng([seed, STREAM_NAMES]).permutation(size)
 
 
