@@ -154,6 +154,29 @@ def test_a_store_scheduler_lists_grabs_and_feeds_back_through_the_store():
         scheduler.close()
 
 
+def test_origins_are_named_in_an_order_drawn_from_the_seed():
+    """Origins listed at once are first grabbed in their URLs' order: the order differs by seed,
+    and a URL still gives its source back."""
+    first = {}
+    for seed in (4, 5):
+        scheduler = StoreScheduler(StorePolicy("osf", "", {"oldest_scheduled_first": 1}), world_counts_changes=True,
+                                   counts_changes=True, settings=simulation_settings(TINY), start=engine.START,
+                                   db_url="sqlite:///:memory:", queue_length=20, reports_last_update=np.zeros(12, bool),
+                                   seed=seed)
+        try:
+            urls = [scheduler.url(s) for s in range(12)]
+            assert [scheduler.source_of(u) for u in urls] == list(range(12))
+            by_name = sorted(range(12), key=lambda s: urls[s])
+            assert by_name != list(range(12))  # not the sources' own order
+            scheduler.listing(0.0, np.arange(12), np.zeros(12))
+            sources, _ = scheduler.pick(0.0, 1 / 12, 4)
+            assert sources.tolist() == by_name[:4]
+            first[seed] = sources.tolist()
+        finally:
+            scheduler.close()
+    assert first[4] != first[5]
+
+
 def test_statuses_carry_change_counts_only_when_the_loader_can_count(monkeypatch):
     seen = []
     for counts in (True, False):

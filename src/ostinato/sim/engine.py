@@ -272,7 +272,8 @@ def _make_scheduler(policy: PolicyUnderTest, world: World, config: SimulationCon
                               reports_last_update=world.reports_last_update,
                               visit_type=config.trace.visit_type if config.trace is not None else VISIT_TYPE,
                               hosts=hosts if config.hosts else None,
-                              politeness=(config.max_per_host, config.min_spacing_per_host) if config.polite else None)
+                              politeness=(config.max_per_host, config.min_spacing_per_host) if config.polite else None,
+                              seed=config.seed)
     assert isinstance(policy, Baseline)
     polite = (hosts, config.max_per_host, config.min_spacing_per_host) if config.polite else None
     if policy.rule == "uniform":

@@ -42,6 +42,8 @@ LOADER_BACKEND = "ostinato.sim:simulated_visit"
 #: (lister name, instance, URL host) of the forge that reports last_update, and of the one that does not
 FORGE_WITH_LAST_UPDATE = ("sim-forge-a", "reports-last-update", "forge-a.example")
 FORGE_WITHOUT_LAST_UPDATE = ("sim-forge-b", "no-last-update", "forge-b.example")
+#: the random stream of the order the origins are named in
+STREAM_NAMES = 8
 _STATUS = {SUCCESS: JournalStatus.FULL, FAILED: JournalStatus.FAILED, NOT_FOUND: JournalStatus.NOT_FOUND}
 
 
@@ -83,6 +85,15 @@ def _steering(store: Store, settings: Settings) -> dict[str, Any]:
 def snapshot_id(source: int, version: int) -> bytes:
     """The snapshot a visit archives: the same source at the same version gives the same snapshot."""
     return int(source).to_bytes(8, "big") + int(version).to_bytes(8, "big")
+
+
+def name_order(size: int, seed: int) -> np.ndarray:
+    """Each source's rank in the order its URL sorts in, a permutation drawn from the seed.
+
+    Origins listed at once are first visited in the order of their URLs (``first_seen`` ties);
+    numbered in source order, a run's first visits, and the phases they set, would be the same
+    on every seed (docs/reference/simulator.md, "What it simulates")."""
+    return np.random.default_rng([seed, STREAM_NAMES]).permutation(size)
 
 
 def _policy_slug(name: str) -> str:
@@ -127,7 +138,7 @@ class StoreScheduler:
     def __init__(self, policy: StorePolicy, *, world_counts_changes: bool, counts_changes: bool, settings: Settings,
                  start: datetime, db_url: str, queue_length: int, reports_last_update: np.ndarray,
                  visit_type: str = VISIT_TYPE, hosts: np.ndarray | None = None,
-                 politeness: tuple[int | None, timedelta | None] | None = None):
+                 politeness: tuple[int | None, timedelta | None] | None = None, seed: int = 0):
         self.policy = policy
         self.visit_type = visit_type
         self.start = start
@@ -159,6 +170,8 @@ class StoreScheduler:
             raise
         self.reports_last_update = reports_last_update
         self._hosts = {True: FORGE_WITH_LAST_UPDATE[2], False: FORGE_WITHOUT_LAST_UPDATE[2]}
+        self._names = name_order(reports_last_update.size, seed)
+        self._width = len(str(max(reports_last_update.size - 1, 0)))
         #: each source's host (given to the store as the lister's key), or None: the forge of its URL
         self.source_hosts = hosts
         #: visits taken by each store policy of the mix
@@ -169,11 +182,13 @@ class StoreScheduler:
         return self.start + timedelta(days=float(t))
 
     def url(self, source: int) -> str:
-        return f"https://{self._hosts[bool(self.reports_last_update[source])]}/source/{source}"
+        """The source's URL: its rank in the seed's order of names, zero-padded, then its number."""
+        host = self._hosts[bool(self.reports_last_update[source])]
+        return f"https://{host}/source/{int(self._names[source]):0{self._width}d}-{source}"
 
     @staticmethod
     def source_of(url: str) -> int:
-        return int(url.rpartition("/")[2])
+        return int(url.rpartition("-")[2])
 
     # -- the scheduler protocol ----------------------------------------------------
     def listing(self, t: float, sources: np.ndarray, last_change: np.ndarray) -> None:
