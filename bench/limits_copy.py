@@ -16,7 +16,6 @@ as it does for the store's calls, which get the same records.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sqlite3
 import time
@@ -26,11 +25,12 @@ from typing import Any, Iterator, Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
-from urllib.parse import urlsplit
 
 from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.politeness import host_of
 from ostinato.domain.tasks import NewTask, ScheduledRun
 from ostinato.domain.visits import VisitStatus
+from ostinato.store.postgresql.dialect import PostgresDialect
 
 #: kind of row -> (table, its columns with PostgreSQL's types, primary key)
 TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...], str]] = {
@@ -80,7 +80,7 @@ def shaped_listed_rows(lister_id: int, now: Any, origins: Sequence[ListedOrigin]
     """The rows of a new origin's listing and of its visit stats, as the store writes them."""
     listed, stats = [], []
     for o in origins:
-        host = urlsplit(o.url).hostname
+        host = host_of(o.url)  # the store's rule (no lister-given key in these listings)
         listed.append((lister_id, o.url, o.visit_type, o.extra_loader_arguments, o.enabled, now, now, o.last_update,
                        o.is_fork, o.forked_from_url, host))
         stats.append((o.url, o.visit_type, o.enabled, now, o.last_update, bool(o.is_fork), lister_id,
@@ -89,13 +89,9 @@ def shaped_listed_rows(lister_id: int, now: Any, origins: Sequence[ListedOrigin]
 
 
 def shaped_task_rows(ids: TaskIds, tasks: Sequence[NewTask], default_interval: Any) -> tuple[list[tuple]]:
-    """The task rows with the digest of their arguments, as the store writes them."""
-    rows = []
-    for row, t in zip(task_rows(ids, tasks, default_interval), tasks):
-        canonical = json.dumps({"args": list(t.arguments.args), "kwargs": t.arguments.kwargs}, sort_keys=True,
-                               separators=(",", ":"))
-        rows.append((*row[:3], hashlib.md5(canonical.encode()).digest(), *row[3:]))
-    return (rows,)
+    """The task rows with the digest of their arguments, as the store writes them (its canonical JSON and digest)."""
+    return ([(*row[:3], PostgresDialect.digest(t.arguments.to_json()), *row[3:])
+             for row, t in zip(task_rows(ids, tasks, default_interval), tasks)],)
 
 
 def status_rows(statuses: Sequence[VisitStatus]) -> Iterator[tuple]:
