@@ -10,9 +10,10 @@ In one run, on one durable PostgreSQL it starts (and on SQLite, where the limit 
 
 each batch interleaved with the same rows written bare, by the limit (``bench/limits_copy.py``):
 one ``COPY`` into a table with only its primary key, in the same database, then a commit, the
-writers taking turns at going first. For 1 and 3 on PostgreSQL a third writer gives the schema's
-limit: the rows the store writes, ``COPY``ed into clones of its tables with all their indexes; the
-store's share of it is printed as ``…_of_shaped``. Between 2 and 3:
+writers taking turns at going first. For 1, 2 and 3 on PostgreSQL a third writer gives the schema's
+limit: the rows the store writes, ``COPY``ed into clones of its tables with all their indexes (for 2,
+the visit stats the statuses rewrite, applied by one ``UPDATE``); the store's share of it is printed
+as ``…_of_shaped``. Between 2 and 3:
 
 5. **metrics**: ``update_origin_metrics`` and ``get_origin_metrics``, each ``--rounds`` times;
 6. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/origins.py``);
@@ -48,6 +49,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
+from ostinato.domain.visits import plan_visit_feedback
 from ostinato.store.interface import Store
 
 from tasks import (BACKEND_ID, TASK_TYPE, bench_task_type, code_version, console, fresh_store, new_task_batches,
@@ -55,7 +57,7 @@ from tasks import (BACKEND_ID, TASK_TYPE, bench_task_type, code_version, console
 from origins import LISTER, check_metrics, planner_statistics, run_grabs
 from origins_data import FEEDBACK, POLICIES, Checker, Dataset
 from limits_copy import (TaskIds, limit_writer, listed_rows, relation_sizes, run_rows, shaped_listed_rows,
-                         shaped_task_rows, status_rows, task_rows)
+                         shaped_stats_rows, shaped_task_rows, status_rows, task_rows)
 from limits_scale import print_sizes
 
 STORES = ("postgresql", "sqlite")
@@ -71,6 +73,8 @@ FIGURES: tuple[tuple[str, str, str, str | None, tuple[str, str, float] | None], 
     ("listed_shaped_limit_per_s", "  their rows COPYed into the store's tables and indexes", "origins/s",
      "listed_limit_per_s", None),
     ("statuses_per_s", "feed visit statuses", "statuses/s", "statuses_limit_per_s", ("share", "≥", 0.5)),
+    ("statuses_shaped_limit_per_s", "  their new stats rows applied to the store's table and indexes", "statuses/s",
+     "statuses_limit_per_s", None),
     ("tasks_created_per_s", "create tasks", "tasks/s", "tasks_limit_per_s", ("share", "≥", 0.7)),
     ("tasks_shaped_limit_per_s", "  their rows COPYed into the store's table and indexes", "tasks/s",
      "tasks_limit_per_s", None),
@@ -180,14 +184,25 @@ def run_origins(store: Store, limit: Any, data: Dataset, store_name: str, args: 
         changed.append(store.record_visit_statuses(batch, FEEDBACK, now=now))
         return len(batch)
 
-    statuses_s, statuses_limit_s, _ = interleaved("feed visit statuses", n, data.status_batches(args.batch),
-                                               lambda b: limit.write("visit_status", status_rows(b)), feed)
+    mirror: dict[tuple[str, str], Any] = {}  # the visit stats the store should hold: the schema's limit rewrites them
+
+    def shaped_statuses(batch: list) -> float:
+        plan = plan_visit_feedback(mirror, batch, FEEDBACK, now, {})  # the rule, untimed: the limit is the write
+        mirror.update(((s.url, s.visit_type), s) for s in plan.stats)
+        return limit.write_updated("visit_status", shaped_stats_rows(plan.stats))
+
+    statuses_s, statuses_limit_s, statuses_shaped_s = interleaved(
+        "feed visit statuses", n, data.status_batches(args.batch),
+        lambda b: limit.write("visit_status", status_rows(b)), feed,
+        shaped_statuses if limit.write_shaped else None)
+    mirror.clear()
     if sum(changed) != n:
         checker.warn(f"record_visit_statuses changed {sum(changed):,} stats for {n:,} statuses")
     result: dict[str, Any] = {
         "listed_seconds": listed_s, "listed_per_s": n / listed_s, "listed_limit_per_s": n / listed_limit_s,
         "listed_shaped_limit_per_s": n / listed_shaped_s if listed_shaped_s else None,
         "statuses_seconds": statuses_s, "statuses_per_s": n / statuses_s, "statuses_limit_per_s": n / statuses_limit_s,
+        "statuses_shaped_limit_per_s": n / statuses_shaped_s if statuses_shaped_s else None,
         "planner_statistics": planner_statistics(store_name, store, db_path, True),
     }
     if "metrics" in args.steps:  # before the grabs: the data's counts, nothing in flight
@@ -242,7 +257,8 @@ def shares(result: dict[str, Any]) -> dict[str, float]:
     """Each rate over its limit's, and the store's writes over the schema's limit (``…_of_shaped``)."""
     found = {key: result[key] / result[limit] for key, _, _, limit, _ in FIGURES
              if limit and result.get(key) and result.get(limit)}
-    for key, shaped in (("listed_per_s", "listed_shaped_limit_per_s"), ("tasks_created_per_s", "tasks_shaped_limit_per_s")):
+    for key, shaped in (("listed_per_s", "listed_shaped_limit_per_s"), ("statuses_per_s", "statuses_shaped_limit_per_s"),
+                        ("tasks_created_per_s", "tasks_shaped_limit_per_s")):
         if result.get(key) and result.get(shaped):
             found[f"{key}_of_shaped"] = result[key] / result[shaped]
     return found

@@ -3,7 +3,10 @@ the same run, into a table with only its primary key.
 
 On PostgreSQL a second limit, the **schema's**: the rows the store writes for them, ``COPY``ed into
 clones of the store's own tables with all their indexes and checks (``LIKE … INCLUDING ALL``; no
-triggers, so not the metric cells). Between the two limits lies what the schema's indexes cost;
+triggers, so not the metric cells). A visit status writes no new row but rewrites its origin's visit
+stats: its schema's limit is the new stats rows (computed beforehand, untimed, by the domain's rule)
+``COPY``ed into a staging table and applied by one ``UPDATE … FROM`` to the clone of the visit stats,
+which the listings filled with every origin's row. Between the two limits lies what the schema's indexes cost;
 between the schema's limit and the store lies what the store's flow costs (reading before writing,
 the duplicate checks, the merge of listings, the metric cells).
 
@@ -29,7 +32,7 @@ from psycopg.types.json import Jsonb
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.politeness import host_of
 from ostinato.domain.tasks import NewTask, ScheduledRun
-from ostinato.domain.visits import VisitStatus
+from ostinato.domain.visits import VisitStats, VisitStatus
 from ostinato.store.postgresql.dialect import PostgresDialect
 
 #: kind of row -> (table, its columns with PostgreSQL's types, primary key)
@@ -66,6 +69,17 @@ SHAPED: dict[str, tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = {
         ("retries_left", "int8"), ("priority", "text"))),),
 }
 
+#: kind of row -> the store's table whose rows it rewrites, and the columns it sets (after the key: url, visit type)
+SHAPED_UPDATES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "visit_status": ("origin_visit_stats", (
+        ("url", "text"), ("visit_type", "text"), ("last_visit", "timestamptz"), ("last_visit_status", "text"),
+        ("last_successful", "timestamptz"), ("last_snapshot", "bytea"), ("last_eventful", "timestamptz"),
+        ("last_uneventful", "timestamptz"), ("failure_count", "int4"), ("last_scheduled", "timestamptz"),
+        ("next_visit_target", "timestamptz"), ("last_status_date", "timestamptz"), ("successful_visits", "int4"),
+        ("cooldown_until", "timestamptz"), ("rate_changes", "float8"), ("rate_days", "float8"),
+        ("next_optimal_visit", "timestamptz"), ("rate_evidence", "float4[]"))),
+}
+
 _SQLITE_TYPES = {"int8": "INTEGER", "text": "TEXT", "jsonb": "TEXT", "bool": "INTEGER", "timestamptz": "TEXT",
                  "bytea": "BLOB", "interval": "REAL"}
 
@@ -92,6 +106,15 @@ def shaped_task_rows(ids: TaskIds, tasks: Sequence[NewTask], default_interval: A
     """The task rows with the digest of their arguments, as the store writes them (its canonical JSON and digest)."""
     return ([(*row[:3], PostgresDialect.digest(t.arguments.to_json()), *row[3:])
              for row, t in zip(task_rows(ids, tasks, default_interval), tasks)],)
+
+
+def shaped_stats_rows(stats: Sequence[VisitStats]) -> list[tuple]:
+    """Visit stats as the store writes them after a status (the columns of :data:`SHAPED_UPDATES`)."""
+    return [(s.url, s.visit_type, s.last_visit, None if s.last_visit_status is None else s.last_visit_status.value,
+             s.last_successful, s.last_snapshot, s.last_eventful, s.last_uneventful, s.failure_count, s.last_scheduled,
+             s.next_visit_target, s.last_status_date, s.successful_visits, s.cooldown_until, s.rate_changes,
+             s.rate_days, s.next_optimal_visit, None if s.rate_evidence is None else list(s.rate_evidence))
+            for s in stats]
 
 
 def status_rows(statuses: Sequence[VisitStatus]) -> Iterator[tuple]:
@@ -134,6 +157,9 @@ class PostgresLimit:
         for tables in SHAPED.values():
             for table, _ in tables:
                 self.conn.execute(f"CREATE TABLE limit_shaped_{table} (LIKE {table} INCLUDING ALL)")
+        for table, columns in SHAPED_UPDATES.values():
+            cols = ", ".join(f"{name} {kind}" for name, kind in columns)
+            self.conn.execute(f"CREATE TEMPORARY TABLE limit_staged_{table} ({cols}) ON COMMIT DELETE ROWS")
         self.conn.commit()
 
     def write(self, kind: str, rows: Iterator[tuple]) -> float:
@@ -151,6 +177,19 @@ class PostgresLimit:
         with self.conn.cursor() as cur:
             for (table, columns), table_rows in zip(SHAPED[kind], rows):
                 self._copy(cur, f"limit_shaped_{table}", columns, iter(table_rows))
+        self.conn.commit()
+        return time.perf_counter() - start
+
+    def write_updated(self, kind: str, rows: Sequence[tuple]) -> float:
+        """COPY the new rows into a staging table, apply them to the clone of the store's table with one
+        ``UPDATE … FROM`` and commit; seconds spent."""
+        table, columns = SHAPED_UPDATES[kind]
+        sets = ", ".join(f"{name} = r.{name}" for name, _ in columns[2:])
+        start = time.perf_counter()
+        with self.conn.cursor() as cur:
+            self._copy(cur, f"limit_staged_{table}", columns, iter(rows))
+            cur.execute(f"UPDATE limit_shaped_{table} AS s SET {sets} FROM limit_staged_{table} AS r "
+                        "WHERE s.url = r.url AND s.visit_type = r.visit_type")
         self.conn.commit()
         return time.perf_counter() - start
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from datetime import timedelta
+from decimal import Decimal, localcontext
 
 import pytest
 
@@ -89,6 +90,40 @@ def test_the_marginals_match_their_closed_forms(x):
     else:  # the closed forms lose every digit to cancellation here: the series' leading terms
         assert age_marginal(x) == pytest.approx(x ** 3 / 3, rel=x)
         assert freshness_marginal(x) == pytest.approx(x ** 2 / 2, rel=x)
+
+
+def _exact(x: float) -> tuple[Decimal, Decimal]:
+    """g(x) and h(x) to 50 digits: the closed forms, with no cancellation left at that precision."""
+    with localcontext() as ctx:
+        ctx.prec = 50
+        big = Decimal(x)
+        decay = (-big).exp()
+        return big * big / 2 - 1 + (1 + big) * decay, 1 - (1 + big) * decay
+
+
+@pytest.mark.parametrize("x", [1e-9, 1e-4, 0.03, 0.05, 0.1, 0.1499, 0.15, 0.1501, 0.3, 0.7, 2.0, 25.0])
+def test_the_marginals_are_exact_to_a_few_units_in_the_last_place(x):
+    # the series below the seam, the closed form above it: both within 1e-12 of the truth, so that the
+    # solver's Newton steps, which stop at a relative step of 1e-12, see a smooth function
+    exact_g, exact_h = _exact(x)
+    assert abs(Decimal(age_marginal(x)) - exact_g) <= Decimal("1e-12") * exact_g
+    assert abs(Decimal(freshness_marginal(x)) - exact_h) <= Decimal("1e-12") * exact_h
+
+
+@pytest.mark.parametrize("objective", [Objective.AGE, Objective.FRESHNESS])
+def test_the_revisit_interval_solves_its_equation_across_the_series_seam(objective):
+    # thresholds whose x lands on either side of where the marginals switch from their series to their
+    # closed forms: each solution satisfies the equation to 1e-11 (the 50-digit value of the marginal)
+    model = RevisitModel(objective=objective, ceiling=timedelta(days=10 ** 6))
+    rng = random.Random(7)
+    for _ in range(300):
+        rate, x_wanted = 10 ** rng.uniform(-3, 1), 10 ** rng.uniform(-2.5, 0.5)
+        marginal = age_marginal if objective is Objective.AGE else freshness_marginal
+        threshold = marginal(x_wanted) / (rate * rate if objective is Objective.AGE else rate)
+        x = revisit_days(rate, threshold, model) * rate
+        exact = _exact(x)[0 if objective is Objective.AGE else 1]
+        target = Decimal(threshold) * Decimal(rate) ** (2 if objective is Objective.AGE else 1)
+        assert abs(exact - target) <= Decimal("1e-11") * target, (rate, x_wanted, x)
 
 
 def _age(rate: float, days: float) -> float:

@@ -57,6 +57,7 @@ of a burst the visit may have caught in the middle.
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -232,17 +233,32 @@ def _expected_changes_given_some(mean: float) -> float:
 
 
 # -- the optimal interval --------------------------------------------------------------
+#: below this x the marginals are their series (to x¹², exact to the last digit there): their closed
+#: forms lose digits to cancellation, too many for the solver's 1e-12 above it and none that matter
+_SERIES_BELOW = 0.15
+#: g's series Σ_{n ≥ 3} (−1)^(n+1) (n − 1) xⁿ / n! and h's Σ_{n ≥ 2} (−1)^n (n − 1) xⁿ / n!, lowest power first
+_AGE_SERIES = tuple((-1) ** (n + 1) * (n - 1) / math.factorial(n) for n in range(3, 13))
+_FRESHNESS_SERIES = tuple((-1) ** n * (n - 1) / math.factorial(n) for n in range(2, 13))
+
+
+def _polynomial(coefficients: tuple[float, ...], x: float) -> float:
+    total = 0.0
+    for c in reversed(coefficients):
+        total = total * x + c
+    return total
+
+
 def age_marginal(x: float) -> float:
-    """g(x) = x²/2 − 1 + (1 + x)e^{−x}, increasing from g(0) = 0 (a series near 0, where the terms cancel)."""
-    if x < 0.05:
-        return x ** 3 / 3 - x ** 4 / 8 + x ** 5 / 30 - x ** 6 / 144 + x ** 7 / 840
+    """g(x) = x²/2 − 1 + (1 + x)e^{−x}, increasing from g(0) = 0 (its series near 0, where the terms cancel)."""
+    if x < _SERIES_BELOW:
+        return x * x * x * _polynomial(_AGE_SERIES, x)
     return x * x / 2 - 1 + (1 + x) * math.exp(-x)
 
 
 def freshness_marginal(x: float) -> float:
-    """h(x) = 1 − (1 + x)e^{−x}, increasing from 0 to 1."""
-    if x < 0.05:
-        return x ** 2 / 2 - x ** 3 / 3 + x ** 4 / 8 - x ** 5 / 30 + x ** 6 / 144
+    """h(x) = 1 − (1 + x)e^{−x}, increasing from 0 to 1 (its series near 0)."""
+    if x < _SERIES_BELOW:
+        return x * x * _polynomial(_FRESHNESS_SERIES, x)
     return 1 - (1 + x) * math.exp(-x)
 
 
@@ -264,7 +280,7 @@ def _solve_increasing(fn, slope, target: float, guess: float) -> float:
         new = x - step
         if not new > 0:
             new = x / 4
-        if abs(new - x) <= 1e-13 * x:
+        if abs(new - x) <= 1e-12 * x:
             return new
         x = new
     lo, hi = guess / 2, guess * 2  # Newton did not settle: bracket and bisect in log space
@@ -296,6 +312,13 @@ def revisit_days(rate: float, threshold: float, model: RevisitModel) -> float:
         guess = math.sqrt(2 * target) if target < 0.5 else -math.log1p(-target) + 1
         x = _solve_increasing(freshness_marginal, _freshness_slope, target, guess)
     return min(x / rate, ceiling)
+
+
+@functools.lru_cache(maxsize=256)
+def prior_revisit_days(threshold: float, model: RevisitModel) -> float:
+    """:func:`revisit_days` at the prior's rate: every origin not yet observed asks for it, at one
+    threshold per visit type, so it is solved once per (threshold, model)."""
+    return revisit_days(model.prior_rate, threshold, model)
 
 
 def revisit_interval(rate: float, threshold: float, model: RevisitModel) -> timedelta:
@@ -334,6 +357,7 @@ def solve_threshold(rates: Sequence[float], visits_per_origin_day: float, model:
     return math.sqrt(lo * hi)
 
 
+@functools.lru_cache(maxsize=64)
 def default_threshold(model: RevisitModel, interval: timedelta = timedelta(days=7)) -> float:
     """Before any capacity is known: the threshold that revisits an origin at the prior rate every ``interval``."""
     rate = model.prior_rate

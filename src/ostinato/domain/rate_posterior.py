@@ -53,10 +53,16 @@ PROBE_WORTH = (0.3, 0.9)
 #: evidence is stored to this many decimals (of a natural log: plenty)
 _DECIMALS = 3
 _SHORTEST_DAYS = 1e-4
+_NO_EVIDENCE = (0.0,) * len(RATE_GRID)
 
 
 def _check_evidence(evidence: Sequence[float]) -> None:
-    if len(evidence) != len(RATE_GRID) or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in evidence):
+    try:
+        finite = len(evidence) == len(RATE_GRID) and all(map(math.isfinite, evidence)) \
+            and not any(isinstance(v, bool) for v in evidence)
+    except TypeError:  # not a sequence, or not numbers
+        finite = False
+    if not finite:
         raise ValidationError("rate_evidence", f"{len(RATE_GRID)} finite log-likelihoods", evidence)
 
 
@@ -74,23 +80,21 @@ def observe(evidence: Sequence[float] | None, elapsed_days: float, *, changed: b
             horizon_days: float) -> tuple[float, ...]:
     """The evidence after a visit ``elapsed_days`` after the previous successful one: faded, plus the
     visit's log-likelihood at each rate (Poisson counts when ``counted``, else the changed / unchanged bit)."""
-    old = [0.0] * len(RATE_GRID) if evidence is None else list(evidence)
+    old = _NO_EVIDENCE if evidence is None else tuple(evidence)
     _check_evidence(old)
     if not elapsed_days > 0:
-        return tuple(old)
+        return old
     weight = math.exp(-elapsed_days / horizon_days)
-    new = []
-    for value, rate in zip(old, RATE_GRID):
-        mean = rate * elapsed_days
-        if counted is not None:
-            gain = counted * math.log(mean) - mean
-        elif changed:
-            gain = math.log(-math.expm1(-mean)) if mean > 1e-300 else -690.0
-        else:
-            gain = -mean
-        new.append(value * weight + gain)
+    means = [rate * elapsed_days for rate in RATE_GRID]
+    if counted is not None:
+        gains = [counted * math.log(mean) - mean for mean in means]
+    elif changed:
+        gains = [math.log(-math.expm1(-mean)) if mean > 1e-300 else -690.0 for mean in means]
+    else:
+        gains = [-mean for mean in means]
+    new = [value * weight + gain for value, gain in zip(old, gains)]
     top = max(new)
-    return tuple(round(v - top, _DECIMALS) for v in new)
+    return tuple([round(v - top, _DECIMALS) for v in new])
 
 
 def posterior(evidence: Sequence[float], prior_rate: float) -> list[float]:

@@ -36,7 +36,8 @@ from .change_rates import (
     estimated_rate,
     observe,
     plans_from_evidence,
-    revisit_interval,
+    prior_revisit_days,
+    revisit_days,
 )
 from .durations import parse_iso_time
 from .errors import ValidationError
@@ -379,8 +380,10 @@ def _revisit_days(rate_changes: float | None, rate_days: float | None, evidence:
     ceiling = model.ceiling / timedelta(days=1)
     if plans_from_evidence(model, evidence):
         days = rate_posterior.revisit_days(rate_posterior.posterior(evidence, model.prior_rate), threshold, ceiling)
+    elif rate_changes is None or rate_days is None or rate_days <= 0:
+        days = prior_revisit_days(threshold, model)
     else:
-        days = revisit_interval(estimated_rate(rate_changes, rate_days, model), threshold, model) / timedelta(days=1)
+        days = revisit_days(rate_changes / rate_days, threshold, model)
     if follow_up and evidence is not None:
         sooner = follow_up_days(rate_posterior.posterior(evidence, model.prior_rate),
                                 estimated_rate(rate_changes, rate_days, model))
@@ -428,7 +431,7 @@ def plan_visit_feedback(
         stats = current.get(key) or VisitStats(*key)
         disabled_now = False
         touched = False
-        for status in sorted(group, key=lambda s: s.date):
+        for status in (group if len(group) == 1 else sorted(group, key=lambda s: s.date)):
             feedback = apply_visit_status(stats, status, policy, clock_now, (thresholds or {}).get(status.type))
             if feedback is None:
                 continue
