@@ -169,6 +169,29 @@ def test_the_threshold_meets_the_capacity(model):
     assert solve_threshold(rates, 1 / 2, model) < mu  # more capacity: a lower threshold, more visits
 
 
+@pytest.mark.parametrize("model", [AGE, FRESHNESS], ids=["age", "freshness"])
+def test_the_threshold_is_found_in_a_few_passes_over_the_sample(model, monkeypatch):
+    # the steering runs over samples of thousands of origins: each pass solves every origin's interval
+    import ostinato.domain.change_rates as change_rates
+    rng = random.Random(11)
+    rates = [math.exp(rng.gauss(math.log(1 / 60), 2)) for _ in range(200)]
+    solved = []
+    monkeypatch.setattr(change_rates, "revisit_days", lambda *a: solved.append(1) or revisit_days(*a))
+    for visits in (1 / 50, 1 / 7, 1.0, 20.0):
+        mu = solve_threshold(rates, visits, model)
+        assert sum(1 / revisit_days(r, mu, model) for r in rates) / len(rates) == pytest.approx(visits, rel=1e-6)
+    # a bisection over the thresholds' range to the same precision takes 26 passes each
+    assert len(solved) <= 4 * 14 * len(rates) + 4 * len(rates)
+
+
+def test_a_capacity_of_the_ceilings_visits_gets_the_lowest_threshold_that_keeps_them():
+    rates = [1 / 90, 1 / 30, 2.0]
+    mu = solve_threshold(rates, 1 / 60, AGE)  # AGE's ceiling: 60 days, so every origin at its ceiling
+    assert all(revisit_days(r, mu, AGE) == pytest.approx(60.0, rel=1e-6) for r in rates)
+    assert min(revisit_days(r, mu * 0.99, AGE) for r in rates) < 59.9  # a lower one would visit one of them sooner
+    assert solve_threshold(rates, 1 / 600, AGE) == pytest.approx(1e12)  # below the ceiling's visits: the highest
+
+
 def test_the_default_threshold_revisits_the_prior_weekly():
     for model in (AGE, FRESHNESS):
         assert revisit_days(model.prior_rate, default_threshold(model), model) == pytest.approx(7.0)

@@ -345,16 +345,51 @@ def solve_threshold(rates: Sequence[float], visits_per_origin_day: float, model:
             total += math.fsum(rate_posterior.demand(beliefs, mu, ceiling))
         return total / count
 
-    lo, hi = 1e-12, 1e12
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if demand(mid) > visits_per_origin_day:
-            lo = mid  # too many visits: a higher threshold spaces them out
+    return _steer(lambda log_mu: math.log(demand(math.exp(log_mu)) / visits_per_origin_day))
+
+
+#: the thresholds searched, and how closely the visits asked for must meet the capacity (relative)
+_THRESHOLD_RANGE = (math.log(1e-12), math.log(1e12))
+_DEMAND_TOLERANCE = 1e-7
+
+
+def _steer(excess) -> float:
+    """μ where ``excess(log μ)``, the log of the visits asked for over the capacity, falls to 0: it
+    decreases with μ, nearly linearly in log μ (an interval grows as a power of μ), so a secant walk
+    kept inside a bracket (the Illinois rule: the end that stays has its value halved) meets it in a few
+    evaluations, each a pass over the sample. Outside the range, the nearer end: a capacity below the
+    ceiling's visits gets the highest threshold, one above every origin's fill the lowest; one where
+    every origin is at its ceiling already the lowest threshold that keeps them there."""
+    lo, hi = _THRESHOLD_RANGE
+    f_lo, f_hi = excess(lo), excess(hi)
+    if f_lo <= 0:
+        return math.exp(lo)
+    if f_hi > _DEMAND_TOLERANCE:
+        return math.exp(hi)
+    if f_hi >= -_DEMAND_TOLERANCE:  # the ceiling's visits are the capacity: the lowest μ that keeps to them
+        while hi - lo > 1e-7:
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if excess(mid) > _DEMAND_TOLERANCE else (lo, mid)
+        return math.exp(hi)
+    side = 0
+    for _ in range(100):
+        mid = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2
+        f_mid = excess(mid)
+        if abs(f_mid) <= _DEMAND_TOLERANCE or hi - lo <= 1e-7:
+            return math.exp(mid)
+        if f_mid > 0:  # too many visits: the root lies above
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi /= 2
+            side = -1
         else:
-            hi = mid
-        if hi / lo < 1 + 1e-6:
-            break
-    return math.sqrt(lo * hi)
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo /= 2
+            side = 1
+    return math.exp((lo + hi) / 2)
 
 
 @functools.lru_cache(maxsize=64)
