@@ -144,7 +144,7 @@ class PostgresDialect:
     @staticmethod
     def send(conn: psycopg.Connection, sql: str, params: Mapping[str, Any]) -> Callable[[], list[tuple]]:
         cursor = conn.cursor(row_factory=tuple_row)
-        cursor.execute(sql, params)
+        cursor.execute(sql, params, binary=True)
         return cursor.fetchall
 
     @staticmethod

@@ -34,7 +34,12 @@ def check_type_names(tasks: Sequence[NewTask]) -> set[str]:
     return names
 
 
-@dataclass(frozen=True, slots=True)
+def apart_by(policy: TaskPolicy | str, next_run: datetime, one_shot_by_next_run: bool) -> datetime | None:
+    """The last part of a deduplication key: the next run of a one-shot task kept apart by it, else None."""
+    return next_run if one_shot_by_next_run and policy == TaskPolicy.ONESHOT else None
+
+
+@dataclass(slots=True)
 class TaskRow:
     """One task of ``find_pending_duplicates`` and ``insert_tasks`` (a record of ``Dialect.records``): its
     arguments as canonical JSON and their digest (``Dialect.digest``), its type's defaults filled in."""
@@ -49,22 +54,30 @@ class TaskRow:
     priority: str | None
 
 
+#: a task of a part: its slot in ``TaskBatch.found``, the task as given, its row
+Part = tuple[int, NewTask, TaskRow]
+ONESHOT = TaskPolicy.ONESHOT.value
+
+
 class TaskBatch:
     """A batch of new tasks checked against their types and keyed for the duplicate check, part by part (so that
     a part is checked while the server writes the one before).
 
-    ``keys`` holds each task's deduplication key in input order; ``part`` answers the tasks of a part whose key
-    no earlier task had, each with its row: the canonical JSON (the costly part) and its digest computed once."""
+    Tasks with one deduplication key share a slot of ``found``: ``part`` answers the tasks of a part whose key no
+    earlier task had, each with its row (the canonical JSON, the costly part, and its digest computed once); the
+    caller fills their slots, and ``in_input_order`` gives each task its slot's."""
 
     def __init__(self, tasks: Sequence[NewTask], types: Mapping[str, TaskType], digest: Callable[[str], Any], *,
                  one_shot_by_next_run: bool = False) -> None:
         self.tasks, self.types, self.digest, self.apart = tasks, types, digest, one_shot_by_next_run
-        self.keys: list[DedupKey] = []
-        self.seen: set[DedupKey] = set()
+        self.slots: list[int] = []
+        self.found: list[Task | None] = []
+        self.seen: dict[DedupKey, int] = {}
 
-    def part(self, start: int, stop: int) -> list[tuple[DedupKey, NewTask, TaskRow]]:
+    def part(self, start: int, stop: int) -> list[Part]:
         """Raises ValidationError (located at ``task N``) on the part's first bad task."""
-        tasks, types, digest, apart, keys, seen = self.tasks, self.types, self.digest, self.apart, self.keys, self.seen
+        tasks, types, digest, apart, slots, seen = self.tasks, self.types, self.digest, self.apart, self.slots, self.seen
+        found = self.found
         fresh = []
         for index in range(start, stop):
             task = tasks[index]
@@ -77,19 +90,16 @@ class TaskBatch:
                 raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
             policy = task.policy.value
             priority = task.priority.value if task.priority else None
-            key = (task.type, arguments, policy, priority, apart_by(task.policy, task.next_run, apart))
-            keys.append(key)
-            if key not in seen:
-                seen.add(key)
-                fresh.append((key, task, TaskRow(task.type, arguments, digest(arguments), task.next_run, interval, policy,
-                                                 retries, priority)))
+            key = (task.type, arguments, policy, priority, task.next_run if apart and policy == ONESHOT else None)
+            slot = seen.get(key)
+            if slot is None:
+                slot = seen[key] = len(found)
+                found.append(None)
+                fresh.append((slot, task, TaskRow(task.type, arguments, digest(arguments), task.next_run, interval,
+                                                  policy, retries, priority)))
+            slots.append(slot)
         return fresh
 
-
-def apart_by(policy: TaskPolicy | str, next_run: datetime, one_shot_by_next_run: bool) -> datetime | None:
-    """The last part of a deduplication key: the next run of a one-shot task kept apart by it, else None."""
-    return next_run if one_shot_by_next_run and policy == TaskPolicy.ONESHOT else None
-
-
-def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) -> list[Task]:
-    return [stored[key] for key in keys]
+    def in_input_order(self) -> list[Task]:
+        found = self.found
+        return [found[slot] for slot in self.slots]  # type: ignore[misc]

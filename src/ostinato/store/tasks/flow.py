@@ -18,7 +18,6 @@ from ...domain.tasks import (
     RunEvent,
     ScheduledRun,
     Task,
-    TaskPolicy,
     TaskRun,
     TaskRunStatus,
     TaskStatus,
@@ -28,7 +27,7 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..dialect import Connection, Dialect, chunks
-from .batches import DedupKey, TaskBatch, TaskRow, apart_by, check_type_names, in_input_order
+from .batches import ONESHOT, Part, TaskBatch, apart_by, check_type_names
 from .interface import ArchivedTask, TaskActivity, TaskStore
 from .rows import grabbed_tasks, run_of, task_of, task_state_of, task_type_of
 
@@ -36,10 +35,7 @@ from .rows import grabbed_tasks, run_of, task_of, task_state_of, task_type_of
 CREATE_TASKS_LOCK = "ostinato.create_tasks"
 #: tasks per statement of ``create_tasks``: a part is checked and keyed while the server writes the one before
 CREATE_PART = 2_000
-ONESHOT = TaskPolicy.ONESHOT.value
 PENDING = TaskStatus.NEXT_RUN_NOT_SCHEDULED
-#: a task of a part: its deduplication key, the task as given, its row (``TaskBatch.part``)
-Part = tuple[DedupKey, NewTask, TaskRow]
 
 
 class TaskFlow(TaskStore):
@@ -91,7 +87,6 @@ class TaskFlow(TaskStore):
             return []
         db = self.db
         names = check_type_names(tasks)
-        stored: dict[DedupKey, Task] = {}
         with db.write(batch=True) as conn:
             batch = TaskBatch(tasks, self._task_types_in(conn, names), db.digest, one_shot_by_next_run=one_shot_by_next_run)
             db.lock(conn, CREATE_TASKS_LOCK)
@@ -101,11 +96,11 @@ class TaskFlow(TaskStore):
                     part = batch.part(start, min(start + CREATE_PART, len(tasks)))
                     ahead = self._send_part(conn, part, one_shot_by_next_run) if part else None
                     if sent is not None:
-                        self._receive_part(conn, *sent, stored, one_shot_by_next_run)
+                        self._receive_part(conn, *sent, batch.found, one_shot_by_next_run)
                     sent = ahead
                 if sent is not None:
-                    self._receive_part(conn, *sent, stored, one_shot_by_next_run)
-        return in_input_order(batch.keys, stored)
+                    self._receive_part(conn, *sent, batch.found, one_shot_by_next_run)
+        return batch.in_input_order()
 
     def _send_part(self, conn: Connection, part: list[Part], apart: bool) -> tuple:
         """Send the part's insert (``insert_tasks``: a task with a pending duplicate is skipped); its rows are
@@ -114,38 +109,44 @@ class TaskFlow(TaskStore):
         return part, self.db.send(conn, self._tasks.insert_tasks, params)
 
     def _receive_part(self, conn: Connection, part: list[Part], inserted: Callable[[], list],
-                      stored: dict[DedupKey, Task], apart: bool) -> None:
-        """``stored`` gets every task of the part: the inserted ones, then the pending duplicates of the others
-        (``find_pending_duplicates``, sent only when the insert skipped some: a batch of new tasks skips none). A
-        row comes back keyed by its arguments' digest (``Dialect.digest``), not by its arguments."""
+                      found: list[Task | None], apart: bool) -> None:
+        """``found`` gets every task of the part in its slot: the inserted ones, then the pending duplicates of the
+        others (``find_pending_duplicates``, sent only when the insert skipped some: a batch of new tasks skips
+        none). A row comes back with its arguments' digest (``Dialect.digest``), not its arguments: where the
+        part's digests differ (they do but for one arguments' tasks of another type, policy or priority), the
+        digest tells its task, else the whole key does."""
         db, queries = self.db, self._tasks
         read_time = db.read_time
+        by_digest = {item[2].digest: item for item in part}
+        if len(by_digest) < len(part) or apart:
+            by_key = {(r.type, r.digest, r.policy, r.priority, apart_by(r.policy, r.next_run, apart)): (slot, task, r)
+                      for slot, task, r in part}
 
-        def apart_of(policy: str, next_run: Any) -> Any:
-            return read_time(next_run) if apart and policy == ONESHOT else None
-
-        by_row = {(row.type, row.digest, row.policy, row.priority, apart_by(row.policy, row.next_run, apart)): (key, task, row)
-                  for key, task, row in part}
+            def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
+                apart_key = read_time(next_run) if apart and policy == ONESHOT else None
+                return by_key[(type_, digest, policy, priority, apart_key)]
+        else:
+            def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
+                return by_digest[digest]
 
         def take(rows: list) -> int:
             for task_id, type_, digest, policy, priority, next_run in rows:
-                key, task, row = by_row[(type_, digest, policy, priority, apart_of(policy, next_run))]
-                stored[key] = Task(task_id, task.type, task.arguments, task.next_run, row.current_interval,
+                slot, task, row = item_of(type_, digest, policy, priority, next_run)
+                found[slot] = Task(task_id, task.type, task.arguments, task.next_run, row.current_interval,
                                    task.policy, PENDING, row.retries_left, task.priority)
             return len(rows)
 
         if take(inserted()) == len(part):
             return
-        missing = [item for item in part if item[0] not in stored]
+        missing = [item for item in part if found[item[0]] is None]
         while missing:  # a duplicate that stops being pending meanwhile (a runner grabbed it) is inserted next turn
             params = {"rows": db.records([row for _, _, row in missing]), "apart": apart}
-            for found in db.tuples(conn, queries.find_pending_duplicates, params):
-                key = by_row[(found[1], found[9], found[5], found[8], apart_of(found[5], found[3]))][0]
-                stored[key] = grabbed_tasks(db, [found[:9]])[0]
-            missing = [item for item in missing if item[0] not in stored]
+            for row in db.tuples(conn, queries.find_pending_duplicates, params):
+                found[item_of(row[1], row[9], row[5], row[8], row[3])[0]] = grabbed_tasks(db, [row[:9]])[0]
+            missing = [item for item in missing if found[item[0]] is None]
             if missing:
                 take(db.tuples(conn, queries.insert_tasks, {**params, "rows": db.records([row for _, _, row in missing])}))
-                missing = [item for item in missing if item[0] not in stored]
+                missing = [item for item in missing if found[item[0]] is None]
 
     def get_tasks(self, ids: Sequence[int]) -> list[Task]:
         return [task_of(self.db, r) for chunk in chunks(list(ids))
