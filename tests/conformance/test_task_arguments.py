@@ -12,7 +12,7 @@ import pytest
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.limits import MAX_JSON_DEPTH
-from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy
+from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority
 from ostinato.store.tasks.flow import CREATE_PART
 
 from conftest import T0
@@ -129,3 +129,16 @@ def test_one_shot_tasks_kept_apart_by_next_run_across_parts(store):
     assert created[-1].next_run == later
     [b] = store.create_tasks([new("https://a", next_run=later, **one_shot)])
     assert b.id in (a.id, created[-1].id)  # not kept apart: any pending one of the key
+
+
+def test_one_arguments_of_several_policies_and_priorities_in_one_part(store):
+    """One part holding one arguments' tasks of another policy or priority: their rows share a digest, and each
+    comes back as its own task, a pending one found as such."""
+    [pending] = store.create_tasks([new("https://a", priority=TaskPriority.LOW)])
+    batch = [new("https://a"), new("https://a", policy=TaskPolicy.ONESHOT), new("https://a", priority=TaskPriority.HIGH),
+             new("https://a", priority=TaskPriority.LOW), new("https://b"), new("https://a", policy=TaskPolicy.ONESHOT)]
+    created = store.create_tasks(batch)
+    assert [(t.policy, t.priority) for t in created] == [(t.policy, t.priority) for t in batch]
+    assert created[3].id == pending.id and created[5].id == created[1].id
+    assert len({t.id for t in created}) == 5
+    assert store.get_tasks(sorted(t.id for t in created)) == sorted({t.id: t for t in created}.values(), key=lambda t: t.id)
