@@ -39,6 +39,13 @@ ANALYZE;
 """
 
 
+def pg_task_rows(arguments: list[str], policy: str = "recurring") -> str:
+    """The rows of ``find_pending_duplicates`` and ``insert_tasks`` (``TaskRow`` records) for these arguments."""
+    return json.dumps([{"type": "type-1", "arguments": text, "digest": hashlib.md5(text.encode()).hexdigest(),
+                        "next_run": NOW.isoformat(), "current_interval": "1 day", "policy": policy, "retries_left": 0,
+                        "priority": None} for text in arguments])
+
+
 def pg_plan(conn, sql: str, params: dict) -> str:
     rows = conn.execute("EXPLAIN " + sql, params).fetchall()
     return "\n".join(r[0][:300] for r in rows)
@@ -64,10 +71,8 @@ def test_postgresql_hot_queries_walk_indexes(seeded_pg):
          "task_ready_priority_idx"),
         (PG.peek_ready_tasks, {"type": "type-3", "now": NOW, "limit": 1000}, "task_ready_idx"),
         (PG.stale_in_flight_runs, {"cutoff": NOW, "limit": 1000}, "task_run_in_flight_idx"),
-        (PG.find_pending_duplicates, {"rows": json.dumps([
-            {"type": "type-1", "digest": hashlib.md5(ARGS_1.encode()).hexdigest(), "arguments": ARGS_1,
-             "policy": "recurring", "priority": None, "next_run": next_run}
-            for next_run in (None, NOW.isoformat(), None)])}, "task_dedup_idx"),
+        (PG.find_pending_duplicates, {"rows": pg_task_rows([ARGS_1] * 3), "apart": False}, "task_dedup_idx"),
+        (PG.find_pending_duplicates, {"rows": pg_task_rows([ARGS_1] * 3, "oneshot"), "apart": True}, "task_dedup_idx"),
         (PG.runs_with_tasks_for_update, {"ids": ids}, "task_run_pkey"),
         (PG.update_runs, {"ids": ids, "statuses": ["eventful"] * n, "backend_ids": ["w"] * n, "starteds": [None] * n,
                           "endeds": [NOW] * n, "metadatas": ["{}"] * n}, "task_run_pkey"),
@@ -80,6 +85,30 @@ def test_postgresql_hot_queries_walk_indexes(seeded_pg):
         assert index in plan, plan
         assert "Seq Scan on task " not in plan and "Seq Scan on task_run" not in plan, plan
         assert "Hash Join" not in plan and "Merge Join" not in plan, plan
+    conn.execute("ROLLBACK")
+
+
+def test_postgresql_insert_tasks_probes_each_task(seeded_pg):
+    """The insert skips a task with a pending duplicate by one probe of the dedup index per task (a LATERAL
+    ... LIMIT 1), never an anti-join that reads every pending task of the table once and the batch against it."""
+    conn = seeded_pg
+    conn.execute("BEGIN")
+    conn.execute(INDEX_DRIVEN_BATCHES)
+    fresh = [f'{{"args":["https://example.org/new/{i}"],"kwargs":{{}}}}' for i in range(1000)]
+    seeded = [f'{{"args":["https://example.org/{i}"],"kwargs":{{}}}}' for i in range(1, 1000, 10)]  # of type-1
+    for apart in (False, True):
+        [[document]] = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + PG.insert_tasks,
+                                    {"rows": pg_task_rows(fresh + seeded), "apart": apart}).fetchall()
+        nodes = list(_nodes(document[0]["Plan"]))
+        probes = [n for n in nodes if n.get("Index Name") == "task_dedup_idx"]
+        assert len(probes) == 1 and probes[0]["Node Type"] == "Index Scan", nodes
+        assert probes[0]["Actual Loops"] == len(fresh) + len(seeded), nodes
+        assert len(fresh) <= document[0]["Plan"]["Actual Rows"] < len(fresh) + len(seeded)  # some are pending
+        assert not any(n["Node Type"] in ("Seq Scan", "Bitmap Heap Scan", "Materialize", "Hash Join", "Merge Join")
+                       for n in nodes), nodes
+        conn.execute("ROLLBACK")
+        conn.execute("BEGIN")
+        conn.execute(INDEX_DRIVEN_BATCHES)
     conn.execute("ROLLBACK")
 
 
@@ -151,10 +180,14 @@ def test_sqlite_hot_queries_walk_indexes(tmp_path):
         (LITE.grab_ready_tasks, {"type": "type-3", "now": now, "limit": 1000}, "task_ready_idx"),
         (LITE.grab_ready_priority_tasks, {"type": "type-3", "now": now, "limit": 1000, "priority": "high"}, "task_ready_priority_idx"),
         (LITE.stale_in_flight_runs, {"cutoff": now, "limit": 1000}, "task_run_in_flight_idx"),
-        (LITE.find_pending_duplicates, {"rows": json.dumps([["type-1", args_u1, args_u1, "recurring", None, None]])}, "task_dedup_idx"),
+        (LITE.find_pending_duplicates, {"rows": json.dumps([["type-1", args_u1, args_u1, now, 86400.0, "recurring", 0, None]]),
+                                        "apart": False}, "task_dedup_idx"),
+        (LITE.insert_tasks, {"rows": json.dumps([["type-1", args_u1, args_u1, now, 86400.0, "oneshot", 0, None]]),
+                             "apart": True}, "task_dedup_idx"),
     ]
     for sql, params, index in cases:
         plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
         assert f"USING INDEX {index}" in plan or f"USING COVERING INDEX {index}" in plan, plan
         assert "SCAN task " not in plan + " " and "SCAN t " not in plan + " ", plan
-        assert "TEMP B-TREE FOR ORDER BY" not in plan, plan
+        if sql is not LITE.insert_tasks:  # which sorts its batch (ORDER BY r.key), not the table
+            assert "TEMP B-TREE FOR ORDER BY" not in plan, plan

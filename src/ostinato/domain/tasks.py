@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
 from .errors import ValidationError
-from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
+from .limits import MAX_DURATION, MAX_JSON_DEPTH, check_json_value, check_stored_text, check_time_range, check_whole
 
 
 def canonical_json(value: Any) -> str:
@@ -28,6 +28,30 @@ def canonical_json(value: Any) -> str:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     except TypeError:  # integers beyond 64 bits: the standard library writes them the same way
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+#: ``canonical_json``'s options, and times and dataclasses (never storable) refused instead of written
+_CANONICAL_CHECKED = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def storable_json(document: dict[str, Any]) -> str | None:
+    """``canonical_json(document)`` in one pass that also proves it storable (what ``check_json_value`` asks of
+    each value), or None when that pass cannot tell: then the caller checks each part, naming it, and writes it
+    with ``canonical_json``. Every answer given is the very text ``canonical_json`` gives.
+
+    One ``orjson`` pass writes the text and refuses, as the check does, keys other than text, sets, bytes and
+    unpaired surrogates; reading the text back equal to the document rules out what it would write as something
+    else (NaN and infinities as null, tuples as arrays, enumerations, UUIDs); a NUL escape in the text (or text
+    that merely looks like one), or more brackets than ``MAX_JSON_DEPTH``, leaves the answer to the check."""
+    try:
+        text = orjson.dumps(document, option=_CANONICAL_CHECKED)
+    except TypeError:
+        return None
+    if b"\\u0000" in text or text.count(b"[") + text.count(b"{") > MAX_JSON_DEPTH:
+        return None
+    if orjson.loads(text) != document:
+        return None
+    return text.decode()
 
 
 class TaskPolicy(str, enum.Enum):
@@ -196,6 +220,17 @@ class TaskArguments:
         """Canonical JSON (sorted keys, compact, UTF-8): equal arguments give equal text."""
         return canonical_json({"args": list(self.args), "kwargs": dict(self.kwargs)})
 
+    def storable_json(self, field_name: str = "arguments") -> str:
+        """``to_json()``, once the arguments are proven storable (``check_json_value``): a ValidationError naming
+        ``<field_name>.args`` or ``<field_name>.kwargs`` otherwise. Most arguments take one pass (``storable_json``)."""
+        document = {"args": list(self.args), "kwargs": dict(self.kwargs)}
+        text = storable_json(document)
+        if text is not None:
+            return text
+        check_json_value(document["args"], f"{field_name}.args")
+        check_json_value(document["kwargs"], f"{field_name}.kwargs")
+        return canonical_json(document)
+
     def to_dict(self) -> dict[str, Any]:
         return {"args": list(self.args), "kwargs": dict(self.kwargs)}
 
@@ -336,13 +371,23 @@ def lost_run_events(run_ids: Sequence[int], now: datetime) -> list[RunEvent]:
 
 def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
     """Fill defaults from the task type and check the task; raise ValidationError if it cannot run."""
-    if not isinstance(task.next_run, datetime) or task.next_run.tzinfo is None:
-        raise ValidationError("next_run", "a timezone-aware time", task.next_run)
-    check_time_range(task.next_run, "next_run")
+    interval, retries, _ = prepared_task(task, task_type)
+    if interval == task.current_interval and retries == task.retries_left:
+        return task
+    return NewTask(task.type, task.next_run, task.arguments, task.policy, task.priority, interval, retries)
+
+
+def prepared_task(task: NewTask, task_type: TaskType) -> tuple[timedelta | None, int, str]:
+    """Check the task against its type (``prepare_new_task``'s rules, in its order); its interval and retries with
+    the type's defaults filled in, and its arguments' canonical JSON (``TaskArguments.storable_json``: checked
+    and written in one pass)."""
+    next_run = task.next_run
+    if not isinstance(next_run, datetime) or next_run.tzinfo is None:
+        raise ValidationError("next_run", "a timezone-aware time", next_run)
+    check_time_range(next_run, "next_run")
     if not isinstance(task.arguments, TaskArguments):
         raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', task.arguments)
-    check_json_value(list(task.arguments.args), "arguments.args")
-    check_json_value(dict(task.arguments.kwargs), "arguments.kwargs")
+    arguments = task.arguments.storable_json()
     interval = task.current_interval
     if interval is not None and (not isinstance(interval, timedelta) or interval > MAX_DURATION):
         raise ValidationError("current_interval", f"a positive duration of at most {MAX_DURATION.days} days", interval)
@@ -351,16 +396,19 @@ def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
             interval = task_type.default_interval
         if interval is None:
             raise ValidationError("current_interval", f"an interval (task type {task_type.type!r} has no default_interval)", None)
-        if interval <= timedelta(0):
+        if interval <= _ZERO:
             raise ValidationError("current_interval", "a positive duration", interval)
         interval = task_type.clamp(interval)
-    elif interval is not None and interval <= timedelta(0):
+    elif interval is not None and interval <= _ZERO:
         raise ValidationError("current_interval", "a positive duration", interval)
-    retries = task.retries_left if task.retries_left is not None else task_type.retries
+    retries = task.retries_left
+    if retries is None:
+        retries = task_type.retries
     check_whole(retries, "retries_left")
-    if interval == task.current_interval and retries == task.retries_left:
-        return task
-    return NewTask(task.type, task.next_run, task.arguments, task.policy, task.priority, interval, retries)
+    return interval, retries, arguments
+
+
+_ZERO = timedelta(0)
 
 
 @dataclass(frozen=True, slots=True)

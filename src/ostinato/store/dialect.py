@@ -107,6 +107,12 @@ class Dialect(Protocol):
         order of its SELECT or RETURNING list): for the hot paths, no mapping made per row."""
         ...
 
+    def send(self, conn: Connection, sql: str, params: Mapping[str, Any]) -> Callable[[], list[Sequence[Any]]]:
+        """Run one statement in the transaction ``conn`` and answer how to read its rows (as ``tuples``) later:
+        inside ``pipeline`` PostgreSQL sends it and goes on (the rows read at the latest when the block ends);
+        SQLite runs it to the end at once, its rows kept for the reading."""
+        ...
+
     def execute_many(self, conn: Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
         """Run ``sql`` once for each mapping of parameters of ``rows``, in order, in ``conn``'s
         transaction (DB-API ``executemany``: one statement, pipelined on PostgreSQL). For a batch whose

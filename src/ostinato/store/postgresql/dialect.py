@@ -142,6 +142,12 @@ class PostgresDialect:
         return conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall()
 
     @staticmethod
+    def send(conn: psycopg.Connection, sql: str, params: Mapping[str, Any]) -> Callable[[], list[tuple]]:
+        cursor = conn.cursor(row_factory=tuple_row)
+        cursor.execute(sql, params, binary=True)
+        return cursor.fetchall
+
+    @staticmethod
     def execute_many(conn: psycopg.Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
         with conn.cursor() as cur:
             cur.executemany(sql, rows)

@@ -186,6 +186,11 @@ class SQLiteDialect:
         cursor.row_factory = None
         return cursor.execute(sql, params).fetchall()
 
+    @classmethod
+    def send(cls, conn: sqlite3.Connection, sql: str, params: Mapping[str, Any]) -> Callable[[], list[tuple]]:
+        rows = cls.tuples(conn, sql, params)
+        return lambda: rows
+
     @staticmethod
     def execute_many(conn: sqlite3.Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
         conn.executemany(sql, rows)

@@ -1,5 +1,5 @@
 """The tasks role's batch helpers, free of any dialect: a batch of new tasks checked against
-their types and keyed for the duplicate check, and the answer put back in input order."""
+their types and keyed for the duplicate check part by part, and the answer put back in input order."""
 
 from __future__ import annotations
 
@@ -9,47 +9,29 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TYPE_BYTES, check_stored_text
-from ...domain.tasks import NewTask, Task, TaskPolicy, TaskType, prepare_new_task
+from ...domain.tasks import NewTask, Task, TaskPolicy, TaskType, prepared_task
 
 #: type, canonical arguments, policy, priority, and the next run of a one-shot task when the caller keeps
 #: one-shot tasks apart by it (``create_tasks(one_shot_by_next_run=True)``), else None
 DedupKey = tuple[str, str, str, str | None, datetime | None]
 
 
-def prepare_task_batch(
-    tasks: Sequence[NewTask], lookup_types: Callable[[set[str]], Mapping[str, TaskType]], *,
-    one_shot_by_next_run: bool = False,
-) -> tuple[list[DedupKey], dict[DedupKey, NewTask]]:
-    """Validate a batch of new tasks against their types.
-
-    Returns each task's deduplication key, in input order, and the distinct
-    tasks by key (keys are computed once: the canonical JSON is the costly part).
-
-    Raises ValidationError (located at ``task N``) on the first bad task: the
-    caller has written nothing yet.
-    """
-    for index, task in enumerate(tasks):  # a name the database cannot even look up (NUL) is bad input too
-        try:
-            if not isinstance(task.type, str):
-                raise ValidationError("type", "a task type's name", task.type)
-            check_stored_text(task.type, "type", MAX_TYPE_BYTES)
-        except ValidationError as exc:
-            raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
-    types = lookup_types({t.type for t in tasks})
-    keys: list[DedupKey] = []
-    unique: dict[DedupKey, NewTask] = {}
+def check_type_names(tasks: Sequence[NewTask]) -> set[str]:
+    """The names of the batch's task types, each checked once: a name the database cannot even look up (NUL)
+    is bad input too. Raises ValidationError (located at ``task N``, the first task naming it)."""
+    names: set[str] = set()
     for index, task in enumerate(tasks):
-        task_type = types.get(task.type)
+        name = task.type
+        if isinstance(name, str) and name in names:
+            continue
         try:
-            if task_type is None:
-                raise ValidationError("type", "a known task type (see `ostinato task-type list`)", task.type)
-            ready = prepare_new_task(task, task_type)
+            if not isinstance(name, str):
+                raise ValidationError("type", "a task type's name", name)
+            check_stored_text(name, "type", MAX_TYPE_BYTES)
         except ValidationError as exc:
             raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
-        key = (*ready.dedup_key(), apart_by(ready.policy, ready.next_run, one_shot_by_next_run))
-        keys.append(key)
-        unique.setdefault(key, ready)
-    return keys, unique
+        names.add(name)
+    return names
 
 
 def apart_by(policy: TaskPolicy | str, next_run: datetime, one_shot_by_next_run: bool) -> datetime | None:
@@ -57,25 +39,10 @@ def apart_by(policy: TaskPolicy | str, next_run: datetime, one_shot_by_next_run:
     return next_run if one_shot_by_next_run and policy == TaskPolicy.ONESHOT else None
 
 
-def in_input_order(keys: Sequence[DedupKey], stored: Mapping[DedupKey, Task]) -> list[Task]:
-    return [stored[key] for key in keys]
-
-
-@dataclass(frozen=True, slots=True)
-class DuplicateProbe:
-    """One key of ``find_pending_duplicates`` (a record of ``Dialect.records``): a next run of None matches any."""
-
-    type: str
-    digest: Any
-    arguments: str
-    policy: str
-    priority: str | None
-    next_run: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskRow:
-    """One task of ``insert_tasks`` (a record of ``Dialect.records``): its arguments as canonical JSON."""
+    """One task of ``find_pending_duplicates`` and ``insert_tasks`` (a record of ``Dialect.records``): its
+    arguments as canonical JSON and their digest (``Dialect.digest``), its type's defaults filled in."""
 
     type: str
     arguments: str
@@ -85,3 +52,54 @@ class TaskRow:
     policy: str
     retries_left: int
     priority: str | None
+
+
+#: a task of a part: its slot in ``TaskBatch.found``, the task as given, its row
+Part = tuple[int, NewTask, TaskRow]
+ONESHOT = TaskPolicy.ONESHOT.value
+
+
+class TaskBatch:
+    """A batch of new tasks checked against their types and keyed for the duplicate check, part by part (so that
+    a part is checked while the server writes the one before).
+
+    Tasks with one deduplication key share a slot of ``found``: ``part`` answers the tasks of a part whose key no
+    earlier task had, each with its row (the canonical JSON, the costly part, and its digest computed once); the
+    caller fills their slots, and ``in_input_order`` gives each task its slot's."""
+
+    def __init__(self, tasks: Sequence[NewTask], types: Mapping[str, TaskType], digest: Callable[[str], Any], *,
+                 one_shot_by_next_run: bool = False) -> None:
+        self.tasks, self.types, self.digest, self.apart = tasks, types, digest, one_shot_by_next_run
+        self.slots: list[int] = []
+        self.found: list[Task | None] = []
+        self.seen: dict[DedupKey, int] = {}
+
+    def part(self, start: int, stop: int) -> list[Part]:
+        """Raises ValidationError (located at ``task N``) on the part's first bad task."""
+        tasks, types, digest, apart, slots, seen = self.tasks, self.types, self.digest, self.apart, self.slots, self.seen
+        found = self.found
+        fresh = []
+        for index in range(start, stop):
+            task = tasks[index]
+            task_type = types.get(task.type)
+            try:
+                if task_type is None:
+                    raise ValidationError("type", "a known task type (see `ostinato task-type list`)", task.type)
+                interval, retries, arguments = prepared_task(task, task_type)
+            except ValidationError as exc:
+                raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
+            policy = task.policy.value
+            priority = task.priority.value if task.priority else None
+            key = (task.type, arguments, policy, priority, task.next_run if apart and policy == ONESHOT else None)
+            slot = seen.get(key)
+            if slot is None:
+                slot = seen[key] = len(found)
+                found.append(None)
+                fresh.append((slot, task, TaskRow(task.type, arguments, digest(arguments), task.next_run, interval,
+                                                  policy, retries, priority)))
+            slots.append(slot)
+        return fresh
+
+    def in_input_order(self) -> list[Task]:
+        found = self.found
+        return [found[slot] for slot in self.slots]  # type: ignore[misc]

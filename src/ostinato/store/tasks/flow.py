@@ -9,7 +9,7 @@ Rows become records in ``rows.py``, batches are checked and keyed in ``batches.p
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.tasks import (
@@ -26,13 +26,16 @@ from ...domain.tasks import (
     lost_run_events,
     plan_run_events,
 )
-from ..dialect import Connection, Dialect, Row, chunks
-from .batches import DedupKey, DuplicateProbe, TaskRow, apart_by, in_input_order, prepare_task_batch
+from ..dialect import Connection, Dialect, chunks
+from .batches import ONESHOT, Part, TaskBatch, apart_by, check_type_names
 from .interface import ArchivedTask, TaskActivity, TaskStore
-from .rows import grabbed_tasks, new_task, run_of, task_of, task_state_of, task_type_of
+from .rows import grabbed_tasks, run_of, task_of, task_state_of, task_type_of
 
 #: the lock that serialises task creators, so that two of them cannot both create the same pending task
 CREATE_TASKS_LOCK = "ostinato.create_tasks"
+#: tasks per statement of ``create_tasks``: a part is checked and keyed while the server writes the one before
+CREATE_PART = 2_000
+PENDING = TaskStatus.NEXT_RUN_NOT_SCHEDULED
 
 
 class TaskFlow(TaskStore):
@@ -82,39 +85,68 @@ class TaskFlow(TaskStore):
     def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
         if not tasks:
             return []
-        with self.db.write(batch=True) as conn:
-            keys, unique = prepare_task_batch(tasks, lambda names: self._task_types_in(conn, names),
-                                              one_shot_by_next_run=one_shot_by_next_run)
-            self.db.lock(conn, CREATE_TASKS_LOCK)
-            stored: dict[DedupKey, Task] = {}
-            for chunk in chunks(list(unique.items())):
-                self._create_chunk(conn, chunk, stored, one_shot_by_next_run)
-        return in_input_order(keys, stored)
+        db = self.db
+        names = check_type_names(tasks)
+        with db.write(batch=True) as conn:
+            batch = TaskBatch(tasks, self._task_types_in(conn, names), db.digest, one_shot_by_next_run=one_shot_by_next_run)
+            db.lock(conn, CREATE_TASKS_LOCK)
+            with db.pipeline(conn):  # a part checked and keyed while the server writes the one before
+                sent = None
+                for start in range(0, len(tasks), CREATE_PART):
+                    part = batch.part(start, min(start + CREATE_PART, len(tasks)))
+                    ahead = self._send_part(conn, part, one_shot_by_next_run) if part else None
+                    if sent is not None:
+                        self._receive_part(conn, *sent, batch.found, one_shot_by_next_run)
+                    sent = ahead
+                if sent is not None:
+                    self._receive_part(conn, *sent, batch.found, one_shot_by_next_run)
+        return batch.in_input_order()
 
-    def _create_chunk(self, conn: Connection, chunk: Sequence[tuple[DedupKey, NewTask]], stored: dict[DedupKey, Task],
-                      apart: bool) -> None:
-        """Find the chunk's pending duplicates, insert the others; ``stored`` gets every task of the chunk.
-        A row comes back keyed by its arguments' digest (``Dialect.digest``), not by its arguments."""
+    def _send_part(self, conn: Connection, part: list[Part], apart: bool) -> tuple:
+        """Send the part's insert (``insert_tasks``: a task with a pending duplicate is skipped); its rows are
+        read later (``_receive_part``), the server writing meanwhile."""
+        params = {"rows": self.db.records([row for _, _, row in part]), "apart": apart}
+        return part, self.db.send(conn, self._tasks.insert_tasks, params)
+
+    def _receive_part(self, conn: Connection, part: list[Part], inserted: Callable[[], list],
+                      found: list[Task | None], apart: bool) -> None:
+        """``found`` gets every task of the part in its slot: the inserted ones, then the pending duplicates of the
+        others (``find_pending_duplicates``, sent only when the insert skipped some: a batch of new tasks skips
+        none). A row comes back with its arguments' digest (``Dialect.digest``), not its arguments: where the
+        part's digests differ (they do but for one arguments' tasks of another type, policy or priority), the
+        digest tells its task, else the whole key does."""
         db, queries = self.db, self._tasks
-        digests = [db.digest(key[1]) for key, _ in chunk]
-        by_digest = {(key[0], digest, *key[2:]): (key, task) for (key, task), digest in zip(chunk, digests)}
+        read_time = db.read_time
+        by_digest = {item[2].digest: item for item in part}
+        if len(by_digest) < len(part) or apart:
+            by_key = {(r.type, r.digest, r.policy, r.priority, apart_by(r.policy, r.next_run, apart)): (slot, task, r)
+                      for slot, task, r in part}
 
-        def key_of(row: Row) -> tuple:
-            next_run = db.read_time(row["next_run"]) if apart else None
-            return (row["type"], row["arguments_digest"], row["policy"], row["priority"],
-                    apart_by(row["policy"], next_run, apart))
+            def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
+                apart_key = read_time(next_run) if apart and policy == ONESHOT else None
+                return by_key[(type_, digest, policy, priority, apart_key)]
+        else:
+            def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
+                return by_digest[digest]
 
-        probes = [DuplicateProbe(key[0], digest, key[1], key[2], key[3], key[4]) for (key, _), digest in zip(chunk, digests)]
-        for row in conn.execute(queries.find_pending_duplicates, {"rows": db.records(probes)}):
-            stored[by_digest[key_of(row)][0]] = task_of(db, row)
-        fresh = [TaskRow(task.type, key[1], digest, task.next_run, task.current_interval, key[2], task.retries_left,
-                         key[3]) for (key, task), digest in zip(chunk, digests) if key not in stored]
-        if not fresh:
+        def take(rows: list) -> int:
+            for task_id, type_, digest, policy, priority, next_run in rows:
+                slot, task, row = item_of(type_, digest, policy, priority, next_run)
+                found[slot] = Task(task_id, task.type, task.arguments, task.next_run, row.current_interval,
+                                   task.policy, PENDING, row.retries_left, task.priority)
+            return len(rows)
+
+        if take(inserted()) == len(part):
             return
-        inserted = conn.execute(queries.insert_tasks, {"rows": db.records(fresh)})
-        for row in inserted:
-            key, task = by_digest[key_of(row)]
-            stored[key] = new_task(row["id"], task)
+        missing = [item for item in part if found[item[0]] is None]
+        while missing:  # a duplicate that stops being pending meanwhile (a runner grabbed it) is inserted next turn
+            params = {"rows": db.records([row for _, _, row in missing]), "apart": apart}
+            for row in db.tuples(conn, queries.find_pending_duplicates, params):
+                found[item_of(row[1], row[9], row[5], row[8], row[3])[0]] = grabbed_tasks(db, [row[:9]])[0]
+            missing = [item for item in missing if found[item[0]] is None]
+            if missing:
+                take(db.tuples(conn, queries.insert_tasks, {**params, "rows": db.records([row for _, _, row in missing])}))
+                missing = [item for item in missing if found[item[0]] is None]
 
     def get_tasks(self, ids: Sequence[int]) -> list[Task]:
         return [task_of(self.db, r) for chunk in chunks(list(ids))

@@ -20,13 +20,15 @@ SELECT * FROM task_type ORDER BY type;
 SELECT * FROM task_type WHERE type = ANY(%(types)s::text[]);
 
 -- name: find_pending_duplicates
--- rows: a JSON array of keys (type, digest in hex, arguments, policy, priority, next_run). One index
--- probe per key (LATERAL ... LIMIT 1): never a scan of the pending tasks, whatever the planner's
--- estimates; arguments are compared only on a digest hit (the digest: the md5 of the canonical
--- arguments, computed by the dialect); a null next_run matches any, one given keeps one-shot tasks
--- with another next_run apart
-SELECT t.* FROM json_to_recordset(%(rows)s::json)
-    AS k(type text, digest text, arguments text, policy text, priority text, next_run timestamptz)
+-- rows: a JSON array of tasks (insert_tasks's rows; digest in hex), apart: whether a one-shot task's next_run
+-- keeps it apart from the pending ones with another. One index probe per key (LATERAL ... LIMIT 1): never a
+-- scan of the pending tasks, whatever the planner's estimates; arguments are compared only on a digest hit
+-- (the digest: the md5 of the canonical arguments, computed by the dialect). The columns of
+-- grab_ready_tasks's RETURNING list, then the digest, read by position
+SELECT t.id, t.type, t.arguments, t.next_run, t.current_interval, t.policy, t.status, t.retries_left, t.priority,
+       t.arguments_digest
+FROM json_to_recordset(%(rows)s::json)
+    AS k(type text, arguments text, digest text, next_run timestamptz, policy text, priority text)
 CROSS JOIN LATERAL (
     SELECT * FROM task AS t
     WHERE t.type = k.type
@@ -35,18 +37,32 @@ CROSS JOIN LATERAL (
       AND t.arguments = k.arguments::jsonb
       AND t.policy = k.policy
       AND t.priority IS NOT DISTINCT FROM k.priority
-      AND (k.next_run IS NULL OR t.next_run = k.next_run)
+      AND (NOT %(apart)s OR k.policy <> 'oneshot' OR t.next_run = k.next_run)
     LIMIT 1
 ) AS t;
 
 -- name: insert_tasks
 -- rows: a JSON array of tasks (one parameter, parsed in C: a column per field costs more to build in
--- the client than to apply), in the ready index's order: the batch's entries land side by side there
+-- the client than to apply), in the ready index's order: the batch's entries land side by side there;
+-- a task with a pending duplicate (find_pending_duplicates's probe, sent in the same batch) is skipped, so
+-- that both statements go together without waiting for each other; RETURNING read by position
 INSERT INTO task (type, arguments, arguments_digest, next_run, current_interval, status, policy, retries_left, priority)
 SELECT r.type, r.arguments::jsonb, decode(r.digest, 'hex'), r.next_run, r.current_interval, 'next_run_not_scheduled',
        r.policy, r.retries_left, r.priority
 FROM json_to_recordset(%(rows)s::json) AS r(type text, arguments text, digest text, next_run timestamptz,
                                             current_interval interval, policy text, retries_left bigint, priority text)
+LEFT JOIN LATERAL (  -- LIMIT 1: one index probe per task, as find_pending_duplicates (never an anti-join)
+    SELECT true AS found FROM task AS t
+    WHERE t.type = r.type
+      AND t.arguments_digest = decode(r.digest, 'hex')
+      AND t.status = 'next_run_not_scheduled'
+      AND t.arguments = r.arguments::jsonb
+      AND t.policy = r.policy
+      AND t.priority IS NOT DISTINCT FROM r.priority
+      AND (NOT %(apart)s OR r.policy <> 'oneshot' OR t.next_run = r.next_run)
+    LIMIT 1
+) AS d ON true
+WHERE d.found IS NULL
 ORDER BY r.type, r.next_run
 RETURNING id, type, arguments_digest, policy, priority, next_run;
 

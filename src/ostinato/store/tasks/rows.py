@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ...domain.tasks import (
-    POLICY_OF, PRIORITY_OF, RUN_STATUS_OF, STATUS_OF, NewTask, Task, TaskArguments, TaskRun, TaskStatus, TaskType,
+    POLICY_OF, PRIORITY_OF, RUN_STATUS_OF, STATUS_OF, Task, TaskArguments, TaskRun, TaskType,
 )
 from ..dialect import Dialect, Row
 
@@ -54,12 +54,6 @@ def grabbed_tasks(db: Dialect, rows: Iterable[Sequence[Any]]) -> list[Task]:
                           read_time(next_run), read_interval(interval), POLICY_OF[policy], STATUS_OF[status],
                           retries_left, PRIORITY_OF[priority]))
     return tasks
-
-
-def new_task(task_id: int, task: NewTask) -> Task:
-    """The stored form of a task just inserted (nothing to read back)."""
-    return Task(task_id, task.type, task.arguments, task.next_run, task.current_interval, task.policy,
-                TaskStatus.NEXT_RUN_NOT_SCHEDULED, task.retries_left or 0, task.priority)
 
 
 def run_of(db: Dialect, row: Row, prefix: str = "") -> TaskRun:

@@ -18,24 +18,36 @@ SELECT * FROM task_type ORDER BY type;
 SELECT * FROM task_type WHERE type IN (SELECT value FROM json_each(:types));
 
 -- name: find_pending_duplicates
--- rows: [type, digest, arguments, policy, priority, next_run or null (null: any next_run)]; the
--- dedup index (task_dedup_idx) holds the arguments themselves, which are their own digest here
-SELECT t.*, t.arguments AS arguments_digest FROM json_each(:rows) AS k
+-- rows: insert_tasks's rows; apart: whether a one-shot task's next_run keeps it apart from the pending ones
+-- with another. The dedup index (task_dedup_idx) holds the arguments themselves, which are their own digest
+-- here. The columns of grab_ready_tasks's RETURNING list, then the digest, read by position
+SELECT t.id, t.type, t.arguments, t.next_run, t.current_interval, t.policy, t.status, t.retries_left, t.priority,
+       t.arguments AS arguments_digest
+FROM json_each(:rows) AS k
 JOIN task AS t
   ON t.type = k.value ->> 0
- AND t.arguments = k.value ->> 2
+ AND t.arguments = k.value ->> 1
  AND t.status = 'next_run_not_scheduled'
- AND t.policy = k.value ->> 3
- AND t.priority IS k.value ->> 4
- AND (k.value ->> 5 IS NULL OR t.next_run = k.value ->> 5);
+ AND t.policy = k.value ->> 5
+ AND t.priority IS k.value ->> 7
+ AND (NOT :apart OR k.value ->> 5 <> 'oneshot' OR t.next_run = k.value ->> 3);
 
 -- name: insert_tasks
 -- rows: [type, arguments, digest (unused: the arguments are their own digest), next_run, current_interval,
--- policy, retries_left, priority]; RETURNING the key find_pending_duplicates gives too
+-- policy, retries_left, priority]; a task with a pending duplicate (find_pending_duplicates) is skipped;
+-- RETURNING the key find_pending_duplicates gives too, read by position
 INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
 SELECT r.value ->> 0, r.value ->> 1, r.value ->> 3, r.value ->> 4, 'next_run_not_scheduled',
        r.value ->> 5, r.value ->> 6, r.value ->> 7
 FROM json_each(:rows) AS r
+WHERE NOT EXISTS (
+    SELECT 1 FROM task AS t
+    WHERE t.type = r.value ->> 0
+      AND t.arguments = r.value ->> 1
+      AND t.status = 'next_run_not_scheduled'
+      AND t.policy = r.value ->> 5
+      AND t.priority IS r.value ->> 7
+      AND (NOT :apart OR r.value ->> 5 <> 'oneshot' OR t.next_run = r.value ->> 3))
 ORDER BY r.key
 RETURNING id, type, arguments AS arguments_digest, policy, priority, next_run;
 
