@@ -1,7 +1,7 @@
 """What a store checks of records written as they are given, ids and states included: the
 ``import_*`` verbs that copy another scheduler's database (see docs/reference/swh-import.md).
 
-Records made by Ostinato's own verbs are checked where they are made (``prepare_new_task``,
+Records made by Ostinato's own verbs are checked where they are made (``prepared_task``,
 ``check_listed_origin``, ``check_visit_status``); an imported record skips those paths, so each
 rule here says what any stored record of its kind must satisfy, with the same limits
 (``domain.limits``). Every check raises :class:`ValidationError` naming the field; the stores

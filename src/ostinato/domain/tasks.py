@@ -276,11 +276,6 @@ class NewTask:
     current_interval: timedelta | None = None
     retries_left: int | None = None
 
-    def dedup_key(self) -> tuple[str, str, str, str | None]:
-        """Same type, arguments, policy and priority is the same task."""
-        return (self.type, self.arguments.to_json(), self.policy.value, self.priority.value if self.priority else None)
-
-
 @dataclass(frozen=True, slots=True)
 class Task:
     id: int
@@ -369,18 +364,10 @@ def lost_run_events(run_ids: Sequence[int], now: datetime) -> list[RunEvent]:
     return [RunEvent(run_id, TaskRunStatus.LOST, now, metadata={"lost": "no report from the executor"}) for run_id in run_ids]
 
 
-def prepare_new_task(task: NewTask, task_type: TaskType) -> NewTask:
-    """Fill defaults from the task type and check the task; raise ValidationError if it cannot run."""
-    interval, retries, _ = prepared_task(task, task_type)
-    if interval == task.current_interval and retries == task.retries_left:
-        return task
-    return NewTask(task.type, task.next_run, task.arguments, task.policy, task.priority, interval, retries)
-
-
 def prepared_task(task: NewTask, task_type: TaskType) -> tuple[timedelta | None, int, str]:
-    """Check the task against its type (``prepare_new_task``'s rules, in its order); its interval and retries with
+    """Check the task against its type (raise ValidationError if it cannot run); its interval and retries with
     the type's defaults filled in, and its arguments' canonical JSON (``TaskArguments.storable_json``: checked
-    and written in one pass)."""
+    and written in one pass). Same type, arguments, policy and priority is the same task."""
     next_run = task.next_run
     if not isinstance(next_run, datetime) or next_run.tzinfo is None:
         raise ValidationError("next_run", "a timezone-aware time", next_run)

@@ -380,10 +380,9 @@ def _revisit_days(rate_changes: float | None, rate_days: float | None, evidence:
     ceiling = model.ceiling / timedelta(days=1)
     if plans_from_evidence(model, evidence):
         days = rate_posterior.revisit_days(rate_posterior.posterior(evidence, model.prior_rate), threshold, ceiling)
-    elif rate_changes is None or rate_days is None or rate_days <= 0:
-        days = prior_revisit_days(threshold, model)
     else:
-        days = revisit_days(rate_changes / rate_days, threshold, model)
+        rate = estimated_rate(rate_changes, rate_days, model)  # the prior's, for every origin not yet observed
+        days = prior_revisit_days(threshold, model) if rate == model.prior_rate else revisit_days(rate, threshold, model)
     if follow_up and evidence is not None:
         sooner = follow_up_days(rate_posterior.posterior(evidence, model.prior_rate),
                                 estimated_rate(rate_changes, rate_days, model))

@@ -56,7 +56,6 @@ class TaskRow:
 
 #: a task of a part: its slot in ``TaskBatch.found``, the task as given, its row
 Part = tuple[int, NewTask, TaskRow]
-ONESHOT = TaskPolicy.ONESHOT.value
 
 
 class TaskBatch:
@@ -90,7 +89,7 @@ class TaskBatch:
                 raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
             policy = task.policy.value
             priority = task.priority.value if task.priority else None
-            key = (task.type, arguments, policy, priority, task.next_run if apart and policy == ONESHOT else None)
+            key = (task.type, arguments, policy, priority, apart_by(policy, task.next_run, apart))
             slot = seen.get(key)
             if slot is None:
                 slot = seen[key] = len(found)

@@ -27,7 +27,7 @@ from ...domain.tasks import (
     plan_run_events,
 )
 from ..dialect import Connection, Dialect, chunks
-from .batches import ONESHOT, Part, TaskBatch, apart_by, check_type_names
+from .batches import Part, TaskBatch, apart_by, check_type_names
 from .interface import ArchivedTask, TaskActivity, TaskStore
 from .rows import grabbed_tasks, run_of, task_of, task_state_of, task_type_of
 
@@ -123,8 +123,7 @@ class TaskFlow(TaskStore):
                       for slot, task, r in part}
 
             def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
-                apart_key = read_time(next_run) if apart and policy == ONESHOT else None
-                return by_key[(type_, digest, policy, priority, apart_key)]
+                return by_key[(type_, digest, policy, priority, apart_by(policy, read_time(next_run), apart))]
         else:
             def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
                 return by_digest[digest]
