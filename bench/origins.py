@@ -47,7 +47,7 @@ import tempfile
 import time
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import psycopg
 from rich.console import Console
@@ -120,18 +120,34 @@ def default_json_out(code: dict[str, Any], durable: bool, analyze: bool) -> Path
 
 
 # -- the runs (the data and the checks are in origins_data.py) ---------------------
+@contextlib.contextmanager
+def wal_meter(store: Store) -> Iterator[Callable[[], int] | None]:
+    """On PostgreSQL, a reader of the WAL position (bytes), on its own connection, for the WAL a grab
+    writes: read before and after the timed call, never inside it. None on another store."""
+    dsn = getattr(store, "dsn", None)
+    if dsn is None:
+        yield None
+        return
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        yield lambda: int(conn.execute("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").fetchone()[0])
+
+
 def run_grabs(store: Store, data: Dataset, checker: Checker, count: int, rounds: int) -> dict[str, Any]:
     results: dict[str, Any] = {}
-    with progress("grab_next_visits", len(POLICIES) * rounds * 2) as advance:
+    with progress("grab_next_visits", len(POLICIES) * rounds * 2) as advance, wal_meter(store) as wal:
         for policy in POLICIES:
             entry: dict[str, Any] = {"dry_run_ms": [], "dry_run_returned": [], "real_ms": [], "real_returned": [],
-                                     "allowed_dry_run": [], "allowed_real": []}
+                                     "allowed_dry_run": [], "allowed_real": [], "dry_run_wal_bytes": [],
+                                     "real_wal_bytes": []}
             results[policy.value] = entry
             dry_urls: list[str] | None = None
             for dry_run in (True, False):
                 kind = "dry_run" if dry_run else "real"
                 for r in range(rounds):
                     label = f"{'dry-run' if dry_run else 'real'} grab {r + 1} of {policy.value}"
+                    wal_before = wal() if wal else 0
                     start = time.perf_counter()
                     try:
                         visits = store.grab_next_visits(VISIT_TYPE, [GrabRequest(policy, count)], data.now, dry_run=dry_run)
@@ -140,6 +156,8 @@ def run_grabs(store: Store, data: Dataset, checker: Checker, count: int, rounds:
                         entry["error"] = f"{type(exc).__name__}: {exc}"
                         break
                     entry[f"{kind}_ms"].append((time.perf_counter() - start) * 1000)
+                    if wal:
+                        entry[f"{kind}_wal_bytes"].append(wal() - wal_before)
                     entry[f"{kind}_returned"].append(len(visits))
                     urls = [v.url for v in visits]
                     # only where the policy's order has no ties: otherwise another plan may pick other equals
@@ -155,8 +173,9 @@ def run_grabs(store: Store, data: Dataset, checker: Checker, count: int, rounds:
                 if "error" in entry:
                     break
             for kind in ("dry_run", "real"):
-                times = entry[f"{kind}_ms"]
+                times, wal_bytes = entry[f"{kind}_ms"], entry[f"{kind}_wal_bytes"]
                 entry[f"{kind}_median_ms"] = statistics.median(times) if times else None
+                entry[f"{kind}_wal_median_bytes"] = statistics.median(wal_bytes) if wal_bytes else None
     return results
 
 
