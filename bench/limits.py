@@ -219,7 +219,7 @@ def run_origins(store: Store, limit: Any, data: Dataset, store_name: str, args: 
             result[f"grab_{policy}_dry_run_median_ms"] = entry["dry_run_median_ms"]
             result[f"grab_{policy}_real_median_ms"] = entry["real_median_ms"]
             if entry["real_wal_median_bytes"] is not None:
-                console.print(f"  grab 1,000 {policy}: WAL written, median of the rounds: real "
+                console.print(f"  grab {args.grab_batch:,} {policy}: WAL written, median of the rounds: real "
                               f"{entry['real_wal_median_bytes'] / 1024:,.0f} KiB, dry run "
                               f"{entry['dry_run_wal_median_bytes'] / 1024:,.0f} KiB")
     result["anomalies"] = checker.anomalies

@@ -128,8 +128,6 @@ def wal_meter(store: Store) -> Iterator[Callable[[], int] | None]:
     if dsn is None:
         yield None
         return
-    import psycopg
-
     with psycopg.connect(dsn, autocommit=True) as conn:
         yield lambda: int(conn.execute("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").fetchone()[0])
 
