@@ -145,6 +145,18 @@ def run_rows(ids: TaskIds, grabbed: Sequence[ScheduledRun]) -> Iterator[tuple]:
         yield (run_id, g.task.id, g.run.backend_id, g.run.scheduled, g.run.status.value)
 
 
+def copy_rows(cur: psycopg.Cursor, table: str, columns: Sequence[tuple[str, str]], rows: Iterator[tuple]) -> None:
+    """One binary ``COPY`` of the rows into the table's named columns (PostgreSQL's types given: no guessing)."""
+    names = ", ".join(name for name, _ in columns)
+    with cur.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types([kind_ for _, kind_ in columns])
+        jsonb = [i for i, (_, kind_) in enumerate(columns) if kind_ == "jsonb"]
+        for row in rows:
+            if jsonb:
+                row = tuple(Jsonb(v) if i in jsonb else v for i, v in enumerate(row))
+            copy.write_row(row)
+
+
 class PostgresLimit:
     """``COPY`` into the bare tables of one PostgreSQL database (its own connection), and into its clones of the
     store's tables (create it after the store's schema)."""
@@ -167,7 +179,7 @@ class PostgresLimit:
         table, columns, _ = TABLES[kind]
         start = time.perf_counter()
         with self.conn.cursor() as cur:
-            self._copy(cur, table, columns, rows)
+            copy_rows(cur, table, columns, rows)
         self.conn.commit()
         return time.perf_counter() - start
 
@@ -176,7 +188,7 @@ class PostgresLimit:
         start = time.perf_counter()
         with self.conn.cursor() as cur:
             for (table, columns), table_rows in zip(SHAPED[kind], rows):
-                self._copy(cur, f"limit_shaped_{table}", columns, iter(table_rows))
+                copy_rows(cur, f"limit_shaped_{table}", columns, iter(table_rows))
         self.conn.commit()
         return time.perf_counter() - start
 
@@ -187,22 +199,11 @@ class PostgresLimit:
         sets = ", ".join(f"{name} = r.{name}" for name, _ in columns[2:])
         start = time.perf_counter()
         with self.conn.cursor() as cur:
-            self._copy(cur, f"limit_staged_{table}", columns, iter(rows))
+            copy_rows(cur, f"limit_staged_{table}", columns, iter(rows))
             cur.execute(f"UPDATE limit_shaped_{table} AS s SET {sets} FROM limit_staged_{table} AS r "
                         "WHERE s.url = r.url AND s.visit_type = r.visit_type")
         self.conn.commit()
         return time.perf_counter() - start
-
-    @staticmethod
-    def _copy(cur: psycopg.Cursor, table: str, columns: Sequence[tuple[str, str]], rows: Iterator[tuple]) -> None:
-        names = ", ".join(name for name, _ in columns)
-        with cur.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types([kind_ for _, kind_ in columns])
-            jsonb = [i for i, (_, kind_) in enumerate(columns) if kind_ == "jsonb"]
-            for row in rows:
-                if jsonb:
-                    row = tuple(Jsonb(v) if i in jsonb else v for i, v in enumerate(row))
-                copy.write_row(row)
 
     def close(self) -> None:
         self.conn.close()
