@@ -13,7 +13,10 @@ The same rows go into each copy, batch by batch, the copies taking turns at goin
 1. **listings**: the rows the store writes for a new listed origin (its listing and its visit-stats row),
    one binary ``COPY`` per table and a commit, as ``bench/limits.py`` measures the schema's limit;
 2. **statuses**: the visit-stats rows the store ends with after each batch of statuses (computed once,
-   untimed, by the domain's rule), ``COPY``ed into a staging table and applied by one ``UPDATE … FROM``;
+   untimed, by the domain's rule), ``COPY``ed into a staging table and applied by one ``UPDATE … FROM``,
+   with the planner settings of the store's batches (index lookups only: on the hash-partitioned copy the
+   planner would otherwise scan every part whole, for every batch) and, as in the store's sessions, without JIT
+   (the partitioned plans cost enough to be compiled, about half a second per batch);
 3. after ``VACUUM ANALYZE``, **grabs of** ``--grab-batch`` **origins** by four policies, with the store's own
    pick statements (the copy's schema first on the ``search_path``), in transactions rolled back so that
    each round starts from the same rows: the pick alone (what a dry run runs), and the pick with its
@@ -47,7 +50,7 @@ from test_servers.postgres import PostgresCluster  # noqa: E402
 
 from ostinato.domain.visits import plan_visit_feedback  # noqa: E402
 from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from ostinato.store.postgresql.dialect import role_queries  # noqa: E402
+from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries  # noqa: E402
 
 from limits import WAL_SETTINGS  # noqa: E402
 from limits_copy import SHAPED, SHAPED_UPDATES, copy_rows, shaped_listed_rows, shaped_stats_rows  # noqa: E402
@@ -56,6 +59,7 @@ from tasks import code_version, console, progress, result_header  # noqa: E402
 
 PG = role_queries("origins")
 TABLES = ("listed_origin", "origin_visit_stats")
+LAYOUTS = {"plain": "", "by_type": " PARTITION BY LIST (visit_type)", "by_hash": " PARTITION BY HASH (url)"}
 PICKS = ("pick_never_visited_oldest_update_first", "pick_already_visited_order_by_lag",
          "pick_oldest_scheduled_first", "pick_stop_after_success")
 LISTER_ID = 1
@@ -84,10 +88,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--batch", type=int, default=10_000, help="rows per write (default 10000)")
     parser.add_argument("--grab-batch", type=int, default=1000, help="origins per grab (default 1000)")
     parser.add_argument("--rounds", type=int, default=9, help="rounds of grabs per policy and copy (default 9)")
+    parser.add_argument("--layouts", default=",".join(LAYOUTS), help=f"copies to build, among {','.join(LAYOUTS)} "
+                        "(default all; plain is always built: the ratios are to it)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--shared-buffers", default="2GB")
     parser.add_argument("--json-out", type=Path, help="default bench/results/partitions-<date>-<commit>-<N>.json")
     args = parser.parse_args(argv)
+    chosen = [name for name in args.layouts.split(",") if name]
+    if set(chosen) - set(LAYOUTS):
+        parser.error(f"--layouts: expected some of {', '.join(LAYOUTS)}")
+    args.layouts = ["plain", *(name for name in LAYOUTS if name in chosen and name != "plain")]
     if args.parts < 2:
         parser.error("--parts: expected at least 2")
     if args.origins < args.batch or args.batch < 1:
@@ -95,11 +105,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def layouts(parts: int) -> dict[str, list[str]]:
+def layouts(parts: int, names: list[str]) -> dict[str, list[str]]:
     """Each copy's name and the statements that make it, after the store's schema is in ``public``."""
     made: dict[str, list[str]] = {}
-    for layout, spec in (("plain", ""), ("by_type", " PARTITION BY LIST (visit_type)"),
-                         ("by_hash", " PARTITION BY HASH (url)")):
+    for layout in names:
+        spec = LAYOUTS[layout]
         statements = [f"CREATE SCHEMA {layout}"]
         for table in TABLES:
             statements.append(f"CREATE TABLE {layout}.{table} (LIKE public.{table} INCLUDING ALL){spec}")
@@ -134,6 +144,7 @@ def write_stats(conn: psycopg.Connection, layout: str, rows: list[tuple]) -> flo
     sets = ", ".join(f"{name} = r.{name}" for name, _ in columns[2:])
     start = time.perf_counter()
     with conn.cursor() as cur:
+        cur.execute(INDEX_DRIVEN_BATCHES)  # as the store's batches: without it, each part is scanned whole
         copy_rows(cur, f"staged_{table}", columns, iter(rows))
         cur.execute(f"UPDATE {layout}.{table} AS s SET {sets} FROM staged_{table} AS r "
                     "WHERE s.url = r.url AND s.visit_type = r.visit_type")
@@ -262,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         store.init_schema()
         store.close()
         with psycopg.connect(dsn) as conn:
-            made = layouts(args.parts)
+            conn.execute("SET jit = off")  # as the store's sessions: with 16 parts a batch's plan would be compiled
+            made = layouts(args.parts, args.layouts)
             for statements in made.values():
                 for statement in statements:
                     conn.execute(statement)
