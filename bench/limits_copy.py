@@ -157,6 +157,20 @@ def copy_rows(cur: psycopg.Cursor, table: str, columns: Sequence[tuple[str, str]
             copy.write_row(row)
 
 
+def copy_shaped(cur: psycopg.Cursor, kind: str, table_name: Any, rows: Sequence[Sequence[tuple]]) -> None:
+    """COPY each of the store's tables' rows for ``kind`` into the table ``table_name(store_table)`` names."""
+    for (table, columns), table_rows in zip(SHAPED[kind], rows):
+        copy_rows(cur, table_name(table), columns, iter(table_rows))
+
+
+def update_from_staged(cur: psycopg.Cursor, kind: str, staged: str, target: str, rows: Sequence[tuple]) -> None:
+    """COPY the new rows of ``kind`` into the staging table and apply them to ``target`` by one ``UPDATE … FROM``."""
+    _, columns = SHAPED_UPDATES[kind]
+    sets = ", ".join(f"{name} = r.{name}" for name, _ in columns[2:])
+    copy_rows(cur, staged, columns, iter(rows))
+    cur.execute(f"UPDATE {target} AS s SET {sets} FROM {staged} AS r WHERE s.url = r.url AND s.visit_type = r.visit_type")
+
+
 class PostgresLimit:
     """``COPY`` into the bare tables of one PostgreSQL database (its own connection), and into its clones of the
     store's tables (create it after the store's schema)."""
@@ -188,21 +202,17 @@ class PostgresLimit:
         """COPY each table's rows into the clone of the store's table, all in one commit; seconds spent."""
         start = time.perf_counter()
         with self.conn.cursor() as cur:
-            for (table, columns), table_rows in zip(SHAPED[kind], rows):
-                copy_rows(cur, f"limit_shaped_{table}", columns, iter(table_rows))
+            copy_shaped(cur, kind, lambda table: f"limit_shaped_{table}", rows)
         self.conn.commit()
         return time.perf_counter() - start
 
     def write_updated(self, kind: str, rows: Sequence[tuple]) -> float:
         """COPY the new rows into a staging table, apply them to the clone of the store's table with one
         ``UPDATE … FROM`` and commit; seconds spent."""
-        table, columns = SHAPED_UPDATES[kind]
-        sets = ", ".join(f"{name} = r.{name}" for name, _ in columns[2:])
+        table, _ = SHAPED_UPDATES[kind]
         start = time.perf_counter()
         with self.conn.cursor() as cur:
-            copy_rows(cur, f"limit_staged_{table}", columns, iter(rows))
-            cur.execute(f"UPDATE limit_shaped_{table} AS s SET {sets} FROM limit_staged_{table} AS r "
-                        "WHERE s.url = r.url AND s.visit_type = r.visit_type")
+            update_from_staged(cur, kind, f"limit_staged_{table}", f"limit_shaped_{table}", rows)
         self.conn.commit()
         return time.perf_counter() - start
 

@@ -53,7 +53,7 @@ from ostinato.store.postgresql import PostgresStore  # noqa: E402
 from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries  # noqa: E402
 
 from limits import WAL_SETTINGS  # noqa: E402
-from limits_copy import SHAPED, SHAPED_UPDATES, copy_rows, shaped_listed_rows, shaped_stats_rows  # noqa: E402
+from limits_copy import SHAPED_UPDATES, copy_shaped, shaped_listed_rows, shaped_stats_rows, update_from_staged  # noqa: E402
 from origins_data import FEEDBACK, VISIT_TYPE, Dataset  # noqa: E402
 from tasks import code_version, console, progress, result_header  # noqa: E402
 
@@ -133,21 +133,17 @@ def taking_turns(names: list[str], batch_number: int) -> list[str]:
 def write_listings(conn: psycopg.Connection, layout: str, rows: tuple[list[tuple], ...]) -> float:
     start = time.perf_counter()
     with conn.cursor() as cur:
-        for (table, columns), table_rows in zip(SHAPED["listed_origin"], rows):
-            copy_rows(cur, f"{layout}.{table}", columns, iter(table_rows))
+        copy_shaped(cur, "listed_origin", lambda table: f"{layout}.{table}", rows)
     conn.commit()
     return time.perf_counter() - start
 
 
 def write_stats(conn: psycopg.Connection, layout: str, rows: list[tuple]) -> float:
-    table, columns = SHAPED_UPDATES["visit_status"]
-    sets = ", ".join(f"{name} = r.{name}" for name, _ in columns[2:])
+    table, _ = SHAPED_UPDATES["visit_status"]
     start = time.perf_counter()
     with conn.cursor() as cur:
         cur.execute(INDEX_DRIVEN_BATCHES)  # as the store's batches: without it, each part is scanned whole
-        copy_rows(cur, f"staged_{table}", columns, iter(rows))
-        cur.execute(f"UPDATE {layout}.{table} AS s SET {sets} FROM staged_{table} AS r "
-                    "WHERE s.url = r.url AND s.visit_type = r.visit_type")
+        update_from_staged(cur, "visit_status", f"staged_{table}", f"{layout}.{table}", rows)
     conn.commit()
     return time.perf_counter() - start
 
