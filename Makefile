@@ -73,7 +73,7 @@ calendars: system-deps install-test
 
 # swh-scheduler 3.6.0's own tests (test_scheduler.py, test_journal_client.py) through its own client against
 # `ostinato swh-rpc serve`, on SQLite and PostgreSQL; makes .bench-venvs/swh-scheduler-3.6.0 on first use.
-# JSON under bench/results/ (see docs/reference/swh-compat.md). `make test` runs its SQLite short form.
+# JSON under bench/results/ (see docs/reference/swh-compat.md). `make test` runs it too (tests/e2e/test_swh_compat_short.py).
 swh-compat: install-test system-deps
 	$(BIN)/python bench/swh_compat.py
 

@@ -11,7 +11,7 @@
 4. prints passed / failed / exempted per file and store, and writes them, with the
    names of the failed tests, as JSON under ``bench/results/``.
 
-Exit status 1 when a test fails: every one must pass (``make test`` runs the SQLite form).
+Exit status 1 when a test fails: every one must pass (``make test`` runs it on both stores).
 A test may only be exempted (``EXEMPTED`` of ``bench/swh_compat/conftest.py``, with its
 reason) if it inspects swh-scheduler's storage internals rather than its behaviour.
 

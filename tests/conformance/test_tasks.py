@@ -37,6 +37,14 @@ def test_create_fills_defaults_from_the_task_type(store):
     assert store.get_tasks([task.id]) == [task]
 
 
+def test_a_batch_gets_ids_in_the_order_given(store):
+    # later next runs first, two types interleaved: the ids still follow the batch's order
+    batch = [new(f"https://o/{i}", type=("load-git", "load-hg")[i % 2], next_run=T0 - timedelta(minutes=i))
+             for i in range(7)]
+    ids = [task.id for task in store.create_tasks(batch)]
+    assert ids == sorted(ids) and len(set(ids)) == 7
+
+
 def test_oneshot_task_has_no_interval(store):
     [task] = store.create_tasks([new(policy=TaskPolicy.ONESHOT)])
     assert task.policy is TaskPolicy.ONESHOT and task.current_interval is None

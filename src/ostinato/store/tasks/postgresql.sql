@@ -43,14 +43,16 @@ CROSS JOIN LATERAL (
 
 -- name: insert_tasks
 -- rows: a JSON array of tasks (one parameter, parsed in C: a column per field costs more to build in
--- the client than to apply), in the ready index's order: the batch's entries land side by side there;
--- a task with a pending duplicate (find_pending_duplicates's probe, sent in the same batch) is skipped, so
--- that both statements go together without waiting for each other; RETURNING read by position
+-- the client than to apply), inserted in the order given, so that the tasks of one batch get ids in that
+-- order; a task with a pending duplicate (find_pending_duplicates's probe, sent in the same batch) is
+-- skipped, so that both statements go together without waiting for each other; RETURNING read by position
 INSERT INTO task (type, arguments, arguments_digest, next_run, current_interval, status, policy, retries_left, priority)
 SELECT r.type, r.arguments::jsonb, decode(r.digest, 'hex'), r.next_run, r.current_interval, 'next_run_not_scheduled',
        r.policy, r.retries_left, r.priority
-FROM json_to_recordset(%(rows)s::json) AS r(type text, arguments text, digest text, next_run timestamptz,
-                                            current_interval interval, policy text, retries_left bigint, priority text)
+FROM ROWS FROM (json_to_recordset(%(rows)s::json) AS (type text, arguments text, digest text, next_run timestamptz,
+                                                     current_interval interval, policy text, retries_left bigint,
+                                                     priority text))
+     WITH ORDINALITY AS r(type, arguments, digest, next_run, current_interval, policy, retries_left, priority, ord)
 LEFT JOIN LATERAL (  -- LIMIT 1: one index probe per task, as find_pending_duplicates (never an anti-join)
     SELECT true AS found FROM task AS t
     WHERE t.type = r.type
@@ -63,7 +65,7 @@ LEFT JOIN LATERAL (  -- LIMIT 1: one index probe per task, as find_pending_dupli
     LIMIT 1
 ) AS d ON true
 WHERE d.found IS NULL
-ORDER BY r.type, r.next_run
+ORDER BY r.ord
 RETURNING id, type, arguments_digest, policy, priority, next_run;
 
 -- name: tasks_in
