@@ -72,7 +72,7 @@ def test_one_row_per_listing_and_the_lister_filter(store, lister):
     listed(store, other, 1)
     rows = store.grab_listed_origins(ListingGrab("git", 5, ListingOrder.OLDEST_SCHEDULED_FIRST), T0)
     assert sorted(row.lister_id for row in rows) == sorted([lister.id, other.id])
-    [only] = store.grab_listed_origins(ListingGrab("git", 5, ListingOrder.OLDEST_SCHEDULED_FIRST, lister_id=other.id,
+    [only] = store.grab_listed_origins(ListingGrab("git", 5, ListingOrder.OLDEST_SCHEDULED_FIRST, lister_ids=(other.id,),
                                                    scheduled_cooldown=None, absolute_cooldown=None), T0 + DAY)
     assert only.lister_id == other.id
 
@@ -108,7 +108,7 @@ def test_origins_without_last_update_by_queue_position(store, lister):
 def test_first_visits_after_listing(store, lister):
     listed(store, lister, 2)
     assert grab(store, count=1) == [url(0)]
-    after = dict(lister_id=lister.id, absolute_cooldown=None, scheduled_cooldown=None)
+    after = dict(lister_ids=(lister.id,), absolute_cooldown=None, scheduled_cooldown=None)
     assert grab(store, ListingOrder.FIRST_VISITS_AFTER_LISTING, **after) == [url(1)]
     assert grab(store, ListingOrder.FIRST_VISITS_AFTER_LISTING, scheduled_before=T0 + DAY, **after) == [url(0), url(1)]
 

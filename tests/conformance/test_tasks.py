@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from datetime import timedelta
 
 import pytest
@@ -43,6 +45,18 @@ def test_a_batch_gets_ids_in_the_order_given(store):
              for i in range(7)]
     ids = [task.id for task in store.create_tasks(batch)]
     assert ids == sorted(ids) and len(set(ids)) == 7
+
+
+def test_a_task_made_disabled_is_kept_disabled_and_never_deduplicated(store):
+    pending = store.create_tasks([new("https://d")])[0]
+    made = store.create_tasks([dataclasses.replace(new("https://d"), status=TaskStatus.DISABLED),
+                               dataclasses.replace(new("https://d"), status=TaskStatus.DISABLED)])
+    assert [t.status for t in made] == [TaskStatus.DISABLED] * 2
+    assert len({pending.id, *(t.id for t in made)}) == 3
+    assert {t.id: t.status for t in store.get_tasks([t.id for t in made])} == {t.id: TaskStatus.DISABLED for t in made}
+    # a pending one is still found again, and is the only one a runner takes
+    assert store.create_tasks([new("https://d")])[0].id == pending.id
+    assert [run.task.id for run in store.grab_ready_tasks("load-git", T0, 10)] == [pending.id]
 
 
 def test_oneshot_task_has_no_interval(store):

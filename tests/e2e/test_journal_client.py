@@ -272,6 +272,25 @@ def test_bad_messages_are_counted_logged_and_skipped(store, broker, topic, clock
     assert store.get_visit_stats(keys_of(good)) == expected_stats(tmp_path, good, clock)
 
 
+def test_a_status_the_store_cannot_keep_is_rejected_and_the_rest_recorded(pg_store, broker, topic, clock, tmp_path):
+    import random
+
+    letters = random.Random(3)
+    # a URL the message allows but PostgreSQL's index cannot hold (3,000 bytes that do not compress)
+    noise = "https://forge.example/" + "".join(letters.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(3000))
+    good = statuses(4)
+    bad = VisitStatus(noise, 1, "git", JournalStatus.FULL, T0, b"\x05" * 20)
+    items = good[:5] + [bad] + good[5:]
+    produce_statuses(broker, topic, items)
+    with client(pg_store, broker, topic, clock, "g-index", batch_size=20) as journal:
+        drain(journal, len(items))
+    counters = journal.counters
+    assert (counters.recorded, counters.rejected) == (len(good), 1)
+    assert committed_total(broker, "g-index", topic) == len(items)  # committed past it: no poison pill
+    assert pg_store.get_visit_stats(keys_of(good)) == expected_stats(tmp_path, good, clock)
+    assert pg_store.get_visit_stats([(noise, "git")]) == []
+
+
 @pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
 def test_cli_reads_to_the_end_and_exits(store_url, broker, topic, tmp_path, monkeypatch):
     monkeypatch.delenv("OSTINATO_CONFIG", raising=False)

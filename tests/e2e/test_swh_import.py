@@ -105,8 +105,8 @@ def check_tasks(dsn: str, store) -> None:
         got = store.get_task_type(type_)
         assert (got.description, got.backend_name, got.default_interval, got.min_interval, got.max_interval,
                 got.max_queue_length, got.num_retries) == (description, backend, default, low, high, queue, retries)
-        assert got.backoff_factor == (None if backoff == 1 else backoff)
-        assert got.retry_delay == (timedelta(hours=1) if retries and delay is None else delay)
+        assert got.backoff_factor == backoff  # kept as given: 1 included
+        assert got.retry_delay == delay
     rows = source_rows(dsn, "SELECT id, type, arguments, next_run, current_interval, status::text, policy::text, "
                             "retries_left, priority::text FROM task ORDER BY id")
     stored = {t.id: t for t in store.get_tasks([r[0] for r in rows])}
@@ -220,8 +220,8 @@ def test_the_edges_of_the_dataset_are_where_the_mapping_says(store_url, swh_sour
     import_json(store_url, swh_source)
     with open_store(store_url, create=False) as store:
         lister_type = store.get_task_type("list-gitlab-full")
-        assert lister_type.backoff_factor is None and lister_type.num_retries is None
-        assert store.get_task_type("index-mimetype").retry_delay == timedelta(hours=1)
+        assert lister_type.backoff_factor == 1.0 and lister_type.num_retries is None
+        assert store.get_task_type("index-mimetype").retry_delay is None  # retried after an hour, as by the peer
         statuses = {r.status.value for r in store.list_task_runs(limit=1000)}
         assert statuses == {"scheduled", "started", "eventful", "uneventful", "failed", "permfailed", "lost"}
         tasks = store.search_tasks(limit=1000)

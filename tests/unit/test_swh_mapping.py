@@ -62,10 +62,12 @@ def test_cooldowns_follow_ostinatos_rules_over_the_peers_times():
     assert cooldown_of(None, None, None, COOLDOWNS) is None
 
 
-def test_task_types_say_no_backoff_with_none_and_get_the_peers_retry_delay():
-    row = ("list-x", "a lister", "x.tasks.List", 90 * D, 90 * D, 90 * D, 1.0, None, 2, None)
+def test_task_types_are_kept_as_the_peer_has_them():
+    row = ("list-x", "a lister", "x.tasks.List", 100 * D, 90 * D, 90 * D, 1.0, 0, 2, None)
     task_type = task_type_of(row)
-    assert task_type.backoff_factor is None and task_type.retry_delay == H
+    assert (task_type.backoff_factor, task_type.retry_delay, task_type.default_interval, task_type.max_queue_length) \
+        == (1.0, None, 100 * D, 0)
+    assert task_type.queue_limit is None  # 0: no limit, as the peer's runner reads it
     with pytest.raises(ValidationError, match="backoff_factor"):
         task_type_of(("list-x", "a lister", "x.tasks.List", D, None, None, 0.5, None, None, None))
 

@@ -3,8 +3,8 @@ describe the bodies in the OpenAPI description and turn away, before any route r
 store could not hold (400 naming the field).
 
 Every model forbids unknown fields; text is bounded and may not hold NUL (PostgreSQL refuses
-it) nor unpaired surrogates; numbers are bounded; a URL fits an index entry (at most
-:data:`URL_MAX_BYTES` bytes of UTF-8); JSON arguments are bounded in size and depth. What the
+it) nor unpaired surrogates; numbers are bounded; a URL has at most :data:`URL_MAX_BYTES` bytes
+of UTF-8 (and fits the store's index, which the store checks); JSON arguments are bounded in size and depth. What the
 domain checks further (a duration's syntax, a known policy, a cron expression) it checks on
 the validated fields, naming the field as before.
 """
@@ -17,13 +17,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from ..domain.limits import MAX_URL_BYTES
 from ..domain.visit_policies import VisitPolicy
 from .request_handling import MAX_BULK
 
 #: the largest id or counter a request may name (a signed 64-bit integer)
 MAX_ID = 2**63 - 1
-#: a URL is part of an index key: PostgreSQL's B-tree refuses entries above ~2.7 kB
-URL_MAX_BYTES = 2048
+#: the longest URL (the store checks that it fits its index: see domain/limits.py)
+URL_MAX_BYTES = MAX_URL_BYTES
 #: the largest JSON document of task arguments or loader arguments, serialised
 ARGUMENTS_MAX_BYTES = 64 * 1024
 #: the longest duration given in seconds: about a hundred years

@@ -230,7 +230,7 @@ def gather(ctx: ApiContext) -> Dashboard:
     task_types = [TaskTypeRow(t.type, activity.ready.get(t.type, 0), activity.in_flight.get(t.type, 0),
                               activity.failed.get(t.type, 0)) for t in ctx.store.list_task_types()]
     failures = [Failure("task run", task_type, run.id, run.status.value, run.ended or run.started or run.scheduled,
-                        _short_detail(run.metadata)) for task_type, run in activity.recent_failures]
+                        _short_detail(run.metadata or {})) for task_type, run in activity.recent_failures]
     failures += schedule_failures(ctx, schedules)
     failures.sort(key=lambda f: f.at or datetime.min.replace(tzinfo=now.tzinfo), reverse=True)
     return Dashboard(now, schedule_rows(ctx, schedules, now), visit_type_rows(ctx.store.get_origin_metrics()),

@@ -23,8 +23,9 @@ from typing import Any, Final, Mapping
 
 from .errors import ValidationError
 
-#: an origin URL: (url, visit_type) must fit a PostgreSQL b-tree row
-MAX_URL_BYTES: Final = 2048
+#: an origin URL (real forges have URLs of several kilobytes); on PostgreSQL, (url, visit_type) must
+#: also fit a b-tree entry: about 2,600 bytes, more if the URL compresses (a store refuses it then)
+MAX_URL_BYTES: Final = 65_536
 #: a visit type
 MAX_TYPE_BYTES: Final = 100
 MIN_TIME: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)

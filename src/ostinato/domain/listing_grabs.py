@@ -52,7 +52,8 @@ class ListingGrab:
     order: ListingOrder
     #: listings enabled (True) or disabled (False)
     enabled: bool = True
-    lister_id: int | None = None
+    #: the listings of these listers only (None: of any)
+    lister_ids: tuple[int, ...] | None = None
     absolute_cooldown: timedelta | None = timedelta(hours=12)
     scheduled_cooldown: timedelta | None = timedelta(days=7)
     failed_cooldown: timedelta | None = timedelta(days=14)
@@ -74,6 +75,9 @@ class ListingGrab:
             raise ValidationError("count", "a whole number of 0 or more", self.count)
         if not isinstance(self.order, ListingOrder):
             raise ValidationError("order", "a scheduling policy of the protocol", self.order)
+        if self.lister_ids is not None and (not isinstance(self.lister_ids, tuple) or not all(
+                isinstance(i, int) and not isinstance(i, bool) for i in self.lister_ids)):
+            raise ValidationError("lister_ids", "a tuple of lister ids, or null", self.lister_ids)
         for name in ("absolute_cooldown", "scheduled_cooldown", "failed_cooldown", "not_found_cooldown"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, timedelta):

@@ -128,6 +128,10 @@ def parse_priority(value: Any) -> TaskPriority | None:
     return _enum_value(TaskPriority, value, "priority")
 
 
+#: the delay before a retry when the task type sets none (a type kept as given; the swh protocol's rule)
+DEFAULT_RETRY_DELAY = timedelta(hours=1)
+
+
 @dataclass(frozen=True, slots=True)
 class TaskType:
     """A declared type of task and its scheduling knobs."""
@@ -143,8 +147,15 @@ class TaskType:
     num_retries: int | None = None
     retry_delay: timedelta | None = None
 
-    def validated(self) -> "TaskType":
-        """Return self if every field is consistent; raise ValidationError naming the field otherwise."""
+    def validated(self, *, strict: bool = True) -> "TaskType":
+        """Return self if every field can be kept; raise ValidationError naming the field otherwise.
+
+        ``strict`` (Ostinato's own interfaces) also asks for a consistent type: a default interval
+        within ``[min_interval, max_interval]``, a delay for retries, a queue of at least one. The
+        swh protocol's store keeps a type without those (its ``task-type add`` makes a backoff
+        factor of 1 and retries with no delay): ``strict=False`` checks only what can be stored
+        and used, as given; the rules cope (:meth:`clamp`, :func:`apply_run_outcome`'s delays, a
+        queue length of 0 meaning none, as in the protocol's runner)."""
         if not isinstance(self.type, str) or not self.type.strip():
             raise ValidationError("type", "a non-empty name", self.type)
         check_stored_text(self.type, "type", 200)
@@ -156,24 +167,27 @@ class TaskType:
         check_stored_text(self.description, "description")
         for name in ("default_interval", "min_interval", "max_interval", "retry_delay"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, timedelta) or not timedelta(0) < value <= MAX_DURATION):
-                raise ValidationError(name, f"a positive duration of at most {MAX_DURATION.days} days", value)
+            lowest = "positive" if strict or name != "default_interval" else "zero or positive"
+            if value is not None and (not isinstance(value, timedelta) or not timedelta(0) <= value <= MAX_DURATION
+                                      or (value == timedelta(0) and lowest == "positive")):
+                raise ValidationError(name, f"a {lowest} duration of at most {MAX_DURATION.days} days", value)
         lo, hi, default = self.min_interval, self.max_interval, self.default_interval
         if lo is not None and hi is not None and lo > hi:
             raise ValidationError("min_interval", f"at most max_interval ({hi})", lo)
-        if default is not None and lo is not None and default < lo:
+        if strict and default is not None and lo is not None and default < lo:
             raise ValidationError("default_interval", f"at least min_interval ({lo})", default)
-        if default is not None and hi is not None and default > hi:
+        if strict and default is not None and hi is not None and default > hi:
             raise ValidationError("default_interval", f"at most max_interval ({hi})", default)
         if self.backoff_factor is not None:
             if (isinstance(self.backoff_factor, bool) or not isinstance(self.backoff_factor, (int, float))
-                    or not 1 < self.backoff_factor < math.inf):
-                raise ValidationError("backoff_factor", "a number greater than 1 (finite)", self.backoff_factor)
+                    or not 1 <= self.backoff_factor < math.inf):
+                raise ValidationError("backoff_factor", "a finite number of at least 1 (1: a fixed interval)",
+                                      self.backoff_factor)
         if self.max_queue_length is not None:
-            check_whole(self.max_queue_length, "max_queue_length", 1)
+            check_whole(self.max_queue_length, "max_queue_length", 1 if strict else 0)
         if self.num_retries is not None:
             check_whole(self.num_retries, "num_retries")
-            if self.num_retries > 0 and self.retry_delay is None:
+            if strict and self.num_retries > 0 and self.retry_delay is None:
                 raise ValidationError("retry_delay", "a positive duration when num_retries > 0", None)
         return self
 
@@ -189,6 +203,12 @@ class TaskType:
     @property
     def retries(self) -> int:
         return self.num_retries or 0
+
+    @property
+    def queue_limit(self) -> int | None:
+        """The longest its queue may be; None for no limit (a ``max_queue_length`` of None, or of 0,
+        which the swh protocol's runner reads as none too)."""
+        return self.max_queue_length or None
 
     def to_dict(self) -> dict[str, Any]:
         """Under the task model's field names, durations in seconds (the CLI's ``--json``, the API's bodies)."""
@@ -266,7 +286,8 @@ class TaskArguments:
 
 @dataclass(frozen=True, slots=True)
 class NewTask:
-    """A task to create. ``current_interval`` defaults to the type's ``default_interval``."""
+    """A task to create. ``current_interval`` defaults to the type's ``default_interval``; ``status`` is
+    the one it starts in (pending by default; the swh protocol lets a caller create a task disabled)."""
 
     type: str
     next_run: datetime
@@ -275,6 +296,8 @@ class NewTask:
     priority: TaskPriority | None = None
     current_interval: timedelta | None = None
     retries_left: int | None = None
+    status: TaskStatus = TaskStatus.NEXT_RUN_NOT_SCHEDULED
+
 
 @dataclass(frozen=True, slots=True)
 class Task:
@@ -310,7 +333,9 @@ class TaskRun:
     scheduled: datetime | None
     started: datetime | None
     ended: datetime | None
-    metadata: Mapping[str, Any]
+    #: None: none was ever given (a run scheduled through the swh protocol without any; an event's metadata,
+    #: even empty, makes it an object)
+    metadata: Mapping[str, Any] | None
     status: TaskRunStatus
 
     def to_dict(self) -> dict[str, Any]:
@@ -324,7 +349,7 @@ class TaskRun:
             "scheduled": iso(self.scheduled),
             "started": iso(self.started),
             "ended": iso(self.ended),
-            "metadata": dict(self.metadata),
+            "metadata": dict(self.metadata or {}),
             "status": self.status.value,
         }
 
@@ -336,8 +361,10 @@ class NewTaskRun:
 
     task: int
     backend_id: str | None
-    scheduled: datetime
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: None: none given (kept as none, as the swh protocol's bulk scheduling keeps it)
+    scheduled: datetime | None
+    #: None: none given (kept as none, as the swh protocol's bulk scheduling keeps it)
+    metadata: Mapping[str, Any] | None = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +394,7 @@ def lost_run_events(run_ids: Sequence[int], now: datetime) -> list[RunEvent]:
 def prepared_task(task: NewTask, task_type: TaskType) -> tuple[timedelta | None, int, str]:
     """Check the task against its type (raise ValidationError if it cannot run); its interval and retries with
     the type's defaults filled in, and its arguments' canonical JSON (``TaskArguments.storable_json``: checked
-    and written in one pass). Same type, arguments, policy and priority is the same task."""
+    and written in one pass). Same type, arguments, policy, priority and status is the same task."""
     next_run = task.next_run
     if not isinstance(next_run, datetime) or next_run.tzinfo is None:
         raise ValidationError("next_run", "a timezone-aware time", next_run)
@@ -392,6 +419,8 @@ def prepared_task(task: NewTask, task_type: TaskType) -> tuple[timedelta | None,
     if retries is None:
         retries = task_type.retries
     check_whole(retries, "retries_left")
+    if not isinstance(task.status, TaskStatus):
+        raise ValidationError("status", "a task status", task.status)
     return interval, retries, arguments
 
 
@@ -414,7 +443,8 @@ def apply_run_outcome(task: Task, task_type: TaskType, outcome: TaskRunStatus, e
     - eventful: the interval is divided by ``backoff_factor``; uneventful: multiplied
       by it; both clamped to ``[min_interval, max_interval]``; ``next_run = ended + interval``;
       retries are refilled. A one-shot task that succeeds is completed.
-    - failed / lost: a retry is consumed (``next_run = ended + retry_delay``); when
+    - failed / lost: a retry is consumed (``next_run = ended + retry_delay``, an hour for a type
+      with none, as in the swh protocol's rule); when
       none is left a recurring task falls back to its normal interval and gets its
       retries back, a one-shot task is disabled.
     - permfailed: the task is disabled.
@@ -435,7 +465,7 @@ def apply_run_outcome(task: Task, task_type: TaskType, outcome: TaskRunStatus, e
         return TaskChange(TaskStatus.DISABLED, task.next_run, interval, task.retries_left)
     # failed or lost
     if task.retries_left > 0:
-        delay = task_type.retry_delay or interval or timedelta(hours=1)
+        delay = task_type.retry_delay or DEFAULT_RETRY_DELAY
         return TaskChange(TaskStatus.NEXT_RUN_NOT_SCHEDULED, ended + delay, interval, task.retries_left - 1)
     if task.policy is TaskPolicy.ONESHOT:
         return TaskChange(TaskStatus.DISABLED, task.next_run, interval, 0)
@@ -443,22 +473,29 @@ def apply_run_outcome(task: Task, task_type: TaskType, outcome: TaskRunStatus, e
     return TaskChange(TaskStatus.NEXT_RUN_NOT_SCHEDULED, ended + interval, interval, task_type.retries)
 
 
-def fold_run_events(run: TaskRun, events: Sequence[RunEvent]) -> tuple[TaskRun, TaskRunStatus | None]:
+def fold_run_events(run: TaskRun, events: Sequence[RunEvent], *, as_told: bool = False) -> tuple[TaskRun, TaskRunStatus | None]:
     """Apply a run's events in order; return the new run and the final outcome reached, if any.
 
     Events for a run that is already final are ignored (a late or duplicate report
-    changes nothing), so every feedback path is idempotent.
+    changes nothing), so every feedback path is idempotent. ``as_told`` (the swh
+    protocol's start and end, which an executor's retry of one job repeats) applies
+    each event whatever came before: a start after the end makes the run started
+    again, a second end ends it again (and moves its task again); metadata, even
+    none, makes the run's an object.
     """
     final: TaskRunStatus | None = None
     for event in events:
-        if run.status.is_final:
+        if run.status.is_final and not as_told:
             break
         if event.status is TaskRunStatus.SCHEDULED:
             continue
-        metadata = {**run.metadata, **event.metadata} if event.metadata else run.metadata
+        if as_told:
+            metadata: Mapping[str, Any] | None = {**(run.metadata or {}), **(event.metadata or {})}
+        else:
+            metadata = {**(run.metadata or {}), **event.metadata} if event.metadata else run.metadata
         backend_id = event.backend_id or run.backend_id
         if event.status is TaskRunStatus.STARTED:
-            if run.status is TaskRunStatus.SCHEDULED:
+            if run.status is TaskRunStatus.SCHEDULED or as_told:
                 run = TaskRun(run.id, run.task, backend_id, run.scheduled, event.at, run.ended, metadata, TaskRunStatus.STARTED)
             continue
         run = TaskRun(run.id, run.task, backend_id, run.scheduled, run.started, event.at, metadata, event.status)
@@ -480,6 +517,8 @@ def plan_run_events(
     current: Mapping[int, tuple[TaskRun, Task]],
     task_types: Mapping[str, TaskType],
     events: Sequence[RunEvent],
+    *,
+    as_told: bool = False,
 ) -> RunEventPlan:
     """Fold a batch of events onto the stored runs and their tasks.
 
@@ -487,6 +526,7 @@ def plan_run_events(
     is applied before any final event, so a batch that carries both in either
     order gives the same result. A task moves only if it is still waiting on a
     run (``next_run_scheduled``): a task disabled meanwhile stays disabled.
+    ``as_told``: each event applies as told (:func:`fold_run_events`), in order.
     """
     by_run: dict[int, list[RunEvent]] = {}
     for event in events:
@@ -501,8 +541,9 @@ def plan_run_events(
             unknown.append(run_id)
             continue
         run, task = stored
-        run_events.sort(key=lambda e: e.status.is_final)
-        new_run, final = fold_run_events(run, run_events)
+        if not as_told:
+            run_events.sort(key=lambda e: e.status.is_final)
+        new_run, final = fold_run_events(run, run_events, as_told=as_told)
         if new_run == run:
             continue
         runs.append(new_run)

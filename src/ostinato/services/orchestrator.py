@@ -129,7 +129,7 @@ class Orchestrator:
 
     def free_room(self, task_type: TaskType) -> int:
         """The queue's free room, uncapped: its length (``batch_size`` if unbounded) minus what waits."""
-        length = task_type.max_queue_length if task_type.max_queue_length is not None else self.batch_size
+        length = task_type.queue_limit or self.batch_size
         try:
             waiting = self.executor.waiting(task_type)
             metrics.queue_depth(task_type.type, waiting)
@@ -144,7 +144,7 @@ class Orchestrator:
         """How many may be dispatched now: 0 while the queue is above the threshold, else its free room
         capped at ``batch_size``."""
         free = self.free_room(task_type)
-        length = task_type.max_queue_length if task_type.max_queue_length is not None else self.batch_size
+        length = task_type.queue_limit or self.batch_size
         if free <= 0 or free < self.threshold * length:
             return 0
         return min(free, self.batch_size)

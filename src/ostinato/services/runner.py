@@ -74,7 +74,7 @@ class TaskRunner:
 
     def room(self, task_type: TaskType) -> int:
         """How many runs of this type may be dispatched now (0 while its queue's depth is unknown)."""
-        if task_type.max_queue_length is None:
+        if task_type.queue_limit is None:
             return self.batch_size
         try:
             waiting = self.executor.waiting(task_type, priority=self.priority)
@@ -82,7 +82,7 @@ class TaskRunner:
             log.error("%s: %s not dispatched: %s", self.name, task_type.type, exc)
             return 0
         metrics.queue_depth(task_type.type + (":priority" if self.priority else ""), waiting)
-        return max(0, min(self.batch_size, task_type.max_queue_length - waiting))
+        return max(0, min(self.batch_size, task_type.queue_limit - waiting))
 
     def run_once(self) -> int:
         """One pass over every served task type; returns how many runs were dispatched."""

@@ -259,15 +259,16 @@ class JournalClient:
         if batch is None:
             return 0
         if batch.statuses:
+            rejected = self.counters.rejected
             try:
-                changed = self.store.record_visit_statuses(batch.statuses, self.policy, now=self.clock.now())
+                changed = self._record(batch.statuses)
             except Exception:  # noqa: BLE001 - whatever the store's trouble, keep the batch and try again
                 self.counters.store_failures += 1
                 self._failures_in_a_row += 1
                 log.exception("the store failed to record %d visit statuses (try %d); offsets not committed, "
                               "the batch will be tried again", len(batch.statuses), self._failures_in_a_row)
                 return 0
-            self.counters.recorded += len(batch.statuses)
+            self.counters.recorded += len(batch.statuses) - (self.counters.rejected - rejected)
             metrics.outcomes("visit", batch.statuses)
             self.counters.changed += changed
         self._failures_in_a_row = 0
@@ -277,6 +278,21 @@ class JournalClient:
         self._commit()
         self.counters.batches += 1
         return batch.messages
+
+    def _record(self, statuses: list) -> int:
+        """The store's ``record_visit_statuses``; a batch the store refuses as bad input (a status it cannot
+        keep, say a URL its index cannot hold, which the message alone did not show) is split until the
+        statuses at fault are found: those are rejected as bad messages, the others recorded."""
+        try:
+            return self.store.record_visit_statuses(statuses, self.policy, now=self.clock.now())
+        except ValidationError as exc:
+            if len(statuses) == 1:
+                self.counters.rejected += 1
+                log.warning("rejected visit status of %s: the store cannot keep it: %s", statuses[0].origin[:200], exc,
+                            extra={"field": exc.field})
+                return 0
+        half = len(statuses) // 2
+        return self._record(statuses[:half]) + self._record(statuses[half:])
 
     def _commit(self) -> None:
         assert self._consumer is not None

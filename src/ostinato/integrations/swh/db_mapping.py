@@ -4,8 +4,8 @@ field, in docs/reference/swh-import.md).
 
 Most fields carry over as they are. What differs:
 
-- a task type's ``backoff_factor`` of 1 (no backoff) is none in Ostinato, whose factor must be
-  above 1; retries without a ``retry_delay`` get the hour the peer's own rule falls back to;
+- task types are kept as given (``TaskType.validated(strict=False)``): a ``backoff_factor`` of 1, retries
+  without a ``retry_delay`` (an hour, by the rule both schedulers share), a queue length of 0;
 - listers are known by (name, instance name), not by the peer's UUID;
 - visit stats: the peer's ``last_visit`` is the date of the newest final status, which
   Ostinato calls ``last_status_date``; Ostinato's ``last_visit`` (kept on a failure) is the last
@@ -31,8 +31,6 @@ from ...domain.tasks import (
 from ...domain.visit_policies import cooldown_until
 from ...domain.visits import VisitOutcome, VisitStats
 
-#: the peer's delay before a retry when its task type sets none (its task-end rule's fallback)
-PEER_RETRY_DELAY = timedelta(hours=1)
 _FAILED, _NOT_FOUND, _SUCCESSFUL = "failed", "not_found", "successful"
 _LAST_TIME = MAX_TIME - timedelta(microseconds=1)
 
@@ -49,12 +47,8 @@ def task_type_of(row: tuple) -> TaskType:
     backoff_factor, max_queue_length, num_retries, retry_delay)."""
     (type_, description, backend_name, default_interval, min_interval, max_interval, backoff_factor,
      max_queue_length, num_retries, retry_delay) = row
-    if backoff_factor == 1:
-        backoff_factor = None  # multiplying by 1: no backoff, which Ostinato says with none
-    if num_retries and retry_delay is None:
-        retry_delay = PEER_RETRY_DELAY
     return TaskType(type_, description, backend_name, default_interval, min_interval, max_interval, backoff_factor,
-                    max_queue_length, num_retries, retry_delay).validated()
+                    max_queue_length, num_retries, retry_delay).validated(strict=False)
 
 
 def task_of(row: tuple) -> Task:

@@ -255,17 +255,27 @@ def get_visit_types_for_listed_origins(ctx: Context, lister: dict[str, Any]) -> 
 _COOLDOWN = models.nullable(models.DURATION)
 
 
-def _grab_lister(ctx: Context, lister_uuid: str | None, lister_name: str | None,
-                 lister_instance_name: str | None) -> tuple[bool, Lister | None]:
-    """(found, lister) of a grab's lister arguments: (True, None) when none is given."""
+def _grab_listers(ctx: Context, lister_uuid: str | None, lister_name: str | None,
+                  lister_instance_name: str | None) -> list[Lister] | None:
+    """The listers a grab's lister arguments name, each one a filter as in the protocol (the UUID, the
+    name, the instance name: any of them, all applying); None when none is given."""
+    if not (lister_uuid or lister_name or lister_instance_name):
+        return None
+    wanted = lister_id_of(lister_uuid) if lister_uuid else None
+    return [item for item in ctx.origins.list_listers()
+            if (not lister_uuid or item.id == wanted) and (not lister_name or item.name == lister_name)
+            and (not lister_instance_name or item.instance_name == lister_instance_name)]
+
+
+def _named_lister(ctx: Context, lister_uuid: str | None, lister_name: str | None,
+                  lister_instance_name: str | None) -> Lister | None:
+    """The one lister first_visits_after_listing is about: by its UUID, else by name and instance name."""
     if lister_uuid is not None:
-        lister_id = lister_id_of(lister_uuid)
-        lister = next((item for item in ctx.origins.list_listers() if item.id == lister_id), None)
-        return (lister is not None, lister)
-    if lister_name is not None:
-        lister = _find_lister(ctx, lister_name, lister_instance_name or "")
-        return (lister is not None, lister)
-    return (True, None)
+        wanted = lister_id_of(lister_uuid)
+        return next((item for item in ctx.origins.list_listers() if item.id == wanted), None)
+    if lister_name is not None and lister_instance_name is not None:
+        return _find_lister(ctx, lister_name, lister_instance_name)
+    return None
 
 
 @operation("origins/grab_next", visit_type=arg(models.TEXT), count=arg(models.WHOLE), policy=arg(models.TEXT),
@@ -285,15 +295,20 @@ def grab_next_visits(ctx: Context, visit_type: str, count: int, policy: str, ena
     order = ORDERS.get(policy)
     if order is None:
         raise UnknownPolicy("policy", "a scheduling policy of the protocol", policy)
-    found, lister = _grab_lister(ctx, lister_uuid, lister_name, lister_instance_name)
-    if not found:
+    listers = _grab_listers(ctx, lister_uuid, lister_name, lister_instance_name)
+    lister = None
+    if order is ListingOrder.FIRST_VISITS_AFTER_LISTING:
+        lister = _named_lister(ctx, lister_uuid, lister_name, lister_instance_name)
+        if lister is None:
+            raise ValidationError("lister_uuid", "a lister of this scheduler (its UUID, or its name and instance "
+                                  "name) for this policy", lister_uuid or lister_name)
+    if listers is not None and not listers:
         return []
-    if order is ListingOrder.FIRST_VISITS_AFTER_LISTING and lister is None:
-        raise ValidationError("lister_uuid", "a lister (its UUID, or its name and instance name) for this policy", None)
     sample = None if not tablesample else min(float(tablesample), 100.0)
     if sample is not None and sample <= 0:
         raise ValidationError("tablesample", "a percentage above 0", tablesample)
-    grab = ListingGrab(visit_type, count, order, enabled=enabled, lister_id=lister.id if lister else None,
+    grab = ListingGrab(visit_type, count, order, enabled=enabled,
+                       lister_ids=None if listers is None else tuple(item.id for item in listers),
                        absolute_cooldown=absolute_cooldown, scheduled_cooldown=scheduled_cooldown,
                        failed_cooldown=failed_cooldown, not_found_cooldown=not_found_cooldown,
                        scheduled_before=lister.last_listing_finished_at if lister else None, sample_percent=sample,

@@ -4,8 +4,11 @@ docs/reference/swh-compat.md, "Tasks")."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import json
+from datetime import datetime, timedelta, timezone
 from typing import Any
+
+from dateutil import parser as dateutil_parser
 
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.tasks import (
@@ -19,7 +22,6 @@ from ...domain.tasks import (
     TaskRunStatus,
     TaskStatus,
     TaskType,
-    canonical_json,
     parse_priority,
 )
 from . import models
@@ -60,17 +62,18 @@ def task_model(task: Task) -> Any:
 
 
 def task_run_model(run: TaskRun) -> Any:
-    # a run with no metadata is stored as {} here and answered as null, as the protocol's own store does
+    # a run scheduled in bulk without metadata has none (null) until an event gives it some, as in the protocol
     return models.make(
         "TaskRun", task=run.task, id=run.id, backend_id=run.backend_id, scheduled=run.scheduled, started=run.started,
-        ended=run.ended, metadata=dict(run.metadata) or None, status=run.status.value)
+        ended=run.ended, metadata=None if run.metadata is None else dict(run.metadata), status=run.status.value)
 
 
 # -- task types ------------------------------------------------------------------------
 @operation("task_type/create", task_type=model_arg("TaskType"))
 def create_task_type(ctx: Context, task_type: dict[str, Any]) -> None:
     try:
-        ctx.tasks.create_task_type(TaskType(**task_type).validated())
+        # kept as given, as the protocol's store keeps it (a backoff factor of 1, retries with no delay, …)
+        ctx.tasks.create_task_type(TaskType(**task_type).validated(strict=False), strict=False)
     except ConflictError:
         pass  # the protocol's create is idempotent: a type of that name stays as it is
 
@@ -100,7 +103,7 @@ def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list
             interval = task_type.default_interval
         arguments = TaskArguments.parse(task["arguments"], f"tasks[{index}].arguments")
         new.append(NewTask(task["type"], task["next_run"], arguments, TaskPolicy(task["policy"] or policy),
-                           parse_priority(task["priority"]), interval, task["retries_left"]))
+                           parse_priority(task["priority"]), interval, task["retries_left"], TaskStatus(task["status"])))
     created = ctx.tasks.create_tasks(new, one_shot_by_next_run=True)  # the protocol keeps them apart by next_run
     seen: set[int] = set()
     answer = []
@@ -111,13 +114,15 @@ def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list
     return answer
 
 
-@operation("task/set_status", task_ids=ids_arg(), status=arg(models.choice(*models.TASK_STATUSES), "disabled"),
+@operation("task/set_status", task_ids=ids_arg(), status=arg(models.TEXT, "disabled"),
            next_run=time_arg(), except_completed_tasks=arg(models.BOOL, False))
 def set_status_tasks(ctx: Context, task_ids: list[int], status: str, next_run: datetime | None,
                      except_completed_tasks: bool) -> None:
-    if task_ids:
-        ctx.compat.overwrite_task_status(task_ids, TaskStatus(status), next_run=next_run,
-                                        except_completed_before=ctx.clock.now() if except_completed_tasks else None)
+    if not task_ids:
+        return  # nothing to set: the protocol's store looks at nothing else
+    models.choice(*models.TASK_STATUSES)(status, "status")
+    ctx.compat.overwrite_task_status(task_ids, TaskStatus(status), next_run=next_run,
+                                    except_completed_before=ctx.clock.now() if except_completed_tasks else None)
 
 
 @operation("task/disable", task_ids=ids_arg())
@@ -223,7 +228,7 @@ def mass_schedule_task_runs(ctx: Context, task_runs: list[dict[str, Any]]) -> No
     for index, run in enumerate(task_runs):
         if run["task"] is None:
             raise ValidationError(f"task_runs[{index}].task", "the id of a task", None)
-        new.append(NewTaskRun(run["task"], run["backend_id"], run["scheduled"] or ctx.clock.now(), run["metadata"] or {}))
+        new.append(NewTaskRun(run["task"], run["backend_id"], run["scheduled"], run["metadata"]))
     ctx.compat.schedule_task_runs(new)
 
 
@@ -234,14 +239,15 @@ def _run_event(ctx: Context, backend_id: str, status: TaskRunStatus, metadata: d
         return None
     at = now_or(ctx, timestamp)
     if status.is_final:
-        # the protocol moves a task whenever one of its runs ends, even a run scheduled for a task that
-        # was never grabbed: such a task is marked as waiting on its run first, so the store moves it
-        # (a disabled or completed task stays as it is; docs/reference/swh-compat.md, "Tasks")
-        open_runs = {run.task for run in runs if not run.status.is_final}
-        waiting = [t.id for t in ctx.tasks.get_tasks(sorted(open_runs)) if t.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED]
+        # the protocol moves a task whenever one of its runs ends (again, for a second end), even a run
+        # scheduled for a task that was never grabbed: such a task is marked as waiting on its run first, so
+        # the store moves it (a disabled or completed task stays as it is; docs/reference/swh-compat.md, "Tasks")
+        tasks = sorted({run.task for run in runs})
+        waiting = [t.id for t in ctx.tasks.get_tasks(tasks) if t.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED]
         if waiting:
             ctx.compat.overwrite_task_status(waiting, TaskStatus.NEXT_RUN_SCHEDULED)
-    ctx.tasks.record_run_events([RunEvent(run.id, status, at, metadata=metadata or None) for run in runs])
+    # each event as told, as the protocol applies it: a start after the end, a second end (an executor's retry)
+    ctx.tasks.record_run_events([RunEvent(run.id, status, at, metadata=metadata or {}) for run in runs], as_told=True)
     updated = ctx.compat.get_task_runs_by_backend_id([backend_id])
     return task_run_model(updated[-1]) if updated else None
 
@@ -276,16 +282,55 @@ def get_task_runs(ctx: Context, task_ids: list[int], limit: int | None) -> list[
 
 
 # -- archival ------------------------------------------------------------------------------
-def _day(value: Any, name: str) -> datetime:
+#: the words PostgreSQL reads as times, which the protocol's store passes to it: relative to now, at UTC
+_TIME_WORDS = {"now": 0, "today": 0, "yesterday": -1, "tomorrow": 1}
+
+
+def _day_arg(value: Any, name: str) -> datetime | str:
+    """A date or time as the protocol's store takes it (its database reads the text): a time, ISO 8601 text
+    with or without a zone (UTC then), the words now, today, yesterday, tomorrow, epoch, or any other form
+    of a date dateutil reads; the words are resolved against the clock by :func:`_resolve_day`."""
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
     if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in _TIME_WORDS or text.lower() == "epoch":
+            return text.lower()
         try:
-            parsed = datetime.fromisoformat(value)
+            parsed = datetime.fromisoformat(text)
         except ValueError:
-            raise ValidationError(name, "a date or time, e.g. 2026-11-22", value) from None
+            try:
+                parsed = dateutil_parser.parse(text)
+            except (ValueError, OverflowError):
+                raise ValidationError(name, "a date or time, e.g. 2026-11-22 or 2026-11-22T10:00:00+00:00", value) from None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
     raise ValidationError(name, "a date or time, e.g. 2026-11-22", value)
+
+
+def _resolve_day(value: datetime | str, now: datetime) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    if value == "epoch":
+        return datetime(1970, 1, 1, tzinfo=timezone.utc)
+    if value == "now":
+        return now
+    midnight = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    return midnight + timedelta(days=_TIME_WORDS[value])
+
+
+def jsonb_text(value: Any) -> str:
+    """``value`` as the protocol's store writes a document it read back from PostgreSQL (``json.dumps`` of
+    a ``jsonb``): keys in jsonb's order (shorter first, then by their bytes), Python's default separators,
+    non-ASCII escaped."""
+    return json.dumps(_jsonb_order(value))
+
+
+def _jsonb_order(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _jsonb_order(value[key]) for key in sorted(value, key=lambda k: (len(k.encode()), k.encode()))}
+    if isinstance(value, list):
+        return [_jsonb_order(item) for item in value]
+    return value
 
 
 def _page_token(value: Any, name: str) -> tuple[int, int]:
@@ -302,20 +347,23 @@ def _archive_row(task: Task, run: TaskRun) -> dict[str, Any]:
     return {
         "task_id": task.id, "task_policy": task.policy.value, "task_status": task.status.value, "task_run_id": run.id,
         "arguments": {"args": {i: v for i, v in enumerate(task.arguments.args)},
-                      "kwargs": canonical_json(dict(task.arguments.kwargs))},
-        "type": task.type, "backend_id": run.backend_id, "metadata": dict(run.metadata), "scheduled": run.scheduled,
+                      "kwargs": jsonb_text(dict(task.arguments.kwargs))},
+        "type": task.type, "backend_id": run.backend_id,
+        "metadata": None if run.metadata is None else dict(run.metadata), "scheduled": run.scheduled,
         "started": run.started, "ended": run.ended, "task_run_status": run.status.value,
     }
 
 
-@operation("task/filter_for_archive", "read", after_ts=Param(_day), before_ts=Param(_day),
-           limit=arg(models.WHOLE, 10), page_token=Param(_page_token, None))
-def filter_task_to_archive(ctx: Context, after_ts: datetime, before_ts: datetime, limit: int,
+@operation("task/filter_for_archive", "read", after_ts=Param(_day_arg), before_ts=Param(_day_arg),
+           limit=arg(models.WHOLE, 10), page_token=Param(_page_token, (0, 0)))
+def filter_task_to_archive(ctx: Context, after_ts: datetime | str, before_ts: datetime | str, limit: int,
                            page_token: tuple[int, int]) -> dict[str, Any]:
     # the runs dated in [after_ts, before_ts) of the tasks over by the protocol's rule, paged by (task, run):
     # the token names the last row answered, so a task whose runs straddle two pages loses none
     # (docs/reference/swh-compat.md, "Tasks")
-    found = ctx.compat.list_runs_to_archive(after_ts, before_ts, after_run=page_token, limit=limit + 1)
+    now = ctx.clock.now()
+    found = ctx.compat.list_runs_to_archive(_resolve_day(after_ts, now), _resolve_day(before_ts, now),
+                                            after_run=page_token, limit=limit + 1)
     rows = [_archive_row(task, run) for task, run in found[:limit]]
     if len(found) > limit and rows:
         return {"tasks": rows, "next_page_token": f"{rows[-1]['task_id']}-{rows[-1]['task_run_id']}"}

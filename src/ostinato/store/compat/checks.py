@@ -13,6 +13,10 @@ from ...domain.tasks import NewTaskRun
 from ...domain.visits import VisitOutcome
 
 
+#: the longest key: an origin's (its visit type, a space, its URL)
+MAX_KEY = MAX_TYPE_BYTES + 1 + MAX_URL_BYTES
+
+
 def check_namespace(namespace: Any) -> str:
     if not isinstance(namespace, str) or not namespace or len(namespace) > 200:
         raise ValidationError("namespace", "a name of 1 to 200 characters", namespace)
@@ -21,8 +25,8 @@ def check_namespace(namespace: Any) -> str:
 
 def check_records(records: Mapping[str, Any]) -> None:
     for key, value in records.items():
-        if not isinstance(key, str) or not key or len(key) > 2000:
-            raise ValidationError("key", "a key of 1 to 2000 characters", key)
+        if not isinstance(key, str) or not key or len(key) > MAX_KEY:
+            raise ValidationError("key", f"a key of 1 to {MAX_KEY} characters", key)
         if value is not None:
             if not isinstance(value, Mapping):
                 raise ValidationError(f"records[{key!r}]", "a JSON object or null", value)
@@ -36,11 +40,12 @@ def check_new_runs(runs: Sequence[NewTaskRun]) -> list[NewTaskRun]:
             raise ValidationError(f"runs[{index}].task", "the id of a task", run.task)
         if run.backend_id is not None and not isinstance(run.backend_id, str):
             raise ValidationError(f"runs[{index}].backend_id", "text or null", run.backend_id)
-        if not isinstance(run.scheduled, datetime) or run.scheduled.tzinfo is None:
-            raise ValidationError(f"runs[{index}].scheduled", "a time with a zone", run.scheduled)
-        if not isinstance(run.metadata, Mapping):
-            raise ValidationError(f"runs[{index}].metadata", "a JSON object", run.metadata)
-        check_json_value(dict(run.metadata), f"runs[{index}].metadata")
+        if run.scheduled is not None and (not isinstance(run.scheduled, datetime) or run.scheduled.tzinfo is None):
+            raise ValidationError(f"runs[{index}].scheduled", "a time with a zone, or none", run.scheduled)
+        if run.metadata is not None:
+            if not isinstance(run.metadata, Mapping):
+                raise ValidationError(f"runs[{index}].metadata", "a JSON object or none", run.metadata)
+            check_json_value(dict(run.metadata), f"runs[{index}].metadata")
     return checked
 
 

@@ -59,7 +59,7 @@ class CompatFlow(CompatStore):
         with self.db.write() as conn:
             for index, run in enumerate(checked):
                 params = {"task": run.task, "backend_id": run.backend_id, "scheduled": self.db.time(run.scheduled),
-                          "metadata": self.db.json(dict(run.metadata))}
+                          "metadata": self.db.json(None if run.metadata is None else dict(run.metadata))}
                 if conn.execute(q.task_exists, params).fetchone() is None:
                     raise ValidationError(f"runs[{index}].task", "the id of an existing task", run.task)
                 row = conn.execute(q.adopt_grabbed_run, params).fetchone()
@@ -133,7 +133,8 @@ class CompatFlow(CompatStore):
             return []
         q = self._compat
         bounds = {name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}
-        params = {"visit_type": grab.visit_type, "enabled": grab.enabled, "lister_id": grab.lister_id,
+        params = {"visit_type": grab.visit_type, "enabled": grab.enabled,
+                  "lister_ids": None if grab.lister_ids is None else self.db.array(grab.lister_ids),
                   "position_records": grab.position_records, "sample_percent": grab.sample_percent,
                   "scheduled_before": self.db.time(grab.scheduled_before), "count": grab.count, **bounds}
         query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}"

@@ -60,7 +60,7 @@ FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
 LEFT JOIN compat_record AS c ON c.namespace = %(position_records)s::text AND c.key = o.visit_type || ' ' || o.url
 WHERE o.visit_type = %(visit_type)s AND o.enabled = %(enabled)s
-  AND (%(lister_id)s::bigint IS NULL OR o.lister_id = %(lister_id)s::bigint)
+  AND (%(lister_ids)s::bigint[] IS NULL OR o.lister_id = ANY(%(lister_ids)s::bigint[]))
   AND (%(absolute_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
        OR s.last_scheduled < %(absolute_since)s::timestamptz)
   AND (%(scheduled_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL

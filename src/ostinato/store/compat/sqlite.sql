@@ -59,7 +59,7 @@ FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
 LEFT JOIN compat_record AS c ON c.namespace = :position_records AND c.key = o.visit_type || ' ' || o.url
 WHERE o.visit_type = :visit_type AND o.enabled = :enabled
-  AND (:lister_id IS NULL OR o.lister_id = :lister_id)
+  AND (:lister_ids IS NULL OR o.lister_id IN (SELECT value FROM json_each(:lister_ids)))
   AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
   AND (:scheduled_since IS NULL OR s.last_scheduled IS NULL
        OR s.last_scheduled < max(:scheduled_since, coalesce(s.last_visit, :scheduled_since)))

@@ -46,7 +46,7 @@ class ImportFlow(ImportStore):
         return self.db.queries("imports")
 
     def import_task_types(self, task_types: Sequence[TaskType]) -> int:
-        checked = checked_records(task_types, lambda t: t.validated(), lambda i, t: f"task type {getattr(t, 'type', i)}")
+        checked = checked_records(task_types, lambda t: t.validated(strict=False), lambda i, t: f"task type {getattr(t, 'type', i)}")
         changed = 0
         with self.db.write() as conn:
             for task_type in checked:

@@ -55,6 +55,16 @@ def _hex(value: Any) -> str:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
+def _too_large(exc: psycopg.errors.ProgramLimitExceeded) -> Exception:
+    """A value too large for an index entry (rolled back, nothing written): only a URL can be, in the
+    keys of the origin tables (``domain.limits.MAX_URL_BYTES``)."""
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    if "index row" not in message:
+        return exc
+    return ValidationError("url", "a URL an index entry can hold: about 2,600 bytes, more only if it compresses well",
+                           message[:200])
+
+
 def _configure(conn: psycopg.Connection) -> None:
     set_json_loads(orjson.loads, conn)
     conn.execute("SET TIME ZONE 'UTC'")
@@ -102,10 +112,13 @@ class PostgresDialect:
         settings = [INDEX_DRIVEN_BATCHES] if batch else []
         if horizon is not None:  # read by the metric triggers (migrations/0012, 0013), in one round trip with the rest
             settings.append(f"SET LOCAL ostinato.metrics_horizon = '{self.time(horizon).isoformat()}'")
-        with self.pool.connection() as conn, conn.transaction(force_rollback=rollback):
-            if settings:
-                conn.execute("; ".join(settings))
-            yield conn
+        try:
+            with self.pool.connection() as conn, conn.transaction(force_rollback=rollback):
+                if settings:
+                    conn.execute("; ".join(settings))
+                yield conn
+        except psycopg.errors.ProgramLimitExceeded as exc:
+            raise _too_large(exc) from None
 
     def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with self.pool.connection() as conn:

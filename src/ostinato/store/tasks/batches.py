@@ -11,9 +11,12 @@ from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TYPE_BYTES, check_stored_text
 from ...domain.tasks import NewTask, Task, TaskPolicy, TaskType, prepared_task
 
-#: type, canonical arguments, policy, priority, and the next run of a one-shot task when the caller keeps
-#: one-shot tasks apart by it (``create_tasks(one_shot_by_next_run=True)``), else None
-DedupKey = tuple[str, str, str, str | None, datetime | None]
+PENDING = "next_run_not_scheduled"
+
+#: type, canonical arguments, policy, priority, status, and the next run of a one-shot task when the caller
+#: keeps one-shot tasks apart by it (``create_tasks(one_shot_by_next_run=True)``), else None; the index of a
+#: task made in another status than pending (never the same as another)
+DedupKey = tuple[str, str, str, str | None, str, datetime | None, int | None]
 
 
 def check_type_names(tasks: Sequence[NewTask]) -> set[str]:
@@ -52,6 +55,7 @@ class TaskRow:
     policy: str
     retries_left: int
     priority: str | None
+    status: str
 
 
 #: a task of a part: its slot in ``TaskBatch.found``, the task as given, its row
@@ -89,13 +93,16 @@ class TaskBatch:
                 raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
             policy = task.policy.value
             priority = task.priority.value if task.priority else None
-            key = (task.type, arguments, policy, priority, apart_by(policy, task.next_run, apart))
+            status = task.status.value
+            # only pending tasks are deduplicated (store.create_tasks): a task made in another status is new
+            key = (task.type, arguments, policy, priority, status, apart_by(policy, task.next_run, apart),
+                   None if status == PENDING else index)
             slot = seen.get(key)
             if slot is None:
                 slot = seen[key] = len(found)
                 found.append(None)
                 fresh.append((slot, task, TaskRow(task.type, arguments, digest(arguments), task.next_run, interval,
-                                                  policy, retries, priority)))
+                                                  policy, retries, priority, status)))
             slots.append(slot)
         return fresh
 

@@ -46,8 +46,8 @@ class TaskFlow(TaskStore):
         return self.db.queries("tasks")
 
     # -- task types -------------------------------------------------------
-    def create_task_type(self, task_type: TaskType) -> TaskType:
-        task_type.validated()
+    def create_task_type(self, task_type: TaskType, *, strict: bool = True) -> TaskType:
+        task_type.validated(strict=strict)
         interval = self.db.interval
         params = {
             "type": task_type.type,
@@ -111,7 +111,7 @@ class TaskFlow(TaskStore):
     def _receive_part(self, conn: Connection, part: list[Part], inserted: Callable[[], list],
                       found: list[Task | None], apart: bool) -> None:
         """``found`` gets every task of the part in its slot: the inserted ones, then the pending duplicates of the
-        others (``find_pending_duplicates``, sent only when the insert skipped some: a batch of new tasks skips
+        others (a task created in another status is always new) (``find_pending_duplicates``, sent only when the insert skipped some: a batch of new tasks skips
         none). A row comes back with its arguments' digest (``Dialect.digest``), not its arguments: where the
         part's digests differ (they do but for one arguments' tasks of another type, policy or priority), the
         digest tells its task, else the whole key does."""
@@ -119,20 +119,25 @@ class TaskFlow(TaskStore):
         read_time = db.read_time
         by_digest = {item[2].digest: item for item in part}
         if len(by_digest) < len(part) or apart:
-            by_key = {(r.type, r.digest, r.policy, r.priority, apart_by(r.policy, r.next_run, apart)): (slot, task, r)
-                      for slot, task, r in part}
+            # a key's tasks in the part's order (several only for tasks made in another status than pending,
+            # never deduplicated: rows come back in the order given)
+            by_key: dict[tuple, list[Part]] = {}
+            for slot, task, r in part:
+                by_key.setdefault((r.type, r.digest, r.policy, r.priority, r.status,
+                                   apart_by(r.policy, r.next_run, apart)), []).append((slot, task, r))
 
-            def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
-                return by_key[(type_, digest, policy, priority, apart_by(policy, read_time(next_run), apart))]
+            def item_of(type_: str, digest: Any, policy: str, priority: str | None, status: str, next_run: Any) -> Part:
+                items = by_key[(type_, digest, policy, priority, status, apart_by(policy, read_time(next_run), apart))]
+                return next((item for item in items if found[item[0]] is None), items[0])
         else:
-            def item_of(type_: str, digest: Any, policy: str, priority: str | None, next_run: Any) -> Part:
+            def item_of(type_: str, digest: Any, policy: str, priority: str | None, status: str, next_run: Any) -> Part:
                 return by_digest[digest]
 
         def take(rows: list) -> int:
-            for task_id, type_, digest, policy, priority, next_run in rows:
-                slot, task, row = item_of(type_, digest, policy, priority, next_run)
+            for task_id, type_, digest, policy, priority, status, next_run in rows:
+                slot, task, row = item_of(type_, digest, policy, priority, status, next_run)
                 found[slot] = Task(task_id, task.type, task.arguments, task.next_run, row.current_interval,
-                                   task.policy, PENDING, row.retries_left, task.priority)
+                                   task.policy, task.status, row.retries_left, task.priority)
             return len(rows)
 
         if take(inserted()) == len(part):
@@ -141,7 +146,7 @@ class TaskFlow(TaskStore):
         while missing:  # a duplicate that stops being pending meanwhile (a runner grabbed it) is inserted next turn
             params = {"rows": db.records([row for _, _, row in missing]), "apart": apart}
             for row in db.tuples(conn, queries.find_pending_duplicates, params):
-                found[item_of(row[1], row[9], row[5], row[8], row[3])[0]] = grabbed_tasks(db, [row[:9]])[0]
+                found[item_of(row[1], row[9], row[5], row[8], row[6], row[3])[0]] = grabbed_tasks(db, [row[:9]])[0]
             missing = [item for item in missing if found[item[0]] is None]
             if missing:
                 take(db.tuples(conn, queries.insert_tasks, {**params, "rows": db.records([row for _, _, row in missing])}))
@@ -219,7 +224,7 @@ class TaskFlow(TaskStore):
         return changed
 
     # -- task runs --------------------------------------------------------
-    def record_run_events(self, events: Sequence[RunEvent]) -> int:
+    def record_run_events(self, events: Sequence[RunEvent], *, as_told: bool = False) -> int:
         if not events:
             return 0
         db, queries = self.db, self._tasks
@@ -231,13 +236,13 @@ class TaskFlow(TaskStore):
                 for row in conn.execute(queries.runs_with_tasks_for_update, {"ids": db.array(ids)}):
                     current[row["run_id"]] = (run_of(db, row, prefix="run_"), task_state_of(db, row))
                 types = self._task_types_in(conn, {task.type for _, task in current.values()})
-                plan = plan_run_events(current, types, chunk)
+                plan = plan_run_events(current, types, chunk, as_told=as_told)
                 if plan.runs:
-                    conn.execute(queries.update_runs, db.columns(
+                    conn.execute(queries.update_runs, {**db.columns(
                         ids=[r.id for r in plan.runs], statuses=[r.status.value for r in plan.runs],
                         backend_ids=[r.backend_id for r in plan.runs], starteds=[db.time(r.started) for r in plan.runs],
                         endeds=[db.time(r.ended) for r in plan.runs],
-                        metadatas=[canonical_json(r.metadata) for r in plan.runs]))
+                        metadatas=[canonical_json(r.metadata) for r in plan.runs]), "as_told": as_told})
                 if plan.tasks:
                     conn.execute(queries.update_tasks_after_runs, db.columns(
                         ids=[task_id for task_id, _ in plan.tasks], statuses=[c.status.value for _, c in plan.tasks],

@@ -53,8 +53,10 @@ class TaskStore(abc.ABC):
 
     # -- task types -------------------------------------------------------
     @abc.abstractmethod
-    def create_task_type(self, task_type: TaskType) -> TaskType:
-        """Store a new task type; ConflictError if its name is taken."""
+    def create_task_type(self, task_type: TaskType, *, strict: bool = True) -> TaskType:
+        """Store a new task type; ConflictError if its name is taken. ``strict=False`` keeps a type the
+        swh protocol's store keeps, as given (``TaskType.validated``); ValidationError naming the field
+        for what cannot be kept."""
 
     @abc.abstractmethod
     def get_task_type(self, name: str) -> TaskType | None: ...
@@ -71,7 +73,9 @@ class TaskStore(abc.ABC):
         status ``next_run_not_scheduled``) is not created again: the existing one
         is returned. With ``one_shot_by_next_run`` (the swh protocol's rule, see
         docs/reference/swh-compat.md), a one-shot task is equal to a pending one
-        only if its ``next_run`` is the same too. Unknown task types or invalid
+        only if its ``next_run`` is the same too. A task made in another status
+        (``NewTask.status``: the swh protocol lets a caller create one disabled) is
+        always new. Tasks get ids in input order. Unknown task types or invalid
         tasks raise ValidationError and nothing is written.
         """
 
@@ -121,11 +125,13 @@ class TaskStore(abc.ABC):
 
     # -- task runs --------------------------------------------------------
     @abc.abstractmethod
-    def record_run_events(self, events: Sequence[RunEvent]) -> int:
+    def record_run_events(self, events: Sequence[RunEvent], *, as_told: bool = False) -> int:
         """Record runs starting and ending, and move their tasks (see docs/design/tasks.md).
 
         Idempotent and order-tolerant: an event for a run already final changes
         nothing. Returns the number of runs that reached a final status.
+        ``as_told`` (the swh protocol's start and end): each event applies in order,
+        whatever came before (``domain.tasks.fold_run_events``).
         """
 
     @abc.abstractmethod

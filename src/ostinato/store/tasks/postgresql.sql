@@ -21,19 +21,20 @@ SELECT * FROM task_type WHERE type = ANY(%(types)s::text[]);
 
 -- name: find_pending_duplicates
 -- rows: a JSON array of tasks (insert_tasks's rows; digest in hex), apart: whether a one-shot task's next_run
--- keeps it apart from the pending ones with another. One index probe per key (LATERAL ... LIMIT 1): never a
+-- keeps it apart from the pending ones with another. Only pending tasks are deduplicated: one created in
+-- another status (the swh protocol lets a caller create one disabled) is always new. One index probe per key (LATERAL ... LIMIT 1): never a
 -- scan of the pending tasks, whatever the planner's estimates; arguments are compared only on a digest hit
 -- (the digest: the md5 of the canonical arguments, computed by the dialect). The columns of
 -- grab_ready_tasks's RETURNING list, then the digest, read by position
 SELECT t.id, t.type, t.arguments, t.next_run, t.current_interval, t.policy, t.status, t.retries_left, t.priority,
        t.arguments_digest
 FROM json_to_recordset(%(rows)s::json)
-    AS k(type text, arguments text, digest text, next_run timestamptz, policy text, priority text)
+    AS k(type text, arguments text, digest text, next_run timestamptz, policy text, priority text, status text)
 CROSS JOIN LATERAL (
     SELECT * FROM task AS t
     WHERE t.type = k.type
       AND t.arguments_digest = decode(k.digest, 'hex')
-      AND t.status = 'next_run_not_scheduled'
+      AND t.status = 'next_run_not_scheduled' AND k.status = 'next_run_not_scheduled'
       AND t.arguments = k.arguments::jsonb
       AND t.policy = k.policy
       AND t.priority IS NOT DISTINCT FROM k.priority
@@ -47,17 +48,18 @@ CROSS JOIN LATERAL (
 -- order; a task with a pending duplicate (find_pending_duplicates's probe, sent in the same batch) is
 -- skipped, so that both statements go together without waiting for each other; RETURNING read by position
 INSERT INTO task (type, arguments, arguments_digest, next_run, current_interval, status, policy, retries_left, priority)
-SELECT r.type, r.arguments::jsonb, decode(r.digest, 'hex'), r.next_run, r.current_interval, 'next_run_not_scheduled',
+SELECT r.type, r.arguments::jsonb, decode(r.digest, 'hex'), r.next_run, r.current_interval, r.status,
        r.policy, r.retries_left, r.priority
 FROM ROWS FROM (json_to_recordset(%(rows)s::json) AS (type text, arguments text, digest text, next_run timestamptz,
                                                      current_interval interval, policy text, retries_left bigint,
-                                                     priority text))
-     WITH ORDINALITY AS r(type, arguments, digest, next_run, current_interval, policy, retries_left, priority, ord)
+                                                     priority text, status text))
+     WITH ORDINALITY AS r(type, arguments, digest, next_run, current_interval, policy, retries_left, priority, status,
+                          ord)
 LEFT JOIN LATERAL (  -- LIMIT 1: one index probe per task, as find_pending_duplicates (never an anti-join)
     SELECT true AS found FROM task AS t
     WHERE t.type = r.type
       AND t.arguments_digest = decode(r.digest, 'hex')
-      AND t.status = 'next_run_not_scheduled'
+      AND t.status = 'next_run_not_scheduled' AND r.status = 'next_run_not_scheduled'
       AND t.arguments = r.arguments::jsonb
       AND t.policy = r.policy
       AND t.priority IS NOT DISTINCT FROM r.priority
@@ -66,7 +68,7 @@ LEFT JOIN LATERAL (  -- LIMIT 1: one index probe per task, as find_pending_dupli
 ) AS d ON true
 WHERE d.found IS NULL
 ORDER BY r.ord
-RETURNING id, type, arguments_digest, policy, priority, next_run;
+RETURNING id, type, arguments_digest, policy, priority, status, next_run;
 
 -- name: tasks_in
 SELECT * FROM task WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id;
@@ -130,12 +132,13 @@ ORDER BY r.id
 FOR UPDATE OF r, t;
 
 -- name: update_runs
+-- as_told: a final run too (fold_run_events)
 UPDATE task_run AS r
 SET status = u.status, backend_id = u.backend_id, started = u.started, ended = u.ended, metadata = u.metadata
 FROM unnest(%(ids)b::bigint[], %(statuses)b::text[], %(backend_ids)b::text[], %(starteds)b::timestamptz[],
             %(endeds)b::timestamptz[], %(metadatas)b::jsonb[])
     AS u(id, status, backend_id, started, ended, metadata)
-WHERE r.id = u.id AND r.status IN ('scheduled', 'started');
+WHERE r.id = u.id AND (%(as_told)s OR r.status IN ('scheduled', 'started'));
 
 -- name: update_tasks_after_runs
 UPDATE task AS t

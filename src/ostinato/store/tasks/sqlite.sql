@@ -18,38 +18,40 @@ SELECT * FROM task_type ORDER BY type;
 SELECT * FROM task_type WHERE type IN (SELECT value FROM json_each(:types));
 
 -- name: find_pending_duplicates
--- rows: insert_tasks's rows; apart: whether a one-shot task's next_run keeps it apart from the pending ones
--- with another. The dedup index (task_dedup_idx) holds the arguments themselves, which are their own digest
--- here. The columns of grab_ready_tasks's RETURNING list, then the digest, read by position
+-- rows: insert_tasks's rows; apart: whether a one-shot task's next_run keeps it apart from the ones with
+-- another. Only pending tasks are deduplicated: one created in another status (the swh protocol lets a
+-- caller create one disabled) is always new. The dedup index (task_dedup_idx) holds the arguments
+-- themselves, which are their own digest here. The columns of grab_ready_tasks's RETURNING list, then the
+-- digest, read by position
 SELECT t.id, t.type, t.arguments, t.next_run, t.current_interval, t.policy, t.status, t.retries_left, t.priority,
        t.arguments AS arguments_digest
 FROM json_each(:rows) AS k
 JOIN task AS t
   ON t.type = k.value ->> 0
  AND t.arguments = k.value ->> 1
- AND t.status = 'next_run_not_scheduled'
+ AND t.status = 'next_run_not_scheduled' AND k.value ->> 8 = 'next_run_not_scheduled'
  AND t.policy = k.value ->> 5
  AND t.priority IS k.value ->> 7
  AND (NOT :apart OR k.value ->> 5 <> 'oneshot' OR t.next_run = k.value ->> 3);
 
 -- name: insert_tasks
 -- rows: [type, arguments, digest (unused: the arguments are their own digest), next_run, current_interval,
--- policy, retries_left, priority]; a task with a pending duplicate (find_pending_duplicates) is skipped;
+-- policy, retries_left, priority, status]; a task with a duplicate (find_pending_duplicates) is skipped;
 -- RETURNING the key find_pending_duplicates gives too, read by position
 INSERT INTO task (type, arguments, next_run, current_interval, status, policy, retries_left, priority)
-SELECT r.value ->> 0, r.value ->> 1, r.value ->> 3, r.value ->> 4, 'next_run_not_scheduled',
+SELECT r.value ->> 0, r.value ->> 1, r.value ->> 3, r.value ->> 4, r.value ->> 8,
        r.value ->> 5, r.value ->> 6, r.value ->> 7
 FROM json_each(:rows) AS r
 WHERE NOT EXISTS (
     SELECT 1 FROM task AS t
     WHERE t.type = r.value ->> 0
       AND t.arguments = r.value ->> 1
-      AND t.status = 'next_run_not_scheduled'
+      AND t.status = 'next_run_not_scheduled' AND r.value ->> 8 = 'next_run_not_scheduled'
       AND t.policy = r.value ->> 5
       AND t.priority IS r.value ->> 7
       AND (NOT :apart OR r.value ->> 5 <> 'oneshot' OR t.next_run = r.value ->> 3))
 ORDER BY r.key
-RETURNING id, type, arguments AS arguments_digest, policy, priority, next_run;
+RETURNING id, type, arguments AS arguments_digest, policy, priority, status, next_run;
 
 -- name: tasks_in
 SELECT * FROM task WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id;
@@ -107,12 +109,12 @@ FROM task_run AS r JOIN task AS t ON t.id = r.task
 WHERE r.id IN (SELECT value FROM json_each(:ids));
 
 -- name: update_runs
--- rows: [id, status, backend_id, started, ended, metadata]
+-- rows: [id, status, backend_id, started, ended, metadata]; as_told: a final run too (fold_run_events)
 UPDATE task_run AS r
 SET status = u.value ->> 1, backend_id = u.value ->> 2, started = u.value ->> 3, ended = u.value ->> 4,
     metadata = u.value ->> 5
 FROM json_each(:rows) AS u
-WHERE r.id = u.value ->> 0 AND r.status IN ('scheduled', 'started');
+WHERE r.id = u.value ->> 0 AND (:as_told OR r.status IN ('scheduled', 'started'));
 
 -- name: update_tasks_after_runs
 -- rows: [id, status, next_run, current_interval, retries_left]

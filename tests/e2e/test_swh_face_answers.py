@@ -1,0 +1,156 @@
+"""The swh-rpc face gives swh-scheduler's answers where a deployment relies on them (see
+docs/reference/swh-compat.md): task types kept as the peer keeps them, tasks created disabled, a
+grab by lister name alone, task runs' metadata and repeated events, the archive's date forms and
+text, a status set on no task, URLs of several kilobytes. Each case here was found by sending the
+same operations to swh-scheduler's own server and to the face (bench/swh_diff.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from starlette.testclient import TestClient
+
+from ostinato.api.tokens import hash_secret
+from ostinato.domain.clock import ManualClock
+from ostinato.integrations.swh.app import create_app
+from ostinato.integrations.swh.wire import Model, dumps_msgpack, loads_msgpack
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+DAY = timedelta(days=1)
+MSGPACK = {"content-type": "application/x-msgpack", "accept": "application/x-msgpack"}
+
+
+@pytest.fixture(params=["sqlite_store", "pg_store"])
+def client(request):
+    store = request.getfixturevalue(request.param)
+    store.create_api_token("t", "admin", hash_secret("secret"), NOW)
+    with TestClient(create_app(store, ManualClock(NOW))) as client:
+        client.headers["authorization"] = "Bearer secret"
+        yield client
+
+
+def call(client, route, **arguments):
+    response = client.post(f"/{route}", content=dumps_msgpack(arguments), headers=MSGPACK)
+    answer = loads_msgpack(response.content)
+    assert response.status_code == 200, answer
+    return answer
+
+
+def fields(model):
+    return model.fields if isinstance(model, Model) else model
+
+
+def task_type(name="load-git", **fields):
+    base = {"type": name, "description": "d", "backend_name": "swh.loader.git.tasks.UpdateGitRepository",
+            "default_interval": DAY, "min_interval": DAY / 2, "max_interval": 64 * DAY}
+    return Model("TaskType", {**base, **fields})
+
+
+def task(url, **fields):
+    arguments = Model("TaskArguments", {"args": [], "kwargs": {"url": url}})
+    return Model("Task", {"type": "load-git", "arguments": arguments, "next_run": NOW - DAY, **fields})
+
+
+@pytest.mark.parametrize("given", [
+    {"backoff_factor": 1.0},  # what swh's own `task-type add` makes by default
+    {"num_retries": 3, "retry_delay": None},
+    {"default_interval": 100 * DAY},
+    {"default_interval": timedelta(0)},
+    {"max_queue_length": 0},
+])
+def test_task_types_are_kept_as_the_peer_keeps_them(client, given):
+    call(client, "task_type/create", task_type=task_type(**given))
+    stored = fields(call(client, "task_type/get", task_type_name="load-git"))
+    assert {name: stored[name] for name in given} == given
+
+
+def test_a_task_created_disabled_stays_disabled_and_is_never_grabbed(client):
+    call(client, "task_type/create", task_type=task_type())
+    [made] = call(client, "task/create", tasks=[task("https://a.example/r", status="disabled")])
+    assert fields(made)["status"] == "disabled"
+    assert call(client, "task/grab_ready", task_type="load-git", timestamp=NOW, num_tasks=10) == []
+
+
+def test_a_grab_by_lister_name_alone_takes_every_instance_of_it(client):
+    listers = [fields(call(client, "lister/get_or_create", name="gitlab", instance_name=name))
+               for name in ("gitlab.com", "framagit")]
+    other = fields(call(client, "lister/get_or_create", name="github", instance_name="github.com"))
+    origins = [Model("ListedOrigin", {"lister_id": lister["id"], "url": f"https://{i}.example/r", "visit_type": "git"})
+               for i, lister in enumerate([*listers, other])]
+    call(client, "origins/record", listed_origins=origins)
+    grabbed = call(client, "origins/grab_next", visit_type="git", count=10, policy="oldest_scheduled_first",
+                   lister_name="gitlab", timestamp=NOW)
+    assert sorted(fields(o)["url"] for o in grabbed) == ["https://0.example/r", "https://1.example/r"]
+    by_instance = call(client, "origins/grab_next", visit_type="git", count=10, policy="oldest_scheduled_first",
+                       lister_instance_name="github.com", timestamp=NOW, dry_run=True)
+    assert [fields(o)["url"] for o in by_instance] == ["https://2.example/r"]
+
+
+def test_task_runs_metadata_and_repeated_events_as_the_peer_applies_them(client):
+    call(client, "task_type/create", task_type=task_type(num_retries=0))
+    first, second = (fields(t)["id"] for t in call(client, "task/create", tasks=[task("https://a/1"), task("https://a/2")]))
+    # one run scheduled alone without metadata has {}; one scheduled in bulk without any has none (null)
+    assert fields(call(client, "task_run/schedule_one", task_id=first, backend_id="job-1", metadata=None,
+                       timestamp=NOW))["metadata"] == {}
+    call(client, "task_run/schedule", task_runs=[Model("TaskRun", {"task": second, "backend_id": "job-2",
+                                                                    "scheduled": NOW})])
+    [bulk] = call(client, "task_run/get", task_ids=[second])
+    assert fields(bulk)["metadata"] is None
+    # start, end, a start after the end (an executor's retry of the same job), then a second end
+    assert fields(call(client, "task_run/start", backend_id="job-2", timestamp=NOW))["metadata"] == {}
+    ended = fields(call(client, "task_run/end", backend_id="job-2", status="failed", metadata={"try": 1},
+                        timestamp=NOW + timedelta(minutes=1)))
+    assert (ended["status"], ended["metadata"]) == ("failed", {"try": 1})
+    again = fields(call(client, "task_run/start", backend_id="job-2", timestamp=NOW + timedelta(minutes=2)))
+    assert (again["status"], again["started"]) == ("started", NOW + timedelta(minutes=2))
+    last = fields(call(client, "task_run/end", backend_id="job-2", status="eventful", metadata={"try": 2},
+                       timestamp=NOW + timedelta(minutes=3)))
+    assert (last["status"], last["ended"], last["metadata"]) == ("eventful", NOW + timedelta(minutes=3), {"try": 2})
+    [moved] = call(client, "task/get", task_ids=[second])
+    assert fields(moved)["next_run"] > NOW + timedelta(minutes=3)  # the second end moved the task again
+
+
+@pytest.mark.parametrize("after, before", [
+    ("2026-11-19", "2026-11-21"),
+    ("2026-11-19 00:00:00", "2026-11-21T00:00:00+00:00"),
+    ("yesterday", "tomorrow"),
+    ("epoch", "now"),
+    (NOW - DAY, NOW + DAY),
+])
+def test_the_archive_takes_the_date_forms_the_peer_takes_and_writes_its_text(client, after, before):
+    call(client, "task_type/create", task_type=task_type())
+    [made] = call(client, "task/create", tasks=[task("https://a/é", policy="oneshot")], policy="oneshot")
+    task_id = fields(made)["id"]
+    call(client, "task_run/schedule_one", task_id=task_id, backend_id="job", metadata={}, timestamp=NOW - timedelta(hours=1))
+    call(client, "task_run/end", backend_id="job", status="eventful", timestamp=NOW)
+    found = call(client, "task/filter_for_archive", after_ts=after, before_ts=before, limit=10)
+    [row] = found["tasks"]
+    assert row["task_id"] == task_id and row["task_status"] == "completed"
+    assert row["arguments"]["kwargs"] == '{"url": "https://a/\\u00e9"}'  # as json.dumps writes jsonb's dict
+
+
+def test_the_archive_refuses_what_is_no_date_naming_the_field(client):
+    response = client.post("/task/filter_for_archive", content=dumps_msgpack({"after_ts": "someday", "before_ts": "now"}),
+                           headers=MSGPACK)
+    assert response.status_code == 400 and loads_msgpack(response.content)["field"] == "after_ts"
+
+
+def test_a_status_set_on_no_task_is_nothing_whatever_the_status(client):
+    assert call(client, "task/set_status", task_ids=[], status="bogus") is None
+    response = client.post("/task/set_status", content=dumps_msgpack({"task_ids": [1], "status": "bogus"}),
+                           headers=MSGPACK)
+    assert response.status_code == 400 and loads_msgpack(response.content)["field"] == "status"
+
+
+def test_urls_of_several_kilobytes_are_listed_and_their_stats_kept(client):
+    lister = fields(call(client, "lister/get_or_create", name="cgit", instance_name=""))
+    url = "https://git.example.org/cgit/" + "deep/path/" * 400  # 4 kB, as some forges make them
+    [recorded] = call(client, "origins/record", listed_origins=[Model("ListedOrigin", {
+        "lister_id": lister["id"], "url": url, "visit_type": "git"})])
+    assert fields(recorded)["url"] == url
+    call(client, "visit_stats/upsert", origin_visit_stats=[Model("OriginVisitStats", {
+        "url": url, "visit_type": "git", "last_visit": NOW, "last_visit_status": "successful",
+        "last_successful": NOW, "last_snapshot": b"\x01" * 20})])
+    [stats] = call(client, "visit_stats/get", ids=[[url, "git"]])
+    assert fields(stats)["last_snapshot"] == b"\x01" * 20
