@@ -253,6 +253,8 @@ class Comparison:
         }
         self.samples: dict[str, dict[str, list[float]]] = {}
         self.returned: dict[str, dict[str, list[int]]] = {}
+        #: per key and side, each call's phases as its server told them (milliseconds), where it does
+        self.timings: dict[str, dict[str, list[dict[str, float]]]] = {}
         self.anomalies: list[str] = []
         self.turn = 0
 
@@ -270,6 +272,9 @@ class Comparison:
             answers[side] = answer
             self.samples.setdefault(key, {s: [] for s in SIDES})[side].append(value(answer))
             self.returned.setdefault(key, {s: [] for s in SIDES})[side].append(answer.get("count", 0))
+            if answer.get("timing"):
+                self.timings.setdefault(key, {s: [] for s in SIDES})[side].append(
+                    {**answer["timing"], "call": answer["seconds"] * 1000})
         return answers
 
 

@@ -218,6 +218,7 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
     total = {s: 0 for s in SIDES}
     ids: dict[str, set[int]] = {s: set() for s in SIDES}
     split: dict[str, list[tuple[float, float, int]]] = {s: [] for s in SIDES}  # (grab s, schedule s, tasks)
+    split_timings: dict[str, list[dict[str, dict[str, float]]]] = {s: [] for s in SIDES}
     latency = "grab tasks + runs, latency"
     with progress("grab tasks + runs", args.tasks) as advance:
         while True:
@@ -226,6 +227,9 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
                 total[side] += answer["count"]
                 ids[side].update(answer.pop("ids"))
                 split[side].append((answer["grab_seconds"], answer["runs_seconds"], answer["count"]))
+                split_timings[side].append({
+                    "grab": {**answer.get("grab_timing", {}), "call": answer["grab_seconds"] * 1000} if answer.get("grab_timing") else {},
+                    "runs": {**answer.get("runs_timing", {}), "call": answer["runs_seconds"] * 1000} if answer.get("runs_timing") else {}})
             advance(max(a["count"] for a in answers.values()))
             if all(a["count"] == 0 for a in answers.values()):
                 break
@@ -241,6 +245,9 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
         for key, index in (("grab_ready_tasks, latency", 0), ("mass_schedule_task_runs, latency", 1)):
             c.samples.setdefault(key, {})[side] = [p[index] * 1000 for p in parts]
             c.returned.setdefault(key, {})[side] = [p[2] for p in parts]
+        full_timings = [t for t, got in zip(split_timings[side], [p[2] for p in split[side]]) if got == args.task_grab_batch]
+        for key, which in (("grab_ready_tasks, latency", "grab"), ("mass_schedule_task_runs, latency", "runs")):
+            c.timings.setdefault(key, {s: [] for s in SIDES})[side] = [t[which] for t in full_timings if t[which]]
         if total[side] != args.tasks or len(ids[side]) != args.tasks:
             c.warn(f"grab tasks: {side} grabbed {total[side]:,} tasks ({len(ids[side]):,} distinct), expected {args.tasks:,}")
     behaviour["tasks_grabbed"] = total
@@ -274,8 +281,13 @@ def summarize(c: Comparison, args: argparse.Namespace) -> dict[str, Any]:
         ratio = None
         if medians["peer"] and medians["ostinato"]:
             ratio = medians["ostinato"] / medians["peer"] if higher_better else medians["peer"] / medians["ostinato"]
+        phases = {}
+        for timing in c.timings.get(key, {}).get("ostinato", []):
+            for phase, ms in timing.items():
+                phases.setdefault(phase, []).append(ms)
         results[key] = {
             "title": title, "unit": unit,
+            "ostinato_phases_ms": {phase: statistics.median(values) for phase, values in phases.items()},
             "peer_median": medians["peer"], "ostinato_median": medians["ostinato"],
             "ratio_ostinato_faster": ratio,
             "peer_samples": samples["peer"], "ostinato_samples": samples["ostinato"],
@@ -303,6 +315,27 @@ def print_table(results: dict[str, Any], args: argparse.Namespace, versions: dic
         ratio = entry["ratio_ostinato_faster"]
         table.add_row(entry["title"], entry["unit"], fmt(entry["peer_median"], entry["unit"]),
                       fmt(entry["ostinato_median"], entry["unit"]), f"{ratio:,.2f}×" if ratio else "-")
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
+
+
+PHASES = ("decode", "check", "store", "encode")
+
+
+def print_phases(results: dict[str, Any]) -> None:
+    """Where a call's time goes on Ostinato's server (its Server-Timing header), and what is left: the
+    client's encoding and decoding, HTTP on loopback, the server's framework."""
+    table = Table(title="Ostinato's server: where a call's time goes (medians, ms per call)",
+                  caption="decode: the body read; check: the arguments checked; store: the store's verbs; encode: "
+                          "the rest of the operation and the answer encoded; outside: the call less these")
+    table.add_column("operation")
+    for name in ("call", *PHASES, "outside"):
+        table.add_column(name, justify="right")
+    for entry in results.values():
+        phases = entry.get("ostinato_phases_ms") or {}
+        if "call" not in phases:
+            continue
+        outside = phases["call"] - sum(phases.get(p, 0.0) for p in PHASES)
+        table.add_row(entry["title"], *(f"{phases.get(p, 0.0):,.1f}" for p in ("call", *PHASES)), f"{outside:,.1f}")
     Console(width=None if sys.stdout.isatty() else 160).print(table)
 
 
@@ -346,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results = summarize(comparison, args)
     print_table(results, args, versions)
+    print_phases(results)
     document = {
         **result_header("bench/vs_swh_rpc.py", {"postgresql": {"version": pg_version}}),
         "code": code,

@@ -37,19 +37,35 @@ class Client:
         self.tasks = TaskData(tasks, seed, self.now)
         headers = {"Authorization": f"Bearer {token}"} if token else None
         self.scheduler = RemoteScheduler(url=url, timeout=600, session_kwargs={"headers": headers} if headers else None)
+        # where the server says a call's time went (its Server-Timing header; swh's server sends none)
+        self.phases: dict[str, float] = {}
+        self.scheduler.session.hooks["response"].append(self._server_timing)
         self.lister = self.scheduler.get_or_create_lister(name=LISTER_NAME, instance_name=LISTER_INSTANCE)
         self.versions = {
             "python": platform.python_version(),
             **{name: metadata.version(name) for name in ("swh.scheduler", "swh.core", "swh.model")},
         }
 
+    def _server_timing(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        for part in response.headers.get("server-timing", "").split(","):
+            name, _, duration = part.strip().partition(";dur=")
+            if name and duration:
+                self.phases[name] = self.phases.get(name, 0.0) + float(duration)
+
+    def timing(self) -> dict[str, float]:
+        """The phases of the calls since the last time asked (milliseconds), and forget them."""
+        phases, self.phases = self.phases, {}
+        return phases
+
     def record_listed(self, k: int, batch: int) -> dict[str, Any]:
         from swh.scheduler.model import ListedOrigin
 
         origins = [ListedOrigin(lister_id=self.lister.id, **record) for record in self.data.listed_batch(k, batch)]
         start = time.perf_counter()
+        self.timing()
         recorded = self.scheduler.record_listed_origins(origins)
-        return {"seconds": time.perf_counter() - start, "count": len(origins), "written": len(recorded)}
+        return {"seconds": time.perf_counter() - start, "count": len(origins), "written": len(recorded),
+                "timing": self.timing()}
 
     def visit_stats(self, k: int, batch: int) -> dict[str, Any]:
         """``visit_stats_upsert`` of the stats a first (eventful, successful) visit gives, as swh's journal client
@@ -62,16 +78,18 @@ class Client:
             stats.append(OriginVisitStats(url=m["origin"], visit_type=m["type"], last_visit=m["date"],
                                           last_visit_status=LastVisitStatus.successful, last_successful=m["date"],
                                           last_snapshot=m["snapshot"]))
+        self.timing()
         start = time.perf_counter()
         self.scheduler.origin_visit_stats_upsert(stats)
-        return {"seconds": time.perf_counter() - start, "count": len(stats)}
+        return {"seconds": time.perf_counter() - start, "count": len(stats), "timing": self.timing()}
 
     def grab(self, policy: str, count: int, dry_run: bool) -> dict[str, Any]:
+        self.timing()
         start = time.perf_counter()
         visits = self.scheduler.grab_next_visits(VISIT_TYPE, count, policy=policy, timestamp=self.now,
                                                  tablesample=None, dry_run=dry_run)
         seconds = time.perf_counter() - start
-        return {"seconds": seconds, "count": len(visits), "urls": [v.url for v in visits]}
+        return {"seconds": seconds, "count": len(visits), "urls": [v.url for v in visits], "timing": self.timing()}
 
     def create_task_type(self) -> dict[str, Any]:
         from swh.scheduler.model import TaskType
@@ -84,25 +102,30 @@ class Client:
 
         tasks = [Task(type=t["type"], arguments=TaskArguments(args=t["arguments"]["args"], kwargs=t["arguments"]["kwargs"]),
                       next_run=t["next_run"]) for t in self.tasks.batch(k, batch)]
+        self.timing()
         start = time.perf_counter()
         created = self.scheduler.create_tasks(tasks)
-        return {"seconds": time.perf_counter() - start, "count": len(created)}
+        return {"seconds": time.perf_counter() - start, "count": len(created), "timing": self.timing()}
 
     def grab_tasks(self, count: int) -> dict[str, Any]:
         """What swh's runner does per batch: ``grab_ready_tasks``, then ``mass_schedule_task_runs``."""
         from swh.scheduler.model import TaskRun
 
+        self.timing()
         start = time.perf_counter()
         tasks = self.scheduler.grab_ready_tasks(TASK_TYPE, timestamp=self.now, num_tasks=count)
         grab_s = time.perf_counter() - start
+        grab_timing = self.timing()
         runs = [TaskRun(task=t.id, backend_id=f"bench-{t.id}", scheduled=self.now) for t in tasks]
         runs_s = 0.0
         if runs:
             start = time.perf_counter()
             self.scheduler.mass_schedule_task_runs(runs)
             runs_s = time.perf_counter() - start
+        runs_timing = self.timing()
         return {"seconds": grab_s + runs_s, "grab_seconds": grab_s, "runs_seconds": runs_s, "count": len(tasks),
-                "ids": [t.id for t in tasks]}
+                "ids": [t.id for t in tasks], "grab_timing": grab_timing, "runs_timing": runs_timing,
+                "timing": {k: grab_timing.get(k, 0.0) + runs_timing.get(k, 0.0) for k in {*grab_timing, *runs_timing}}}
 
 
 if __name__ == "__main__":

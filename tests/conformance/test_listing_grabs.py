@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from ostinato.domain.errors import ValidationError
-from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, VisitStatsUpdate
+from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visits import VisitOutcome
 
@@ -39,11 +39,11 @@ def grab(store, order=ListingOrder.OLDEST_SCHEDULED_FIRST, now=T0, count=10, **k
 
 def test_stats_merged_as_told_into_ostinatos_visit_stats(store, lister):
     listed(store, lister, 1)
-    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0, last_successful=T0, last_snapshot=SNAPSHOT,
+    store.merge_visit_stats([ProtocolVisitStats(url(0), "git", last_visit=T0, last_successful=T0, last_snapshot=SNAPSHOT,
                                               last_visit_status=VisitOutcome.SUCCESSFUL)])
-    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0 + DAY,
+    store.merge_visit_stats([ProtocolVisitStats(url(0), "git", last_visit=T0 + DAY,
                                               last_visit_status=VisitOutcome.FAILED),
-                             VisitStatsUpdate("https://elsewhere.example", "hg", last_scheduled=T0)])
+                             ProtocolVisitStats("https://elsewhere.example", "hg", last_scheduled=T0)])
     [stats] = store.get_visit_stats([(url(0), "git")])
     assert (stats.last_visit, stats.last_visit_status, stats.last_successful, stats.last_snapshot) == (
         T0 + DAY, VisitOutcome.FAILED, T0, SNAPSHOT)
@@ -51,7 +51,7 @@ def test_stats_merged_as_told_into_ostinatos_visit_stats(store, lister):
     [unlisted] = store.get_visit_stats([("https://elsewhere.example", "hg")])
     assert unlisted.last_scheduled == T0
     with pytest.raises(ValidationError):
-        store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0.replace(tzinfo=None))])
+        store.merge_visit_stats([ProtocolVisitStats(url(0), "git", last_visit=T0.replace(tzinfo=None))])
 
 
 def test_cooldowns_computed_at_each_grab_from_its_arguments(store, lister):
@@ -59,7 +59,7 @@ def test_cooldowns_computed_at_each_grab_from_its_arguments(store, lister):
     assert grab(store) == [url(0), url(1)]
     assert grab(store, now=T0 + 6 * DAY) == []  # scheduled within 7 days, no visit since
     assert grab(store, now=T0 + 6 * DAY, scheduled_cooldown=timedelta(days=5)) == [url(0), url(1)]
-    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_visit=T0 + 7 * DAY,
+    store.merge_visit_stats([ProtocolVisitStats(url(0), "git", last_visit=T0 + 7 * DAY,
                                               last_visit_status=VisitOutcome.FAILED)])
     none = dict(absolute_cooldown=None, scheduled_cooldown=None, not_found_cooldown=None)
     assert grab(store, now=T0 + 10 * DAY, failed_cooldown=timedelta(days=5), **none) == [url(1)]
@@ -80,8 +80,8 @@ def test_one_row_per_listing_and_the_lister_filter(store, lister):
 def test_policies_filter_and_order_by_the_protocols_rules(store, lister):
     store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git", last_update=T0 - i * DAY) for i in range(3)]
                                 + [ListedOrigin(url(3), "git")], T0)
-    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_successful=T0 - 5 * DAY, last_snapshot=SNAPSHOT),
-                             VisitStatsUpdate(url(1), "git", last_successful=T0 - 3 * DAY, last_snapshot=SNAPSHOT)])
+    store.merge_visit_stats([ProtocolVisitStats(url(0), "git", last_successful=T0 - 5 * DAY, last_snapshot=SNAPSHOT),
+                             ProtocolVisitStats(url(1), "git", last_successful=T0 - 3 * DAY, last_snapshot=SNAPSHOT)])
     dry = dict(dry_run=True)
     assert [r.origin.url for r in store.grab_listed_origins(
         ListingGrab("git", 9, ListingOrder.NEVER_VISITED_OLDEST_UPDATE_FIRST), T0, **dry)] == [url(2)]
@@ -95,10 +95,10 @@ def test_policies_filter_and_order_by_the_protocols_rules(store, lister):
 
 def test_origins_without_last_update_by_queue_position(store, lister):
     listed(store, lister, 3)
-    store.put_compat_records("positions", {f"git {url(0)}": {"next_visit_queue_position": 50},
-                                           f"git {url(1)}": {"next_visit_queue_position": 20}})
+    store.merge_visit_stats([ProtocolVisitStats(url(0), "git", queue_position=50),
+                             ProtocolVisitStats(url(1), "git", queue_position=20)])
     store.put_compat_records("queues", {"git": {"position": 30}})
-    order = dict(position_records="positions", queue_records="queues")
+    order = dict(queue_records="queues")
     assert grab(store, ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE, count=2, **order) == [url(2), url(1)]
     assert store.get_compat_records("queues", ["git"]) == {"git": {"position": 30}}  # never moves back
     assert grab(store, ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE, **order) == [url(0)]
@@ -117,7 +117,7 @@ def test_counts_over_listings(store, lister):
     store.record_listed_origins(lister.id, [ListedOrigin(url(0), "git", last_update=T0),
                                             ListedOrigin(url(1), "git", last_update=T0),
                                             ListedOrigin(url(2), "git", enabled=False)], T0)
-    store.merge_visit_stats([VisitStatsUpdate(url(0), "git", last_successful=T0 - DAY, last_snapshot=SNAPSHOT)])
+    store.merge_visit_stats([ProtocolVisitStats(url(0), "git", last_successful=T0 - DAY, last_snapshot=SNAPSHOT)])
     [counts] = store.count_listed_origins(lister_id=lister.id)
     assert (counts.origins_known, counts.origins_enabled, counts.origins_never_visited,
             counts.origins_with_pending_changes) == (3, 2, 1, 1)

@@ -43,7 +43,7 @@ def pg_task_rows(arguments: list[str], policy: str = "recurring") -> str:
     """The rows of ``find_pending_duplicates`` and ``insert_tasks`` (``TaskRow`` records) for these arguments."""
     return json.dumps([{"type": "type-1", "arguments": text, "digest": hashlib.md5(text.encode()).hexdigest(),
                         "next_run": NOW.isoformat(), "current_interval": "1 day", "policy": policy, "retries_left": 0,
-                        "priority": None} for text in arguments])
+                        "priority": None, "status": "next_run_not_scheduled"} for text in arguments])
 
 
 def pg_plan(conn, sql: str, params: dict) -> str:
@@ -75,7 +75,7 @@ def test_postgresql_hot_queries_walk_indexes(seeded_pg):
         (PG.find_pending_duplicates, {"rows": pg_task_rows([ARGS_1] * 3, "oneshot"), "apart": True}, "task_dedup_idx"),
         (PG.runs_with_tasks_for_update, {"ids": ids}, "task_run_pkey"),
         (PG.update_runs, {"ids": ids, "statuses": ["eventful"] * n, "backend_ids": ["w"] * n, "starteds": [None] * n,
-                          "endeds": [NOW] * n, "metadatas": ["{}"] * n}, "task_run_pkey"),
+                          "endeds": [NOW] * n, "metadatas": ["{}"] * n, "as_told": False}, "task_run_pkey"),
         (PG.update_tasks_after_runs, {"ids": ids, "statuses": ["next_run_not_scheduled"] * n, "next_runs": [NOW] * n,
                                       "intervals": [timedelta(days=1)] * n, "retries": [0] * n}, "task_pkey"),
         (PG.insert_scheduled_runs, {"ids": ids, "now": NOW, "backend_id": "w"}, ""),
@@ -180,9 +180,11 @@ def test_sqlite_hot_queries_walk_indexes(tmp_path):
         (LITE.grab_ready_tasks, {"type": "type-3", "now": now, "limit": 1000}, "task_ready_idx"),
         (LITE.grab_ready_priority_tasks, {"type": "type-3", "now": now, "limit": 1000, "priority": "high"}, "task_ready_priority_idx"),
         (LITE.stale_in_flight_runs, {"cutoff": now, "limit": 1000}, "task_run_in_flight_idx"),
-        (LITE.find_pending_duplicates, {"rows": json.dumps([["type-1", args_u1, args_u1, now, 86400.0, "recurring", 0, None]]),
+        (LITE.find_pending_duplicates, {"rows": json.dumps([["type-1", args_u1, args_u1, now, 86400.0, "recurring", 0, None,
+                                                                     "next_run_not_scheduled"]]),
                                         "apart": False}, "task_dedup_idx"),
-        (LITE.insert_tasks, {"rows": json.dumps([["type-1", args_u1, args_u1, now, 86400.0, "oneshot", 0, None]]),
+        (LITE.insert_tasks, {"rows": json.dumps([["type-1", args_u1, args_u1, now, 86400.0, "oneshot", 0, None,
+                                                        "next_run_not_scheduled"]]),
                              "apart": True}, "task_dedup_idx"),
     ]
     for sql, params, index in cases:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from time import perf_counter
 from typing import Any, Callable
 from uuid import UUID
 
@@ -41,6 +42,33 @@ class Context:
     def over(cls, store: Store, clock: Clock) -> Context:
         """The context of a whole store: it plays every role the face uses."""
         return cls(tasks=store, origins=store, compat=store, tokens=store, clock=clock)
+
+    def timed(self, spent: list[float]) -> Context:
+        """This context with every store verb's time added up in ``spent[0]`` (a call's "store" phase)."""
+        return Context(tasks=_Timed(self.tasks, spent), origins=_Timed(self.origins, spent),  # type: ignore[arg-type]
+                       compat=_Timed(self.compat, spent), tokens=self.tokens, clock=self.clock)  # type: ignore[arg-type]
+
+
+class _Timed:
+    """A store role whose verbs add their time to ``spent[0]``."""
+
+    __slots__ = ("_role", "_spent")
+
+    def __init__(self, role: Any, spent: list[float]) -> None:
+        self._role, self._spent = role, spent
+
+    def __getattr__(self, name: str) -> Any:
+        verb = getattr(self._role, name)
+        spent = self._spent
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = perf_counter()
+            try:
+                return verb(*args, **kwargs)
+            finally:
+                spent[0] += perf_counter() - start
+
+        return timed
 
 
 @dataclass(frozen=True)

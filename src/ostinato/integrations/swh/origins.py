@@ -38,7 +38,6 @@ from .operations import (
 _UUID_PREFIX = 0x05715A70_0A11_4000 << 64
 _LOW64 = (1 << 64) - 1
 LISTERS = "swh.lister"
-VISIT_STATS = "swh.visit_stats"
 QUEUE_POSITIONS = "swh.queue_position"
 _PAGE = 1000
 #: the policies of the protocol, with swh's semantics (domain/listing_grabs.py)
@@ -179,11 +178,13 @@ def record_listed_origins(ctx: Context, listed_origins: list[dict[str, Any]], up
             raise ValidationError("listed_origins.lister_id", "the UUID of a lister of this scheduler",
                                   str(lister_uuid(lister_id)))
     now = ctx.clock.now()
+    stored: dict[tuple[int, str, str], StoredListedOrigin] = {}
     for lister_id, origins in by_lister.items():
-        ctx.origins.record_listed_origins(lister_id, list(origins.values()), now, touch_last_seen=update_last_seen)
-    keys = {(lister_id, url, visit_type) for lister_id, origins in by_lister.items() for url, visit_type in origins}
-    stored = _stored_by_url(ctx, [url for _, url, _ in keys])
-    return [_origin_model(s) for s in stored if (s.lister_id, s.origin.url, s.origin.visit_type) in keys]
+        for s in ctx.origins.record_listings(lister_id, list(origins.values()), now, touch_last_seen=update_last_seen):
+            stored[(s.lister_id, s.origin.url, s.origin.visit_type)] = s
+    # in the order given, each listing once (its last version), as the protocol answers
+    order = dict.fromkeys((lister_id_of(o["lister_id"]), o["url"], o["visit_type"]) for o in listed_origins)
+    return [_origin_model(stored[key]) for key in order if key in stored]
 
 
 def _page_token(value: Any, name: str) -> tuple[str, str] | None:
@@ -312,5 +313,5 @@ def grab_next_visits(ctx: Context, visit_type: str, count: int, policy: str, ena
                        absolute_cooldown=absolute_cooldown, scheduled_cooldown=scheduled_cooldown,
                        failed_cooldown=failed_cooldown, not_found_cooldown=not_found_cooldown,
                        scheduled_before=lister.last_listing_finished_at if lister else None, sample_percent=sample,
-                       position_records=VISIT_STATS, queue_records=QUEUE_POSITIONS)
+                       queue_records=QUEUE_POSITIONS)
     return [_origin_model(row) for row in ctx.compat.grab_listed_origins(grab, now_or(ctx, timestamp), dry_run=dry_run)]

@@ -2,13 +2,12 @@
 ``visit_scheduler/*``, ``scheduler_metrics/*``; see docs/reference/swh-compat.md, "Visit stats", "Metrics").
 
 The stats the protocol's journal client computes and upserts go into Ostinato's own
-visit stats (``Store.merge_visit_stats``: last visit, its status, last successful
-visit, last snapshot, last scheduled), where grabs and metrics read them; each field
-given replaces the stored one, as the protocol's store does. The three fields
-Ostinato's model has not (queue position, position offset, successive visits) are a
-compat record per origin, keyed "VISIT_TYPE URL" (the face's grab orders origins
-without ``last_update`` by that queue position). Stats exist for the protocol once
-anything was recorded or scheduled. Metrics are the protocol's counts
+visit stats (``Store.merge_visit_stats``, one statement a batch: last visit, its
+status, last successful visit, last snapshot, last scheduled, and the three fields
+only the protocol has: queue position, position offset, successive visits), where
+grabs and metrics read them; each field given replaces the stored one, as the
+protocol's store does. Stats exist for the protocol once anything was recorded or
+scheduled. Metrics are the protocol's counts
 (``Store.count_listed_origins``), kept as compat records per (lister, visit type).
 """
 
@@ -19,53 +18,35 @@ from typing import Any
 from uuid import UUID
 
 from ...domain.errors import ValidationError
-from ...domain.listing_grabs import ListingCounts, VisitStatsUpdate
-from ...domain.visits import VisitOutcome, VisitStats
+from ...domain.listing_grabs import ListingCounts, ProtocolVisitStats
+from ...domain.visits import VisitOutcome
 from . import models
 from .operations import Context, Param, arg, models_arg, operation, time_arg, uuid_arg
-from .origins import QUEUE_POSITIONS, VISIT_STATS, lister_id_of, lister_uuid
+from .origins import QUEUE_POSITIONS, lister_id_of, lister_uuid
 
 METRICS = "swh.metrics"
-#: fields Ostinato's visit stats have, written and read there
+#: fields Ostinato's visit stats have
 _SHARED = ("last_successful", "last_visit", "last_visit_status", "last_scheduled", "last_snapshot")
-#: fields only the protocol has, kept as a compat record
-_OWN = ("next_visit_queue_position", "next_position_offset", "successive_visits")
-
-
-def stats_key(url: str, visit_type: str) -> str:
-    """The key of an origin's compat record; the store's grab joins on the same form."""
-    return f"{visit_type} {url}"
-
-
-def _over(new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
-    """``new``'s fields over ``old``'s, each unless null (the protocol's upsert)."""
-    if old is None:
-        return dict(new)
-    return {name: value if value is not None else old.get(name) for name, value in new.items()}
+#: the protocol's field names of the fields only it has, and the store's
+_OWN = (("next_visit_queue_position", "queue_position"), ("next_position_offset", "position_offset"),
+        ("successive_visits", "successive_visits"))
 
 
 @operation("visit_stats/upsert", origin_visit_stats=models_arg("OriginVisitStats"))
 def origin_visit_stats_upsert(ctx: Context, origin_visit_stats: list[dict[str, Any]]) -> None:
-    updates = [VisitStatsUpdate(
+    ctx.compat.merge_visit_stats([ProtocolVisitStats(
         s["url"], s["visit_type"], s["last_visit"],
         None if s["last_visit_status"] is None else VisitOutcome(s["last_visit_status"]),
-        s["last_successful"], s["last_snapshot"], s["last_scheduled"]) for s in origin_visit_stats]
-    own: dict[str, dict[str, Any]] = {}
-    for stats in origin_visit_stats:  # a later one for the same origin merges over an earlier one
-        key = stats_key(stats["url"], stats["visit_type"])
-        own[key] = _over({name: stats[name] for name in _OWN}, own.get(key))
-    stored = ctx.compat.get_compat_records(VISIT_STATS, list(own))
-    ctx.compat.merge_visit_stats(updates)
-    ctx.compat.put_compat_records(VISIT_STATS, {key: _over(fields, stored.get(key)) for key, fields in own.items()})
+        s["last_successful"], s["last_snapshot"], s["last_scheduled"], s["next_visit_queue_position"],
+        s["next_position_offset"], s["successive_visits"]) for s in origin_visit_stats])
 
 
-def _stats_model(url: str, visit_type: str, stats: VisitStats | None, record: dict[str, Any] | None) -> Any:
-    fields: dict[str, Any] = {"url": url, "visit_type": visit_type}
-    if stats is not None:
-        fields.update({name: getattr(stats, name) for name in _SHARED})
-        if stats.last_visit_status is not None:
-            fields["last_visit_status"] = stats.last_visit_status.value
-    fields.update({name: record[name] for name in _OWN if record and record.get(name) is not None})
+def _stats_model(stats: ProtocolVisitStats) -> Any:
+    fields: dict[str, Any] = {"url": stats.url, "visit_type": stats.visit_type,
+                              **{name: getattr(stats, name) for name in _SHARED}}
+    if stats.last_visit_status is not None:
+        fields["last_visit_status"] = stats.last_visit_status.value
+    fields.update({theirs: getattr(stats, ours) for theirs, ours in _OWN if getattr(stats, ours) is not None})
     return models.make("OriginVisitStats", **fields)
 
 
@@ -80,19 +61,18 @@ def _ids(value: Any, name: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def _exists_for_the_protocol(stats: ProtocolVisitStats) -> bool:
+    """Stats exist for the protocol once something was recorded or scheduled (an origin only listed has a
+    scheduling row here, and none there)."""
+    return any(getattr(stats, name) is not None for name in (*_SHARED, *(ours for _, ours in _OWN)))
+
+
 @operation("visit_stats/get", "read", ids=Param(_ids))
 def origin_visit_stats_get(ctx: Context, ids: list[tuple[str, str]]) -> list[Any]:
     # one answer per id asked, an id asked twice answered twice, as the protocol's store joins them
-    unique = list(dict.fromkeys(ids))
-    ours = {(s.url, s.visit_type): s for s in ctx.origins.get_visit_stats(unique)}
-    records = ctx.compat.get_compat_records(VISIT_STATS, [stats_key(url, visit_type) for url, visit_type in unique])
-    answer = []
-    for url, visit_type in ids:
-        stats, record = ours.get((url, visit_type)), records.get(stats_key(url, visit_type))
-        if record is None and (stats is None or all(getattr(stats, name) is None for name in _SHARED)):
-            continue  # listed only: the protocol has no stats for it yet
-        answer.append(_stats_model(url, visit_type, stats, record))
-    return answer
+    found = {(s.url, s.visit_type): s for s in ctx.compat.get_protocol_visit_stats(list(dict.fromkeys(ids)))
+             if _exists_for_the_protocol(s)}
+    return [_stats_model(found[key]) for key in ids if key in found]
 
 
 @operation("visit_scheduler/get", "read")

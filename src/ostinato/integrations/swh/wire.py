@@ -27,6 +27,7 @@ import base64
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import Any, Callable
 from uuid import UUID
 
@@ -41,7 +42,7 @@ JSON = "application/json"
 _EXT_BIG_POSITIVE = 1
 _EXT_BIG_NEGATIVE = 2
 _TAG_KEYS = frozenset({"swhtype", "d"})
-_TAG_BYTE_KEYS = frozenset({b"swhtype", b"d"})
+_ABSENT = object()
 
 
 @dataclass
@@ -52,8 +53,26 @@ class Model:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-class VisitStatusValue(str):
-    """A ``LastVisitStatus`` enum value: sent tagged, so the client rebuilds the enum."""
+class VisitStatusValue:
+    """A ``LastVisitStatus`` enum value: sent tagged, so the client rebuilds the enum (not a ``str``: msgpack
+    would write one as plain text, without asking :func:`_msgpack_default`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return self.value == (other.value if isinstance(other, VisitStatusValue) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"VisitStatusValue({self.value!r})"
 
 
 @dataclass
@@ -77,7 +96,9 @@ def _timedelta(payload: Any) -> timedelta:
         raise WireError("timedelta", "whole days, seconds and microseconds", payload) from None
 
 
+@lru_cache(maxsize=4096)
 def _uuid(payload: Any) -> UUID:
+    """(cached: a batch names its few listers once per item)"""
     try:
         return UUID(payload)
     except (TypeError, ValueError, AttributeError):
@@ -98,17 +119,18 @@ def _bytes(payload: Any) -> bytes:
 
 
 def _model(payload: Any) -> Model:
+    # the payload is a map the decoder has just made: its fields are taken as they are
     if not isinstance(payload, dict) or not isinstance(payload.get("__type__"), str):
         raise WireError("scheduler_model", "an object with __type__ naming the model", payload)
-    fields = dict(payload)
-    name = fields.pop("__type__")
-    return Model(name, fields)
+    name = payload.pop("__type__")
+    return Model(name, payload)
 
 
-def _visit_status(payload: Any) -> VisitStatusValue:
+def _visit_status(payload: Any) -> str:
+    """The enum's value, as text (the field's reader checks it is one of the statuses)."""
     if not isinstance(payload, str):
         raise WireError("last_visit_status", "successful, failed or not_found", payload)
-    return VisitStatusValue(payload)
+    return payload
 
 
 def _page(payload: Any) -> Page:
@@ -138,12 +160,17 @@ def _ext_hook(code: int, data: bytes) -> Any:
 
 
 def _msgpack_object(obj: dict[Any, Any]) -> Any:
-    if len(obj) == 2 and set(obj) in (_TAG_BYTE_KEYS, _TAG_KEYS):
-        tag = obj.get(b"swhtype", obj.get("swhtype"))
-        decoder = _DECODERS.get(tag) if isinstance(tag, str) else None
-        if decoder is not None:
-            return decoder(obj.get(b"d", obj.get("d")))
-    return obj
+    # called for every map of a body: the common case (not a tag) decided in a test or two
+    if len(obj) != 2:
+        return obj
+    if b"swhtype" in obj:
+        tag, payload = obj[b"swhtype"], obj.get(b"d", _ABSENT)
+    elif "swhtype" in obj:
+        tag, payload = obj["swhtype"], obj.get("d", _ABSENT)
+    else:
+        return obj
+    decoder = _DECODERS.get(tag) if isinstance(tag, str) and payload is not _ABSENT else None
+    return obj if decoder is None else decoder(payload)
 
 
 def loads_msgpack(raw: bytes) -> Any:
@@ -169,10 +196,10 @@ def _msgpack_default(value: Any) -> Any:
 
 
 def _encode_special(value: Any, tag: Callable[[str, Any], Any]) -> Any:
-    if isinstance(value, VisitStatusValue):
-        return tag("last_visit_status", str(value))
     if isinstance(value, Model):
         return tag("scheduler_model", {**value.fields, "__type__": value.type})
+    if isinstance(value, VisitStatusValue):
+        return tag("last_visit_status", value.value)
     if isinstance(value, UUID):
         return tag("uuid", str(value))
     if isinstance(value, timedelta):
@@ -184,25 +211,10 @@ def _encode_special(value: Any, tag: Callable[[str, Any], Any]) -> Any:
     raise TypeError(f"cannot send a {type(value).__name__} in the swh protocol")
 
 
-def _prepare_msgpack(value: Any) -> Any:
-    """Tagged values msgpack would otherwise write natively (a str subclass) made explicit."""
-    if isinstance(value, VisitStatusValue):
-        return _tagged("last_visit_status", str(value))
-    if isinstance(value, Model):
-        return _tagged("scheduler_model", {k: _prepare_msgpack(v) for k, v in {**value.fields, "__type__": value.type}.items()})
-    if isinstance(value, Page):
-        return _tagged("paged_result", {"results": _prepare_msgpack(value.results), "next_page_token": value.next_page_token})
-    if isinstance(value, dict):
-        return {k: _prepare_msgpack(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_prepare_msgpack(v) for v in value]
-    if isinstance(value, datetime) and value.tzinfo is None:
-        raise TypeError("a time without a zone cannot be sent")
-    return value
-
-
 def dumps_msgpack(value: Any) -> bytes:
-    return msgpack.packb(_prepare_msgpack(value), use_bin_type=True, datetime=True, default=_msgpack_default)
+    """msgpack writes plain values itself and asks :func:`_msgpack_default` for the tagged ones (a time
+    without a zone is refused: a ValueError)."""
+    return msgpack.packb(value, use_bin_type=True, datetime=True, default=_msgpack_default)
 
 
 # -- JSON ------------------------------------------------------------------------------
@@ -233,7 +245,7 @@ def _json_tag(name: str, payload: Any) -> dict[str, Any]:
 
 def _prepare_json(value: Any) -> Any:
     if isinstance(value, VisitStatusValue):
-        return _json_tag("last_visit_status", str(value))
+        return _json_tag("last_visit_status", value.value)
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise TypeError("a time without a zone cannot be sent")

@@ -4,17 +4,17 @@ what each verb accepts, the same on every store, the first fault a ValidationErr
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
-from ...domain.listing_grabs import VisitStatsUpdate
+from ...domain.listing_grabs import ProtocolVisitStats
 from ...domain.tasks import NewTaskRun
 from ...domain.visits import VisitOutcome
 
 
-#: the longest key: an origin's (its visit type, a space, its URL)
-MAX_KEY = MAX_TYPE_BYTES + 1 + MAX_URL_BYTES
+#: the longest key of a compat record
+MAX_KEY = 2000
 
 
 def check_namespace(namespace: Any) -> str:
@@ -65,7 +65,12 @@ def check_range(after: Any, before: Any) -> None:
             raise ValidationError(name, "a time with a zone", value)
 
 
-def check_visit_stats_updates(updates: Sequence[VisitStatsUpdate]) -> list[VisitStatsUpdate]:
+#: the range of the protocol's ``int`` columns (a position offset, visits in a row) and of its ``bigint`` ones
+_INT32 = (-2**31, 2**31 - 1)
+_INT64 = (-2**63, 2**63 - 1)
+
+
+def check_visit_stats_updates(updates: Sequence[ProtocolVisitStats]) -> list[ProtocolVisitStats]:
     checked = list(updates)
     for index, update in enumerate(checked):
         where = f"updates[{index}]"
@@ -84,10 +89,15 @@ def check_visit_stats_updates(updates: Sequence[VisitStatsUpdate]) -> list[Visit
         snapshot = update.last_snapshot
         if snapshot is not None and (not isinstance(snapshot, bytes) or len(snapshot) > 64):
             raise ValidationError(f"{where}.last_snapshot", "an identifier of up to 64 bytes, or null", snapshot)
+        for name, (low, high) in (("queue_position", _INT64), ("position_offset", _INT32),
+                                  ("successive_visits", _INT32)):
+            value = getattr(update, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
+                raise ValidationError(f"{where}.{name}", f"a whole number from {low} to {high}, or null", value)
     return checked
 
 
-def position_of(rows: Sequence[Mapping[str, Any]]) -> int:
+def position_of(positions: Iterable[int | None]) -> int:
     """The queue position a grab of origins without last_update moves its visit type to: the largest
     position grabbed, 0 if none has one (the protocol's rule)."""
-    return max((r["queue_position"] for r in rows if r["queue_position"] is not None), default=0)
+    return max((p for p in positions if p is not None), default=0)

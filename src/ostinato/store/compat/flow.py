@@ -9,12 +9,18 @@ accepts is checked first by ``checks.py`` beside this file.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from ...domain.errors import ValidationError
-from ...domain.listing_grabs import ListingCounts, ListingGrab, ListingOrder, VisitStatsUpdate, cooldown_bounds
-from ...domain.origins import StoredListedOrigin
+from ...domain.listing_grabs import (
+    ListingCounts, ListingGrab, ListingOrder, ProtocolVisitStats, WalkedOrigin, cooldown_bounds, fold_protocol_stats,
+    take_walked,
+)
+from ...domain.origins import ListedOrigin, StoredListedOrigin
+from ...domain.visits import VisitOutcome
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 from ..origins.rows import row_to_listed_origin
 from ..tasks.rows import run_of as row_to_run, task_of as row_to_task
@@ -30,6 +36,61 @@ from .checks import (
     position_of,
 )
 from .interface import CompatStore
+
+#: origins walked beyond those a grab asks for, so that a few left out (a listing of another lister, a
+#: cooldown) rarely take a second walk
+WALK_SLACK = 64
+
+
+@dataclass(slots=True)
+class MergeRow:
+    """One origin's row of ``merge_visit_stats`` (a record of ``Dialect.records``)."""
+
+    url: str
+    visit_type: str
+    last_visit: datetime | None
+    last_visit_status: str | None
+    last_successful: datetime | None
+    last_snapshot: bytes | None
+    last_scheduled: datetime | None
+    queue_position: int | None
+    position_offset: int | None
+    successive_visits: int | None
+    newest_visit: datetime | None
+
+
+@dataclass(slots=True)
+class RunRow:
+    """A run to adopt (``id``) or to add (``task``), for ``adopt_grabbed_runs`` and ``insert_runs``."""
+
+    id: int | None
+    task: int | None
+    backend_id: str | None
+    scheduled: datetime | None
+    #: None: none given
+    metadata: dict[str, Any] | None
+
+
+def _metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if metadata is None else dict(metadata)
+
+
+@lru_cache(maxsize=16)
+def walk_statement(template: str, walk: str) -> str:
+    """``protocol_walk`` with its policy's fragment in place of ``{walk}``."""
+    return template.replace("{walk}", walk.rstrip().rstrip(";"))
+
+
+def _walk_order(queries: Queries, order: ListingOrder) -> str:
+    """The fragment (a filter and an ORDER BY of its index) of the policy's walk."""
+    return {
+        ListingOrder.OLDEST_SCHEDULED_FIRST: queries.walk_oldest_scheduled_first,
+        ListingOrder.STOP_AFTER_SUCCESS: queries.walk_stop_after_success,
+        ListingOrder.NEVER_VISITED_OLDEST_UPDATE_FIRST: queries.walk_never_visited_oldest_update_first,
+        ListingOrder.ALREADY_VISITED_ORDER_BY_LAG: queries.walk_already_visited_order_by_lag,
+        ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE: queries.walk_origins_without_last_update,
+        ListingOrder.FIRST_VISITS_AFTER_LISTING: queries.walk_first_visits_after_listing,
+    }[order]
 
 
 def _listing_order(queries: Queries, order: ListingOrder) -> str:
@@ -54,19 +115,35 @@ class CompatFlow(CompatStore):
     # -- task runs and statuses as the protocol's executors tell them -----------------------
     def schedule_task_runs(self, runs: Sequence[NewTaskRun]) -> list[TaskRun]:
         checked = check_new_runs(runs)
-        q = self._compat
-        answer = []
-        with self.db.write() as conn:
+        if not checked:
+            return []
+        db, q = self.db, self._compat
+        answer: list[TaskRun | None] = [None] * len(checked)
+        with db.write(batch=True) as conn:
+            tasks = sorted({run.task for run in checked})
+            known = {row[0] for row in db.tuples(conn, q.existing_tasks, {"ids": db.array(tasks)})}
             for index, run in enumerate(checked):
-                params = {"task": run.task, "backend_id": run.backend_id, "scheduled": self.db.time(run.scheduled),
-                          "metadata": self.db.json(None if run.metadata is None else dict(run.metadata))}
-                if conn.execute(q.task_exists, params).fetchone() is None:
+                if run.task not in known:
                     raise ValidationError(f"runs[{index}].task", "the id of an existing task", run.task)
-                row = conn.execute(q.adopt_grabbed_run, params).fetchone()
-                if row is None:
-                    row = conn.execute(q.insert_run, params).fetchone()
-                answer.append(row_to_run(self.db, row))
-        return answer
+            # the first run given for a task takes the run a grab opened for it, if any; the others are added
+            open_runs = dict(db.tuples(conn, q.open_grabbed_runs, {"ids": db.array(tasks)}))
+            adopting: dict[int, int] = {}  # run id -> slot
+            for index, run in enumerate(checked):
+                run_id = open_runs.pop(run.task, None)
+                if run_id is not None:
+                    adopting[run_id] = index
+            if adopting:
+                rows = [RunRow(run_id, None, checked[slot].backend_id, checked[slot].scheduled,
+                               _metadata(checked[slot].metadata)) for run_id, slot in adopting.items()]
+                for row in conn.execute(q.adopt_grabbed_runs, {"rows": db.records(rows)}):
+                    answer[adopting[row["id"]]] = row_to_run(db, row)
+            added = [index for index, found in enumerate(answer) if found is None]
+            if added:
+                rows = [RunRow(None, checked[i].task, checked[i].backend_id, checked[i].scheduled,
+                               _metadata(checked[i].metadata)) for i in added]
+                for index, row in zip(added, conn.execute(q.insert_runs, {"rows": db.records(rows)})):
+                    answer[index] = row_to_run(db, row)
+        return answer  # type: ignore[return-value]
 
     def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
         runs = []
@@ -132,36 +209,75 @@ class CompatFlow(CompatStore):
         if grab.count == 0:
             return []
         q = self._compat
-        bounds = {name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}
         params = {"visit_type": grab.visit_type, "enabled": grab.enabled,
                   "lister_ids": None if grab.lister_ids is None else self.db.array(grab.lister_ids),
-                  "position_records": grab.position_records, "sample_percent": grab.sample_percent,
-                  "scheduled_before": self.db.time(grab.scheduled_before), "count": grab.count, **bounds}
-        query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}"
-        with self.db.write(rollback=dry_run) as conn:
-            rows = conn.execute(query, params).fetchall()
-            if rows and not dry_run:
-                keys = sorted({(r["url"], r["visit_type"]) for r in rows})
+                  "sample_percent": grab.sample_percent, "scheduled_before": self.db.time(grab.scheduled_before),
+                  "count": grab.count, "now": self.db.time(now),
+                  **{name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}}
+        with self.db.write(batch=True, rollback=dry_run) as conn:
+            if grab.enabled:
+                chosen = self._walk(conn, grab, params)
+            else:  # disabled listings: no index holds them, a scan as the protocol's own store does
+                query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}"
+                chosen = [(r["queue_position"], row_to_listed_origin(self.db, r)) for r in conn.execute(query, params)]
+            if chosen and not dry_run:
+                keys = sorted({(listing.origin.url, listing.origin.visit_type) for _, listing in chosen})
                 conn.execute(q.mark_listings_scheduled, {
-                    **self.db.columns(urls=[k[0] for k in keys], visit_types=[k[1] for k in keys]),
-                    "now": self.db.time(now)})
+                    **self.db.columns(urls=[k[0] for k in keys], visit_types=[k[1] for k in keys]), "now": params["now"]})
                 if grab.queue_records is not None and grab.order is ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE:
                     conn.execute(q.raise_queue_position, {"queue_records": check_namespace(grab.queue_records),
                                                           "visit_type": grab.visit_type,
-                                                          "position": position_of(rows)})
-        return [row_to_listed_origin(self.db, r) for r in rows]
+                                                          "position": position_of(p for p, _ in chosen)})
+        return [listing for _, listing in chosen]
 
-    def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
+    def _walk(self, conn: Any, grab: ListingGrab, params: dict[str, Any]) -> list[tuple[int | None, StoredListedOrigin]]:
+        """The grab's listings in its policy's order, from a walk of the policy's index (``protocol_walk``),
+        walked further (four times as far each time) until the first ``count`` are certain."""
+        q, read_time = self._compat, self.db.read_time
+        query = walk_statement(q.protocol_walk, _walk_order(q, grab.order))
+        walk = grab.count + WALK_SLACK
+        while True:
+            walked = []
+            origins = 0
+            seen: set[tuple[str, str]] = set()
+            for r in self.db.tuples(conn, query, {**params, "walk": walk}):
+                origin = WalkedOrigin(r[0], r[1], read_time(r[2]), read_time(r[3]), read_time(r[4]), read_time(r[5]),
+                                      read_time(r[6]), r[7])
+                if (r[0], r[1]) not in seen:
+                    seen.add((r[0], r[1]))
+                    origins += 1
+                listing = None if r[8] is None else StoredListedOrigin(r[8], ListedOrigin(
+                    r[0], r[1], self.db.read_json(r[9]), read_time(r[13]), bool(r[10]),
+                    None if r[14] is None else bool(r[14]), r[15]), read_time(r[11]), read_time(r[12]))
+                walked.append((origin, listing))
+            taken = take_walked(grab.order, walked, grab.count, exhausted=origins < walk)
+            if taken is not None:
+                return [(origin.queue_position, listing) for origin, listing in taken]
+            walk *= 4
+
+    def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats]) -> int:
         checked = check_visit_stats_updates(updates)
-        time = self.db.time
-        rows = [{"url": u.url, "visit_type": u.visit_type, "last_visit": time(u.last_visit),
-                 "last_visit_status": u.last_visit_status.value if u.last_visit_status else None,
-                 "last_successful": time(u.last_successful), "last_snapshot": u.last_snapshot,
-                 "last_scheduled": time(u.last_scheduled)} for u in checked]
-        with self.db.write() as conn:
-            # one origin may come twice, its updates applied in order: one statement per update
-            self.db.execute_many(conn, self._compat.merge_visit_stats, rows)
+        rows = [MergeRow(u.url, u.visit_type, u.last_visit, u.last_visit_status.value if u.last_visit_status else None,
+                         u.last_successful, u.last_snapshot, u.last_scheduled, u.queue_position, u.position_offset,
+                         u.successive_visits, newest) for u, newest in fold_protocol_stats(checked)]
+        rows.sort(key=lambda r: (r.url, r.visit_type))
+        with self.db.write(batch=True) as conn:
+            for chunk in chunks(rows):
+                self.db.execute_records(conn, self._compat.merge_visit_stats, chunk)
         return len(checked)
+
+    def get_protocol_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[ProtocolVisitStats]:
+        found = []
+        read_time = self.db.read_time
+        for chunk in chunks(list(keys)):
+            columns = self.db.columns(urls=[k[0] for k in chunk], visit_types=[k[1] for k in chunk])
+            for r in self.db.read(self._compat.protocol_visit_stats, columns):
+                status = r["last_visit_status"]
+                found.append(ProtocolVisitStats(
+                    r["url"], r["visit_type"], read_time(r["last_visit"]), VisitOutcome(status) if status else None,
+                    read_time(r["last_successful"]), r["last_snapshot"], read_time(r["last_scheduled"]),
+                    r["queue_position"], r["position_offset"], r["successive_visits"]))
+        return found
 
     def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:
         rows = self.db.read(self._compat.count_listings, {"lister_id": lister_id})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import abc
 from typing import Any, Mapping, Sequence
 from datetime import datetime
-from ...domain.listing_grabs import ListingCounts, ListingGrab, VisitStatsUpdate
+from ...domain.listing_grabs import ListingCounts, ListingGrab, ProtocolVisitStats
 from ...domain.origins import StoredListedOrigin
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 
@@ -19,7 +19,8 @@ from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 #: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
 #: The swh-scheduler protocol's face (docs/reference/swh-compat.md): every verb is served.
 REMOTE_SCOPES: dict[str, str] = {
-    "count_listed_origins": "read", "get_compat_records": "read", "get_task_runs_by_backend_id": "read",
+    "count_listed_origins": "read", "get_compat_records": "read", "get_protocol_visit_stats": "read",
+    "get_task_runs_by_backend_id": "read",
     "grab_listed_origins": "admin", "list_compat_records": "read", "list_runs_to_archive": "read",
     "merge_visit_stats": "admin", "overwrite_task_status": "admin", "put_compat_records": "admin",
     "schedule_task_runs": "admin",
@@ -60,18 +61,24 @@ class CompatStore(abc.ABC):
     @abc.abstractmethod
     def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:
         """The swh protocol's grab (``domain.listing_grabs``): at most ``grab.count`` listings in the
-        order of its policy, its cooldowns computed at ``now`` from the visit stats; the origins'
-        ``last_scheduled`` moves up to ``now`` (never back) and, for origins without ``last_update``,
-        the visit type's queue position up to the largest grabbed. One transaction; with ``dry_run``
-        the same answer and nothing changed. A scan of the visit type's listings, as swh's own query:
-        Ostinato's own grabs (:meth:`grab_next_visits`) are the index walks."""
+        order of its policy (ties by URL, then lister), its cooldowns computed at ``now`` from the visit
+        stats; the origins' ``last_scheduled`` moves up to ``now`` (never back) and, for origins without
+        ``last_update``, the visit type's queue position up to the largest grabbed. One transaction;
+        with ``dry_run`` the same answer and nothing changed. Enabled listings: a walk of the policy's
+        index, whose cost follows the batch (an origin Ostinato's own grab holds is left out);
+        disabled ones: a scan, as swh's own query."""
 
     @abc.abstractmethod
-    def merge_visit_stats(self, updates: Sequence[VisitStatsUpdate]) -> int:
+    def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats]) -> int:
         """Write these fields into the origins' visit stats as told, each one given over the stored one
-        (the swh protocol's upsert), in order, in one transaction; ``last_status_date`` follows
-        ``last_visit`` forward. An origin without stats gets them (disabled until a lister lists it).
-        The other fields (failures, eventful dates, change rate, cooldown) stay. Returns how many."""
+        (the swh protocol's upsert), in order, in one transaction (a statement per batch);
+        ``last_status_date`` follows ``last_visit`` forward. An origin without stats gets them
+        (disabled until a lister lists it). The other fields (failures, eventful dates, change rate,
+        cooldown) stay. Returns how many."""
+
+    @abc.abstractmethod
+    def get_protocol_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[ProtocolVisitStats]:
+        """The protocol's visit stats of these (url, visit type), those with a row, in no set order."""
 
     @abc.abstractmethod
     def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:

@@ -1,20 +1,30 @@
 -- The compat role's named queries for PostgreSQL (see store/compat/flow.py); the same names as
 -- sqlite.sql.
 
--- name: task_exists
-SELECT 1 FROM task WHERE id = %(task)s;
+-- name: existing_tasks
+SELECT id FROM task WHERE id = ANY(%(ids)s::bigint[]);
 
--- name: adopt_grabbed_run
--- the run a grab recorded for the task, with no executor yet, takes this one's id
-UPDATE task_run SET backend_id = %(backend_id)s, scheduled = %(scheduled)s, metadata = %(metadata)s::jsonb
-WHERE id = (SELECT id FROM task_run
-            WHERE task = %(task)s AND status = 'scheduled' AND backend_id IS NULL ORDER BY id LIMIT 1
-            FOR UPDATE SKIP LOCKED)
-RETURNING *;
+-- name: open_grabbed_runs
+-- each task's oldest run a grab recorded, with no executor yet (task_run_task_idx)
+SELECT task, min(id) AS id FROM task_run
+WHERE task = ANY(%(ids)s::bigint[]) AND status = 'scheduled' AND backend_id IS NULL
+GROUP BY task;
 
--- name: insert_run
+-- name: adopt_grabbed_runs
+-- rows: [{id, backend_id, scheduled, metadata}]: each run a grab recorded takes its executor's id; one an
+-- executor took meanwhile (a concurrent schedule) is left as it is, and not answered
+UPDATE task_run AS t SET backend_id = r.backend_id, scheduled = r.scheduled, metadata = coalesce(r.metadata, 'null')
+FROM json_to_recordset(%(rows)s::json) AS r(id bigint, backend_id text, scheduled timestamptz, metadata jsonb)
+WHERE t.id = r.id AND t.status = 'scheduled' AND t.backend_id IS NULL
+RETURNING t.*;
+
+-- name: insert_runs
+-- rows: [{task, backend_id, scheduled, metadata}], added in the order given
 INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
-VALUES (%(task)s, %(backend_id)s, %(scheduled)s, 'scheduled', %(metadata)s::jsonb)
+SELECT r.task, r.backend_id, r.scheduled, 'scheduled', coalesce(r.metadata, 'null')
+FROM ROWS FROM (json_to_recordset(%(rows)s::json) AS (task bigint, backend_id text, scheduled timestamptz, metadata jsonb))
+     WITH ORDINALITY AS r(task, backend_id, scheduled, metadata, ord)
+ORDER BY r.ord
 RETURNING *;
 
 -- name: runs_by_backend_id
@@ -51,14 +61,73 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
 -- name: delete_compat_record
 DELETE FROM compat_record WHERE namespace = %(namespace)s AND key = %(key)s;
 
+-- name: protocol_walk
+-- The swh protocol's grab of enabled listings (see domain/listing_grabs.py): a walk of the origins
+-- in the index of its policy (in braces below: a walk_* fragment, its filter and its ORDER BY), each
+-- cooldown computed from the grab's own bounds (NULL: not applied), at most %(walk)s origins,
+-- locked (SKIP LOCKED: a concurrent grab walks past them); with the listings of each origin the
+-- grab takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
+WITH walked AS MATERIALIZED (
+    SELECT s.url, s.visit_type, s.last_scheduled, s.last_successful, s.first_seen AS first_listed, s.oldest_update,
+           s.last_update AS newest_update, s.queue_position
+    FROM origin_visit_stats AS s
+    WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
+      AND (%(absolute_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
+           OR s.last_scheduled < %(absolute_since)s::timestamptz)
+      AND (%(scheduled_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
+           OR s.last_scheduled < GREATEST(%(scheduled_since)s::timestamptz, s.last_visit))
+      AND (%(failed_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'failed'
+           OR s.last_visit < %(failed_since)s::timestamptz)
+      AND (%(not_found_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'not_found'
+           OR s.last_visit < %(not_found_since)s::timestamptz)
+      {walk}
+    LIMIT %(walk)s
+    FOR UPDATE OF s SKIP LOCKED
+)
+SELECT w.url, w.visit_type, w.last_scheduled, w.last_successful, w.first_listed, w.oldest_update, w.newest_update,
+       w.queue_position, o.lister_id, o.extra_loader_arguments, o.enabled, o.first_seen, o.last_seen, o.last_update,
+       o.is_fork, o.forked_from_url
+FROM walked AS w
+LEFT JOIN listed_origin AS o ON o.url = w.url AND o.visit_type = w.visit_type AND o.enabled
+     AND (%(lister_ids)s::bigint[] IS NULL OR o.lister_id = ANY(%(lister_ids)s::bigint[]));
+
+-- name: walk_oldest_scheduled_first
+-- visit_oldest_scheduled_idx
+ORDER BY s.last_scheduled NULLS FIRST
+
+-- name: walk_first_visits_after_listing
+-- visit_oldest_scheduled_idx: the lister's listings are those joined
+AND (s.last_scheduled IS NULL OR s.last_scheduled < %(scheduled_before)s::timestamptz)
+ORDER BY s.last_scheduled NULLS FIRST
+
+-- name: walk_stop_after_success
+-- protocol_stop_after_success_idx
+AND s.last_visit_status IS DISTINCT FROM 'successful'
+ORDER BY s.oldest_update NULLS LAST, s.first_seen
+
+-- name: walk_never_visited_oldest_update_first
+-- protocol_never_visited_idx
+AND s.last_snapshot IS NULL AND s.oldest_update IS NOT NULL
+ORDER BY s.oldest_update
+
+-- name: walk_already_visited_order_by_lag
+-- visit_by_lag_idx
+AND s.last_update > s.last_successful AND s.last_snapshot IS NOT NULL
+ORDER BY s.last_update - s.last_successful DESC
+
+-- name: walk_origins_without_last_update
+-- protocol_without_update_idx
+AND s.update_missing
+ORDER BY s.queue_position NULLS FIRST, s.first_seen
+
 -- name: grab_listings
--- The swh protocol's grab of listings (see domain/listing_grabs.py): a scan of the visit
--- type's listings with their visit stats, each cooldown computed from the grab's own
--- bounds (NULL: not applied); a listing_order_* fragment follows, then listing_limit.
-SELECT o.*, (c.value ->> 'next_visit_queue_position')::bigint AS queue_position
+-- The swh protocol's grab of disabled listings (see domain/listing_grabs.py): a scan of the
+-- visit type's listings with their visit stats, as the protocol's own store does, each cooldown
+-- computed from the grab's own bounds (NULL: not applied); a listing_order_* fragment follows,
+-- then listing_limit. Enabled listings are walked (protocol_walk).
+SELECT o.*, s.queue_position
 FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
-LEFT JOIN compat_record AS c ON c.namespace = %(position_records)s::text AND c.key = o.visit_type || ' ' || o.url
 WHERE o.visit_type = %(visit_type)s AND o.enabled = %(enabled)s
   AND (%(lister_ids)s::bigint[] IS NULL OR o.lister_id = ANY(%(lister_ids)s::bigint[]))
   AND (%(absolute_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
@@ -113,19 +182,38 @@ ON CONFLICT (namespace, key) DO UPDATE SET
     value = jsonb_build_object('position', GREATEST((compat_record.value ->> 'position')::bigint, %(position)s::bigint));
 
 -- name: merge_visit_stats
--- the protocol's upsert: each field given replaces the stored one; Ostinato's guard of the newest
--- status (last_status_date) follows last_visit forward; an origin with no row gets one (not listed: disabled)
+-- rows: a JSON array of the protocol's visit stats, one per origin (domain.listing_grabs.fold_protocol_stats;
+-- snapshots in hex), one statement a batch: each field given replaces the stored one; Ostinato's guard of
+-- the newest status (last_status_date) follows the newest last_visit forward; an origin with no row gets
+-- one (not listed: disabled)
 INSERT INTO origin_visit_stats AS s (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
-                                     last_scheduled, last_status_date)
-VALUES (%(url)s, %(visit_type)s, %(last_visit)s, %(last_visit_status)s, %(last_successful)s, %(last_snapshot)s,
-        %(last_scheduled)s, %(last_visit)s)
+                                     last_scheduled, queue_position, position_offset, successive_visits,
+                                     last_status_date)
+SELECT r.url, r.visit_type, r.last_visit, r.last_visit_status, r.last_successful, decode(r.last_snapshot, 'hex'),
+       r.last_scheduled, r.queue_position, r.position_offset, r.successive_visits, r.newest_visit
+FROM json_to_recordset(%(rows)s::json) AS r(
+    url text, visit_type text, last_visit timestamptz, last_visit_status text, last_successful timestamptz,
+    last_snapshot text, last_scheduled timestamptz, queue_position bigint, position_offset integer,
+    successive_visits integer, newest_visit timestamptz)
+-- in key order: the batch's entries land side by side in the primary key
+ORDER BY r.url, r.visit_type
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = coalesce(excluded.last_visit, s.last_visit),
     last_visit_status = coalesce(excluded.last_visit_status, s.last_visit_status),
     last_successful = coalesce(excluded.last_successful, s.last_successful),
     last_snapshot = coalesce(excluded.last_snapshot, s.last_snapshot),
     last_scheduled = coalesce(excluded.last_scheduled, s.last_scheduled),
-    last_status_date = GREATEST(s.last_status_date, excluded.last_visit);
+    queue_position = coalesce(excluded.queue_position, s.queue_position),
+    position_offset = coalesce(excluded.position_offset, s.position_offset),
+    successive_visits = coalesce(excluded.successive_visits, s.successive_visits),
+    last_status_date = GREATEST(s.last_status_date, excluded.last_status_date);
+
+-- name: protocol_visit_stats
+-- the protocol's visit stats of these origins, those with a row
+SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_scheduled,
+       s.queue_position, s.position_offset, s.successive_visits
+FROM unnest(%(urls)s::text[], %(visit_types)s::text[]) AS k(url, visit_type)
+JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type;
 
 -- name: count_listings
 -- the protocol's metrics, over the listings: visited means a snapshot was recorded

@@ -1,19 +1,28 @@
 -- The compat role's named queries for SQLite (see store/compat/flow.py); the same names as
 -- postgresql.sql.
 
--- name: task_exists
-SELECT 1 FROM task WHERE id = :task;
+-- name: existing_tasks
+SELECT id FROM task WHERE id IN (SELECT value FROM json_each(:ids));
 
--- name: adopt_grabbed_run
--- the run a grab recorded for the task, with no executor yet, takes this one's id
-UPDATE task_run SET backend_id = :backend_id, scheduled = :scheduled, metadata = :metadata
-WHERE id = (SELECT id FROM task_run
-            WHERE task = :task AND status = 'scheduled' AND backend_id IS NULL ORDER BY id LIMIT 1)
-RETURNING *;
+-- name: open_grabbed_runs
+-- each task's oldest run a grab recorded, with no executor yet (task_run_task_idx)
+SELECT task, min(id) AS id FROM task_run
+WHERE task IN (SELECT value FROM json_each(:ids)) AND status = 'scheduled' AND backend_id IS NULL
+GROUP BY task;
 
--- name: insert_run
+-- name: adopt_grabbed_runs
+-- rows: [[id, task, backend_id, scheduled, metadata]]: each run a grab recorded takes its executor's id
+UPDATE task_run AS t SET backend_id = r.value ->> 2, scheduled = r.value ->> 3, metadata = coalesce(r.value ->> 4, 'null')
+FROM json_each(:rows) AS r
+WHERE t.id = r.value ->> 0 AND t.status = 'scheduled' AND t.backend_id IS NULL
+RETURNING id, task, backend_id, scheduled, started, ended, metadata, status;
+
+-- name: insert_runs
+-- rows: [[id, task, backend_id, scheduled, metadata]], added in the order given
 INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
-VALUES (:task, :backend_id, :scheduled, 'scheduled', :metadata)
+SELECT r.value ->> 1, r.value ->> 2, r.value ->> 3, 'scheduled', coalesce(r.value ->> 4, 'null')
+FROM json_each(:rows) AS r WHERE true
+ORDER BY r.key
 RETURNING *;
 
 -- name: runs_by_backend_id
@@ -50,14 +59,69 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
 -- name: delete_compat_record
 DELETE FROM compat_record WHERE namespace = :namespace AND key = :key;
 
+-- name: protocol_walk
+-- The swh protocol's grab of enabled listings (see domain/listing_grabs.py): a walk of the origins
+-- in the index of its policy (in braces below: a walk_* fragment, its filter and its ORDER BY), each
+-- cooldown computed from the grab's own bounds (NULL: not applied), at most :walk origins (the
+-- write transaction is the only writer: nothing to lock); with the listings of each origin the grab
+-- takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
+WITH walked AS MATERIALIZED (
+    SELECT s.url, s.visit_type, s.last_scheduled, s.last_successful, s.first_seen AS first_listed, s.oldest_update,
+           s.last_update AS newest_update, s.queue_position
+    FROM origin_visit_stats AS s
+    WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
+      AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
+      AND (:scheduled_since IS NULL OR s.last_scheduled IS NULL
+           OR s.last_scheduled < max(:scheduled_since, coalesce(s.last_visit, :scheduled_since)))
+      AND (:failed_since IS NULL OR s.last_visit_status IS NOT 'failed' OR s.last_visit < :failed_since)
+      AND (:not_found_since IS NULL OR s.last_visit_status IS NOT 'not_found' OR s.last_visit < :not_found_since)
+      {walk}
+    LIMIT :walk
+)
+SELECT w.url, w.visit_type, w.last_scheduled, w.last_successful, w.first_listed, w.oldest_update, w.newest_update,
+       w.queue_position, o.lister_id, o.extra_loader_arguments, o.enabled, o.first_seen, o.last_seen, o.last_update,
+       o.is_fork, o.forked_from_url
+FROM walked AS w
+LEFT JOIN listed_origin AS o ON o.url = w.url AND o.visit_type = w.visit_type AND o.enabled
+     AND (:lister_ids IS NULL OR o.lister_id IN (SELECT value FROM json_each(:lister_ids)));
+
+-- name: walk_oldest_scheduled_first
+-- visit_oldest_scheduled_idx (nulls first)
+ORDER BY s.last_scheduled
+
+-- name: walk_first_visits_after_listing
+-- visit_oldest_scheduled_idx: the lister's listings are those joined
+AND (s.last_scheduled IS NULL OR s.last_scheduled < :scheduled_before)
+ORDER BY s.last_scheduled
+
+-- name: walk_stop_after_success
+-- protocol_stop_after_success_idx
+AND s.last_visit_status IS NOT 'successful'
+ORDER BY s.oldest_update IS NULL, s.oldest_update, s.first_seen
+
+-- name: walk_never_visited_oldest_update_first
+-- protocol_never_visited_idx
+AND s.last_snapshot IS NULL AND s.oldest_update IS NOT NULL
+ORDER BY s.oldest_update
+
+-- name: walk_already_visited_order_by_lag
+-- visit_by_lag_idx
+AND s.last_update > s.last_successful AND s.last_snapshot IS NOT NULL
+ORDER BY (julianday(s.last_update) - julianday(s.last_successful)) DESC
+
+-- name: walk_origins_without_last_update
+-- protocol_without_update_idx
+AND s.update_missing
+ORDER BY s.queue_position, s.first_seen
+
 -- name: grab_listings
--- The swh protocol's grab of listings (see domain/listing_grabs.py): a scan of the visit
--- type's listings with their visit stats, each cooldown computed from the grab's own
--- bounds (NULL: not applied); a listing_order_* fragment follows, then listing_limit.
-SELECT o.*, CAST(c.value ->> '$.next_visit_queue_position' AS INTEGER) AS queue_position
+-- The swh protocol's grab of disabled listings (see domain/listing_grabs.py): a scan of the
+-- visit type's listings with their visit stats, as the protocol's own store does, each cooldown
+-- computed from the grab's own bounds (NULL: not applied); a listing_order_* fragment follows,
+-- then listing_limit. Enabled listings are walked (protocol_walk).
+SELECT o.*, s.queue_position
 FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
-LEFT JOIN compat_record AS c ON c.namespace = :position_records AND c.key = o.visit_type || ' ' || o.url
 WHERE o.visit_type = :visit_type AND o.enabled = :enabled
   AND (:lister_ids IS NULL OR o.lister_id IN (SELECT value FROM json_each(:lister_ids)))
   AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
@@ -107,20 +171,32 @@ ON CONFLICT (namespace, key) DO UPDATE SET
     value = json_object('position', max(coalesce(compat_record.value ->> '$.position', :position), :position));
 
 -- name: merge_visit_stats
--- the protocol's upsert: each field given replaces the stored one; Ostinato's guard of the newest
--- status (last_status_date) follows last_visit forward; an origin with no row gets one (not listed: disabled)
+-- a record per origin (domain.listing_grabs.fold_protocol_stats), run for each: each field given replaces
+-- the stored one; Ostinato's guard of the newest status (last_status_date) follows the newest last_visit
+-- forward; an origin with no row gets one (not listed: disabled)
 INSERT INTO origin_visit_stats AS s (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
-                                     last_scheduled, last_status_date)
+                                     last_scheduled, queue_position, position_offset, successive_visits,
+                                     last_status_date)
 VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot, :last_scheduled,
-        :last_visit)
+        :queue_position, :position_offset, :successive_visits, :newest_visit)
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = coalesce(excluded.last_visit, s.last_visit),
     last_visit_status = coalesce(excluded.last_visit_status, s.last_visit_status),
     last_successful = coalesce(excluded.last_successful, s.last_successful),
     last_snapshot = coalesce(excluded.last_snapshot, s.last_snapshot),
     last_scheduled = coalesce(excluded.last_scheduled, s.last_scheduled),
-    last_status_date = CASE WHEN s.last_status_date IS NULL OR excluded.last_visit > s.last_status_date
-                            THEN coalesce(excluded.last_visit, s.last_status_date) ELSE s.last_status_date END;
+    queue_position = coalesce(excluded.queue_position, s.queue_position),
+    position_offset = coalesce(excluded.position_offset, s.position_offset),
+    successive_visits = coalesce(excluded.successive_visits, s.successive_visits),
+    last_status_date = CASE WHEN s.last_status_date IS NULL OR excluded.last_status_date > s.last_status_date
+                            THEN coalesce(excluded.last_status_date, s.last_status_date) ELSE s.last_status_date END;
+
+-- name: protocol_visit_stats
+-- rows: [url, visit_type] (columns urls, visit_types): the protocol's visit stats of these origins, those with a row
+SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_scheduled,
+       s.queue_position, s.position_offset, s.successive_visits
+FROM json_each(:rows) AS k
+JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1;
 
 -- name: count_listings
 -- the protocol's metrics, over the listings: visited means a snapshot was recorded

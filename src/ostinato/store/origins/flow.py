@@ -98,6 +98,18 @@ class OriginFlow(OriginStore):
 
     def record_listed_origins(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
                               touch_last_seen: bool = True) -> int:
+        return self._record_listed(lister_id, origins, now, touch_last_seen, None)
+
+    def record_listings(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
+                        touch_last_seen: bool = True) -> list[StoredListedOrigin]:
+        answer: list[StoredListedOrigin] = []
+        self._record_listed(lister_id, origins, now, touch_last_seen, answer)
+        return answer
+
+    def _record_listed(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, touch_last_seen: bool,
+                       answer: list[StoredListedOrigin] | None) -> int:
+        """The listings written in one transaction, chunk by chunk; ``answer`` gets them as stored (the last
+        statement of ``record_listed_origins`` reads them)."""
         q = self._origins
         unique = latest_listed(origins)
         params = {"lister_id": lister_id, "now": self.db.time(now), "touch_last_seen": bool(touch_last_seen)}
@@ -107,7 +119,9 @@ class OriginFlow(OriginStore):
             for chunk in chunks(unique):
                 batch = {**params, "rows": self.db.records(chunk)}
                 for statement in statements(q.record_listed_origins):
-                    conn.execute(statement, batch)
+                    cursor = conn.execute(statement, batch)
+                if answer is not None:
+                    answer.extend(row_to_listed_origin(self.db, row) for row in cursor.fetchall())
         return len(unique)
 
     def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:

@@ -24,7 +24,7 @@ from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 REMOTE_SCOPES: dict[str, str] = {
     "get_listed_origins": "read", "get_or_create_lister": "admin", "get_origin_metrics": "read",
     "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "admin", "list_listers": "read",
-    "record_listed_origins": "admin", "record_visit_statuses": "admin", "release_visits": "admin",
+    "record_listed_origins": "admin", "record_listings": "admin", "record_visit_statuses": "admin", "release_visits": "admin",
     "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin", "delete_lister": "admin",
     "update_origin_metrics": "admin", "get_politeness": "read", "set_visit_type_politeness": "admin",
     "set_host_politeness": "admin",
@@ -64,6 +64,12 @@ class OriginStore(abc.ABC):
         back ("disabled until the next run of the lister") with its failure count
         reset. Each lister re-enables its own listing of the origin.
         """
+
+    @abc.abstractmethod
+    def record_listings(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, *,
+                        touch_last_seen: bool = True) -> list[StoredListedOrigin]:
+        """:meth:`record_listed_origins`, answering the listings as stored (one per (url, visit type) given,
+        the last given of each), in no set order."""
 
     @abc.abstractmethod
     def get_listed_origins(self, *, url: str | None = None, lister_id: int | None = None,

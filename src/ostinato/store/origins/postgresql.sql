@@ -40,11 +40,11 @@ RETURNING *;
 -- origins' scheduling rows. A new origin's row is the listing itself; an existing
 -- one combines this listing with the other listers' (whose rows this statement
 -- does not touch, so its snapshot sees them right): enabled in any, earliest
--- first_seen, newest last_update, fork in any, and the listing a loader gets
--- (this one if enabled, else the best other). An origin disabled by the feedback
--- loop and enabled again by a listing starts over with no failures ("disable
--- until the next run of the lister"). A listing that changes nothing there
--- writes nothing there.
+-- first_seen, newest and oldest last_update and whether one has none, fork in any,
+-- and the listing a loader gets (this one if enabled, else the best other). An
+-- origin disabled by the feedback loop and enabled again by a listing starts over
+-- with no failures ("disable until the next run of the lister"). A listing that
+-- changes nothing there writes nothing there. Answers the listings as stored.
 WITH listed AS (
     INSERT INTO listed_origin AS o (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
                                     last_update, is_fork, forked_from_url, host)
@@ -63,38 +63,47 @@ WITH listed AS (
         is_fork = excluded.is_fork,
         forked_from_url = excluded.forked_from_url,
         host = excluded.host
-    RETURNING o.url, o.visit_type, o.enabled, o.first_seen, o.last_update, coalesce(o.is_fork, false) AS is_fork,
-              o.lister_id, o.extra_loader_arguments, (o.xmax = 0) AS new_listing, o.host
+    RETURNING o.url, o.visit_type, o.enabled, o.first_seen, o.last_seen, o.last_update,
+              coalesce(o.is_fork, false) AS any_fork, o.is_fork, o.forked_from_url, o.lister_id,
+              o.extra_loader_arguments, (o.xmax = 0) AS new_listing, o.host
+), stats AS (
+    -- listing_count carries "this listing is new" (1) or not (0) into `excluded`: a new
+    -- scheduling row has one listing; an existing one recounts when a listing is new
+    -- (the host politeness counts it under is the newest listing's)
+    INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, oldest_update, update_missing,
+                                         is_fork, lister_id, extra_loader_arguments, listing_count, host)
+    SELECT url, visit_type, enabled, first_seen, last_update, last_update, last_update IS NULL, any_fork, lister_id,
+           extra_loader_arguments, CASE WHEN new_listing THEN 1 ELSE 0 END, host
+    FROM listed
+    ON CONFLICT (url, visit_type) DO UPDATE SET
+        (enabled, first_seen, last_update, oldest_update, update_missing, is_fork, lister_id, extra_loader_arguments,
+         failure_count, listing_count, host) = (
+            SELECT excluded.enabled OR coalesce(bool_or(o.enabled), false),
+                   least(excluded.first_seen, min(o.first_seen)),
+                   greatest(excluded.last_update, max(o.last_update)),
+                   least(excluded.last_update, min(o.last_update)),
+                   excluded.last_update IS NULL OR coalesce(bool_or(o.last_update IS NULL), false),
+                   excluded.is_fork OR coalesce(bool_or(o.is_fork), false),
+                   CASE WHEN excluded.enabled OR count(o.*) = 0 THEN excluded.lister_id
+                        ELSE (array_agg(o.lister_id ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
+                   CASE WHEN excluded.enabled OR count(o.*) = 0 THEN excluded.extra_loader_arguments
+                        ELSE (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
+                   CASE WHEN NOT s.enabled AND (excluded.enabled OR coalesce(bool_or(o.enabled), false)) THEN 0
+                        ELSE s.failure_count END,
+                   1 + count(o.*), excluded.host
+            FROM listed_origin AS o
+            WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id)
+    WHERE NOT (excluded.listing_count = 0 AND s.enabled = excluded.enabled
+               AND s.is_fork = excluded.is_fork AND s.last_update IS NOT DISTINCT FROM excluded.last_update
+               AND s.oldest_update IS NOT DISTINCT FROM excluded.oldest_update
+               AND s.update_missing = excluded.update_missing AND s.first_seen <= excluded.first_seen
+               AND s.lister_id IS NOT DISTINCT FROM excluded.lister_id
+               AND s.extra_loader_arguments = excluded.extra_loader_arguments
+               AND s.host IS NOT DISTINCT FROM excluded.host)
 )
--- listing_count carries "this listing is new" (1) or not (0) into `excluded`: a new
--- scheduling row has one listing; an existing one recounts when a listing is new
--- (the host politeness counts it under is the newest listing's)
-INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments, listing_count, host)
-SELECT url, visit_type, enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments,
-       CASE WHEN new_listing THEN 1 ELSE 0 END, host
-FROM listed
-ON CONFLICT (url, visit_type) DO UPDATE SET
-    (enabled, first_seen, last_update, is_fork, lister_id, extra_loader_arguments, failure_count, listing_count,
-     host) = (
-        SELECT excluded.enabled OR coalesce(bool_or(o.enabled), false),
-               least(excluded.first_seen, min(o.first_seen)),
-               greatest(excluded.last_update, max(o.last_update)),
-               excluded.is_fork OR coalesce(bool_or(o.is_fork), false),
-               CASE WHEN excluded.enabled OR count(o.*) = 0 THEN excluded.lister_id
-                    ELSE (array_agg(o.lister_id ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
-               CASE WHEN excluded.enabled OR count(o.*) = 0 THEN excluded.extra_loader_arguments
-                    ELSE (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
-               CASE WHEN NOT s.enabled AND (excluded.enabled OR coalesce(bool_or(o.enabled), false)) THEN 0
-                    ELSE s.failure_count END,
-               1 + count(o.*), excluded.host
-        FROM listed_origin AS o
-        WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id)
-WHERE NOT (excluded.listing_count = 0 AND s.enabled = excluded.enabled AND s.is_fork = excluded.is_fork
-           AND s.last_update IS NOT DISTINCT FROM excluded.last_update AND s.first_seen <= excluded.first_seen
-           AND s.lister_id IS NOT DISTINCT FROM excluded.lister_id
-           AND s.extra_loader_arguments = excluded.extra_loader_arguments
-           AND s.host IS NOT DISTINCT FROM excluded.host);
+SELECT lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, last_update, is_fork,
+       forked_from_url
+FROM listed;
 
 -- name: search_listed_origins
 SELECT * FROM listed_origin

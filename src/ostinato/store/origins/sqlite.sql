@@ -37,12 +37,13 @@ RETURNING *;
 -- name: record_listed_origins
 -- rows: a JSON array of [url, visit_type, extra_loader_arguments, last_update, enabled, is_fork, forked_from_url,
 -- host].
--- Two statements (SQLite has no INSERT in a WITH): upsert the listings, then carry what the listings
+-- Three statements (SQLite has no INSERT in a WITH): upsert the listings, then carry what the listings
 -- of these origins say to their scheduling rows:
--- enabled in any, earliest first_seen, newest last_update, fork in any, and the
--- listing a loader gets (an enabled one, the most recently seen, this lister's on
+-- enabled in any, earliest first_seen, newest and oldest last_update and whether one has none, fork in
+-- any, and the listing a loader gets (an enabled one, the most recently seen, this lister's on
 -- a tie). An origin disabled by the feedback loop and enabled again by a listing
--- starts over with no failures. A row the listings do not change is not written.
+-- starts over with no failures. A row the listings do not change is not written. The last
+-- statement answers the listings as stored.
 INSERT INTO listed_origin (lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen,
                            last_update, is_fork, forked_from_url, host)
 SELECT :lister_id, r.value ->> 0, r.value ->> 1, coalesce(r.value ->> 2, '{}'), r.value ->> 4, :now, :now,
@@ -57,9 +58,10 @@ ON CONFLICT (lister_id, url, visit_type) DO UPDATE SET
     is_fork = excluded.is_fork,
     forked_from_url = excluded.forked_from_url,
     host = excluded.host;
-INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments, listing_count, host)
-SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0),
+INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, oldest_update, update_missing,
+                                     is_fork, lister_id, extra_loader_arguments, listing_count, host)
+SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), min(o.last_update),
+       max(o.last_update IS NULL), coalesce(max(o.is_fork), 0),
        (SELECT b.lister_id FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
         ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id = :lister_id DESC LIMIT 1),
        (SELECT b.extra_loader_arguments FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
@@ -72,12 +74,18 @@ GROUP BY o.url, o.visit_type
 ON CONFLICT (url, visit_type) DO UPDATE SET
     failure_count = CASE WHEN NOT s.enabled AND excluded.enabled THEN 0 ELSE s.failure_count END,
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
+    oldest_update = excluded.oldest_update, update_missing = excluded.update_missing,
     is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments,
     listing_count = excluded.listing_count, host = excluded.host
-WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments, s.listing_count,
-       s.host)
-      IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork, excluded.lister_id,
-              excluded.extra_loader_arguments, excluded.listing_count, excluded.host);
+WHERE (s.enabled, s.first_seen, s.last_update, s.oldest_update, s.update_missing, s.is_fork, s.lister_id,
+       s.extra_loader_arguments, s.listing_count, s.host)
+      IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.oldest_update,
+              excluded.update_missing, excluded.is_fork, excluded.lister_id, excluded.extra_loader_arguments,
+              excluded.listing_count, excluded.host);
+SELECT o.lister_id, o.url, o.visit_type, o.extra_loader_arguments, o.enabled, o.first_seen, o.last_seen, o.last_update,
+       o.is_fork, o.forked_from_url
+FROM json_each(:rows) AS k
+JOIN listed_origin AS o ON o.lister_id = :lister_id AND o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1;
 
 -- name: search_listed_origins
 SELECT * FROM listed_origin

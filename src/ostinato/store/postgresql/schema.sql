@@ -130,6 +130,13 @@ CREATE TABLE origin_visit_stats (
     -- the faded log-likelihood of the changed / unchanged history at each rate of rate_posterior.RATE_GRID
     rate_evidence real[],
     host text,
+    -- (0016) the protocol's own fields: the origin's queue position, its offset, its visits in a row
+    queue_position bigint,
+    position_offset integer,
+    successive_visits integer,
+    -- (0016) what the listings say, for the protocol's grabs: the oldest last_update, and whether one has none
+    oldest_update timestamptz,
+    update_missing boolean NOT NULL DEFAULT false,
     PRIMARY KEY (url, visit_type)
 );
 
@@ -509,3 +516,11 @@ CREATE TRIGGER origin_visit_stats_metrics_delete AFTER DELETE ON origin_visit_st
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION origin_visit_stats_metric_changes();
 CREATE CONSTRAINT TRIGGER origin_metric_delta_at_commit AFTER INSERT ON origin_metric_delta
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION origin_metric_delta_apply();
+
+-- the swh protocol's policies not served by an index above (0016, see docs/reference/swh-compat.md)
+CREATE INDEX protocol_stop_after_success_idx ON origin_visit_stats (visit_type, oldest_update NULLS LAST, first_seen)
+    WHERE enabled AND cooldown_until IS NULL AND last_visit_status IS DISTINCT FROM 'successful';
+CREATE INDEX protocol_never_visited_idx ON origin_visit_stats (visit_type, oldest_update)
+    WHERE enabled AND cooldown_until IS NULL AND last_snapshot IS NULL AND oldest_update IS NOT NULL;
+CREATE INDEX protocol_without_update_idx ON origin_visit_stats (visit_type, queue_position NULLS FIRST, first_seen)
+    WHERE enabled AND cooldown_until IS NULL AND update_missing;

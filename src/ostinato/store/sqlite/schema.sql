@@ -125,7 +125,7 @@ CREATE TABLE origin_visit_stats (
     -- when change_rate_optimal visits it next
     next_optimal_visit TEXT,
     rate_evidence TEXT CHECK (rate_evidence IS NULL OR json_valid(rate_evidence)),
-    host TEXT,
+    host TEXT, queue_position INTEGER, position_offset INTEGER, successive_visits INTEGER, oldest_update TEXT, update_missing INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (url, visit_type)
 ) STRICT;
 
@@ -170,6 +170,16 @@ CREATE INDEX visit_optimal_never_visited_idx ON origin_visit_stats (visit_type, 
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
 CREATE INDEX visit_optimal_due_idx ON origin_visit_stats (visit_type, next_optimal_visit)
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NOT NULL;
+
+-- the swh protocol's policies not served by an index above (0016, see docs/reference/swh-compat.md);
+-- "oldest_update IS NULL" puts nulls last
+CREATE INDEX protocol_stop_after_success_idx
+    ON origin_visit_stats (visit_type, oldest_update IS NULL, oldest_update, first_seen)
+    WHERE enabled AND cooldown_until IS NULL AND last_visit_status IS NOT 'successful';
+CREATE INDEX protocol_never_visited_idx ON origin_visit_stats (visit_type, oldest_update)
+    WHERE enabled AND cooldown_until IS NULL AND last_snapshot IS NULL AND oldest_update IS NOT NULL;
+CREATE INDEX protocol_without_update_idx ON origin_visit_stats (visit_type, queue_position, first_seen)
+    WHERE enabled AND cooldown_until IS NULL AND update_missing;
 
 -- politeness per host (0015, see docs/reference/origins.md)
 -- the visits in flight (as in the metrics: grabbed, no status since, cooldown not freed), by host

@@ -1,0 +1,116 @@
+"""The swh protocol's grabs walk an index per policy (store/compat/*.sql, protocol_walk): plans checked
+on seeded data (PostgreSQL: 60,000 listings and their stats; SQLite: 20,000), each walk reading about
+the batch it asks for, never the visit type's listings."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats, cooldown_bounds
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.visits import VisitOutcome
+from ostinato.store.compat.flow import _walk_order, walk_statement
+from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+WALK = 1064
+INDEXES = {
+    ListingOrder.OLDEST_SCHEDULED_FIRST: "visit_oldest_scheduled_idx",
+    ListingOrder.FIRST_VISITS_AFTER_LISTING: "visit_oldest_scheduled_idx",
+    ListingOrder.STOP_AFTER_SUCCESS: "protocol_stop_after_success_idx",
+    ListingOrder.NEVER_VISITED_OLDEST_UPDATE_FIRST: "protocol_never_visited_idx",
+    ListingOrder.ALREADY_VISITED_ORDER_BY_LAG: "visit_by_lag_idx",
+    ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE: "protocol_without_update_idx",
+}
+
+
+def seed(store, n: int) -> int:
+    """``n`` git listings of one lister: a fifth without last_update; half visited (a third of those failed)."""
+    lister = store.get_or_create_lister("forge", "", NOW - timedelta(days=400))
+    for start in range(0, n, 10_000):
+        store.record_listed_origins(lister.id, [
+            ListedOrigin(f"https://forge.example/{i}", "git",
+                         last_update=None if i % 5 == 0 else NOW - timedelta(hours=i % 5000))
+            for i in range(start, min(n, start + 10_000))], NOW - timedelta(days=300))
+        stats = []
+        for i in range(start, min(n, start + 10_000), 2):
+            failed = i % 3 == 0
+            visited = NOW - timedelta(hours=i % 7000)
+            stats.append(ProtocolVisitStats(
+                f"https://forge.example/{i}", "git", last_visit=visited,
+                last_visit_status=VisitOutcome.FAILED if failed else VisitOutcome.SUCCESSFUL,
+                last_successful=None if failed else visited, last_snapshot=None if failed else b"\x01" * 20,
+                last_scheduled=visited - timedelta(hours=1), queue_position=i % 400))
+        store.merge_visit_stats(stats)
+    return lister.id
+
+
+def params(store, order: ListingOrder, lister_id: int) -> dict:
+    grab = ListingGrab("git", 1000, order)
+    return {"visit_type": "git", "lister_ids": [lister_id] if order is ListingOrder.FIRST_VISITS_AFTER_LISTING else None,
+            "scheduled_before": NOW - timedelta(days=200), "walk": WALK,
+            **{name: store.db.time(value) for name, value in cooldown_bounds(grab, NOW).items()}}
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+@pytest.fixture(scope="module")
+def seeded_pg(pg_server, pg_template):
+    from ostinato.store.postgresql import PostgresStore
+
+    name = "protocol_plans"
+    dsn = pg_server.create_database(name, template=pg_template)
+    with PostgresStore(dsn) as store:
+        lister_id = seed(store, 60_000)
+        with store.db.write() as conn:
+            conn.execute("ANALYZE")
+        yield store, lister_id
+    pg_server.drop_database(name)
+
+
+@pytest.mark.parametrize("order", list(ListingOrder))
+def test_postgresql_each_policy_walks_its_index(seeded_pg, order):
+    store, lister_id = seeded_pg
+    q = store.db.queries("compat")
+    with store.db.write(rollback=True) as conn:
+        conn.execute(INDEX_DRIVEN_BATCHES)
+        document = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
+                                + walk_statement(q.protocol_walk, _walk_order(q, order)),
+                                params(store, order, lister_id)).fetchone()["QUERY PLAN"]
+    nodes = list(_nodes(document[0]["Plan"]))
+    walks = [n for n in nodes if n.get("Relation Name") == "origin_visit_stats"]
+    assert [n.get("Index Name") for n in walks] == [INDEXES[order]], nodes
+    assert walks[0]["Node Type"] == "Index Scan"
+    assert not any(n["Node Type"] in ("Seq Scan", "Sort", "Hash Join", "Merge Join") for n in nodes), nodes
+    # about the batch: the origins taken and those the cooldowns leave out on the way, not 60,000
+    assert walks[0]["Actual Rows"] <= WALK
+    assert walks[0]["Actual Rows"] + walks[0].get("Rows Removed by Filter", 0) < 6 * WALK, walks[0]
+    listings = [n for n in nodes if n.get("Relation Name") == "listed_origin"]
+    assert [n["Index Name"] for n in listings] == ["listed_origin_url_idx"], listings
+
+
+@pytest.mark.parametrize("order", list(ListingOrder))
+def test_sqlite_each_policy_walks_its_index(tmp_path, order):
+    from ostinato.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "plans.db")
+    store.init_schema()
+    try:
+        lister_id = seed(store, 20_000)
+        with store.db.write() as conn:
+            conn.execute("ANALYZE")
+            q = store.db.queries("compat")
+            bound = params(store, order, lister_id)
+            bound["lister_ids"] = None if bound["lister_ids"] is None else store.db.array(bound["lister_ids"])
+            plan = "\n".join(row[3] for row in conn.execute(
+                "EXPLAIN QUERY PLAN " + walk_statement(q.protocol_walk, _walk_order(q, order)), bound))
+    finally:
+        store.close()
+    assert f"USING INDEX {INDEXES[order]}" in plan, plan
+    assert "TEMP B-TREE FOR ORDER BY" not in plan and "SCAN s " not in plan + " ", plan
