@@ -119,7 +119,7 @@ class CompatFlow(CompatStore):
             return []
         db, q = self.db, self._compat
         answer: list[TaskRun | None] = [None] * len(checked)
-        with db.write(batch=True) as conn:
+        with db.write() as conn:  # adopt_grabbed_runs hashes its rows: no index-driven batch settings
             tasks = sorted({run.task for run in checked})
             known = {row[0] for row in db.tuples(conn, q.existing_tasks, {"ids": db.array(tasks)})}
             for index, run in enumerate(checked):
@@ -135,7 +135,8 @@ class CompatFlow(CompatStore):
             if adopting:
                 rows = [RunRow(run_id, None, checked[slot].backend_id, checked[slot].scheduled,
                                _metadata(checked[slot].metadata)) for run_id, slot in adopting.items()]
-                for row in conn.execute(q.adopt_grabbed_runs, {"rows": db.records(rows)}):
+                for row in conn.execute(q.adopt_grabbed_runs, {"rows": db.records(rows),
+                                                               "ids": db.array(adopting)}):
                     answer[adopting[row["id"]]] = row_to_run(db, row)
             added = [index for index, found in enumerate(answer) if found is None]
             if added:

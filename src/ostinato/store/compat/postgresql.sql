@@ -11,11 +11,13 @@ WHERE task = ANY(%(ids)s::bigint[]) AND status = 'scheduled' AND backend_id IS N
 GROUP BY task;
 
 -- name: adopt_grabbed_runs
--- rows: [{id, backend_id, scheduled, metadata}]: each run a grab recorded takes its executor's id; one an
--- executor took meanwhile (a concurrent schedule) is left as it is, and not answered
+-- rows: [{id, backend_id, scheduled, metadata}], ids: their ids: each run a grab recorded takes its executor's
+-- id; one an executor took meanwhile (a concurrent schedule) is left as it is, and not answered. The runs by
+-- their primary key, the rows hashed: a plan whatever the statistics say of task_run (run outside the
+-- index-driven batch settings, which would make it a nested loop over the rows)
 UPDATE task_run AS t SET backend_id = r.backend_id, scheduled = r.scheduled, metadata = coalesce(r.metadata, 'null')
 FROM json_to_recordset(%(rows)s::json) AS r(id bigint, backend_id text, scheduled timestamptz, metadata jsonb)
-WHERE t.id = r.id AND t.status = 'scheduled' AND t.backend_id IS NULL
+WHERE t.id = ANY(%(ids)s::bigint[]) AND t.id = r.id AND t.status = 'scheduled' AND t.backend_id IS NULL
 RETURNING t.*;
 
 -- name: insert_runs

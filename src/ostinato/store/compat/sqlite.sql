@@ -11,7 +11,8 @@ WHERE task IN (SELECT value FROM json_each(:ids)) AND status = 'scheduled' AND b
 GROUP BY task;
 
 -- name: adopt_grabbed_runs
--- rows: [[id, task, backend_id, scheduled, metadata]]: each run a grab recorded takes its executor's id
+-- rows: [[id, task, backend_id, scheduled, metadata]] (ids: unused, SQLite probes each row's id): each run
+-- a grab recorded takes its executor's id
 UPDATE task_run AS t SET backend_id = r.value ->> 2, scheduled = r.value ->> 3, metadata = coalesce(r.value ->> 4, 'null')
 FROM json_each(:rows) AS r
 WHERE t.id = r.value ->> 0 AND t.status = 'scheduled' AND t.backend_id IS NULL
