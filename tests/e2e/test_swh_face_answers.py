@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 
 from ostinato.api.tokens import hash_secret
 from ostinato.domain.clock import ManualClock
+from ostinato.domain.tasks import TaskType
 from ostinato.integrations.swh.app import create_app
 from ostinato.integrations.swh.wire import Model, dumps_msgpack, loads_msgpack
 
@@ -27,6 +28,7 @@ def client(request):
     store.create_api_token("t", "admin", hash_secret("secret"), NOW)
     with TestClient(create_app(store, ManualClock(NOW))) as client:
         client.headers["authorization"] = "Bearer secret"
+        client.app_store = store
         yield client
 
 
@@ -154,3 +156,66 @@ def test_urls_of_several_kilobytes_are_listed_and_their_stats_kept(client):
         "last_successful": NOW, "last_snapshot": b"\x01" * 20})])
     [stats] = call(client, "visit_stats/get", ids=[[url, "git"]])
     assert fields(stats)["last_snapshot"] == b"\x01" * 20
+
+
+# -- Ostinato's policies, one setting away ---------------------------------------------------------
+def listed(client, count, host=lambda i: f"h{i}.example"):
+    lister = fields(call(client, "lister/get_or_create", name="cgit", instance_name="forge"))
+    call(client, "origins/record", listed_origins=[Model("ListedOrigin", {
+        "lister_id": lister["id"], "url": f"https://{host(i)}/r{i}", "visit_type": "git",
+        "last_update": NOW - timedelta(days=i + 1)}) for i in range(count)])
+    return lister
+
+
+def test_change_rate_optimal_is_served_and_its_visit_type_learns_from_the_upserts(client):
+    listed(client, 6)
+    grabbed = call(client, "origins/grab_next", visit_type="git", count=4, policy="change_rate_optimal",
+                   timestamp=NOW)
+    assert len(grabbed) == 4 and all(g.type == "ListedOrigin" and fields(g)["visit_type"] == "git" for g in grabbed)
+    # the journal client's upserts of two visits, the second finding a new snapshot: Ostinato's feedback learns
+    url = fields(grabbed[0])["url"]
+    for day, snapshot in ((1, b"\x01" * 20), (3, b"\x02" * 20)):
+        call(client, "visit_stats/upsert", origin_visit_stats=[Model("OriginVisitStats", {
+            "url": url, "visit_type": "git", "last_visit": NOW + timedelta(days=day), "last_visit_status": "successful",
+            "last_successful": NOW + timedelta(days=day), "last_snapshot": snapshot})])
+    store = client.app_store
+    [stats] = store.get_visit_stats([(url, "git")])
+    assert stats.successful_visits == 2 and stats.last_eventful == NOW + timedelta(days=3)
+    assert stats.rate_days is not None  # the change rate's belief, which change_rate_optimal walks by
+    [theirs] = call(client, "visit_stats/get", ids=[[url, "git"]])
+    assert fields(theirs)["last_visit"] == NOW + timedelta(days=3)  # and the protocol's fields as told
+
+
+def test_a_visit_type_never_grabbed_by_ostinato_policies_does_not_learn(client):
+    listed(client, 2)
+    url = "https://h0.example/r0"
+    call(client, "visit_stats/upsert", origin_visit_stats=[Model("OriginVisitStats", {
+        "url": url, "visit_type": "git", "last_visit": NOW, "last_visit_status": "successful",
+        "last_successful": NOW, "last_snapshot": b"\x01" * 20})])
+    [stats] = client.app_store.get_visit_stats([(url, "git")])
+    assert stats.successful_visits == 0 and stats.rate_days is None  # written as told, nothing more
+
+
+def test_politeness_per_host_applies_to_ostinato_policies_through_the_face(client):
+    listed(client, 9, host=lambda i: "one.example" if i < 6 else f"h{i}.example")
+    store = client.app_store
+    store.create_task_type(TaskType("load-git", "load", "swh.loader.git.tasks.UpdateGitRepository",
+                                    default_interval=DAY))
+    store.set_visit_type_politeness("git", max_concurrent_per_host=2)
+    grabbed = call(client, "origins/grab_next", visit_type="git", count=9, policy="ostinato.never_visited_oldest_update_first",
+                   timestamp=NOW)
+    hosts = [fields(g)["url"].split("/")[2] for g in grabbed]
+    assert hosts.count("one.example") == 2 and len(grabbed) == 5
+
+
+@pytest.mark.parametrize("arguments, kind, field", [
+    ({"policy": "ostinato.fastest_first"}, "UnknownPolicy", None),  # the client raises UnknownPolicy again
+    ({"policy": "change_rate_optimal", "enabled": False}, "ValueError", "enabled"),
+])
+def test_ostinato_policies_refuse_what_they_cannot_serve(client, arguments, kind, field):
+    listed(client, 2)
+    response = client.post("/origins/grab_next", content=dumps_msgpack({
+        "visit_type": "git", "count": 2, "timestamp": NOW, **arguments}), headers=MSGPACK)
+    answer = loads_msgpack(response.content)
+    assert response.status_code == 400 and answer["type"] == kind and answer.get("field") == field, answer
+    assert client.app_store.get_compat_records("swh.learning", ["git"]) == {}  # nothing written

@@ -46,7 +46,8 @@ def swh_rpc_serve(app: AppContext, host: str, port: int, no_auth: bool, test_res
             raise ValidationError("host", "a loopback address with --test-reset", host)
         store = app.store()  # checks the schema before listening
         return create_app(store, app.clock, require_token=not no_auth,
-                          reset=(lambda: empty_store(store)) if test_reset else None)
+                          reset=(lambda: empty_store(store)) if test_reset else None,
+                          feedback=app.settings.feedback_policy(), grab_options=app.settings.grab_options())
 
     serve_http(make_application, host=host, port=port, log_level=log_level)
 

@@ -31,6 +31,8 @@ from starlette.routing import Route
 from ...api.tokens import allows, hash_secret
 from ...domain.clock import Clock, SystemClock
 from ...domain.errors import ConflictError, NotFoundError, OstinatoError, ValidationError
+from ...domain.visit_policies import GrabOptions
+from ...domain.visits import FeedbackPolicy
 from ...store import Store
 from . import origins, tasks, visits  # noqa: F401  (each module registers its operations)
 from .operations import REGISTRY, Context, StaleData, UnknownPolicy
@@ -71,11 +73,13 @@ def _exception_answer(exc: Exception, request: Request) -> Response:
 
 
 def create_app(store: Store, clock: Clock | None = None, *, require_token: bool = True,
-               reset: Callable[[], None] | None = None) -> Starlette:
+               reset: Callable[[], None] | None = None, feedback: FeedbackPolicy | None = None,
+               grab_options: GrabOptions | None = None) -> Starlette:
     """The protocol over ``store``, of which it uses the tasks, origins, compat and tokens roles
-    (:class:`~.operations.Context`). ``reset`` (for a conformance harness only) is served as
-    ``POST /ostinato-test/reset``, which empties the database."""
-    ctx = Context.over(store, clock or SystemClock())
+    (:class:`~.operations.Context`); Ostinato's own policies, served under their names, with
+    ``feedback`` and ``grab_options`` (the settings' ``[origins]``). ``reset`` (for a conformance
+    harness only) is served as ``POST /ostinato-test/reset``, which empties the database."""
+    ctx = Context.over(store, clock or SystemClock(), feedback=feedback, grab_options=grab_options)
 
     def authorize(request: Request, scope: str) -> Response | None:
         if not require_token:

@@ -5,7 +5,7 @@ needs, and the function that maps it onto the store (see docs/reference/swh-comp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from time import perf_counter
 from typing import Any, Callable
@@ -13,6 +13,8 @@ from uuid import UUID
 
 from ...domain.clock import Clock
 from ...domain.errors import ConflictError, ValidationError
+from ...domain.visit_policies import GrabOptions
+from ...domain.visits import FeedbackPolicy
 from ...store.interface import CompatStore, OriginStore, Store, TaskStore, TokenStore
 from . import models
 
@@ -30,23 +32,29 @@ class UnknownPolicy(ValidationError):
 @dataclass
 class Context:
     """What an operation works with: the store's roles the face uses (one store behind them all),
-    each operation naming the role of each verb it calls, and the clock."""
+    each operation naming the role of each verb it calls, the clock, and the settings of Ostinato's
+    own policies served through the face (its feedback, for the upserts of a visit type that learns,
+    and its grab's options)."""
 
     tasks: TaskStore
     origins: OriginStore
     compat: CompatStore
     tokens: TokenStore
     clock: Clock
+    feedback: FeedbackPolicy = field(default_factory=FeedbackPolicy)
+    grab_options: GrabOptions = field(default_factory=GrabOptions)
 
     @classmethod
-    def over(cls, store: Store, clock: Clock) -> Context:
+    def over(cls, store: Store, clock: Clock, *, feedback: FeedbackPolicy | None = None,
+             grab_options: GrabOptions | None = None) -> Context:
         """The context of a whole store: it plays every role the face uses."""
-        return cls(tasks=store, origins=store, compat=store, tokens=store, clock=clock)
+        return cls(tasks=store, origins=store, compat=store, tokens=store, clock=clock,
+                   feedback=feedback or FeedbackPolicy(), grab_options=grab_options or GrabOptions())
 
     def timed(self, spent: list[float]) -> Context:
         """This context with every store verb's time added up in ``spent[0]`` (a call's "store" phase)."""
-        return Context(tasks=_Timed(self.tasks, spent), origins=_Timed(self.origins, spent),  # type: ignore[arg-type]
-                       compat=_Timed(self.compat, spent), tokens=self.tokens, clock=self.clock)  # type: ignore[arg-type]
+        return replace(self, tasks=_Timed(self.tasks, spent), origins=_Timed(self.origins, spent),  # type: ignore[arg-type]
+                       compat=_Timed(self.compat, spent))  # type: ignore[arg-type]
 
 
 class _Timed:

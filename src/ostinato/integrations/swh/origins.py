@@ -19,7 +19,7 @@ from uuid import UUID
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.listing_grabs import ListingGrab, ListingOrder
-from . import models
+from . import models, policies
 from .wire import Page
 from .operations import (
     Context,
@@ -294,9 +294,15 @@ def grab_next_visits(ctx: Context, visit_type: str, count: int, policy: str, ena
     # swh's semantics, not Ostinato's own grab: listings, cooldowns computed now from these arguments
     # (domain/listing_grabs.py; docs/reference/swh-compat.md, "Grabs")
     order = ORDERS.get(policy)
-    if order is None:
-        raise UnknownPolicy("policy", "a scheduling policy of the protocol", policy)
+    ours = policies.ostinato_policy(policy) if order is None else None
+    if order is None and ours is None:
+        raise UnknownPolicy("policy", "a scheduling policy of the protocol, change_rate_optimal, or ostinato.<policy>",
+                            policy)
     listers = _grab_listers(ctx, lister_uuid, lister_name, lister_instance_name)
+    if ours is not None:
+        return [_origin_model(row) for row in policies.grab_with(ctx, ours, policy, visit_type, count, enabled, listers,
+                                                                 now_or(ctx, timestamp), dry_run)]
+    assert order is not None
     lister = None
     if order is ListingOrder.FIRST_VISITS_AFTER_LISTING:
         lister = _named_lister(ctx, lister_uuid, lister_name, lister_instance_name)

@@ -20,7 +20,7 @@ from uuid import UUID
 from ...domain.errors import ValidationError
 from ...domain.listing_grabs import ListingCounts, ProtocolVisitStats
 from ...domain.visits import VisitOutcome
-from . import models
+from . import models, policies
 from .operations import Context, Param, arg, models_arg, operation, time_arg, uuid_arg
 from .origins import QUEUE_POSITIONS, lister_id_of, lister_uuid
 
@@ -34,11 +34,13 @@ _OWN = (("next_visit_queue_position", "queue_position"), ("next_position_offset"
 
 @operation("visit_stats/upsert", origin_visit_stats=models_arg("OriginVisitStats"))
 def origin_visit_stats_upsert(ctx: Context, origin_visit_stats: list[dict[str, Any]]) -> None:
-    ctx.compat.merge_visit_stats([ProtocolVisitStats(
+    stats = [ProtocolVisitStats(
         s["url"], s["visit_type"], s["last_visit"],
         None if s["last_visit_status"] is None else VisitOutcome(s["last_visit_status"]),
         s["last_successful"], s["last_snapshot"], s["last_scheduled"], s["next_visit_queue_position"],
-        s["next_position_offset"], s["successive_visits"]) for s in origin_visit_stats])
+        s["next_position_offset"], s["successive_visits"]) for s in origin_visit_stats]
+    policies.feed(ctx, stats)  # the visit types that learn (policies.py), before the stats are written as told
+    ctx.compat.merge_visit_stats(stats)
 
 
 def _stats_model(stats: ProtocolVisitStats) -> Any:

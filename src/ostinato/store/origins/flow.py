@@ -124,6 +124,14 @@ class OriginFlow(OriginStore):
                     answer.extend(row_to_listed_origin(self.db, row) for row in cursor.fetchall())
         return len(unique)
 
+    def get_listings(self, keys: Sequence[tuple[int, str, str]]) -> list[StoredListedOrigin]:
+        found = []
+        for chunk in chunks(list(keys)):
+            columns = self.db.columns(lister_ids=[k[0] for k in chunk], urls=[k[1] for k in chunk],
+                                      visit_types=[k[2] for k in chunk])
+            found.extend(row_to_listed_origin(self.db, r) for r in self.db.read(self._origins.listings_in, columns))
+        return found
+
     def get_listed_origins(self, *, url=None, lister_id=None, after=None, limit=1000) -> list[StoredListedOrigin]:
         after_url, after_type, after_lister = after or ("", "", 0)
         params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,

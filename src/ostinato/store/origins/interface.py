@@ -22,7 +22,7 @@ from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 #: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
 #: Every verb is served (get_or_create_lister reads like a get, but may create: admin).
 REMOTE_SCOPES: dict[str, str] = {
-    "get_listed_origins": "read", "get_or_create_lister": "admin", "get_origin_metrics": "read",
+    "get_listed_origins": "read", "get_listings": "read", "get_or_create_lister": "admin", "get_origin_metrics": "read",
     "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "admin", "list_listers": "read",
     "record_listed_origins": "admin", "record_listings": "admin", "record_visit_statuses": "admin", "release_visits": "admin",
     "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin", "delete_lister": "admin",
@@ -70,6 +70,10 @@ class OriginStore(abc.ABC):
                         touch_last_seen: bool = True) -> list[StoredListedOrigin]:
         """:meth:`record_listed_origins`, answering the listings as stored (one per (url, visit type) given,
         the last given of each), in no set order."""
+
+    @abc.abstractmethod
+    def get_listings(self, keys: Sequence[tuple[int, str, str]]) -> list[StoredListedOrigin]:
+        """These listings (lister id, url, visit type), those that exist, in no set order."""
 
     @abc.abstractmethod
     def get_listed_origins(self, *, url: str | None = None, lister_id: int | None = None,

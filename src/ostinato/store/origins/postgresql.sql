@@ -112,6 +112,11 @@ WHERE (%(url)s::text IS NULL OR url = %(url)s::text)
   AND (url, visit_type, lister_id) > (%(after_url)s::text, %(after_type)s::text, %(after_lister)s::bigint)
 ORDER BY url, visit_type, lister_id LIMIT %(limit)s;
 
+-- name: listings_in
+-- these listings (lister_id, url, visit_type), those that exist: a primary-key probe each
+SELECT o.* FROM unnest(%(lister_ids)s::bigint[], %(urls)s::text[], %(visit_types)s::text[]) AS k(lister_id, url, visit_type)
+JOIN listed_origin AS o ON o.lister_id = k.lister_id AND o.url = k.url AND o.visit_type = k.visit_type;
+
 -- name: visit_stats_for_update
 -- the fields of a VisitStats, in its order (read by position)
 SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_eventful,

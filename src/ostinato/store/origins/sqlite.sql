@@ -94,6 +94,11 @@ WHERE (:url IS NULL OR url = :url)
   AND (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
 ORDER BY url, visit_type, lister_id LIMIT :limit;
 
+-- name: listings_in
+-- rows: [lister_id, url, visit_type] (columns lister_ids, urls, visit_types): these listings, those that exist
+SELECT o.* FROM json_each(:rows) AS k
+JOIN listed_origin AS o ON o.lister_id = k.value ->> 0 AND o.url = k.value ->> 1 AND o.visit_type = k.value ->> 2;
+
 -- name: visit_stats_for_update
 -- the fields of a VisitStats, in its order (read by position); the write transaction holds SQLite's
 -- single writer lock: nobody changes them meanwhile
