@@ -356,14 +356,18 @@ def _apply_step(tracker: ArchiveTracker, changes_src: np.ndarray, changes_t: np.
 
 
 def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
-               progress: Callable[[str, float], None] | None = None) -> PolicyRun:
-    """Simulate ``policy`` on the configured world; returns its figures."""
+               progress: Callable[[str, float], None] | None = None,
+               scheduler_for: Callable[[World, SimulationConfig], Any] | None = None) -> PolicyRun:
+    """Simulate ``policy`` on the configured world; returns its figures. ``scheduler_for`` makes the
+    scheduler instead of the policy's own (anything with ``listing``, ``feed``, ``pick``, ``notes`` and
+    ``close``, as ``store_driver.StoreScheduler``): a benchmark drives another scheduler through the same
+    world (bench/face_month.py, through the swh protocol's client)."""
     began = time.perf_counter()
     world = make_world(config, policy.world.get("share_last_update"))
     tracker = ArchiveTracker(world.birth, world.dead, config.warmup, config.horizon, world.death)
     hosts = world_hosts(config, world)
     visits_by_host = np.zeros(int(hosts.max(initial=0)) + 1, dtype=np.int64)
-    scheduler = _make_scheduler(policy, world, config)
+    scheduler = scheduler_for(world, config) if scheduler_for is not None else _make_scheduler(policy, world, config)
     try:
         rng = np.random.default_rng([config.seed, STREAM_VISITS])
         dt = config.step_days
