@@ -104,4 +104,6 @@ def feed(ctx: Context, stats: Sequence[ProtocolVisitStats]) -> Any:
     statuses = statuses_of([s for s in stats if s.visit_type in types])
     if not statuses:
         return 0
-    return ctx.origins.record_visit_statuses(statuses, ctx.feedback, now=ctx.clock.now())
+    # no wall clock: a cooldown is stored as the feedback computes it from the visit's date (one already over
+    # is released by the next grab), so that what it learns does not depend on when the stats arrive
+    return ctx.origins.record_visit_statuses(statuses, ctx.feedback)

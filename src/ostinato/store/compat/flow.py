@@ -217,6 +217,9 @@ class CompatFlow(CompatStore):
                   **{name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}}
         with self.db.write(batch=True, rollback=dry_run) as conn:
             if grab.enabled:
+                # cooldowns of Ostinato's own grab that are over: back into the indexes walked (as its grab does)
+                conn.execute(self.db.queries("origins").release_cooldowns, {"visit_type": grab.visit_type,
+                                                                             "now": params["now"]})
                 chosen = self._walk(conn, grab, params)
             else:  # disabled listings: no index holds them, a scan as the protocol's own store does
                 query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}"
