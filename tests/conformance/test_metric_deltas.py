@@ -2,7 +2,8 @@
 
 A seeded random sequence of listings (by several listers, some origins listed by more than one),
 visit statuses (successful, failed, not found; recent and old; with the wall clock and without),
-grabs under every policy (dry runs and real ones), hand-backs, and a clock that moves by odd
+grabs under every policy (dry runs and real ones), hand-backs, the swh protocol's stats upserts and
+grabs, and a clock that moves by odd
 amounts; every few steps the metrics a pass reads from what the writes kept are compared with a
 full recount of every origin (``update_origin_metrics(now, recount=True)``).
 """
@@ -14,9 +15,10 @@ from datetime import timedelta
 
 import pytest
 
+from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
-from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
+from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStatus
 
 from conftest import T0
 
@@ -76,8 +78,28 @@ class Sequence:
     def release(self) -> None:
         self.store.release_visits([self.key() for _ in range(self.rng.randrange(1, 6))])
 
+    def protocol_stats(self) -> None:
+        """The swh protocol's upsert: its fields as told, recent and old visits, with the wall clock and without."""
+        batch = []
+        for _ in range(self.rng.randrange(1, 10)):
+            url, visit_type = self.key()
+            when = self.now - self.moment(timedelta(days=30) if self.rng.random() < 0.3 else timedelta(hours=2))
+            status = self.rng.choice([None, *VisitOutcome])
+            batch.append(ProtocolVisitStats(
+                url, visit_type, last_visit=when if status else None, last_visit_status=status,
+                last_successful=when if status is VisitOutcome.SUCCESSFUL else None,
+                last_snapshot=self.rng.choice(SNAPSHOTS) if status is VisitOutcome.SUCCESSFUL else None,
+                last_scheduled=self.now - self.moment(timedelta(hours=5)) if self.rng.random() < 0.3 else None))
+        self.store.merge_visit_stats(batch, now=self.now if self.rng.random() < 0.8 else None)
+
+    def protocol_grab(self) -> None:
+        grab = ListingGrab(self.rng.choice(TYPES), self.rng.randrange(1, 8), self.rng.choice(list(ListingOrder)),
+                           lister_ids=(self.listers[0].id,), enabled=self.rng.random() < 0.9)
+        self.store.grab_listed_origins(grab, self.now, dry_run=self.rng.random() < 0.3)
+
     def step(self) -> None:
-        self.rng.choice((self.listing, self.statuses, self.statuses, self.grab, self.grab, self.release))()
+        self.rng.choice((self.listing, self.statuses, self.statuses, self.grab, self.grab, self.release,
+                         self.protocol_stats, self.protocol_grab))()
         self.now += self.moment(timedelta(minutes=25))
 
     def check(self) -> None:

@@ -40,7 +40,7 @@ def origin_visit_stats_upsert(ctx: Context, origin_visit_stats: list[dict[str, A
         s["last_successful"], s["last_snapshot"], s["last_scheduled"], s["next_visit_queue_position"],
         s["next_position_offset"], s["successive_visits"]) for s in origin_visit_stats]
     policies.feed(ctx, stats)  # the visit types that learn (policies.py), before the stats are written as told
-    ctx.compat.merge_visit_stats(stats)
+    ctx.compat.merge_visit_stats(stats, now=ctx.clock.now())
 
 
 def _stats_model(stats: ProtocolVisitStats) -> Any:

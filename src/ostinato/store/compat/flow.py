@@ -19,6 +19,7 @@ from ...domain.listing_grabs import (
     ListingCounts, ListingGrab, ListingOrder, ProtocolVisitStats, WalkedOrigin, cooldown_bounds, fold_protocol_stats,
     take_walked,
 )
+from ...domain.origin_metrics import MetricClock
 from ...domain.origins import ListedOrigin, StoredListedOrigin
 from ...domain.visits import VisitOutcome
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
@@ -259,13 +260,13 @@ class CompatFlow(CompatStore):
                 return [(origin.queue_position, listing) for origin, listing in taken]
             walk *= 4
 
-    def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats]) -> int:
+    def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats], *, now: datetime | None = None) -> int:
         checked = check_visit_stats_updates(updates)
         rows = [MergeRow(u.url, u.visit_type, u.last_visit, u.last_visit_status.value if u.last_visit_status else None,
                          u.last_successful, u.last_snapshot, u.last_scheduled, u.queue_position, u.position_offset,
                          u.successive_visits, newest) for u, newest in fold_protocol_stats(checked)]
         rows.sort(key=lambda r: (r.url, r.visit_type))
-        with self.db.write(batch=True) as conn:
+        with self.db.write(batch=True, horizon=MetricClock(now).since if now is not None else None) as conn:
             for chunk in chunks(rows):
                 self.db.execute_records(conn, self._compat.merge_visit_stats, chunk)
         return len(checked)

@@ -69,12 +69,13 @@ class CompatStore(abc.ABC):
         disabled ones: a scan, as swh's own query."""
 
     @abc.abstractmethod
-    def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats]) -> int:
+    def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats], *, now: datetime | None = None) -> int:
         """Write these fields into the origins' visit stats as told, each one given over the stored one
         (the swh protocol's upsert), in order, in one transaction (a statement per batch);
         ``last_status_date`` follows ``last_visit`` forward. An origin without stats gets them
         (disabled until a lister lists it). The other fields (failures, eventful dates, change rate,
-        cooldown) stay. Returns how many."""
+        cooldown) stay. ``now``, the wall clock, keeps the metrics' activity older than their window
+        out of the cells (as ``record_visit_statuses``). Returns how many."""
 
     @abc.abstractmethod
     def get_protocol_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[ProtocolVisitStats]:
