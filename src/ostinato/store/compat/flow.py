@@ -122,12 +122,14 @@ class CompatFlow(CompatStore):
         answer: list[TaskRun | None] = [None] * len(checked)
         with db.write() as conn:  # adopt_grabbed_runs hashes its rows: no index-driven batch settings
             tasks = sorted({run.task for run in checked})
-            known = {row[0] for row in db.tuples(conn, q.existing_tasks, {"ids": db.array(tasks)})}
-            for index, run in enumerate(checked):
-                if run.task not in known:
-                    raise ValidationError(f"runs[{index}].task", "the id of an existing task", run.task)
             # the first run given for a task takes the run a grab opened for it, if any; the others are added
             open_runs = dict(db.tuples(conn, q.open_grabbed_runs, {"ids": db.array(tasks)}))
+            unproven = [task for task in tasks if task not in open_runs]  # a task with an open run exists
+            if unproven:
+                known = {row[0] for row in db.tuples(conn, q.existing_tasks, {"ids": db.array(unproven)})}
+                for index, run in enumerate(checked):
+                    if run.task not in open_runs and run.task not in known:
+                        raise ValidationError(f"runs[{index}].task", "the id of an existing task", run.task)
             adopting: dict[int, int] = {}  # run id -> slot
             for index, run in enumerate(checked):
                 run_id = open_runs.pop(run.task, None)

@@ -5,7 +5,6 @@ threshold and rate samples checked and thinned (see docs/design/origins.md)."""
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
@@ -27,7 +26,9 @@ def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
         except ValidationError as exc:
             raise exc.at(f"origin {index}") from None
     unique = {(o.url, o.visit_type): o for o in origins}.values()
-    return [o if o.host is not None else replace(o, host=host_of(o.url)) for o in unique]
+    return [o if o.host is not None else ListedOrigin(o.url, o.visit_type, o.extra_loader_arguments, o.last_update,
+                                                      o.enabled, o.is_fork, o.forked_from_url, host_of(o.url))
+            for o in unique]
 
 
 #: origins whose statuses are folded, then written, at a time: the server writes a part while the
