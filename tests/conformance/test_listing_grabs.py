@@ -134,3 +134,23 @@ def test_disabled_listings_and_last_seen_kept(store, lister):
     assert grab(store, enabled=False) == [url(0)]
     store.record_listed_origins(lister.id, [ListedOrigin(url(0), "git")], T0 + 2 * DAY)
     assert store.get_listed_origins(url=url(0))[0].last_seen == T0 + 2 * DAY
+
+
+def test_pages_of_listings_by_lister_then_url(store, lister):
+    other = store.get_or_create_lister("forge", "two", T0)
+    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git", enabled=i != 1) for i in range(4)], T0)
+    store.record_listed_origins(other.id, [ListedOrigin(url(i), vt) for i in (0, 5) for vt in ("git", "hg")], T0)
+    walked, after = [], (0, "")
+    while True:
+        page = store.list_listings(enabled=None, after=after, limit=2)
+        walked += [(row.lister_id, row.origin.url, row.origin.visit_type) for row in page]
+        if len(page) < 2:
+            break
+        after = (page[-1].lister_id, page[-1].origin.url)
+    # by (lister, url): a page ending inside one URL's visit types goes on after that URL, as the protocol's pages
+    assert walked == [(lister.id, url(i), "git") for i in range(4)] + [(other.id, url(0), "git"), (other.id, url(0), "hg"),
+                                                                         (other.id, url(5), "git"), (other.id, url(5), "hg")]
+    assert [r.origin.url for r in store.list_listings(lister_id=lister.id)] == [url(0), url(2), url(3)]  # enabled
+    assert [(r.lister_id, r.origin.visit_type) for r in store.list_listings(urls=[url(5)], enabled=None)] == [
+        (other.id, "git"), (other.id, "hg")]
+    assert store.lister_visit_types(other.id) == ["git", "hg"] and store.lister_visit_types(lister.id) == ["git"]

@@ -39,7 +39,6 @@ _UUID_PREFIX = 0x05715A70_0A11_4000 << 64
 _LOW64 = (1 << 64) - 1
 LISTERS = "swh.lister"
 QUEUE_POSITIONS = "swh.queue_position"
-_PAGE = 1000
 #: the policies of the protocol, with swh's semantics (domain/listing_grabs.py)
 ORDERS = {order.value: order for order in ListingOrder}
 
@@ -154,13 +153,6 @@ def _origin_model(stored: StoredListedOrigin) -> Any:
         first_seen=stored.first_seen, last_seen=stored.last_seen)
 
 
-def _stored_by_url(ctx: Context, urls: list[str]) -> list[StoredListedOrigin]:
-    found = []
-    for url in dict.fromkeys(urls):
-        found.extend(ctx.origins.get_listed_origins(url=url, limit=_PAGE))
-    return found
-
-
 @operation("origins/record", listed_origins=models_arg("ListedOrigin"), update_last_seen=arg(models.BOOL, True))
 def record_listed_origins(ctx: Context, listed_origins: list[dict[str, Any]], update_last_seen: bool) -> list[Any]:
     by_lister: dict[int, dict[tuple[str, str], ListedOrigin]] = {}
@@ -211,46 +203,27 @@ def get_listed_origins(ctx: Context, lister_id: UUID | None, url: str | None, ur
     ours = lister_id_of(lister_id) if lister_id is not None else None
     if lister_id is not None and ours is None:
         return Page([], None)
-
-    def wanted(s: StoredListedOrigin) -> bool:
-        return ((ours is None or s.lister_id == ours) and (enabled is None or s.origin.enabled == enabled)
-                and (page_token is None or (str(lister_uuid(s.lister_id)), s.origin.url) > page_token))
-
+    after = (0, "")
+    if page_token is not None:
+        token_lister = lister_id_of(page_token[0])
+        if token_lister is None:  # a UUID no lister here has: ours sort by their ids, under one prefix
+            token_lister = 0 if str(page_token[0]) < str(lister_uuid(0)) else 1 << 63
+        after = (token_lister, page_token[1])
     wanted_urls = [url] if url is not None else urls
-    if wanted_urls:
-        rows = [s for s in _stored_by_url(ctx, wanted_urls) if wanted(s)]
-    else:
-        rows = []
-        after = None
-        while True:
-            page = ctx.origins.get_listed_origins(lister_id=ours, after=after, limit=_PAGE)
-            rows.extend(s for s in page if wanted(s))
-            if len(page) < _PAGE or (ours is not None and len(rows) > limit):
-                break
-            last = page[-1]
-            after = (last.origin.url, last.origin.visit_type, last.lister_id)
-    rows.sort(key=lambda s: (str(lister_uuid(s.lister_id)), s.origin.url, s.origin.visit_type))
-    shown = rows[:limit]
+    if wanted_urls is not None and not wanted_urls:
+        wanted_urls = None  # no URL asked: the protocol's store filters on none
+    # by (lister, url), as the protocol's pages: our UUIDs sort as our ids (one prefix, the id below it)
+    shown = ctx.compat.list_listings(lister_id=ours, urls=wanted_urls, enabled=enabled, after=after, limit=limit)
     token = None
-    if len(shown) == limit and shown:
-        token = (str(lister_uuid(shown[-1].lister_id)), shown[-1].origin.url)
-    return Page([_origin_model(s) for s in shown], list(token) if token else None)
+    if limit and len(shown) == limit:
+        token = [str(lister_uuid(shown[-1].lister_id)), shown[-1].origin.url]
+    return Page([_origin_model(s) for s in shown], token)
 
 
 @operation("lister/visit_types", "read", lister=model_arg("Lister"))
 def get_visit_types_for_listed_origins(ctx: Context, lister: dict[str, Any]) -> list[str]:
     ours = lister_id_of(lister["id"])
-    if ours is None:
-        return []
-    types: set[str] = set()
-    after = None
-    while True:
-        page = ctx.origins.get_listed_origins(lister_id=ours, after=after, limit=_PAGE)
-        types.update(s.origin.visit_type for s in page)
-        if len(page) < _PAGE:
-            return sorted(types)
-        last = page[-1]
-        after = (last.origin.url, last.origin.visit_type, last.lister_id)
+    return [] if ours is None else ctx.compat.lister_visit_types(ours)
 
 
 _COOLDOWN = models.nullable(models.DURATION)

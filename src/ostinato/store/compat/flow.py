@@ -286,6 +286,18 @@ class CompatFlow(CompatStore):
                     r["queue_position"], r["position_offset"], r["successive_visits"]))
         return found
 
+    def list_listings(self, *, lister_id: int | None = None, urls: Sequence[str] | None = None,
+                      enabled: bool | None = True, after: tuple[int, str] = (0, ""),
+                      limit: int = 1000) -> list[StoredListedOrigin]:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValidationError("limit", "a whole number of 0 or more", limit)
+        params = {"lister_id": lister_id, "urls": None if urls is None else self.db.array(urls), "enabled": enabled,
+                  "after_lister": after[0], "after_url": after[1], "limit": limit}
+        return [row_to_listed_origin(self.db, r) for r in self.db.read(self._compat.listings_page, params)]
+
+    def lister_visit_types(self, lister_id: int) -> list[str]:
+        return [r["visit_type"] for r in self.db.read(self._compat.lister_visit_types, {"lister_id": lister_id})]
+
     def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:
         rows = self.db.read(self._compat.count_listings, {"lister_id": lister_id})
         return [ListingCounts(r["lister_id"], r["visit_type"], r["origins_known"], r["origins_enabled"],

@@ -20,6 +20,7 @@ from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 #: The swh-scheduler protocol's face (docs/reference/swh-compat.md): every verb is served.
 REMOTE_SCOPES: dict[str, str] = {
     "count_listed_origins": "read", "get_compat_records": "read", "get_protocol_visit_stats": "read",
+    "list_listings": "read", "lister_visit_types": "read",
     "get_task_runs_by_backend_id": "read",
     "grab_listed_origins": "admin", "list_compat_records": "read", "list_runs_to_archive": "read",
     "merge_visit_stats": "admin", "overwrite_task_status": "admin", "put_compat_records": "admin",
@@ -80,6 +81,18 @@ class CompatStore(abc.ABC):
     @abc.abstractmethod
     def get_protocol_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[ProtocolVisitStats]:
         """The protocol's visit stats of these (url, visit type), those with a row, in no set order."""
+
+    @abc.abstractmethod
+    def list_listings(self, *, lister_id: int | None = None, urls: Sequence[str] | None = None,
+                      enabled: bool | None = True, after: tuple[int, str] = (0, ""),
+                      limit: int = 1000) -> list[StoredListedOrigin]:
+        """The swh protocol's pages of listings: those of ``lister_id`` (any, for None), of ``urls`` (any, for
+        None), ``enabled`` or not (either, for None), ordered by (lister, url) after ``after``, the previous
+        page's last (lister id, url)."""
+
+    @abc.abstractmethod
+    def lister_visit_types(self, lister_id: int) -> list[str]:
+        """The visit types of a lister's listings, in order."""
 
     @abc.abstractmethod
     def count_listed_origins(self, *, lister_id: int | None = None) -> list[ListingCounts]:

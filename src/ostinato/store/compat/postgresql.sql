@@ -217,6 +217,20 @@ SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful
 FROM unnest(%(urls)s::text[], %(visit_types)s::text[]) AS k(url, visit_type)
 JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type;
 
+-- name: listings_page
+-- the protocol's pages of listings: by (lister, url), after the previous page's last (lister, url) (an index
+-- walk of the listings' primary key, or of the URL index for the URLs asked)
+SELECT * FROM listed_origin
+WHERE (%(lister_id)s::bigint IS NULL OR lister_id = %(lister_id)s::bigint)
+  AND (%(urls)s::text[] IS NULL OR url = ANY(%(urls)s::text[]))
+  AND (%(enabled)s::boolean IS NULL OR enabled = %(enabled)s::boolean)
+  AND (lister_id, url) > (%(after_lister)s::bigint, %(after_url)s::text)
+ORDER BY lister_id, url, visit_type
+LIMIT %(limit)s;
+
+-- name: lister_visit_types
+SELECT DISTINCT visit_type FROM listed_origin WHERE lister_id = %(lister_id)s ORDER BY visit_type;
+
 -- name: count_listings
 -- the protocol's metrics, over the listings: visited means a snapshot was recorded
 SELECT o.lister_id, o.visit_type, count(*) AS origins_known,

@@ -199,6 +199,19 @@ SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful
 FROM json_each(:rows) AS k
 JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1;
 
+-- name: listings_page
+-- the protocol's pages of listings: by (lister, url), after the previous page's last (lister, url)
+SELECT * FROM listed_origin
+WHERE (:lister_id IS NULL OR lister_id = :lister_id)
+  AND (:urls IS NULL OR url IN (SELECT value FROM json_each(:urls)))
+  AND (:enabled IS NULL OR enabled = :enabled)
+  AND (lister_id, url) > (:after_lister, :after_url)
+ORDER BY lister_id, url, visit_type
+LIMIT :limit;
+
+-- name: lister_visit_types
+SELECT DISTINCT visit_type FROM listed_origin WHERE lister_id = :lister_id ORDER BY visit_type;
+
 -- name: count_listings
 -- the protocol's metrics, over the listings: visited means a snapshot was recorded
 SELECT o.lister_id, o.visit_type, count(*) AS origins_known,
