@@ -155,20 +155,12 @@ def check_origins(dsn: str, store) -> dict[str, int]:
 
 
 def expected_cooldown(last_visit, status, last_scheduled, now):
-    """docs/reference/swh-import.md, "Cooldowns": Ostinato's rules over the source's times; none once over."""
-    until = []
-    if last_visit is not None:
-        until.append(last_visit + COOLDOWNS.absolute)
-        if last_scheduled is not None:
-            until.append(last_scheduled + COOLDOWNS.absolute)
-        if status == "failed":
-            until.append(last_visit + COOLDOWNS.failed)
-        if status == "not_found":
-            until.append(last_visit + COOLDOWNS.not_found)
+    """docs/reference/swh-import.md, "Cooldowns": a visit grabbed after the last one is held for Ostinato's
+    in-flight timeout; none once over, and none after a visit (the peer's rules apply at each grab)."""
     if last_scheduled is not None and (last_visit is None or last_scheduled > last_visit):
-        until.append(last_scheduled + COOLDOWNS.in_flight)
-    latest = max(until, default=None)
-    return latest if latest is not None and latest > now else None
+        until = last_scheduled + COOLDOWNS.in_flight
+        return until if until > now else None
+    return None
 
 
 def check_visit_stats(dsn: str, store, now: datetime) -> None:
@@ -176,14 +168,20 @@ def check_visit_stats(dsn: str, store, now: datetime) -> None:
     anchors = dict(source_rows(dsn, "SELECT visit_type, greatest(max(last_scheduled), max(last_visit)) "
                                     "FROM origin_visit_stats GROUP BY visit_type"))
     rows = source_rows(dsn, "SELECT url, visit_type, last_successful, last_visit, last_visit_status::text, last_scheduled, "
-                            "last_snapshot, next_visit_queue_position, successive_visits FROM origin_visit_stats")
+                            "last_snapshot, next_visit_queue_position, successive_visits, next_position_offset "
+                            "FROM origin_visit_stats")
     stored = {(s.url, s.visit_type): s for s in store.get_visit_stats([(r[0], r[1]) for r in rows])}
-    assert len(stored) == len(rows)
-    for url, visit_type, success, visit, status, scheduled, snapshot, position, in_a_row in rows:
+    theirs = {(s.url, s.visit_type): s for s in store.get_protocol_visit_stats([(r[0], r[1]) for r in rows])}
+    assert len(stored) == len(theirs) == len(rows)
+    for url, visit_type, success, visit, status, scheduled, snapshot, position, in_a_row, offset in rows:
         got = stored[(url, visit_type)]
         target = None if position is None else anchors[visit_type] + timedelta(seconds=position - heads.get(visit_type, 0))
+        # the peer's fields as it has them (the swh protocol's face answers them), its last visit the newest status
         assert (got.last_visit, got.last_status_date, got.last_successful, got.last_scheduled) == (
-            success, visit, success, scheduled), url
+            visit, visit, success, scheduled), url
+        protocol = theirs[(url, visit_type)]
+        assert (protocol.queue_position, protocol.position_offset, protocol.successive_visits) == (
+            position, offset, in_a_row), url
         assert (got.last_visit_status.value if got.last_visit_status else None, got.last_snapshot) == (status, snapshot)
         assert got.failure_count == (in_a_row if status in ("failed", "not_found") else 0), url
         assert got.successful_visits == (in_a_row if status == "successful" else int(success is not None)), url

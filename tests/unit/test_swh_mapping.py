@@ -9,7 +9,7 @@ import pytest
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.visits import VisitOutcome
 from ostinato.integrations.swh.db_mapping import (
-    Cooldowns, Queues, cooldown_of, queue_target, task_of, task_type_of, visit_stats_of,
+    Cooldowns, Queues, cooldown_of, protocol_stats_of, queue_target, task_of, task_type_of, visit_stats_of,
 )
 
 NOW = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
@@ -44,21 +44,28 @@ def test_successive_visits_give_the_failures_and_a_floor_of_the_successes(fields
     assert (stats.failure_count, stats.successful_visits) == (failures, successes)
 
 
-def test_the_peers_last_visit_is_the_last_status_and_ours_the_last_success():
+def test_the_peers_last_visit_is_kept_as_it_is_and_is_the_last_status():
     stats = visit_stats_of(row(success=NOW - 9 * D, visit=NOW - D, status="failed", position=1000 + 3600), QUEUES,
                            COOLDOWNS)
-    assert (stats.last_visit, stats.last_successful, stats.last_status_date) == (NOW - 9 * D, NOW - 9 * D, NOW - D)
+    # as the peer has it (the swh protocol's face answers it), and the date of the newest status applied
+    assert (stats.last_visit, stats.last_successful, stats.last_status_date) == (NOW - D, NOW - 9 * D, NOW - D)
     assert stats.last_visit_status is VisitOutcome.FAILED and stats.next_visit_target == NOW + H
 
 
-def test_cooldowns_follow_ostinatos_rules_over_the_peers_times():
+def test_the_protocols_own_fields_are_kept_as_they_are():
+    theirs = protocol_stats_of(row(success=NOW - 9 * D, visit=NOW - D, status="failed", position=1000 + 3600))
+    assert (theirs.last_visit, theirs.last_successful, theirs.queue_position, theirs.last_visit_status) == (
+        NOW - D, NOW - 9 * D, 1000 + 3600, VisitOutcome.FAILED)
+
+
+def test_a_visit_in_flight_is_held_and_the_cooldowns_after_a_visit_left_to_the_peers_rules():
     # in flight: grabbed after the last visit
     assert cooldown_of(NOW - 5 * D, "successful", NOW - H, COOLDOWNS) == NOW - H + D
     assert cooldown_of(None, None, NOW - H, COOLDOWNS) == NOW - H + D
-    # after a visit: 12 hours, a day after a failure, a week after not found
-    assert cooldown_of(NOW - H, "successful", None, COOLDOWNS) == NOW + 11 * H
-    assert cooldown_of(NOW - H, "failed", NOW - 2 * H, COOLDOWNS) == NOW + 23 * H
-    assert cooldown_of(NOW - H, "not_found", None, COOLDOWNS) == NOW - H + 7 * D
+    # after a visit: the swh protocol's grabs apply the peer's cooldowns from its times, at each grab
+    assert cooldown_of(NOW - H, "successful", None, COOLDOWNS) is None
+    assert cooldown_of(NOW - H, "failed", NOW - 2 * H, COOLDOWNS) is None
+    assert cooldown_of(NOW - H, "not_found", None, COOLDOWNS) is None
     assert cooldown_of(None, None, None, COOLDOWNS) is None
 
 

@@ -22,11 +22,16 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
 from ...domain.errors import ValidationError
-from ...store.interface import ImportStore
+from ...store.interface import CompatStore, ImportStore
 from .db_mapping import (
-    Cooldowns, Queues, listed_origin_of, lister_of, metrics_of, task_of, task_run_of, task_type_of, visit_stats_of,
+    Cooldowns, Queues, listed_origin_of, lister_of, metrics_of, protocol_stats_of, task_of, task_run_of, task_type_of,
+    visit_stats_of,
 )
 from .db_source import SwhSchedulerSource
+
+class ImportAndCompat(ImportStore, CompatStore):
+    """The roles an import writes with: its own verbs, and the swh protocol's stats as they are."""
+
 
 #: rows read and written per batch (one transaction of the target each)
 DEFAULT_BATCH = 10_000
@@ -90,7 +95,7 @@ def _relocated(exc: ValidationError, table: str, rows: Sequence[tuple], key: Cal
 class _Copy:
     """One import run: the source, the target, the options and the report being filled."""
 
-    def __init__(self, source: SwhSchedulerSource, store: ImportStore, *, now: datetime, cooldowns: Cooldowns,
+    def __init__(self, source: SwhSchedulerSource, store: "ImportAndCompat", *, now: datetime, cooldowns: Cooldowns,
                  batch_size: int, progress: Progress):
         self.source, self.store, self.now, self.cooldowns = source, store, now, cooldowns
         self.batch_size, self.progress = batch_size, progress
@@ -151,15 +156,21 @@ class _Copy:
                    store.import_listed_origins, lambda r: f"{r[1]} ({r[2]}, lister {r[0]})")
         queues = Queues(dict(self.source.all("queue_positions")),
                         {vt: at for vt, at in self.source.all("queue_anchors") if at is not None})
+        def write_stats(pairs: list[tuple[Any, Any]]) -> int:
+            changed = store.import_visit_stats([ours for ours, _ in pairs], self.now)
+            # and the protocol's own fields as they are, which its face answers (Store.merge_visit_stats)
+            store.merge_visit_stats([theirs for _, theirs in pairs])
+            return changed
+
         self.table("origin_visit_stats", self.batches("origin_visit_stats"),
-                   lambda r: visit_stats_of(r, queues, self.cooldowns),
-                   lambda stats: store.import_visit_stats(stats, self.now), lambda r: f"{r[0]} ({r[1]})")
+                   lambda r: (visit_stats_of(r, queues, self.cooldowns), protocol_stats_of(r)), write_stats,
+                   lambda r: f"{r[0]} ({r[1]})")
         self.table("scheduler_metrics", self.all("scheduler_metrics"), lambda r: metrics_of(r, self.lister_ids),
                    store.import_origin_metrics, lambda r: f"lister {r[0]}, {r[1]}")
         return self.report
 
 
-def import_swh_scheduler(source: SwhSchedulerSource, store: ImportStore, *, now: datetime, cooldowns: Cooldowns,
+def import_swh_scheduler(source: SwhSchedulerSource, store: "ImportAndCompat", *, now: datetime, cooldowns: Cooldowns,
                          with_runs: bool = False, batch_size: int = DEFAULT_BATCH,
                          progress: Progress | None = None) -> ImportReport:
     """Copy ``source`` into ``store`` (see the module's documentation); ``now`` (the wall clock) only

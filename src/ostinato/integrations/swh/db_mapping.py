@@ -23,12 +23,12 @@ from typing import Any, Mapping
 
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TIME, MIN_TIME
+from ...domain.listing_grabs import ProtocolVisitStats
 from ...domain.origin_metrics import OriginMetrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.tasks import (
     PRIORITY_OF, Task, TaskArguments, TaskPolicy, TaskRun, TaskRunStatus, TaskStatus, TaskType,
 )
-from ...domain.visit_policies import cooldown_until
 from ...domain.visits import VisitOutcome, VisitStats
 
 _FAILED, _NOT_FOUND, _SUCCESSFUL = "failed", "not_found", "successful"
@@ -121,18 +121,14 @@ class Cooldowns:
 
 def cooldown_of(last_visit: datetime | None, status: str | None, last_scheduled: datetime | None,
                 cooldowns: Cooldowns) -> datetime | None:
-    """Until when an origin waits, by Ostinato's rules (``domain.visit_policies``): after its last
-    visit, and while a visit grabbed after that is out."""
-    until = None
-    if last_visit is not None:
-        until = cooldown_until(status_date=last_visit, outcome_failed=status == _FAILED,
-                               outcome_not_found=status == _NOT_FOUND, last_scheduled=last_scheduled,
-                               current_cooldown=None, absolute_cooldown=cooldowns.absolute,
-                               failed_cooldown=cooldowns.failed, not_found_cooldown=cooldowns.not_found)
+    """Until when an origin waits, by Ostinato's rules (``domain.visit_policies``): while a visit grabbed
+    after its last visit is out. The cooldowns after a visit are left to the peer's own rules, which the
+    swh protocol's grabs compute at each grab from its times (Ostinato's, stored, would hide an origin
+    those grabs take: its absolute cooldown counts from the visit, the peer's from the grab); the next
+    visits set Ostinato's."""
     if last_scheduled is not None and (last_visit is None or last_scheduled > last_visit):
-        out = last_scheduled + cooldowns.in_flight
-        until = out if until is None else max(until, out)
-    return until
+        return last_scheduled + cooldowns.in_flight
+    return None
 
 
 def visit_stats_of(row: tuple, queues: Queues, cooldowns: Cooldowns) -> VisitStats:
@@ -149,7 +145,7 @@ def visit_stats_of(row: tuple, queues: Queues, cooldowns: Cooldowns) -> VisitSta
         successes = 1 if last_successful is not None else 0
     return VisitStats(
         url, visit_type,
-        last_visit=last_successful,  # Ostinato keeps the last visit's date on a failure: the last success
+        last_visit=last_visit,  # the peer's (its newest final status): what the swh protocol's face answers
         last_visit_status=outcome,
         last_successful=last_successful,
         last_snapshot=bytes(snapshot) if snapshot is not None else None,
@@ -160,3 +156,13 @@ def visit_stats_of(row: tuple, queues: Queues, cooldowns: Cooldowns) -> VisitSta
         successful_visits=successes,
         cooldown_until=cooldown_of(last_visit, status, last_scheduled, cooldowns),
     )
+
+
+def protocol_stats_of(row: tuple) -> ProtocolVisitStats:
+    """An ``origin_visit_stats`` row as the swh protocol has it, every field as it is (the face answers
+    them): written over what :func:`visit_stats_of` made of the row (``Store.merge_visit_stats``)."""
+    (url, visit_type, last_successful, last_visit, status, last_scheduled, snapshot, position, offset, successive) = row
+    outcome = _enum(VisitOutcome, status, "last_visit_status") if status is not None else None
+    return ProtocolVisitStats(url, visit_type, last_visit, outcome, last_successful,
+                              bytes(snapshot) if snapshot is not None else None, last_scheduled, position, offset,
+                              successive)

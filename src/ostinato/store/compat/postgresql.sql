@@ -208,7 +208,19 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     queue_position = coalesce(excluded.queue_position, s.queue_position),
     position_offset = coalesce(excluded.position_offset, s.position_offset),
     successive_visits = coalesce(excluded.successive_visits, s.successive_visits),
-    last_status_date = GREATEST(s.last_status_date, excluded.last_status_date);
+    last_status_date = GREATEST(s.last_status_date, excluded.last_status_date)
+-- stats sent again as they are (a journal replayed, an import run again) write nothing
+WHERE (s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_scheduled, s.queue_position,
+       s.position_offset, s.successive_visits, s.last_status_date)
+      IS DISTINCT FROM (coalesce(excluded.last_visit, s.last_visit),
+                        coalesce(excluded.last_visit_status, s.last_visit_status),
+                        coalesce(excluded.last_successful, s.last_successful),
+                        coalesce(excluded.last_snapshot, s.last_snapshot),
+                        coalesce(excluded.last_scheduled, s.last_scheduled),
+                        coalesce(excluded.queue_position, s.queue_position),
+                        coalesce(excluded.position_offset, s.position_offset),
+                        coalesce(excluded.successive_visits, s.successive_visits),
+                        GREATEST(s.last_status_date, excluded.last_status_date));
 
 -- name: protocol_visit_stats
 -- the protocol's visit stats of these origins, those with a row

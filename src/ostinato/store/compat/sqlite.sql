@@ -190,7 +190,17 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     position_offset = coalesce(excluded.position_offset, s.position_offset),
     successive_visits = coalesce(excluded.successive_visits, s.successive_visits),
     last_status_date = CASE WHEN s.last_status_date IS NULL OR excluded.last_status_date > s.last_status_date
-                            THEN coalesce(excluded.last_status_date, s.last_status_date) ELSE s.last_status_date END;
+                            THEN coalesce(excluded.last_status_date, s.last_status_date) ELSE s.last_status_date END
+-- stats sent again as they are (a journal replayed, an import run again) write nothing
+WHERE (s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_scheduled, s.queue_position,
+       s.position_offset, s.successive_visits)
+      IS NOT (coalesce(excluded.last_visit, s.last_visit), coalesce(excluded.last_visit_status, s.last_visit_status),
+              coalesce(excluded.last_successful, s.last_successful), coalesce(excluded.last_snapshot, s.last_snapshot),
+              coalesce(excluded.last_scheduled, s.last_scheduled), coalesce(excluded.queue_position, s.queue_position),
+              coalesce(excluded.position_offset, s.position_offset),
+              coalesce(excluded.successive_visits, s.successive_visits))
+   OR (excluded.last_status_date IS NOT NULL AND (s.last_status_date IS NULL
+                                                  OR excluded.last_status_date > s.last_status_date));
 
 -- name: protocol_visit_stats
 -- rows: [url, visit_type] (columns urls, visit_types): the protocol's visit stats of these origins, those with a row

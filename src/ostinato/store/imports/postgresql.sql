@@ -115,14 +115,16 @@ RETURNING o.url, o.visit_type;
 -- what all the listings of these origins say, carried to their scheduling rows (as
 -- record_listed_origins keeps them): enabled in any, earliest first_seen, newest
 -- last_update, fork in any, the listing a loader gets (an enabled one, the most recently
--- seen, the lowest lister id on a tie) and how many listings; the visit fields untouched
-INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments, listing_count)
-SELECT k.url, k.visit_type, a.enabled, a.first_seen, a.last_update, a.is_fork, a.lister_id, a.extra_loader_arguments,
-       a.listing_count
+-- seen, the lowest lister id on a tie) and how many listings, the oldest last_update and whether
+-- one has none (the swh protocol's grabs walk by them); the visit fields untouched
+INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, oldest_update, update_missing,
+                                     is_fork, lister_id, extra_loader_arguments, listing_count)
+SELECT k.url, k.visit_type, a.enabled, a.first_seen, a.last_update, a.oldest_update, a.update_missing, a.is_fork,
+       a.lister_id, a.extra_loader_arguments, a.listing_count
 FROM (SELECT DISTINCT url, visit_type FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS u(url, visit_type)) AS k
 CROSS JOIN LATERAL (
     SELECT bool_or(o.enabled) AS enabled, min(o.first_seen) AS first_seen, max(o.last_update) AS last_update,
+           min(o.last_update) AS oldest_update, bool_or(o.last_update IS NULL) AS update_missing,
            coalesce(bool_or(o.is_fork), false) AS is_fork,
            (array_agg(o.lister_id ORDER BY o.enabled DESC, o.last_seen DESC, o.lister_id))[1] AS lister_id,
            (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.last_seen DESC, o.lister_id))[1]
@@ -132,11 +134,14 @@ CROSS JOIN LATERAL (
 ) AS a
 ON CONFLICT (url, visit_type) DO UPDATE SET
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
+    oldest_update = excluded.oldest_update, update_missing = excluded.update_missing,
     is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments,
     listing_count = excluded.listing_count
-WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments, s.listing_count)
-      IS DISTINCT FROM (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork,
-                        excluded.lister_id, excluded.extra_loader_arguments, excluded.listing_count);
+WHERE (s.enabled, s.first_seen, s.last_update, s.oldest_update, s.update_missing, s.is_fork, s.lister_id,
+       s.extra_loader_arguments, s.listing_count)
+      IS DISTINCT FROM (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.oldest_update,
+                        excluded.update_missing, excluded.is_fork, excluded.lister_id, excluded.extra_loader_arguments,
+                        excluded.listing_count);
 
 -- name: import_visit_stats
 -- rows: a JSON array of visit stats (snapshots in hex), cooldowns over by `now` already

@@ -116,11 +116,13 @@ RETURNING url, visit_type;
 -- what all the listings of these origins say, carried to their scheduling rows (as
 -- record_listed_origins keeps them): enabled in any, earliest first_seen, newest
 -- last_update, fork in any, the listing a loader gets (an enabled one, the most recently
--- seen, the lowest lister id on a tie) and how many listings; the visit fields untouched.
+-- seen, the lowest lister id on a tie) and how many listings, the oldest last_update and whether
+-- one has none (the swh protocol's grabs walk by them); the visit fields untouched.
 -- rows: [url, visit_type] (columns urls, visit_types)
-INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, is_fork, lister_id,
-                                     extra_loader_arguments, listing_count)
-SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), coalesce(max(o.is_fork), 0),
+INSERT INTO origin_visit_stats AS s (url, visit_type, enabled, first_seen, last_update, oldest_update, update_missing,
+                                     is_fork, lister_id, extra_loader_arguments, listing_count)
+SELECT o.url, o.visit_type, max(o.enabled), min(o.first_seen), max(o.last_update), min(o.last_update),
+       max(o.last_update IS NULL), coalesce(max(o.is_fork), 0),
        (SELECT b.lister_id FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
         ORDER BY b.enabled DESC, b.last_seen DESC, b.lister_id LIMIT 1),
        (SELECT b.extra_loader_arguments FROM listed_origin AS b WHERE b.url = o.url AND b.visit_type = o.visit_type
@@ -132,11 +134,14 @@ WHERE true
 GROUP BY o.url, o.visit_type
 ON CONFLICT (url, visit_type) DO UPDATE SET
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
+    oldest_update = excluded.oldest_update, update_missing = excluded.update_missing,
     is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments,
     listing_count = excluded.listing_count
-WHERE (s.enabled, s.first_seen, s.last_update, s.is_fork, s.lister_id, s.extra_loader_arguments, s.listing_count)
-      IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.is_fork, excluded.lister_id,
-              excluded.extra_loader_arguments, excluded.listing_count);
+WHERE (s.enabled, s.first_seen, s.last_update, s.oldest_update, s.update_missing, s.is_fork, s.lister_id,
+       s.extra_loader_arguments, s.listing_count)
+      IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.oldest_update,
+              excluded.update_missing, excluded.is_fork, excluded.lister_id, excluded.extra_loader_arguments,
+              excluded.listing_count);
 
 -- name: import_visit_stats
 -- rows: a JSON array of visit stats, read by name (snapshots in hex), cooldowns over by :now
