@@ -80,7 +80,8 @@ def test_a_type_is_kept_as_given_when_not_strict(store, change):
     [
         ({"default_interval": timedelta(seconds=-5)}, "default_interval"),
         ({"min_interval": timedelta(0)}, "min_interval"),
-        ({"backoff_factor": 0.5}, "backoff_factor"),
+        ({"backoff_factor": 0.0}, "backoff_factor"),
+        ({"backoff_factor": -2.0}, "backoff_factor"),
         ({"max_queue_length": -1}, "max_queue_length"),
         ({"num_retries": -1}, "num_retries"),
     ],

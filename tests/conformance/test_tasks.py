@@ -201,3 +201,17 @@ def test_search_filters_and_pages(store):
     assert counts[("load-git", "next_run_scheduled")] == 2
     assert counts[("load-git", "next_run_not_scheduled")] == 4
     assert counts[("load-hg", "next_run_not_scheduled")] == 1
+
+
+def test_priority_tasks_by_next_run_whatever_their_level(store):
+    # the swh protocol's runner takes prioritised tasks oldest first, whatever their priority
+    made = store.create_tasks([new(f"https://p/{i}", priority=level, next_run=T0 - timedelta(minutes=m))
+                               for i, (level, m) in enumerate([(TaskPriority.LOW, 50), (TaskPriority.HIGH, 10),
+                                                              (TaskPriority.NORMAL, 40), (TaskPriority.HIGH, 5)])])
+    ids = [t.id for t in made]
+    oldest_first = [ids[0], ids[2], ids[1]]  # 50, 40 and 10 minutes ago (low, normal, high)
+    assert [t.id for t in store.peek_ready_tasks("load-git", T0, 3, priority=True, by_next_run=True)] == oldest_first
+    assert [t.id for t in store.peek_ready_tasks("load-git", T0, 3, priority=True)] == [ids[1], ids[3], ids[2]]
+    taken = [r.task.id for r in store.grab_ready_tasks("load-git", T0, 3, priority=True, by_next_run=True)]
+    assert taken == oldest_first
+    assert [r.task.id for r in store.grab_ready_tasks("load-git", T0, 3, priority=True, by_next_run=True)] == [ids[3]]

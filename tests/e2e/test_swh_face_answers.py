@@ -219,3 +219,48 @@ def test_ostinato_policies_refuse_what_they_cannot_serve(client, arguments, kind
     answer = loads_msgpack(response.content)
     assert response.status_code == 400 and answer["type"] == kind and answer.get("field") == field, answer
     assert client.app_store.get_compat_records("swh.learning", ["git"]) == {}  # nothing written
+
+
+def test_an_archive_cleanup_deletes_the_runs_given_and_a_task_once_its_last_run_went(client):
+    call(client, "task_type/create", task_type=task_type())
+    [made] = call(client, "task/create", tasks=[task("https://a/archived", policy="oneshot")], policy="oneshot")
+    task_id = fields(made)["id"]
+    runs = [fields(call(client, "task_run/schedule_one", task_id=task_id, backend_id=f"job-{i}", metadata={},
+                        timestamp=NOW)) for i in range(2)]
+    call(client, "task/delete_archived", task_ids=[{"task_id": task_id, "task_run_id": runs[0]["id"]}])
+    assert [fields(r)["id"] for r in call(client, "task_run/get", task_ids=[task_id])] == [runs[1]["id"]]
+    assert len(call(client, "task/get", task_ids=[task_id])) == 1  # a run left: the task stays
+    call(client, "task/delete_archived", task_ids=[{"task_id": task_id, "task_run_id": runs[1]["id"]}])
+    assert call(client, "task/get", task_ids=[task_id]) == []
+
+
+def test_types_and_tasks_the_peers_tools_make(client):
+    call(client, "task_type/create", task_type=task_type("odd", backoff_factor=0.5, default_interval=timedelta(0),
+                                                         min_interval=timedelta(hours=1)))
+    assert fields(call(client, "task_type/get", task_type_name="odd"))["backoff_factor"] == 0.5
+    odd = Model("Task", {"type": "odd", "arguments": Model("TaskArguments", {"args": [], "kwargs": {}}),
+                         "next_run": NOW, "current_interval": DAY})
+    [made] = call(client, "task/create", tasks=[odd])
+    assert fields(made)["current_interval"] == timedelta(0)  # the type's, as the peer's store gives it, unclamped
+
+
+@pytest.mark.parametrize("route, arguments, field", [
+    ("task_run/end", {"backend_id": "job", "status": "started"}, "status"),  # an end that is no end
+    ("origins/record", {"listed_origins": [], "update_last_seen": False}, None),  # nothing to refuse
+])
+def test_what_the_peer_would_half_apply_is_refused_or_nothing(client, route, arguments, field):
+    response = client.post(f"/{route}", content=dumps_msgpack(arguments), headers=MSGPACK)
+    answer = loads_msgpack(response.content)
+    if field is None:
+        assert response.status_code == 200, answer
+    else:
+        assert response.status_code == 400 and answer["field"] == field, answer
+
+
+def test_a_listing_recorded_without_touching_last_seen_needs_the_one_read_back(client):
+    lister = fields(call(client, "lister/get_or_create", name="cgit", instance_name="x"))
+    bare = Model("ListedOrigin", {"lister_id": lister["id"], "url": "https://h.example/r", "visit_type": "git"})
+    response = client.post("/origins/record", content=dumps_msgpack({"listed_origins": [bare],
+                                                                     "update_last_seen": False}), headers=MSGPACK)
+    assert response.status_code == 400 and loads_msgpack(response.content)["field"] == "listed_origins[0].last_seen"
+    assert call(client, "origins/get", lister_id=lister["id"]).results == []  # nothing written

@@ -179,10 +179,11 @@ class TaskType:
         if strict and default is not None and hi is not None and default > hi:
             raise ValidationError("default_interval", f"at most max_interval ({hi})", default)
         if self.backoff_factor is not None:
+            lowest = 1 if strict else 0
             if (isinstance(self.backoff_factor, bool) or not isinstance(self.backoff_factor, (int, float))
-                    or not 1 <= self.backoff_factor < math.inf):
-                raise ValidationError("backoff_factor", "a finite number of at least 1 (1: a fixed interval)",
-                                      self.backoff_factor)
+                    or not lowest <= self.backoff_factor < math.inf or self.backoff_factor == 0):
+                raise ValidationError("backoff_factor", "a finite number of at least 1 (1: a fixed interval)" if strict
+                                      else "a finite positive number", self.backoff_factor)
         if self.max_queue_length is not None:
             check_whole(self.max_queue_length, "max_queue_length", 1 if strict else 0)
         if self.num_retries is not None:
@@ -391,10 +392,12 @@ def lost_run_events(run_ids: Sequence[int], now: datetime) -> list[RunEvent]:
     return [RunEvent(run_id, TaskRunStatus.LOST, now, metadata={"lost": "no report from the executor"}) for run_id in run_ids]
 
 
-def prepared_task(task: NewTask, task_type: TaskType) -> tuple[timedelta | None, int, str]:
+def prepared_task(task: NewTask, task_type: TaskType, *, clamp: bool = True) -> tuple[timedelta | None, int, str]:
     """Check the task against its type (raise ValidationError if it cannot run); its interval and retries with
     the type's defaults filled in, and its arguments' canonical JSON (``TaskArguments.storable_json``: checked
-    and written in one pass). Same type, arguments, policy, priority and status is the same task."""
+    and written in one pass). Same type, arguments, policy, priority and status is the same task. ``clamp``
+    (Ostinato's rule) keeps a recurring task's interval within its type's bounds; the swh protocol's store
+    keeps it as given."""
     next_run = task.next_run
     if not isinstance(next_run, datetime) or next_run.tzinfo is None:
         raise ValidationError("next_run", "a timezone-aware time", next_run)
@@ -405,15 +408,17 @@ def prepared_task(task: NewTask, task_type: TaskType) -> tuple[timedelta | None,
     interval = task.current_interval
     if interval is not None and (not isinstance(interval, timedelta) or interval > MAX_DURATION):
         raise ValidationError("current_interval", f"a positive duration of at most {MAX_DURATION.days} days", interval)
+    # a zero interval only as the type's own default (a type the swh protocol's store keeps as given)
     if task.policy is TaskPolicy.RECURRING:
         if interval is None:
             interval = task_type.default_interval
         if interval is None:
             raise ValidationError("current_interval", f"an interval (task type {task_type.type!r} has no default_interval)", None)
-        if interval <= _ZERO:
+        if interval < _ZERO or (interval == _ZERO and interval != task_type.default_interval):
             raise ValidationError("current_interval", "a positive duration", interval)
-        interval = task_type.clamp(interval)
-    elif interval is not None and interval <= _ZERO:
+        if clamp:
+            interval = task_type.clamp(interval)
+    elif interval is not None and (interval < _ZERO or (interval == _ZERO and interval != task_type.default_interval)):
         raise ValidationError("current_interval", "a positive duration", interval)
     retries = task.retries_left
     if retries is None:

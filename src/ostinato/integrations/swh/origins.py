@@ -157,6 +157,10 @@ def _origin_model(stored: StoredListedOrigin) -> Any:
 def record_listed_origins(ctx: Context, listed_origins: list[dict[str, Any]], update_last_seen: bool) -> list[Any]:
     by_lister: dict[int, dict[tuple[str, str], ListedOrigin]] = {}
     for index, origin in enumerate(listed_origins):
+        if not update_last_seen and origin["last_seen"] is None:
+            # the protocol's store then writes the last_seen sent: without one, its batch fails; here a 400
+            raise ValidationError(f"listed_origins[{index}].last_seen", "a time: with update_last_seen false, the "
+                                  "listing's last sighting is the one sent (the one read back)", None)
         lister_id = lister_id_of(origin["lister_id"])
         if lister_id is None:
             raise ValidationError(f"listed_origins[{index}].lister_id", "the UUID of a lister of this scheduler",

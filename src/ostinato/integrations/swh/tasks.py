@@ -98,13 +98,13 @@ def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list
         task_type = types.get(task["type"])
         if task_type is None:
             raise ValidationError(f"tasks[{index}].type", "a task type created before", task["type"])
-        interval = task["current_interval"]
-        if interval is None:  # one-shot tasks too get the type's interval, as the protocol's store gives them
-            interval = task_type.default_interval
+        # every task gets its type's interval, as the protocol's store gives it (one given is not kept there)
+        interval = task_type.default_interval
         arguments = TaskArguments.parse(task["arguments"], f"tasks[{index}].arguments")
         new.append(NewTask(task["type"], task["next_run"], arguments, TaskPolicy(task["policy"] or policy),
                            parse_priority(task["priority"]), interval, task["retries_left"], TaskStatus(task["status"])))
-    created = ctx.tasks.create_tasks(new, one_shot_by_next_run=True)  # the protocol keeps them apart by next_run
+    # the protocol keeps one-shot tasks apart by next_run, and intervals as they are
+    created = ctx.tasks.create_tasks(new, one_shot_by_next_run=True, clamp=False)
     seen: set[int] = set()
     answer = []
     for task in created:  # the protocol answers each task once, however often it was given
@@ -185,9 +185,11 @@ def _ready(ctx: Context, task_type: str, timestamp: datetime | None, num_tasks: 
     limit = num_tasks if num_tasks is not None else UNLIMITED_GRAB
     if limit <= 0:
         return []
+    # tasks of any priority, by next run, as the protocol's store orders them
     if grab:
-        return [task_model(run.task) for run in ctx.tasks.grab_ready_tasks(task_type, now, limit, priority=priority)]
-    return [task_model(t) for t in ctx.tasks.peek_ready_tasks(task_type, now, limit, priority=priority)]
+        return [task_model(run.task) for run in ctx.tasks.grab_ready_tasks(task_type, now, limit, priority=priority,
+                                                                           by_next_run=True)]
+    return [task_model(t) for t in ctx.tasks.peek_ready_tasks(task_type, now, limit, priority=priority, by_next_run=True)]
 
 
 _READY = dict(task_type=arg(models.TEXT), timestamp=time_arg(), num_tasks=arg(models.nullable(models.WHOLE), None))
@@ -258,7 +260,9 @@ def start_task_run(ctx: Context, backend_id: str, metadata: dict[str, Any] | Non
     return _run_event(ctx, backend_id, TaskRunStatus.STARTED, metadata, timestamp)
 
 
-@operation("task_run/end", backend_id=arg(models.TEXT), status=arg(models.choice(*models.TASK_RUN_STATUSES)),
+# an end with a status that is no end (scheduled, started) is refused, where the protocol's store stamps an end
+# on a run still going (docs/reference/swh-compat.md, "Deliberate differences")
+@operation("task_run/end", backend_id=arg(models.TEXT), status=arg(models.choice(*models.TASK_RUN_ENDS)),
            metadata=arg(models.nullable(models.MAP), None), timestamp=time_arg())
 def end_task_run(ctx: Context, backend_id: str, status: str, metadata: dict[str, Any] | None,
                  timestamp: datetime | None) -> Any:
@@ -370,17 +374,19 @@ def filter_task_to_archive(ctx: Context, after_ts: datetime | str, before_ts: da
     return {"tasks": rows}
 
 
-def _archived_pairs(value: Any, name: str) -> list[int]:
+def _archived_pairs(value: Any, name: str) -> list[tuple[int, int]]:
     if not isinstance(value, list):
         raise ValidationError(name, "a list of {task_id, task_run_id}", value)
-    ids = []
+    pairs = []
     for index, item in enumerate(value):
-        if not isinstance(item, dict) or "task_id" not in item:
+        if not isinstance(item, dict) or "task_id" not in item or "task_run_id" not in item:
             raise ValidationError(f"{name}[{index}]", "an object {task_id, task_run_id}", item)
-        ids.append(models.WHOLE(item["task_id"], f"{name}[{index}].task_id"))
-    return ids
+        pairs.append((models.WHOLE(item["task_id"], f"{name}[{index}].task_id"),
+                      models.WHOLE(item["task_run_id"], f"{name}[{index}].task_run_id")))
+    return pairs
 
 
 @operation("task/delete_archived", task_ids=Param(_archived_pairs))
-def delete_archived_tasks(ctx: Context, task_ids: list[int]) -> None:
-    ctx.tasks.delete_tasks(sorted(set(task_ids)))
+def delete_archived_tasks(ctx: Context, task_ids: list[tuple[int, int]]) -> None:
+    # these runs, then the tasks no run is left of, as the protocol's store cleans up after an archive
+    ctx.compat.delete_archived_runs(sorted({task for task, _ in task_ids}), sorted({run for _, run in task_ids}))

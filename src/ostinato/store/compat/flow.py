@@ -178,6 +178,19 @@ class CompatFlow(CompatStore):
             "after_run": after_id, "limit": limit})
         return [(row_to_task(self.db, r), row_to_run(self.db, r, prefix="run_")) for r in rows]
 
+    def delete_archived_runs(self, task_ids: Sequence[int], run_ids: Sequence[int]) -> int:
+        for name, ids in (("task_ids", task_ids), ("run_ids", run_ids)):
+            if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+                raise ValidationError(name, "whole numbers (ids)", list(ids)[:10])
+        q = self._compat
+        deleted = 0
+        with self.db.write() as conn:
+            for chunk in chunks(list(run_ids)):
+                conn.execute(q.delete_runs, {"run_ids": self.db.array(chunk)})
+            for chunk in chunks(list(task_ids)):
+                deleted += conn.execute(q.delete_tasks_without_runs, {"task_ids": self.db.array(chunk)}).rowcount
+        return deleted
+
     # -- compat records --------------------------------------------------------------------
     def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         check_namespace(namespace)

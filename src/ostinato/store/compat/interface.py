@@ -20,7 +20,7 @@ from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 #: The swh-scheduler protocol's face (docs/reference/swh-compat.md): every verb is served.
 REMOTE_SCOPES: dict[str, str] = {
     "count_listed_origins": "read", "get_compat_records": "read", "get_protocol_visit_stats": "read",
-    "list_listings": "read", "lister_visit_types": "read",
+    "list_listings": "read", "lister_visit_types": "read", "delete_archived_runs": "admin",
     "get_task_runs_by_backend_id": "read",
     "grab_listed_origins": "admin", "list_compat_records": "read", "list_runs_to_archive": "read",
     "merge_visit_stats": "admin", "overwrite_task_status": "admin", "put_compat_records": "admin",
@@ -58,6 +58,11 @@ class CompatStore(abc.ABC):
         tasks that are over by the protocol's rule — one-shot tasks completed or disabled, recurring
         tasks disabled — each with its task, ordered by (task id, run id) and paged by ``after_run``,
         that pair of the previous page's last row (so a task's runs never straddle a page unseen)."""
+
+    @abc.abstractmethod
+    def delete_archived_runs(self, task_ids: Sequence[int], run_ids: Sequence[int]) -> int:
+        """The swh protocol's clean-up after an archive: delete these runs, then those of these tasks no run is
+        left of (a task keeps until its last run is archived); returns how many tasks went."""
 
     @abc.abstractmethod
     def grab_listed_origins(self, grab: ListingGrab, now: datetime, *, dry_run: bool = False) -> list[StoredListedOrigin]:

@@ -48,7 +48,17 @@ WHERE (r.task, r.id) > (%(after_task)s, %(after_run)s)
        OR (t.policy = 'recurring' AND t.status = 'disabled'))
   AND ((r.started >= %(after)s AND r.started < %(before)s)
        OR (r.started IS NULL AND r.scheduled >= %(after)s AND r.scheduled < %(before)s))
+  -- not a run a grab opened that no executor took (the protocol's store has none such)
+  AND NOT (r.backend_id IS NULL AND r.status = 'scheduled')
 ORDER BY r.task, r.id LIMIT %(limit)s;
+
+-- name: delete_runs
+DELETE FROM task_run WHERE id = ANY(%(run_ids)s::bigint[]);
+
+-- name: delete_tasks_without_runs
+-- of these tasks, those no run is left of
+DELETE FROM task AS t
+WHERE t.id = ANY(%(task_ids)s::bigint[]) AND NOT EXISTS (SELECT 1 FROM task_run AS r WHERE r.task = t.id);
 
 -- name: get_compat_records
 SELECT key, value FROM compat_record WHERE namespace = %(namespace)s AND key = ANY(%(keys)s::text[]);

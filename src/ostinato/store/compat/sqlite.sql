@@ -44,7 +44,17 @@ WHERE (r.task, r.id) > (:after_task, :after_run)
        OR (t.policy = 'recurring' AND t.status = 'disabled'))
   AND ((r.started >= :after AND r.started < :before)
        OR (r.started IS NULL AND r.scheduled >= :after AND r.scheduled < :before))
+  -- not a run a grab opened that no executor took (the protocol's store has none such)
+  AND NOT (r.backend_id IS NULL AND r.status = 'scheduled')
 ORDER BY r.task, r.id LIMIT :limit;
+
+-- name: delete_runs
+DELETE FROM task_run WHERE id IN (SELECT value FROM json_each(:run_ids));
+
+-- name: delete_tasks_without_runs
+-- of these tasks, those no run is left of
+DELETE FROM task
+WHERE id IN (SELECT value FROM json_each(:task_ids)) AND NOT EXISTS (SELECT 1 FROM task_run AS r WHERE r.task = task.id);
 
 -- name: get_compat_records
 SELECT key, value FROM compat_record

@@ -71,8 +71,9 @@ class TaskBatch:
     caller fills their slots, and ``in_input_order`` gives each task its slot's."""
 
     def __init__(self, tasks: Sequence[NewTask], types: Mapping[str, TaskType], digest: Callable[[str], Any], *,
-                 one_shot_by_next_run: bool = False) -> None:
+                 one_shot_by_next_run: bool = False, clamp: bool = True) -> None:
         self.tasks, self.types, self.digest, self.apart = tasks, types, digest, one_shot_by_next_run
+        self.clamp = clamp
         self.slots: list[int] = []
         self.found: list[Task | None] = []
         self.seen: dict[DedupKey, int] = {}
@@ -88,7 +89,7 @@ class TaskBatch:
             try:
                 if task_type is None:
                     raise ValidationError("type", "a known task type (see `ostinato task-type list`)", task.type)
-                interval, retries, arguments = prepared_task(task, task_type)
+                interval, retries, arguments = prepared_task(task, task_type, clamp=self.clamp)
             except ValidationError as exc:
                 raise exc.at(f"task {index}") if len(tasks) > 1 else exc from None
             policy = task.policy.value

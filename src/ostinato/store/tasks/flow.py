@@ -82,13 +82,15 @@ class TaskFlow(TaskStore):
         return {r["type"]: task_type_of(self.db, r) for r in rows}
 
     # -- tasks ------------------------------------------------------------
-    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False,
+                     clamp: bool = True) -> list[Task]:
         if not tasks:
             return []
         db = self.db
         names = check_type_names(tasks)
         with db.write(batch=True) as conn:
-            batch = TaskBatch(tasks, self._task_types_in(conn, names), db.digest, one_shot_by_next_run=one_shot_by_next_run)
+            batch = TaskBatch(tasks, self._task_types_in(conn, names), db.digest, one_shot_by_next_run=one_shot_by_next_run,
+                              clamp=clamp)
             db.lock(conn, CREATE_TASKS_LOCK)
             with db.pipeline(conn):  # a part checked and keyed while the server writes the one before
                 sent = None
@@ -170,29 +172,39 @@ class TaskFlow(TaskStore):
         }
         return [task_of(db, r) for r in db.read(self._tasks.search_tasks, params)]
 
-    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False) -> list[Task]:
+    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False,
+                         by_next_run: bool = False) -> list[Task]:
         db, queries = self.db, self._tasks
         params = {"type": task_type, "now": db.time(now), "limit": limit}
         if not priority:
             return [task_of(db, r) for r in db.read(queries.peek_ready_tasks, params)]
         found: list[Task] = []
         for level in PRIORITY_ORDER:
-            if len(found) >= limit:
+            if len(found) >= limit and not by_next_run:
                 break
             rows = db.read(queries.peek_ready_priority_tasks,
-                           {**params, "limit": limit - len(found), "priority": level.value})
+                           {**params, "limit": limit if by_next_run else limit - len(found), "priority": level.value})
             found.extend(task_of(db, r) for r in rows)
+        if by_next_run:  # every level's first ones, merged by next run
+            found = sorted(found, key=lambda t: (t.next_run, t.id))[:limit]
         return found
 
     def grab_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False,
-                         backend_id: str | None = None) -> list[ScheduledRun]:
+                         backend_id: str | None = None, by_next_run: bool = False) -> list[ScheduledRun]:
         if limit <= 0:
             return []
         db, queries = self.db, self._tasks
         at = db.time(now)
         grabbed: list[Task] = []
         with db.write(batch=True) as conn:
-            for level in PRIORITY_ORDER if priority else (None,):
+            if priority and by_next_run:
+                # every level's first ones merged by next run, then those taken (a task a concurrent runner took
+                # meanwhile is left to it)
+                chosen = [t.id for t in self.peek_ready_tasks(task_type, now, limit, priority=True, by_next_run=True)]
+                rows = db.tuples(conn, queries.grab_tasks_by_id, {"ids": db.array(chosen)}) if chosen else []
+                grabbed = sorted(grabbed_tasks(db, rows), key=lambda t: (t.next_run, t.id))
+            levels = () if priority and by_next_run else PRIORITY_ORDER if priority else (None,)
+            for level in levels:
                 room = limit - len(grabbed)
                 if room <= 0:
                     break

@@ -66,7 +66,8 @@ class TaskStore(abc.ABC):
 
     # -- tasks ------------------------------------------------------------
     @abc.abstractmethod
-    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False) -> list[Task]:
+    def create_tasks(self, tasks: Sequence[NewTask], *, one_shot_by_next_run: bool = False,
+                     clamp: bool = True) -> list[Task]:
         """Create tasks in one transaction; return them in input order.
 
         A task equal to a pending one (same type, arguments, policy and priority,
@@ -75,8 +76,10 @@ class TaskStore(abc.ABC):
         docs/reference/swh-compat.md), a one-shot task is equal to a pending one
         only if its ``next_run`` is the same too. A task made in another status
         (``NewTask.status``: the swh protocol lets a caller create one disabled) is
-        always new. Tasks get ids in input order. Unknown task types or invalid
-        tasks raise ValidationError and nothing is written.
+        always new. Tasks get ids in input order. ``clamp=False`` (the swh protocol's
+        store) keeps a recurring task's interval as given, outside its type's bounds
+        too. Unknown task types or invalid tasks raise ValidationError and nothing is
+        written.
         """
 
     @abc.abstractmethod
@@ -98,7 +101,8 @@ class TaskStore(abc.ABC):
         """Tasks matching every filter given, by id, paged by ``after_id``."""
 
     @abc.abstractmethod
-    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False) -> list[Task]:
+    def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False,
+                         by_next_run: bool = False) -> list[Task]:
         """Tasks a runner would grab now, changing nothing."""
 
     @abc.abstractmethod
@@ -110,12 +114,15 @@ class TaskStore(abc.ABC):
         *,
         priority: bool = False,
         backend_id: str | None = None,
+        by_next_run: bool = False,
     ) -> list[ScheduledRun]:
         """Take up to ``limit`` ready tasks and record a ``scheduled`` run for each.
 
         Ready: ``next_run <= now`` and status ``next_run_not_scheduled``. Without
         ``priority`` only tasks with no priority are taken, oldest ``next_run``
-        first; with it only prioritised tasks, high before normal before low.
+        first; with it only prioritised tasks, high before normal before low
+        (``by_next_run``: of any priority, oldest ``next_run`` first, as the swh
+        protocol's runner takes them).
         Concurrent callers never take the same task.
         """
 

@@ -104,6 +104,12 @@ WHERE id = ANY(ARRAY(
     FOR UPDATE SKIP LOCKED))
 RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
 
+-- name: grab_tasks_by_id
+-- these tasks, if still pending (a concurrent runner that took one first keeps it)
+UPDATE task SET status = 'next_run_scheduled'
+WHERE id = ANY(%(ids)s::bigint[]) AND status = 'next_run_not_scheduled'
+RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
+
 -- name: insert_scheduled_runs
 -- in the grab's transaction: one run per grabbed task
 INSERT INTO task_run (task, backend_id, scheduled, status)

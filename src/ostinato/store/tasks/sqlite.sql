@@ -83,6 +83,12 @@ WHERE id IN (
     ORDER BY next_run LIMIT :limit)
 RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
 
+-- name: grab_tasks_by_id
+-- these tasks, if still pending
+UPDATE task SET status = 'next_run_scheduled'
+WHERE id IN (SELECT value FROM json_each(:ids)) AND status = 'next_run_not_scheduled'
+RETURNING id, type, arguments, next_run, current_interval, policy, status, retries_left, priority;
+
 -- name: insert_scheduled_runs
 -- in the grab's transaction: one run per grabbed task
 INSERT INTO task_run (task, backend_id, scheduled, status, metadata)
