@@ -244,17 +244,14 @@ def test_types_and_tasks_the_peers_tools_make(client):
     assert fields(made)["current_interval"] == timedelta(0)  # the type's, as the peer's store gives it, unclamped
 
 
-@pytest.mark.parametrize("route, arguments, field", [
-    ("task_run/end", {"backend_id": "job", "status": "started"}, "status"),  # an end that is no end
-    ("origins/record", {"listed_origins": [], "update_last_seen": False}, None),  # nothing to refuse
-])
-def test_what_the_peer_would_half_apply_is_refused_or_nothing(client, route, arguments, field):
-    response = client.post(f"/{route}", content=dumps_msgpack(arguments), headers=MSGPACK)
-    answer = loads_msgpack(response.content)
-    if field is None:
-        assert response.status_code == 200, answer
-    else:
-        assert response.status_code == 400 and answer["field"] == field, answer
+def test_an_end_told_with_a_status_that_is_no_end_is_applied_as_told(client):
+    call(client, "task_type/create", task_type=task_type())
+    [made] = call(client, "task/create", tasks=[task("https://a/told")])
+    call(client, "task_run/schedule_one", task_id=fields(made)["id"], backend_id="job", metadata={}, timestamp=NOW)
+    ended = fields(call(client, "task_run/end", backend_id="job", status="scheduled", timestamp=NOW + DAY))
+    assert (ended["status"], ended["ended"]) == ("scheduled", NOW + DAY)  # as the peer's store stamps it
+    [still] = call(client, "task/get", task_ids=[fields(made)["id"]])
+    assert fields(still)["next_run"] == fields(made)["next_run"]  # no end: the task does not move
 
 
 def test_a_listing_recorded_without_touching_last_seen_needs_the_one_read_back(client):

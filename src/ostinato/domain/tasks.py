@@ -385,6 +385,9 @@ class RunEvent:
     at: datetime
     backend_id: str | None = None
     metadata: Mapping[str, Any] | None = None
+    #: an end told with a status that is no end (``scheduled``, ``started``), which the swh protocol's store
+    #: applies as told: the run's end time and that status (only with ``as_told``)
+    ends: bool = False
 
 
 def lost_run_events(run_ids: Sequence[int], now: datetime) -> list[RunEvent]:
@@ -492,13 +495,16 @@ def fold_run_events(run: TaskRun, events: Sequence[RunEvent], *, as_told: bool =
     for event in events:
         if run.status.is_final and not as_told:
             break
-        if event.status is TaskRunStatus.SCHEDULED:
+        if event.status is TaskRunStatus.SCHEDULED and not (as_told and event.ends):
             continue
         if as_told:
             metadata: Mapping[str, Any] | None = {**(run.metadata or {}), **(event.metadata or {})}
         else:
             metadata = {**(run.metadata or {}), **event.metadata} if event.metadata else run.metadata
         backend_id = event.backend_id or run.backend_id
+        if as_told and event.ends and not event.status.is_final:
+            run = TaskRun(run.id, run.task, backend_id, run.scheduled, run.started, event.at, metadata, event.status)
+            continue
         if event.status is TaskRunStatus.STARTED:
             if run.status is TaskRunStatus.SCHEDULED or as_told:
                 run = TaskRun(run.id, run.task, backend_id, run.scheduled, event.at, run.ended, metadata, TaskRunStatus.STARTED)

@@ -24,8 +24,6 @@ TASK_STATUSES = ("next_run_not_scheduled", "next_run_scheduled", "completed", "d
 TASK_POLICIES = ("recurring", "oneshot")
 TASK_PRIORITIES = ("high", "normal", "low")
 TASK_RUN_STATUSES = ("scheduled", "started", "eventful", "uneventful", "failed", "permfailed", "lost")
-#: the statuses a run ends with
-TASK_RUN_ENDS = TASK_RUN_STATUSES[2:]
 VISIT_STATUSES = ("successful", "failed", "not_found")
 
 

@@ -235,7 +235,7 @@ def mass_schedule_task_runs(ctx: Context, task_runs: list[dict[str, Any]]) -> No
 
 
 def _run_event(ctx: Context, backend_id: str, status: TaskRunStatus, metadata: dict[str, Any] | None,
-               timestamp: datetime | None) -> Any:
+               timestamp: datetime | None, *, ends: bool = False) -> Any:
     runs = ctx.compat.get_task_runs_by_backend_id([backend_id])
     if not runs:
         return None
@@ -249,7 +249,9 @@ def _run_event(ctx: Context, backend_id: str, status: TaskRunStatus, metadata: d
         if waiting:
             ctx.compat.overwrite_task_status(waiting, TaskStatus.NEXT_RUN_SCHEDULED)
     # each event as told, as the protocol applies it: a start after the end, a second end (an executor's retry)
-    ctx.tasks.record_run_events([RunEvent(run.id, status, at, metadata=metadata or {}) for run in runs], as_told=True)
+    # (an end told with a status that is no end stamps the end and that status, as the protocol's store does)
+    ctx.tasks.record_run_events([RunEvent(run.id, status, at, metadata=metadata or {}, ends=ends) for run in runs],
+                                as_told=True)
     updated = ctx.compat.get_task_runs_by_backend_id([backend_id])
     return task_run_model(updated[-1]) if updated else None
 
@@ -260,13 +262,11 @@ def start_task_run(ctx: Context, backend_id: str, metadata: dict[str, Any] | Non
     return _run_event(ctx, backend_id, TaskRunStatus.STARTED, metadata, timestamp)
 
 
-# an end with a status that is no end (scheduled, started) is refused, where the protocol's store stamps an end
-# on a run still going (docs/reference/swh-compat.md, "Deliberate differences")
-@operation("task_run/end", backend_id=arg(models.TEXT), status=arg(models.choice(*models.TASK_RUN_ENDS)),
+@operation("task_run/end", backend_id=arg(models.TEXT), status=arg(models.choice(*models.TASK_RUN_STATUSES)),
            metadata=arg(models.nullable(models.MAP), None), timestamp=time_arg())
 def end_task_run(ctx: Context, backend_id: str, status: str, metadata: dict[str, Any] | None,
                  timestamp: datetime | None) -> Any:
-    return _run_event(ctx, backend_id, TaskRunStatus(status), metadata, timestamp)
+    return _run_event(ctx, backend_id, TaskRunStatus(status), metadata, timestamp, ends=True)
 
 
 @operation("task_run/get", "read", task_ids=ids_arg(), limit=arg(models.nullable(models.WHOLE), None))
