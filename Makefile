@@ -72,10 +72,13 @@ calendars: system-deps install-test
 	OSTINATO_CALENDAR_EXAMPLES=1500 $(BIN)/pytest tests/unit/test_calendar_references.py -q -p no:cacheprovider
 
 # swh-scheduler 3.6.0's own tests (test_scheduler.py, test_journal_client.py) through its own client against
-# `ostinato swh-rpc serve`, on SQLite and PostgreSQL; makes .bench-venvs/swh-scheduler-3.6.0 on first use.
-# JSON under bench/results/ (see docs/reference/swh-compat.md). `make test` runs it too (tests/e2e/test_swh_compat_short.py).
+# `ostinato swh-rpc serve`, on SQLite and PostgreSQL; then the differential harness's long form (10 seeds of 300
+# random operations sent to swh-scheduler's own server and to the face, every answer compared); makes
+# .bench-venvs/swh-scheduler-3.6.0 on first use. JSON under bench/results/ (see docs/reference/swh-compat.md).
+# `make test` runs the suites and the harness's short form (tests/e2e/test_swh_compat_short.py, test_swh_diff_short.py).
 swh-compat: install-test system-deps
 	$(BIN)/python bench/swh_compat.py
+	$(BIN)/python bench/swh_diff.py
 
 bench: install-test system-deps
 	$(BIN)/python bench/tasks.py
