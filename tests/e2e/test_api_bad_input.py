@@ -47,7 +47,7 @@ def test_bad_tasks(api, body, field):
 
 @pytest.mark.parametrize("item, field", [
     ({"url": "https://x/\x00", "visit_type": "git"}, "url"),
-    ({"url": "https://x/" + "é" * 1100, "visit_type": "git"}, "url"),
+    ({"url": "https://x/" + "é" * 33_000, "visit_type": "git"}, "url"),
     ({"url": "https://x/a", "visit_type": "git", "last_update": FAR}, "last_update"),
     ({"url": "https://x/a", "visit_type": "git", "extra_loader_arguments": {"k": "\x00"}}, "extra_loader_arguments"),
     ({"url": "https://x/a", "visit_type": "git", "enabled": "yes"}, "enabled"),

@@ -133,7 +133,7 @@ def test_domain_values_round_trip_exactly(value, hint):
 def test_the_forms_on_the_wire_are_plain_json():
     event = RunEvent(7, TaskRunStatus.EVENTFUL, T0, metadata={"m": 1})
     assert codec_for(RunEvent).encode(event, "e") == {"run_id": 7, "status": "eventful", "at": "2026-01-01T12:00:00+00:00",
-                                                       "backend_id": None, "metadata": {"m": 1}}
+                                                       "backend_id": None, "metadata": {"m": 1}, "ends": False}
     assert codec_for(timedelta).encode(timedelta(days=1, milliseconds=5), "d") == 86400.005
     assert codec_for(bytes).encode(b"\x01\xab", "b") == "01ab"
     assert codec_for(dict[tuple[str, str], int]).encode({("a", "b"): 1}, "c") == [[["a", "b"], 1]]

@@ -76,7 +76,7 @@ def test_task_types_are_kept_as_the_peer_has_them():
         == (1.0, None, 100 * D, 0)
     assert task_type.queue_limit is None  # 0: no limit, as the peer's runner reads it
     with pytest.raises(ValidationError, match="backoff_factor"):
-        task_type_of(("list-x", "a lister", "x.tasks.List", D, None, None, 0.5, None, None, None))
+        task_type_of(("list-x", "a lister", "x.tasks.List", D, None, None, 0.0, None, None, None))
 
 
 def test_task_arguments_must_be_args_and_kwargs():
