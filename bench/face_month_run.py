@@ -30,7 +30,7 @@ from ostinato.domain.visits import JournalStatus, VisitStatus
 from ostinato.services.revisit_steering import ThresholdSteering
 from ostinato.sim.archive_tracker import FAILED, NOT_FOUND, SUCCESS
 from ostinato.sim.engine import START, SimulationConfig, simulation_settings
-from ostinato.sim.store_driver import FORGE_WITH_LAST_UPDATE, FORGE_WITHOUT_LAST_UPDATE, VISIT_TYPE, name_order, snapshot_id
+from ostinato.sim.store_driver import VISIT_TYPE, SourceNames, snapshot_id
 from ostinato.store import open_store
 from test_servers import swh_peer
 
@@ -139,9 +139,7 @@ class FaceScheduler:
         self.peer, self.spec = peer, spec
         self.visit_type = VISIT_TYPE
         self.reports_last_update = world.reports_last_update
-        self._names = name_order(world.size, config.seed)
-        self._width = len(str(max(world.size - 1, 0)))
-        self._hosts = {True: FORGE_WITH_LAST_UPDATE[2], False: FORGE_WITHOUT_LAST_UPDATE[2]}
+        self.names = SourceNames(world.reports_last_update, config.seed)  # as the simulator's store names them
         self._listings: list[list[Any]] = []
         self._messages: list[list[Any]] = []
         #: swh's mixes: what was grabbed and not yet sent to the loaders, oldest first
@@ -173,13 +171,9 @@ class FaceScheduler:
         return START + timedelta(days=float(t))
 
     def url(self, source: int) -> str:
-        """As the simulator's store names the source (``StoreScheduler.url``)."""
-        host = self._hosts[bool(self.reports_last_update[source])]
-        return f"https://{host}/source/{int(self._names[source]):0{self._width}d}-{source}"
+        return self.names.url(source)
 
-    @staticmethod
-    def source_of(url: str) -> int:
-        return int(url.rpartition("-")[2])
+    source_of = staticmethod(SourceNames.source_of)
 
     # -- the scheduler protocol ----------------------------------------------------------
     def listing(self, t: float, sources: np.ndarray, last_change: np.ndarray) -> None:

@@ -96,6 +96,26 @@ def name_order(size: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, STREAM_NAMES]).permutation(size)
 
 
+class SourceNames:
+    """How the simulator names its sources as origins: the forge's host (whether it reports
+    ``last_update``), the source's rank in the seed's order of names, zero-padded, then its number
+    (which :meth:`source_of` reads back). Every scheduler driven through one world names them so."""
+
+    def __init__(self, reports_last_update: np.ndarray, seed: int):
+        self.reports_last_update = reports_last_update
+        self._hosts = {True: FORGE_WITH_LAST_UPDATE[2], False: FORGE_WITHOUT_LAST_UPDATE[2]}
+        self._names = name_order(reports_last_update.size, seed)
+        self._width = len(str(max(reports_last_update.size - 1, 0)))
+
+    def url(self, source: int) -> str:
+        host = self._hosts[bool(self.reports_last_update[source])]
+        return f"https://{host}/source/{int(self._names[source]):0{self._width}d}-{source}"
+
+    @staticmethod
+    def source_of(url: str) -> int:
+        return int(url.rpartition("-")[2])
+
+
 def _policy_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9_]", "_", name.lower())
 
@@ -169,9 +189,7 @@ class StoreScheduler:
             self.close()
             raise
         self.reports_last_update = reports_last_update
-        self._hosts = {True: FORGE_WITH_LAST_UPDATE[2], False: FORGE_WITHOUT_LAST_UPDATE[2]}
-        self._names = name_order(reports_last_update.size, seed)
-        self._width = len(str(max(reports_last_update.size - 1, 0)))
+        self.names = SourceNames(reports_last_update, seed)
         #: each source's host (given to the store as the lister's key), or None: the forge of its URL
         self.source_hosts = hosts
         #: visits taken by each store policy of the mix
@@ -182,13 +200,9 @@ class StoreScheduler:
         return self.start + timedelta(days=float(t))
 
     def url(self, source: int) -> str:
-        """The source's URL: its rank in the seed's order of names, zero-padded, then its number."""
-        host = self._hosts[bool(self.reports_last_update[source])]
-        return f"https://{host}/source/{int(self._names[source]):0{self._width}d}-{source}"
+        return self.names.url(source)
 
-    @staticmethod
-    def source_of(url: str) -> int:
-        return int(url.rpartition("-")[2])
+    source_of = staticmethod(SourceNames.source_of)
 
     # -- the scheduler protocol ----------------------------------------------------
     def listing(self, t: float, sources: np.ndarray, last_change: np.ndarray) -> None:
