@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import extras
-from .app import AppContext, command_group, pass_app, serve_http
+from .app import AppContext, command_group, pass_app, refuse_open_beyond_loopback, serve_http, store_shown
 from .output import WholeNumberType
 
 
@@ -19,21 +19,29 @@ def api() -> None:
 @click.option("--port", type=WholeNumberType(1, field="port"), default=8000, show_default=True, help="TCP port.")
 @click.option("--open-metrics", is_flag=True, envvar="OSTINATO_API_OPEN_METRICS",
               help="Serve /metrics without a token (for a Prometheus on a trusted network).")
+@click.option("--insecure", is_flag=True,
+              help="With --open-metrics, listen on an address other than loopback all the same (anyone who reaches "
+                   "it may read /metrics).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)
 @pass_app
-def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, log_level: str) -> None:
+def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecure: bool, log_level: str) -> None:
     """Serve the API until SIGINT or SIGTERM. Requests need a token (`ostinato token add`),
     except /health and the OpenAPI description.
 
     Example: ostinato api serve --host 0.0.0.0 --port 8000
     """
     extras.require("api", "ostinato api serve")
+    if open_metrics:
+        refuse_open_beyond_loopback(host, insecure, flag="--open-metrics", serves="/metrics")
     from ..api import create_app
 
+    auth = ("tokens required (not for /health, the OpenAPI description and /metrics: --open-metrics)" if open_metrics
+            else "tokens required (not for /health and the OpenAPI description)")
     # the store is opened, and its schema checked, before listening
     serve_http(lambda: create_app(app.store(), app.settings, app.clock, open_metrics=open_metrics),
-               host=host, port=port, log_level=log_level)
+               host=host, port=port, log_level=log_level,
+               started=f"ostinato api serve: {{url}} on {store_shown(app.settings)}; {auth}; dashboard at {{url}}dashboard")
 
 
 __all__ = ["api"]

@@ -7,6 +7,7 @@ the clock through :class:`AppContext`, so tests can hand in their own.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import signal
 import sys
@@ -20,7 +21,7 @@ from .. import extras
 from ..config import Settings
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
-from ..store import Store, open_store
+from ..store import Store, open_store, sqlite_path
 
 
 @dataclass
@@ -58,14 +59,31 @@ def open_settings_store(settings: Settings, *, create: bool = False) -> Store:
     return open_store(settings.db, create=create)
 
 
+def store_shown(settings: Settings) -> str:
+    """The store the settings name, as a message may show it: never a password."""
+    if settings.url:
+        return f"the API at {settings.url}"
+    if sqlite_path(settings.db) is not None:
+        return settings.db
+    from ..store.postgresql.connect import redacted  # a PostgreSQL URL: its driver is installed
+
+    return redacted(settings.db)
+
+
 pass_app = click.make_pass_decorator(AppContext)
+
+
+#: what a command stopped by Ctrl-C says: each write is one transaction, rolled back if not done
+INTERRUPTED = ("interrupted (Ctrl-C): the transaction in progress, if any, was rolled back, nothing of it written; "
+               "what was committed before it stays")
 
 
 class OstinatoGroup(click.Group):
     """Turns Ostinato's errors into one-line messages and exit statuses.
 
     Bad input (ValidationError) exits 2 like click's own usage errors; a missing
-    object or a conflict exits 1; a schema problem exits 3.
+    object or a conflict exits 1; a schema problem exits 3; Ctrl-C exits 130, as a shell's
+    interrupted command does.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -79,6 +97,8 @@ class OstinatoGroup(click.Group):
             _fail(f"error: {exc}", 1)
         except OstinatoError as exc:
             _fail(f"error: {exc}", 1)
+        except KeyboardInterrupt:  # Ctrl-C in a command that is no service (a service stops on it, with 0)
+            _fail(INTERRUPTED, 130)
 
 
 @contextlib.contextmanager
@@ -106,18 +126,47 @@ def stop_on_signals(stop: threading.Event, message: str = "stopping") -> Iterato
             signal.signal(sig, handler)
 
 
-def serve_http(make_application: Callable[[], Any], *, host: str, port: int, log_level: str) -> None:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reached from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def refuse_open_beyond_loopback(host: str, insecure: bool, *, flag: str, serves: str) -> None:
+    """A server that ``serves`` something without a token (because of ``flag``) listens on a loopback
+    address only, unless ``--insecure`` says that every address reaching ``host`` may have it."""
+    if not insecure and not is_loopback(host):
+        raise ValidationError("--host", f"a loopback address (127.0.0.1, ::1 or localhost) with {flag}, which serves "
+                              f"{serves} without a token; or --insecure, to serve it to every address that reaches "
+                              "this one", host)
+
+
+def serve_http(make_application: Callable[[], Any], *, host: str, port: int, log_level: str,
+               started: str | None = None) -> None:
     """Serve the ASGI application ``make_application()`` returns with uvicorn until SIGINT or SIGTERM.
 
     The port is checked first, then the application made (which is where a command opens its store
-    and checks the schema, before listening). A stop asked for ends with status 0, like the other
+    and checks the schema, before listening). Once listening, the line ``started`` is printed (with
+    ``{url}`` replaced by the address served). A stop asked for ends with status 0, like the other
     commands; a server that could not listen exits with status 1 (uvicorn logged why).
     """
     import uvicorn
 
     if port > 65535:
         raise ValidationError("port", "a TCP port from 1 to 65535", port)
-    server = uvicorn.Server(uvicorn.Config(make_application(), host=host, port=port, log_level=log_level))
+    shown_host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and started is not None:
+                click.echo(started.replace("{url}", f"http://{shown_host}:{port}/"), err=True)
+
+    server = Server(uvicorn.Config(make_application(), host=host, port=port, log_level=log_level))
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again for the handler
     # it found: with these no-op handlers a stop asked for ends with status 0
     previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}

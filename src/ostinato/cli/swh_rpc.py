@@ -19,7 +19,7 @@ import click
 
 from .. import extras
 from ..domain.errors import ValidationError
-from .app import AppContext, command_group, pass_app, serve_http
+from .app import AppContext, command_group, is_loopback, pass_app, refuse_open_beyond_loopback, serve_http, store_shown
 from .output import WholeNumberType, echo_json, plural, print_table
 
 
@@ -35,12 +35,16 @@ def swh_rpc() -> None:
 @click.option("--no-auth", is_flag=True,
               help="Serve without tokens, as swh-scheduler's server does: only behind a boundary that keeps others out "
                    "(bound to 127.0.0.1, or a reverse proxy that authenticates).")
+@click.option("--insecure", is_flag=True,
+              help="With --no-auth, listen on an address other than loopback all the same (anyone who reaches it may "
+                   "read and write).")
 @click.option("--test-reset", is_flag=True, hidden=True,
               help="Serve POST /ostinato-test/reset, which EMPTIES the database (conformance harness only; loopback only).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="warning",
               show_default=True)
 @pass_app
-def swh_rpc_serve(app: AppContext, host: str, port: int, no_auth: bool, test_reset: bool, log_level: str) -> None:
+def swh_rpc_serve(app: AppContext, host: str, port: int, no_auth: bool, insecure: bool, test_reset: bool,
+                  log_level: str) -> None:
     """Serve the protocol until SIGINT or SIGTERM. Clients send a token made by `ostinato token add`
     (read scope for the operations that only read, admin for the others) as
     `Authorization: Bearer <secret>`: in swh's configuration, `session_kwargs: {headers: {Authorization: ...}}`.
@@ -52,15 +56,21 @@ def swh_rpc_serve(app: AppContext, host: str, port: int, no_auth: bool, test_res
     from ..integrations.swh.app import create_app
     from ..integrations.swh.reset import empty_store
 
+    if no_auth:
+        refuse_open_beyond_loopback(host, insecure, flag="--no-auth", serves="every operation (writes included)")
+
     def make_application() -> Any:
-        if test_reset and host not in ("127.0.0.1", "localhost", "::1"):
+        if test_reset and not is_loopback(host):
             raise ValidationError("host", "a loopback address with --test-reset", host)
         store = app.store()  # checks the schema before listening
         return create_app(store, app.clock, require_token=not no_auth,
                           reset=(lambda: empty_store(store)) if test_reset else None,
                           feedback=app.settings.feedback_policy(), grab_options=app.settings.grab_options())
 
-    serve_http(make_application, host=host, port=port, log_level=log_level)
+    auth = ("NO TOKENS (--no-auth): whoever reaches it may read and write" if no_auth
+            else "tokens required (read scope to read, admin scope to write)")
+    serve_http(make_application, host=host, port=port, log_level=log_level,
+               started=f"ostinato swh-rpc serve: {{url}} on {store_shown(app.settings)}; {auth}")
 
 
 # -- compare ------------------------------------------------------------------------------------------
