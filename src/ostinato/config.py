@@ -12,6 +12,7 @@ and :meth:`Settings.feedback_policy` hand them to the store's verbs.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import math
@@ -157,7 +158,9 @@ class Settings:
             if value is None:
                 continue
             if key not in known:
-                raise ValidationError(key, f"one of the settings {', '.join(sorted(known))}", value)
+                close = difflib.get_close_matches(str(key).lower(), list(known), n=2, cutoff=0.75)
+                raise ValidationError(key, f"a setting of Ostinato (did you mean {' or '.join(close)}?)" if close
+                                      else f"one of the settings {', '.join(sorted(known))}", value)
             default = getattr(self, key)
             if key == "policy_ratios":
                 parsed[key] = _parse_policy_ratios(value)

@@ -25,7 +25,7 @@ CASES = {
     "bare number min_interval": (TYPE_ADD + ["--min-interval", "3600"], "min_interval", "a duration with a unit"),
     "bare number task interval": (TASK_ADD + ["--interval", "86400"], "current_interval", "a duration with a unit"),
     "bare number relative next_run": (TASK_ADD + ["--next-run", "+2"], "next_run", "a duration with a unit"),
-    "bare number schedule period": (["schedule", "add", "s", "load-git", "--every", "60"], "scheduling_period",
+    "bare number schedule period": (["schedule", "add", "s", "load-git", "--every", "60"], "--every",
                                     "a duration with a unit"),
     "bare number visit-status knob": (["visit-status", "record", "-", "--minimum-interval", "1"], "minimum_interval",
                                       "a duration with a unit"),

@@ -77,6 +77,17 @@ def test_unknown_key_is_named(tmp_path):
     assert str(info.value).startswith("colour: expected one of the settings")
 
 
+@pytest.mark.parametrize("typed, meant", [("absolute_coldown", "absolute_cooldown"), ("POLL_INTERVAL", "poll_interval"),
+                                          ("executer", "executor")])
+def test_a_mistyped_key_gets_did_you_mean(tmp_path, typed, meant):
+    path = write(tmp_path, f'[ostinato]\n{typed} = "1h"\n')
+    with pytest.raises(ValidationError) as info:
+        Settings.load(path, environ={})
+    assert info.value.field == typed
+    assert str(info.value).startswith(f"{typed}: expected a setting of Ostinato (did you mean {meant}")
+    assert "poll_interval, " not in str(info.value)  # one suggestion, not the whole list
+
+
 @pytest.mark.parametrize("key", ["poll_interval", "lost_run_timeout"])
 def test_bad_duration_names_the_key(tmp_path, key):
     path = write(tmp_path, f'[ostinato]\n{key} = "5 parsecs"\n')

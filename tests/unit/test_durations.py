@@ -3,12 +3,12 @@ bare numbers refused wherever people write durations (options, settings)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, strategies as st
 
-from ostinato.cli.output import format_elapsed, format_interval
+from ostinato.cli.output import format_elapsed, format_interval, humanize_delta
 from ostinato.config import Settings
 from ostinato.domain.durations import format_duration, parse_duration, parse_time
 from ostinato.domain.errors import ValidationError
@@ -93,3 +93,13 @@ def test_a_bare_number_in_the_environment_is_refused():
         Settings.load(environ={"OSTINATO_SCHEDULE_RETRY_BACKOFF": "5,60,600"})
     assert info.value.field == "schedule_retry_backoff"
     assert Settings.load(environ={"OSTINATO_SCHEDULE_RETRY_BACKOFF": "5s,1m,10m"}).schedule_timing().backoff[1] == timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("offset, text", [
+    (timedelta(seconds=10), "in 10 s"), (timedelta(seconds=-12), "12 s ago"), (timedelta(seconds=1), "in 1 s"),
+    (timedelta(milliseconds=300), "now"), (timedelta(seconds=44), "in 44 s"), (timedelta(seconds=50), "in a minute"),
+    (timedelta(hours=4), "in 4 hours"), (timedelta(days=-15), "15 days ago"),
+])
+def test_times_read_relative_to_now_to_the_second(offset, text):
+    now = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    assert humanize_delta(now + offset, now) == text

@@ -176,12 +176,13 @@ _SPAN_WORDS = (
 
 
 def humanize_delta(value: datetime, now: datetime) -> str:
-    """``in 4 hours``, ``15 days ago``, ``in a month``, ``just now``: ``value`` relative to ``now``."""
+    """``in 4 hours``, ``15 days ago``, ``in a month``, ``in 10 s``, ``now``: ``value`` relative to ``now``
+    (under 45 seconds, the seconds themselves: a run due in 10 s is not one that is due)."""
     seconds = (value - now).total_seconds()
     size = abs(seconds)
-    if size < 10:
-        return "just now"
-    text = "seconds"
+    if round(size) == 0:
+        return "now"
+    text = f"{round(size)} s"
     if size >= 45:
         for once, units, unit_seconds, once_below, units_below in _SPAN_WORDS:
             if size < once_below:
@@ -200,11 +201,20 @@ def format_when(value: datetime | None, now: datetime) -> str:
     return f"{humanize_delta(value, now)} ({format_time(value)})"
 
 
-def readable(exc: ValidationError) -> ValidationError:
-    """The same error with a duration shown as people write it (``2h``) rather than its repr."""
-    if isinstance(exc.got, timedelta):
-        return ValidationError(exc.field, exc.expected, format_duration(exc.got), record=exc.record)
-    return exc
+def readable(exc: ValidationError, flags: Mapping[str, str] | None = None) -> ValidationError:
+    """The same error with a duration shown as people write it (``2h``) rather than its repr, and the
+    field named by the option the user typed (``flags``: a field's name to its option, ``scheduling_period``
+    to ``--every``; an item's suffix kept: ``blackout_periods[1]`` is ``--blackout[1]``)."""
+    field = exc.field
+    if flags:
+        name, bracket, rest = field.partition("[")
+        head, dot, tail = name.partition(".")
+        if head in flags:
+            field = flags[head] + dot + tail + bracket + rest
+    got = format_duration(exc.got) if isinstance(exc.got, timedelta) else exc.got
+    if field == exc.field and got is exc.got:
+        return exc
+    return ValidationError(field, exc.expected, got, record=exc.record)
 
 
 # -- domain objects as text ----------------------------------------------------

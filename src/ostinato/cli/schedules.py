@@ -61,14 +61,22 @@ def _blackouts(values: tuple[str, ...]) -> list[dict[str, str]]:
     return periods
 
 
+#: the options of ``schedule add`` by the schedule's field they set: an error names what the user typed
+ADD_FLAGS = {"scheduling_period": "--every", "cooldown_duration": "--cooldown", "cron_schedule": "--calendar",
+             "cron_max_schedule_duration": "--max-duration", "tz": "--tz", "mode": "--mode", "catch_up": "--catch-up",
+             "retry_backoff": "--retry-backoff", "max_expected_duration": "--max-expected",
+             "max_allowed_duration": "--max-allowed", "blackout_periods": "--blackout",
+             "dont_run_on_nodes": "--dont-run-on", "task_type": "TASK_TYPE", "name": "NAME"}
+
+
 @schedule.command("add")
 @click.argument("name")
 @click.argument("task_type")
 @click.argument("args", nargs=-1)
-@click.option("--every", "period", type=DurationType("scheduling_period"), help="Periodic: scheduling_period (how stale the data may get).")
-@click.option("--cooldown", type=DurationType("cooldown_duration", allow_zero=True), help="Periodic: cooldown_duration after a good run.")
+@click.option("--every", "period", type=DurationType("--every"), help="Periodic: scheduling_period (how stale the data may get).")
+@click.option("--cooldown", type=DurationType("--cooldown", allow_zero=True), help="Periodic: cooldown_duration after a good run.")
 @click.option("--calendar", "calendar_rule", help="Calendar: cron, systemd calendar event or RRULE.")
-@click.option("--max-duration", type=DurationType("cron_max_schedule_duration"), help="Calendar: cron_max_schedule_duration.")
+@click.option("--max-duration", type=DurationType("--max-duration"), help="Calendar: cron_max_schedule_duration.")
 @click.option("--tz", default="UTC", show_default=True, help="IANA zone of the calendar rule and blackout periods.")
 @click.option("--mode", type=click.Choice([m.value for m in RunMode]), default="run", show_default=True,
               help="run: the scheduler runs the job; submit: it queues a one-shot task for the runner; send: the "
@@ -76,8 +84,8 @@ def _blackouts(values: tuple[str, ...]) -> list[dict[str, str]]:
 @click.option("--catch-up", "catch_up", default="latest", show_default=True, metavar="latest|skip|all:N",
               help="After an outage, run the latest missed fire time only, skip them, or run up to N of them.")
 @click.option("--retry-backoff", metavar="D[,D…]", help="This schedule's retry backoff after failure 1, 2, 3 or more.")
-@click.option("--max-expected", type=DurationType("max_expected_duration"), help="max_expected_duration: longer logs an error.")
-@click.option("--max-allowed", type=DurationType("max_allowed_duration"), help="max_allowed_duration: longer stops the run (a failure).")
+@click.option("--max-expected", type=DurationType("--max-expected"), help="max_expected_duration: longer logs an error.")
+@click.option("--max-allowed", type=DurationType("--max-allowed"), help="max_allowed_duration: longer stops the run (a failure).")
 @click.option("--blackout", multiple=True, metavar="HH:MM-HH:MM", help="A daily blackout period (repeatable).")
 @click.option("--dont-run-on", multiple=True, metavar="NODE", help="A node that must not run it (repeatable).")
 @click.option("--paused", is_flag=True, help="Add it paused.")
@@ -112,7 +120,7 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
         )
         created = store.create_schedule(new, app.clock.now(), app.settings.schedule_timing())
     except ValidationError as exc:
-        raise readable(exc) from None
+        raise readable(exc, ADD_FLAGS) from None
     if as_json:
         echo_json(schedule_to_dict(created))
     else:
