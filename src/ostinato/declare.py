@@ -80,15 +80,17 @@ class Schedules:
         self._jobs: dict[str, _Job] = {}
 
     # -- declaring -------------------------------------------------------------
-    def periodic(self, every: Duration, *, cooldown: Duration, **options: Any) -> Callable[[F], F]:
+    def periodic(self, every: Duration, *, cooldown: Duration | None = None, **options: Any) -> Callable[[F], F]:
         """Keep the function's work at most ``every`` stale (a run starts and completes within each such
-        period), waiting at least ``cooldown`` after a good run (required: with none, runs follow each
-        other at once; ``"0s"`` says so). Options: see :meth:`_declare`."""
+        period). Without ``cooldown`` it runs once a period, starting a tenth of the period before it
+        must (as ``schedule add --every`` alone); with one, it waits that long after a good run (``"0s"``:
+        back to back). Options: see :meth:`_declare`."""
         def declare(fn: F) -> F:
             name = self._name(fn, options)
             timing = _checked(name, lambda: dict(
                 kind=ScheduleKind.PERIODIC, scheduling_period=parse_duration(every, "scheduling_period"),
-                cooldown_duration=parse_duration(cooldown, "cooldown_duration", allow_zero=True)))
+                cooldown_duration=None if cooldown is None else parse_duration(cooldown, "cooldown_duration",
+                                                                                 allow_zero=True)))
             return self._declare(fn, name, timing, options)
         return declare
 

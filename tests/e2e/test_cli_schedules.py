@@ -174,3 +174,14 @@ def test_show_says_what_was_caught_up_and_skipped(url):
     assert [(f["status"], f["caught_up"]) for f in firings] == [
         ("sent", False), ("sent", True), ("sent", True), ("sent", True), ("skipped", False)]
     assert firings[-1]["fire_times"] == 7
+
+
+@pytest.mark.parametrize("args, rule", [
+    (["--every", "1h"], "Runs: once every 1h, at most 1h stale: a run starts 6m (a tenth of the period) before it must"),
+    (["--every", "1h", "--cooldown", "0s"], "Runs: at most 1h stale, runs back to back (cooldown 0s)"),
+    (["--every", "1h", "--cooldown", "10m"], "Runs: at most 1h stale, each run at least 10m after the last good run"),
+])
+def test_show_states_how_runs_follow_each_other(url, args, rule):
+    ok(url, "schedule", "add", "notes", "scrape", *args)
+    assert rule in ok(url, "schedule", "show", "notes").stdout
+    assert ok_json(url, "schedule", "show", "notes")["start_rule"].startswith(rule.removeprefix("Runs: "))

@@ -143,3 +143,10 @@ def test_processes_with_two_versions_of_the_code_do_not_fight(pg_dsn, tmp_path):
                                                              if line.startswith("tick")))
     assert len(ticks) >= 5
     assert all(end <= next_start for (_, end), (next_start, _) in zip(ticks, ticks[1:])), ticks  # never two at once
+
+
+def test_a_periodic_declaration_without_cooldown_runs_once_a_period():
+    jobs = ostinato.Schedules("reports")
+    jobs.periodic(every="1h")(cleanup)
+    [declared] = jobs.schedules
+    assert declared.scheduling_period == H and declared.cooldown_duration is None

@@ -129,15 +129,22 @@ SCHEDULES = [
     periodic("running-no-ping", 86400, cooldown_duration=3600, average_good_duration=1800, **OWNER,
              last_good_start_at="2026-01-14T00:00:00+00:00", last_good_end_at="2026-01-14T00:30:00+00:00",
              owner_started_at="2026-01-14T08:00:00+00:00"),
-    # 6 h period, average 40 min: deadline 06:00, should 05:20, can = last good end (no cooldown) 00:40;
+    # 6 h period, average 40 min: deadline 06:00, should 05:20, can = last good end (cooldown 0s) 00:40;
     # started 05:20:01: 05:20:01 + 0:40 = 06:00:01 > 06:00
-    periodic("running-late", 6 * 3600, average_good_duration=2400, **OWNER,
+    periodic("running-late", 6 * 3600, cooldown_duration=0, average_good_duration=2400, **OWNER,
              last_good_start_at="2026-01-14T00:00:00+00:00", last_good_end_at="2026-01-14T00:40:00+00:00",
              owner_started_at="2026-01-14T05:20:01+00:00", owner_last_ping_at="2026-01-14T05:29:50+00:00"),
     # started 05:20:00: ends 06:00:00 on average, not after the deadline
-    periodic("running-in-time", 6 * 3600, average_good_duration=2400, **OWNER,
+    periodic("running-in-time", 6 * 3600, cooldown_duration=0, average_good_duration=2400, **OWNER,
              last_good_start_at="2026-01-14T00:00:00+00:00", last_good_end_at="2026-01-14T00:40:00+00:00",
              owner_started_at="2026-01-14T05:20:00+00:00", owner_last_ping_at="2026-01-14T05:29:50+00:00"),
+    # no cooldown given: once a period, a tenth of it (36 min) before should_start_by: 05:20 - 0:36 = 04:44
+    # (not before the last good end, 00:40)
+    periodic("once-a-period", 6 * 3600, average_good_duration=2400,
+             last_good_start_at="2026-01-14T00:00:00+00:00", last_good_end_at="2026-01-14T00:40:00+00:00"),
+    # a run longer than the period's spare: the last good end comes after should - spare
+    periodic("once-a-period-long-run", 3600, average_good_duration=3000,
+             last_good_start_at="2026-01-14T00:00:00+00:00", last_good_end_at="2026-01-14T00:50:00+00:00"),
     periodic("paused", 86400, enabled=False, last_good_start_at="2026-01-01T00:00:00+00:00",
              last_good_end_at="2026-01-01T00:10:00+00:00"),
 ]
@@ -254,6 +261,13 @@ CASES = [Case(id_, *row) for id_, row in [
     ("started just in time: OK, though now + average is past the deadline",
      ("running-in-time", "2026-01-14T05:30:00" + Z, "OK", None, "2026-01-14T06:00:00" + Z, "2026-01-14T00:40:00" + Z,
       "2026-01-14T05:20:00" + Z)),
+    ("no cooldown given: can start a tenth of the period before it should",
+     ("once-a-period", "2026-01-14T01:00:00" + Z, "OK", None, "2026-01-14T06:00:00" + Z, "2026-01-14T04:44:00" + Z,
+      "2026-01-14T05:20:00" + Z)),
+    # 1 h period, average 50 min: should 00:10, should - 6 min = 00:04, before the last good end 00:50
+    ("no cooldown given, a long run: not before the last good end",
+     ("once-a-period-long-run", "2026-01-14T00:55:00" + Z, "WARNING", "likely_late", "2026-01-14T01:00:00" + Z,
+      "2026-01-14T00:50:00" + Z, "2026-01-14T00:10:00" + Z)),
     ("paused: WARNING, no deadline, no start times",
      ("paused", "2026-03-01T00:00:00" + Z, "WARNING", "paused", None, None, None)),
 ]]

@@ -164,3 +164,24 @@ def test_runs_left_by_a_dead_process_end_at_its_restart(types, clock, registry):
     registry.release.set()
     settle(first)
     assert store.list_schedule_runs("long")[0].status is RunStatus.LOST  # the old thread's result is not recorded
+
+
+@pytest.mark.parametrize("cooldown, fewest, most, closest", [
+    (None, 24, 28, 50 * M),  # no cooldown given: about once an hour (every 54 min here), never back to back
+    (timedelta(0), 24 * 60, 10 * 24 * 60, timedelta(0)),  # cooldown 0s asks for back to back: again at each pass
+    (30 * M, 40, 50, 30 * M),  # a cooldown given: that wait after each good run
+])
+def test_an_hourly_schedule_over_a_simulated_day(types, clock, registry, cooldown, fewest, most, closest):
+    store = types
+    store.create_schedule(schedule("hourly", "ok", scheduling_period=H, cooldown_duration=cooldown,
+                                   created_at=T0), clock.now())
+    scheduler = DeadlineScheduler(store, clock, node="n1", registry=registry)
+    for _ in range(24 * 60):  # a pass a minute, the clock moved between passes (the runs take no time)
+        scheduler.run_once()
+        settle(scheduler)
+        scheduler.run_once()  # the ends are recorded at the next pass
+        clock.advance(M)
+    runs = sorted(run.started_at for run in store.list_schedule_runs("hourly", limit=10_000))
+    assert fewest <= len(runs) <= most, len(runs)
+    assert min(b - a for a, b in zip(runs, runs[1:])) >= closest
+    assert all(b - a <= H for a, b in zip(runs, runs[1:]))  # never stale

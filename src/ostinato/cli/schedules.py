@@ -31,6 +31,7 @@ from ..domain.schedules import (
     ScheduleKind,
     ScheduleTiming,
     assess,
+    describe_start_rule,
     get_schedule_start_times,
     parse_blackout_periods,
 )
@@ -74,7 +75,9 @@ ADD_FLAGS = {"scheduling_period": "--every", "cooldown_duration": "--cooldown", 
 @click.argument("task_type")
 @click.argument("args", nargs=-1)
 @click.option("--every", "period", type=DurationType("--every"), help="Periodic: scheduling_period (how stale the data may get).")
-@click.option("--cooldown", type=DurationType("--cooldown", allow_zero=True), help="Periodic: cooldown_duration after a good run.")
+@click.option("--cooldown", type=DurationType("--cooldown", allow_zero=True),
+              help="Periodic: cooldown_duration, the wait after a good run (0s: back to back). Without it, a run "
+                   "starts once a period, a tenth of it before it must.")
 @click.option("--calendar", "calendar_rule", help="Calendar: cron, systemd calendar event or RRULE.")
 @click.option("--max-duration", type=DurationType("--max-duration"), help="Calendar: cron_max_schedule_duration.")
 @click.option("--tz", default="UTC", show_default=True, help="IANA zone of the calendar rule and blackout periods.")
@@ -186,6 +189,7 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
         echo_json({**schedule_to_dict(found), **{k: v for k, v in summary.items()
                                                    if k in ("condition", "reason", "deadline", "can_start_by",
                                                             "should_start_by")},
+                   "start_rule": describe_start_rule(found) if found.kind is ScheduleKind.PERIODIC else None,
                    "next_fire_time": _next_fire_time(found), "firings": firings})
     else:
         _show(app, found)
@@ -196,6 +200,7 @@ def _show(app: AppContext, found: Schedule) -> None:
     summary = _summary(found, now, app.settings.schedule_timing())
     lines = [f"Schedule {found.name} ({found.kind.value}, {'enabled' if found.enabled else 'paused'}): {summary['timing']}",
              f"  Job: {found.task_type} {found.arguments.to_json()} ({found.mode.value})",
+             *([f"  Runs: {describe_start_rule(found)}"] if found.kind is ScheduleKind.PERIODIC else []),
              f"  Condition: {summary['condition']}" + (f" ({summary['reason']})" if summary["reason"] else "")]
     if found.mode is not RunMode.SEND:  # runs: sent by the beats, a schedule has fire times and no runs
         for label, value in [("Can start by", summary["can_start_by"]), ("Should start by", summary["should_start_by"]),
