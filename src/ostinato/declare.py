@@ -20,16 +20,21 @@ schedules then run on the deadline scheduler, in this process and in any number 
 (``ostinato scheduler``, or more ``run()``), each run exactly once at a time.
 
 Each function is a task type named by its import path (``module:function``), which the scheduler
-resolves to the function; a function of ``__main__`` is registered under that name in this
-process, so run it from the script that declares it. Errors name the field and the schedule.
+resolves to the function. A function of a script run as ``python jobs.py`` (module ``__main__``) is
+named by the module that file is imported as (``jobs:cleanup``, found from ``sys.path`` as an import
+would find it), so that an ``ostinato scheduler`` that can import ``jobs`` runs it too; a function
+of ``__main__`` with no such file (``python -`` from stdin, a notebook) is refused, saying how to fix
+it. Errors name the field and the schedule.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from .domain.clock import Clock, SystemClock
@@ -62,12 +67,40 @@ class _Job:
 
 
 def job_path(fn: Callable[..., Any]) -> str:
-    """A function's import path, ``module:qualified.name``: its task type and the name it resolves by."""
+    """A function's import path, ``module:qualified.name``: its task type and the name it resolves by
+    (for a function of ``__main__``, the module its script is imported as: see the module's docstring)."""
     module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
     if not callable(fn) or not module or not qualname or "<locals>" in qualname or "<lambda>" in qualname:
         raise ValidationError("function", "a function defined at the top level of a module (not a lambda nor a "
                                           "nested function: the scheduler finds it by its import path)", fn)
+    if module == "__main__":
+        module = main_module_name()
+        if module is None:
+            raise ValidationError("function", "a function of a module other processes can import; this one is in "
+                                  "__main__ with no .py file on sys.path (stdin, a notebook): define it in a file "
+                                  "such as jobs.py and run `python jobs.py`, or import it from there", qualname)
     return f"{module}:{qualname}"
+
+
+def main_module_name() -> str | None:
+    """The name ``__main__`` is imported as by another process: its ``-m`` name, else its file's path
+    under the first ``sys.path`` entry that holds it (``python jobs.py``: ``jobs``); None if it has none."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name and not spec.name.endswith("__main__"):
+        return spec.name
+    file = getattr(main, "__file__", None)
+    if not file or not file.endswith(".py"):
+        return None
+    script = Path(file).resolve().with_suffix("")
+    for entry in sys.path:
+        try:
+            parts = script.relative_to(Path(entry or os.getcwd()).resolve()).parts
+        except (ValueError, OSError):
+            continue
+        if parts and all(part.isidentifier() for part in parts):
+            return ".".join(parts)
+    return None
 
 
 class Schedules:
@@ -112,7 +145,12 @@ class Schedules:
         names), ``max_expected`` and ``max_allowed`` (durations), ``retry_backoff`` (durations after
         failure 1, 2, 3 or more), ``mode`` (``run``, or ``submit`` to queue a task for the runner),
         ``tz`` (periodic: the zone of the blackouts), ``enabled``."""
-        path = job_path(fn)
+        try:
+            path = job_path(fn)
+        except ValidationError as refused:
+            if getattr(fn, "__module__", None) == "__main__":  # a typo in the schedule's own fields is told first
+                _checked(name, lambda: _schedule(name, f"__main__:{fn.__qualname__}", timing, options))
+            raise refused.at(f"schedule {name}") from None
         schedule = _checked(name, lambda: _schedule(name, path, timing, options))
         if name in self._schedules:
             raise ValidationError("name", "each schedule declared once", name, record=f"schedule {name}")

@@ -150,3 +150,46 @@ def test_a_periodic_declaration_without_cooldown_runs_once_a_period():
     jobs.periodic(every="1h")(cleanup)
     [declared] = jobs.schedules
     assert declared.scheduling_period == H and declared.cooldown_duration is None
+
+
+def test_a_script_run_as_main_stores_its_module_name_and_a_scheduler_elsewhere_runs_it(tmp_path):
+    """`python jobs.py` declares `jobs:tick`, not `__main__:tick`: an `ostinato scheduler` that can import
+    `jobs` (PYTHONPATH) runs the schedule after it, instead of failing it for want of a callable."""
+    script, log, db = tmp_path / "jobs.py", tmp_path / "ticks.log", f"sqlite:///{tmp_path}/jobs.db"
+    script.write_text(textwrap.dedent(SCRIPT))
+    proc = start(script, db, log, 1, 1.0)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    with open_store(db) as store:
+        assert store.get_schedule("tick").task_type == "jobs:tick"
+        assert {t.type for t in store.list_task_types()} >= {"jobs:tick", "jobs:old_job"}
+        runs_before = len(store.list_schedule_runs("tick"))
+    time.sleep(2.2)  # the tick's period (2 s) has passed: it is due
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "JOBS_VERSION": "1"}
+    env = {k: v for k, v in env.items() if k != "OSTINATO_DB"}
+    elsewhere = subprocess.run([sys.executable, "-c", "from ostinato.cli import main; main()", "--db", db, "scheduler",
+                                "--once", "--node", "elsewhere"], cwd=tmp_path / "..", env=env, capture_output=True,
+                               text=True, timeout=60)
+    assert elsewhere.returncode == 0, elsewhere.stdout + elsewhere.stderr
+    with open_store(db) as store:
+        runs = store.list_schedule_runs("tick")
+        assert len(runs) == runs_before + 1 and runs[0].status is RunStatus.SUCCEEDED, runs[0]
+        assert runs[0].owner_node == "elsewhere"
+
+
+def test_a_function_of_main_without_a_file_is_refused_saying_how(tmp_path):
+    code = textwrap.dedent('''
+        import ostinato
+        jobs = ostinato.Schedules("stdin")
+        def cleanup():
+            pass
+        try:
+            jobs.periodic(every="1h")(cleanup)
+        except ostinato.ValidationError as error:
+            print(error)
+    ''')
+    done = subprocess.run([sys.executable, "-"], input=code, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("schedule cleanup: function: expected a function of a module other processes can "
+                                  "import"), done.stdout
+    assert "jobs.py" in done.stdout
