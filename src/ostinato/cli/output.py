@@ -218,6 +218,31 @@ def readable(exc: ValidationError, flags: Mapping[str, str] | None = None) -> Va
 
 
 # -- domain objects as text ----------------------------------------------------
+#: the keys of a run's metadata that say why it failed (the rest is what the job returned)
+_FAILURE_KEYS = ("error", "traceback")
+
+
+def outcome_lines(metadata: Mapping[str, Any], indent: str) -> list[str]:
+    """A run's outcome under it: its error, the innermost frames of its traceback, and what the job
+    returned (its result's metadata), one line each; nothing for a run with none of these."""
+    lines = []
+    if metadata.get("error"):
+        lines.append(f"{indent}error: {metadata['error']}")
+    frames = metadata.get("traceback")
+    if isinstance(frames, list):
+        lines.extend(f"{indent}  at {frame}" for frame in frames)
+    result = {k: v for k, v in metadata.items() if k not in _FAILURE_KEYS}
+    if result:
+        lines.append(f"{indent}result: " + ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in result.items()))
+    return lines
+
+
+def short_error(metadata: Mapping[str, Any], width: int = 80) -> str:
+    """A run's error on one line of at most ``width`` characters (a table's cell)."""
+    error = str(metadata.get("error") or "")
+    return error if len(error) <= width else error[:width - 1] + "…"
+
+
 def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Iterable[TaskRun] | None = None) -> None:
     """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
     lines = [
@@ -246,6 +271,7 @@ def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Ite
                 + (f", took {took}" if took else "")
                 + (f", backend {run.backend_id}" if run.backend_id else "")
             )
+            lines.extend(outcome_lines(run.metadata or {}, "      "))
     click.echo("\n".join(lines))
 
 

@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 from datetime import datetime
-from typing import IO, Any
+from typing import IO, Any, Sequence
 
 import click
 
@@ -29,6 +29,7 @@ from ..domain.schedules import (
     RunMode,
     Schedule,
     ScheduleKind,
+    ScheduleRun,
     ScheduleTiming,
     assess,
     describe_start_rule,
@@ -40,7 +41,19 @@ from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals
 from .services import metrics_options
 from .origins import read_json_lines
-from .output import DurationType, TimeType, WholeNumberType, echo_json, format_elapsed, format_time, format_when, plural, print_rows, readable
+from .output import (
+    DurationType,
+    TimeType,
+    WholeNumberType,
+    echo_json,
+    format_elapsed,
+    format_time,
+    format_when,
+    outcome_lines,
+    plural,
+    print_rows,
+    readable,
+)
 from .tasks import build_arguments
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -209,6 +222,10 @@ def _show(app: AppContext, found: Schedule) -> None:
             lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
         lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: "
                      f"{format_elapsed(found.average_good_duration) or 'unknown'}")
+    if found.mode is not RunMode.SEND:
+        recent = app.store().list_schedule_runs(found.name, limit=_SHOWN_RUNS)
+        lines.append(f"  Last runs (newest first; `schedule runs {found.name}` for more):" if recent else "  Runs: none yet")
+        lines += _run_lines(recent, now, "    ")
     if found.running:
         pinged = f"last ping {format_when(found.owner_last_ping_at, now)}" if found.owner_last_ping_at else "no ping yet"
         lines.append(f"  Running on {found.owner_node}/{found.owner_name} since {format_when(found.owner_started_at, now)}; "
@@ -218,6 +235,7 @@ def _show(app: AppContext, found: Schedule) -> None:
 
 
 _SHOWN_FIRINGS = 10
+_SHOWN_RUNS = 5
 
 
 def _next_fire_time(schedule: Schedule) -> datetime | None:
@@ -290,11 +308,23 @@ def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None
 def schedule_runs(app: AppContext, name: str, limit: int, as_json: bool) -> None:
     """A schedule's run history, newest first."""
     _get(app, name)
-    rows = [{"id": r.id, "status": r.status.value, "started_at": r.started_at, "ended_at": r.ended_at,
-             "owner": f"{r.owner_node}/{r.owner_name}", "detail": dict(r.detail)}
-            for r in app.store().list_schedule_runs(name, limit=limit)]
-    print_rows(rows, as_json, [("id", "id"), ("status", "status"), ("started_at", "started"), ("ended_at", "ended"),
-                               ("owner", "owner"), ("detail", "detail")])
+    runs = app.store().list_schedule_runs(name, limit=limit)
+    if as_json:
+        echo_json([{"id": r.id, "status": r.status.value, "started_at": r.started_at, "ended_at": r.ended_at,
+                    "owner": f"{r.owner_node}/{r.owner_name}", "detail": dict(r.detail)} for r in runs])
+        return
+    click.echo("\n".join(_run_lines(runs, app.clock.now(), "")) if runs else "No runs yet")
+
+
+def _run_lines(runs: Sequence[ScheduleRun], now: datetime, indent: str) -> list[str]:
+    """Each run on a line (status, start, how long, owner), its error, traceback and result under it."""
+    lines = []
+    for r in runs:
+        took = f", took {format_elapsed(r.ended_at - r.started_at)}" if r.ended_at else ", running"
+        lines.append(f"{indent}{r.id}: {r.status.value}, started {format_when(r.started_at, now)}{took}, "
+                     f"on {r.owner_node}/{r.owner_name}")
+        lines.extend(outcome_lines(r.detail, indent + "    "))
+    return lines
 
 
 def _set_enabled(app: AppContext, name: str, enabled: bool) -> None:

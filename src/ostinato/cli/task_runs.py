@@ -6,7 +6,7 @@ import click
 
 from ..domain.tasks import TaskRunStatus, parse_run_status
 from .app import AppContext, command_group, pass_app
-from .output import DomainChoice, WholeNumberType, echo_json, format_elapsed, format_time, plural, print_table
+from .output import DomainChoice, WholeNumberType, echo_json, format_elapsed, format_time, plural, print_table, short_error
 
 RUN_STATUSES = [s.value for s in TaskRunStatus]
 
@@ -39,11 +39,14 @@ def list_runs(app: AppContext, task_id: int | None, statuses: tuple[TaskRunStatu
             "ended": format_time(r.ended),
             "took": format_elapsed(r.ended - r.started) if r.ended and r.started else "",
             "backend_id": r.backend_id,
+            "error": short_error(r.metadata or {}),
         }
         for r in runs
     ]
     columns = [("id", "Id"), ("task", "Task"), ("status", "Status"), ("scheduled", "Scheduled"), ("started", "Started"),
                ("ended", "Ended"), ("took", "Took"), ("backend_id", "Backend id")]
+    if any(row["error"] for row in rows):  # why runs failed, on their line (task show --runs: the traceback too)
+        columns.append(("error", "Error"))
     print_table(rows, columns, title=plural(len(runs), "task run"))
     if len(runs) == limit:
         click.echo(f"(more may follow: --after-id {runs[-1].id})")

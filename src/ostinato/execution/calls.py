@@ -19,7 +19,9 @@ None of them raises for what the user code does: a failure is an outcome.
 from __future__ import annotations
 
 import inspect
+import os
 import threading
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -42,6 +44,24 @@ class TaskOutcome:
 
 def _error_text(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, UnknownCallable) else f"{type(exc).__name__}: {exc}"
+
+
+#: the innermost frames of a failure's traceback kept with the run (file:line in function: code)
+TRACEBACK_FRAMES = 3
+#: frames of Ostinato's own code (the call of the job) are left out
+_OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _error_detail(exc: BaseException) -> dict[str, Any]:
+    """What a failed run keeps of its exception: ``error`` (``Type: message``) and ``traceback``, the
+    last frames, innermost last (none for a callable that could not be found: the error says it all)."""
+    detail: dict[str, Any] = {"error": _error_text(exc)}
+    frames = [] if isinstance(exc, UnknownCallable) else \
+        [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_OURS)][-TRACEBACK_FRAMES:]
+    if frames:
+        detail["traceback"] = [f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}" + (f": {f.line}" if f.line else "")
+                               for f in frames]
+    return detail
 
 
 def save_code_now_url(task_type: str, arguments: TaskArguments) -> str | None:
@@ -68,9 +88,9 @@ def call_task(registry: TaskRegistry, backend_name: str, task_type: str, argumen
         if url is None:
             status, metadata = outcome_of(result)
     except PermanentFailure as exc:
-        error, status, metadata = exc, TaskRunStatus.PERMFAILED, {"error": _error_text(exc)}
+        error, status, metadata = exc, TaskRunStatus.PERMFAILED, _error_detail(exc)
     except Exception as exc:  # a task's failure must never kill its worker
-        error, status, metadata = exc, TaskRunStatus.FAILED, {"error": _error_text(exc)}
+        error, status, metadata = exc, TaskRunStatus.FAILED, _error_detail(exc)
     if url is None:
         return TaskOutcome(status, metadata)
     visit_type = visit_type_of_task_type(task_type)
@@ -116,5 +136,5 @@ def call_schedule_job(registry: TaskRegistry, backend_name: str, arguments: Task
         detail.update(metadata)
         return status in (TaskRunStatus.EVENTFUL, TaskRunStatus.UNEVENTFUL), detail
     except Exception as exc:  # a job's failure must never kill the scheduler or the worker
-        detail["error"] = _error_text(exc)
+        detail.update(_error_detail(exc))
         return False, detail

@@ -262,8 +262,10 @@ class EmbeddedExecutor:
         outcome = call_task(self._registry, job.backend_name, job.task_type, job.scheduled.task.arguments, self._clock)
         if outcome.visit_status is not None and self._report_visits is not None:
             self._events.put(_VisitReport(outcome.visit_status, dispatched=False))
-        if outcome.status is TaskRunStatus.FAILED:
-            log.warning("run %s of %s failed: %s", run_id, job.task_type, outcome.metadata.get("error"))
+        if outcome.status in (TaskRunStatus.FAILED, TaskRunStatus.PERMFAILED):  # one line a failed run, with why
+            log.warning("run %s of %s %s: %s", run_id, job.task_type,
+                        "failed" if outcome.status is TaskRunStatus.FAILED else "failed for good (permfailed)",
+                        outcome.metadata.get("error"))
         else:
             log.debug("run %s of %s: %s", run_id, job.task_type, outcome.status.value)
         self._events.put(RunEvent(run_id, outcome.status, self._clock.now(), self.executor_id, dict(outcome.metadata)))
