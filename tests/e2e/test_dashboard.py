@@ -171,3 +171,4 @@ def test_a_schedules_page_needs_a_token_and_a_schedule(seeded):
     runs = client.get("/dashboard/schedules/flaky-sync", headers=bearer(secrets["read"])).text
     assert "its last run failed" in runs and "A periodic schedule the scheduler runs has no fire times" in runs
     assert [re.search(r'data-status="([^"]+)"', row).group(1) for row in rows(runs, "run")] == ["failed"]
+    assert "connection refused" in text(rows(runs, "run")[0])  # the failed run says why, on its row
