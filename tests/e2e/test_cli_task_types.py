@@ -58,3 +58,15 @@ def test_a_missing_default_interval_is_an_error_naming_the_field(url):
     result = run(url, "task", "add", "t3")
     assert result.exit_code == 2 and "current_interval" in result.output and "no default_interval" in result.output
     ok(url, "task", "add", "t3", "--interval", "1h")
+
+
+def test_show_prints_every_field_and_list_the_intervals(url):
+    ok(url, "task-type", "add", "load-git", "ostinato.examples:load_directory", "Load git", "--default-interval", "1d",
+       "--min-interval", "12h", "--max-interval", "64d", "--backoff-factor", "2", "--max-queue-length", "500")
+    shown = ok(url, "task-type", "show", "load-git").stdout
+    assert "load-git: ostinato.examples:load_directory" in shown and "interval: 1d [12h, 64d]" in shown
+    assert "backoff_factor: 2" in shown and "max_queue_length: 500" in shown and "num_retries: none" in shown
+    assert json.loads(ok(url, "task-type", "show", "load-git", "--json").stdout)["max_queue_length"] == 500
+    assert "interval: 1d [12h, 64d]" in ok(url, "task-type", "list").stdout  # the interval without -v too
+    missing = run(url, "task-type", "show", "load-hg")
+    assert missing.exit_code == 1 and missing.output.strip() == "error: task type not found: 'load-hg' (known: load-git)"

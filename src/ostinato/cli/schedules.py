@@ -345,6 +345,7 @@ def schedule_pause(app: AppContext, name: str) -> None:
 @click.argument("name")
 @pass_app
 def schedule_resume(app: AppContext, name: str) -> None:
+    """Pick NAME again (paused by `schedule pause` or `schedule add --paused`); it starts when it can."""
     _set_enabled(app, name, True)
 
 

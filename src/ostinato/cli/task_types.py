@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import click
 
-from ..domain.errors import ValidationError
+from ..domain.errors import NotFoundError, ValidationError
 from ..domain.tasks import TaskType
 from .app import AppContext, command_group, pass_app
 from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval, readable
@@ -111,6 +111,23 @@ def list_task_types(app: AppContext, verbose: bool, types: tuple[str, ...], as_j
         _print_task_type(item, verbose)
 
 
+@task_type.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@pass_app
+def show_task_type(app: AppContext, name: str, as_json: bool) -> None:
+    """One task type, every field: its callable, its intervals, backoff, queue length and retries."""
+    found = app.store().get_task_type(name)
+    if found is None:
+        known = sorted(t.type for t in app.store().list_task_types())
+        raise NotFoundError("task type", repr(name) + (f" (known: {', '.join(known[:20])}{', …' if len(known) > 20 else ''})"
+                                                       if known else " (none declared yet)"))
+    if as_json:
+        echo_json(found.to_dict())
+    else:
+        _print_task_type(found, verbose=True)
+
+
 def _warn_if_not_importable(app: AppContext, created: TaskType) -> None:
     """A warning on stderr when the type's callable cannot be imported here (a typo, or a module
     that only the workers have): the type is kept, its runs would fail until it can be."""
@@ -131,11 +148,11 @@ def _warn_if_not_importable(app: AppContext, created: TaskType) -> None:
 
 
 def _print_task_type(item: TaskType, verbose: bool) -> None:
-    lines = [f"{item.type}: {item.backend_name}", f"  {item.description}"]
+    lines = [f"{item.type}: {item.backend_name}", f"  {item.description}",
+             f"  interval: {format_interval(item.default_interval)} "
+             f"[{format_interval(item.min_interval)}, {format_interval(item.max_interval)}]"]
     if verbose:
         lines += [
-            f"  interval: {format_interval(item.default_interval)} "
-            f"[{format_interval(item.min_interval)}, {format_interval(item.max_interval)}]",
             f"  backoff_factor: {_or_none(item.backoff_factor)}",
             f"  max_queue_length: {_or_none(item.max_queue_length)}",
             f"  num_retries: {_or_none(item.num_retries)}",
