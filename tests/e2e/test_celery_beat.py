@@ -102,6 +102,9 @@ def test_three_beats_send_each_fire_time_once_and_pick_up_changes(pg_dsn, redis,
         time.sleep(1.5)  # the worker takes what was sent last
         stop(worker)
     assert codes == [0, 0, 0], [(tmp_path / f"beat{i}.log").read_text()[-2000:] for i in range(3)]
+    for i in (1, 2):  # a clean start and stop: no traceback, no "Exception ignored" from a pool left behind
+        logged = (tmp_path / f"beat{i}.log").read_text(errors="replace")
+        assert "Traceback" not in logged and "Exception ignored" not in logged, logged[-3000:]
     received = receipts(got)
     keys = Counter((r["fire"]["schedule"], r["fire"]["fire_time"]) for r in received)
     assert [k for k, n in keys.items() if n > 1] == []  # no fire time sent twice
@@ -130,5 +133,8 @@ def test_an_entry_ostinato_cannot_honour_stops_the_beat_and_nothing_is_written(p
     output = log.read_text(errors="replace")
     assert beat.returncode != 0, output[-3000:]
     assert "beat_schedule entry 'report': schedule.tz" in output and "did you mean Europe/Paris" in output, output[-3000:]
+    # one line says it, no traceback (Celery would print it twice, the second a log line per character)
+    assert output.count("beat_schedule entry 'report'") == 1 and "Traceback" not in output, output[-3000:]
+    assert len(output.splitlines()) < 30, output[-3000:]
     with PostgresStore(pg_dsn) as store:
         assert store.list_schedules() == []

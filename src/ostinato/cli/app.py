@@ -21,7 +21,7 @@ from .. import extras
 from ..config import Settings
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
-from ..store import Store, open_store, sqlite_path
+from ..store import Store, open_store, shown_url
 
 
 @dataclass
@@ -61,13 +61,7 @@ def open_settings_store(settings: Settings, *, create: bool = False) -> Store:
 
 def store_shown(settings: Settings) -> str:
     """The store the settings name, as a message may show it: never a password."""
-    if settings.url:
-        return f"the API at {settings.url}"
-    if sqlite_path(settings.db) is not None:
-        return settings.db
-    from ..store.postgresql.connect import redacted  # a PostgreSQL URL: its driver is installed
-
-    return redacted(settings.db)
+    return f"the API at {settings.url}" if settings.url else shown_url(settings.db)
 
 
 pass_app = click.make_pass_decorator(AppContext)

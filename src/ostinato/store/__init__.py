@@ -31,6 +31,15 @@ def sqlite_path(url: str) -> str | None:
     return None
 
 
+def shown_url(url: str) -> str:
+    """The database URL as a message may show it: a PostgreSQL URL's password as ``***``."""
+    if sqlite_path(url) is not None:
+        return url
+    from .postgresql.connect import redacted  # a PostgreSQL URL: its driver is installed
+
+    return redacted(url)
+
+
 def open_store(url: str, *, create: bool = True, **options) -> Store:
     """Open the store a URL names. The schema is not checked: see ``Store.check_schema``.
 
@@ -54,4 +63,4 @@ def open_store(url: str, *, create: bool = True, **options) -> Store:
     raise ValidationError("db", DB_URL_FORMS, url)
 
 
-__all__ = ["ArchivedTask", "SchemaState", "Store", "StoreUnavailable", "TaskActivity", "open_store", "sqlite_path"]
+__all__ = ["ArchivedTask", "SchemaState", "Store", "StoreUnavailable", "TaskActivity", "open_store", "shown_url", "sqlite_path"]

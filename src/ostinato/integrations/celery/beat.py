@@ -48,7 +48,7 @@ from ...domain.clock import Clock, SystemClock
 from ...domain.declarations import Declaration, DeclarationOutcome
 from ...domain.errors import ConflictError, SchemaError, ValidationError
 from ...domain.firings import Claim
-from ...store import Store, open_store
+from ...store import Store, open_store, shown_url
 from .beat_entries import beat_schedules
 from .beat_once import FIRE_TIME_HEADER, OnceChannel, once_connection
 
@@ -85,7 +85,10 @@ class OstinatoScheduler(Scheduler):
         self.clock = clock or app.conf.get("ostinato_clock") or SystemClock()
         self.monotonic = monotonic
         self._own_store = store is None
-        self.store = store if store is not None else self._waiting(lambda: open_store(self.settings.db))
+        # Celery makes a lazy instance only to print its banner: it opens no store (a pool left to the
+        # garbage collector warns from its own thread)
+        self.store = store if store is not None or kwargs.get("lazy") else \
+            self._waiting(lambda: open_store(self.settings.db))
         self.timing = self.settings.schedule_timing()
         self.sender = f"{self.settings.node}/beat-{os.getpid()}"
         #: sends the broker took whose record failed, by claim tag: recorded again at each tick
@@ -106,9 +109,17 @@ class OstinatoScheduler(Scheduler):
             entries.setdefault("celery.backend_cleanup", {"task": "celery.backend_cleanup",
                                                           "schedule": crontab("0", "4", "*"),
                                                           "options": {"expires": 12 * 3600}})
-        declaration = Declaration(beat_source(self.app), beat_schedules(self.app, entries),
-                                  bool(self.app.conf.get("ostinato_force_declarations")))
-        self.declared = outcome = self._apply(declaration)
+        try:
+            declaration = Declaration(beat_source(self.app), beat_schedules(self.app, entries),
+                                      bool(self.app.conf.get("ostinato_force_declarations")))
+            self.declared = outcome = self._apply(declaration)
+        except (ValidationError, ConflictError, SchemaError) as refused:
+            # one line, then out: Celery would log the exception with its traceback, then print it again
+            # through its redirected stderr, a log line per character
+            log.critical("beat: not started, nothing written: %s", refused)
+            if self._own_store:
+                self.store.close()
+            raise SystemExit(1) from None
         if outcome.applied:
             log.info("beat: %s applied (%s): %d created, %d updated, %d paused, %d unchanged", outcome.source,
                      outcome.fingerprint, len(outcome.created), len(outcome.updated), len(outcome.paused),
@@ -258,10 +269,10 @@ class OstinatoScheduler(Scheduler):
         try:
             super().close()
         finally:
-            if self._own_store:
+            if self._own_store and self.store is not None:
                 self.store.close()
 
     @property
     def info(self) -> str:
-        return (f"    . ostinato -> {getattr(getattr(self.store, 'db', None), 'where', self.store.dialect)}, "
+        return (f"    . ostinato -> {shown_url(self.settings.db)}, "
                 f"{self.sender}, lease {self.settings.beat_lease}")
