@@ -112,3 +112,26 @@ def test_runs_newest_first_paged(api, clock):
     assert pages == 2 and [r["status"] for r in runs] == ["succeeded"] * 3
     assert [r["id"] for r in runs] == sorted((r["id"] for r in runs), reverse=True)
     api.error("GET", "/api/v1/schedules/none/runs", status=404)
+
+
+def test_patch_changes_only_the_fields_given_checked_as_at_creation(api):
+    created = api.ok("POST", "/api/v1/schedules", PERIODIC, status=201)
+
+    def patch(body, scope="admin"):
+        return api.client.patch("/api/v1/schedules/bills", json=body, headers=api.headers(scope))
+
+    changed = patch({"scheduling_period": "30m", "cooldown_duration": None})
+    assert changed.status_code == 200, changed.text
+    after = changed.json()
+    assert (after["scheduling_period"], after["cooldown_duration"]) == (1800, None)
+    assert after["blackout_periods"] == created["blackout_periods"] and after["created_at"] == created["created_at"]
+    assert after["arguments"] == created["arguments"] and after["tz"] == created["tz"]
+    before = api.ok("GET", "/api/v1/schedules/bills")
+    for body, field in [({"cooldown_duration": "2h"}, "cooldown_duration"), ({"tz": "Mars/Olympus"}, "tz"),
+                        ({"scheduling_period": -60}, "scheduling_period"), ({"task_type": "unknown"}, "task_type"),
+                        ({"name": "other"}, "name"), ({"owner_tag": "mine"}, "owner_tag")]:
+        refused = patch(body)
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == field, (body, refused.text)
+    assert patch({"tz": "UTC"}, scope="read").status_code == 403
+    assert api.ok("GET", "/api/v1/schedules/bills") == before  # nothing changed by the refused ones
+    assert api.client.patch("/api/v1/schedules/none", json={"tz": "UTC"}, headers=api.headers("admin")).status_code == 404

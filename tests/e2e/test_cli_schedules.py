@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 
+import ostinato
+
 from cli_helpers import ok, ok_json, run
 from ostinato.domain.clock import ManualClock
 from ostinato.store import open_store
@@ -185,3 +187,53 @@ def test_show_states_how_runs_follow_each_other(url, args, rule):
     ok(url, "schedule", "add", "notes", "scrape", *args)
     assert rule in ok(url, "schedule", "show", "notes").stdout
     assert ok_json(url, "schedule", "show", "notes")["start_rule"].startswith(rule.removeprefix("Runs: "))
+
+
+def test_update_changes_only_what_is_given_checked_as_add(url):
+    ok(url, "schedule", "add", "notes", "scrape", "--every", "1h", "--blackout", "01:00-02:00")
+    before = ok_json(url, "schedule", "show", "notes")
+    said = ok(url, "schedule", "update", "notes", "--every", "30m", "--cooldown", "5m", "--kwargs-json", '{"n": 2}').stdout
+    assert said.startswith("Updated notes: arguments, cooldown_duration, scheduling_period")
+    after = ok_json(url, "schedule", "show", "notes")
+    assert (after["scheduling_period"], after["cooldown_duration"]) == (1800, 300)
+    assert after["arguments"] == {"args": [], "kwargs": {"n": 2}}
+    assert after["blackout_periods"] == before["blackout_periods"] and after["created_at"] == before["created_at"]
+    assert ok(url, "schedule", "update", "notes", "--every", "30m").stdout.startswith("Unchanged notes")
+    # to a calendar schedule: its own fields are needed, the periodic ones go
+    refused = run(url, "schedule", "update", "notes", "--calendar", "*-*-* 02:00")
+    assert refused.exit_code == 2 and refused.output.startswith("error: --max-duration:"), refused.output
+    ok(url, "schedule", "update", "notes", "--calendar", "*-*-* 02:00", "--max-duration", "1h", "--no-blackout")
+    calendar = ok_json(url, "schedule", "show", "notes")
+    assert (calendar["kind"], calendar["scheduling_period"], calendar["blackout_periods"]) == ("calendar", None, [])
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--every", "10"], "error: --every: expected a duration with a unit"),
+    (["--cooldown", "2h"], "error: --cooldown: expected at most the scheduling_period"),
+    (["--blackout", "1am-2am"], "error: --blackout[0].start:"),
+    (["--tz", "Europe/Pariss"], "error: --tz: expected an IANA time zone"),
+    (["--task-type", "nope"], "error: --task-type: expected a known task type"),
+    (["--every", "1h", "--calendar", "@daily"], "error: --every: expected not with --calendar"),
+    (["--cooldown", "5m", "--no-cooldown"], "error: --cooldown: expected not with --no-cooldown"),
+    ([], "error: schedule update: expected at least one option"),
+])
+def test_a_bad_update_names_the_option_and_changes_nothing(url, args, said):
+    ok(url, "schedule", "add", "notes", "scrape", "--every", "1h")
+    before = ok_json(url, "schedule", "show", "notes")
+    result = run(url, "schedule", "update", "notes", *args)
+    assert result.exit_code == 2 and result.output.startswith(said), result.output
+    assert ok_json(url, "schedule", "show", "notes") == before
+
+
+def declared_job():
+    """A job declared in code (below)."""
+
+
+def test_update_refuses_a_schedule_declared_in_code(url):
+    jobs = ostinato.Schedules("tour")
+    jobs.periodic(every="1h")(declared_job)
+    with open_store(url) as store:
+        jobs.sync(store)
+    result = run(url, "schedule", "update", "declared-job", "--every", "5m")
+    assert result.exit_code == 2 and "is declared by" in result.output and "change it there" in result.output
+    assert run(url, "schedule", "update", "nothing-here", "--every", "5m").exit_code == 1

@@ -213,7 +213,9 @@ def check_object(body: Any, known: set[str], what: str) -> dict[str, Any]:
     """A JSON object with only ``known`` fields (a typo is an error naming it)."""
     if not isinstance(body, dict):
         raise ValidationError("body", f"a JSON object ({what})", type(body).__name__)
-    unknown = sorted(set(body) - known)
+    unknown = sorted(set(body) - known, key=lambda name: (name == "", name))  # a field with a name first
     if unknown:
+        if not unknown[0]:
+            raise ValidationError("body", f"fields with names, among {', '.join(sorted(known))}", "")
         raise ValidationError(unknown[0], f"one of the fields {', '.join(sorted(known))}", body[unknown[0]])
     return body

@@ -16,9 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError as PydanticValidationError
 
 from ..domain.durations import parse_time
-from ..domain.errors import NotFoundError, ValidationError
+from ..domain.errors import ConflictError, NotFoundError, ValidationError
 from ..domain.schedules import (
     Condition,
     RunMode,
@@ -133,6 +135,28 @@ def get_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any
     grace = ctx.settings.schedule_timing().catch_up_grace
     firings = [firing_to_dict(f, grace) for f in ctx.store.list_firings(name, limit=FIRINGS_SHOWN)]
     return {**schedule_detail(ctx, found, ctx.clock.now()), "firings": firings}
+
+
+@router.patch("/schedules/{name}", dependencies=ADMIN, summary="Change a schedule's definition: the fields given")
+def update_schedule(name: str, patch: Any = Body(..., examples=[{"scheduling_period": "30m", "cooldown_duration": "5m"}]),
+                    ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    """Only the fields given change, checked as at creation; its state (runs, owner, start times) stays.
+    A schedule declared in code (Python, a Celery ``beat_schedule``) is a 409: change it there."""
+    given = check_object(patch, DEFINITION_FIELDS - {"name"}, "a schedule's definition fields, its name aside")
+    found = _get(ctx, name)
+    if found.declared_by:
+        raise ConflictError(f"schedule {name!r} is declared by {found.declared_by}: change it there (its next "
+                            "start-up would undo this)")
+    current = {k: v for k, v in schedule_to_dict(found).items() if k in DEFINITION_FIELDS}
+    try:
+        body = ScheduleBody.model_validate({**current, **given})
+    except PydanticValidationError as refused:
+        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in refused.errors()], body=given) from None
+    merged = schedule_from_dict({**schedule_to_dict(found), **body.fields()})
+    if "task_type" in given and merged.mode is not RunMode.SEND and ctx.store.get_task_type(merged.task_type) is None:
+        raise ValidationError("task_type", "a known task type", merged.task_type)
+    now = ctx.clock.now()
+    return schedule_detail(ctx, ctx.store.save_schedule(merged, now, ctx.settings.schedule_timing()), now)
 
 
 def _set_enabled(ctx: ApiContext, name: str, enabled: bool) -> dict[str, Any]:
