@@ -21,7 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "postgresql": ("psycopg", "psycopg_pool"),
     "celery": ("celery", "kombu", "redis"),
     "kafka": ("confluent_kafka",),
-    "api": ("fastapi", "uvicorn", "jinja2"),
+    "api": ("fastapi", "uvicorn", "jinja2", "swagger_ui_bundle"),
     "remote": ("httpx",),
     "sim": ("numpy",),
     "plots": ("matplotlib",),

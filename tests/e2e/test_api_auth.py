@@ -4,6 +4,7 @@ may do everything, a revoked one nothing; /health and the OpenAPI description ar
 
 from __future__ import annotations
 
+import re
 import json
 
 import pytest
@@ -93,6 +94,13 @@ def test_openapi_lists_every_endpoint_and_the_docs_are_served(api):
     assert paths["/api/v1/tasks"]["get"]["security"] == [{"HTTPBearer": []}]
     docs = api.client.get("/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    # offline: every asset the page loads is served here, none from a CDN
+    assets = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
+    assert assets and all(a.startswith("/docs-assets/") for a in assets), assets
+    for asset in assets:
+        served = api.client.get(asset)
+        assert served.status_code == 200 and len(served.content) > 100, asset
+    assert "cdn" not in docs.text.lower()
 
 
 def test_errors_are_json_naming_the_field(api):

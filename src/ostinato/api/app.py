@@ -2,7 +2,8 @@
 the token checks and the metrics to one store, settings and clock.
 
 Open without a token: ``/health``, the OpenAPI description (``/openapi.json``) and
-its pages (``/docs``, ``/redoc``), which describe the API and show no data.
+its page (``/docs``: Swagger UI, its assets served from the ``swagger-ui-bundle`` package, so
+that it works offline), which describe the API and show no data.
 ``/metrics`` needs a read token unless ``open_metrics`` is set (``ostinato api
 serve --open-metrics``, or ``OSTINATO_API_OPEN_METRICS=1``), for a Prometheus
 that scrapes without credentials on a trusted network. Everything under
@@ -18,7 +19,9 @@ from typing import Any, AsyncIterator, Callable
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.staticfiles import StaticFiles
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -33,6 +36,8 @@ from .dashboard import router as dashboard_router
 from .metrics import RequestMetrics, StoreCollector, make_registry
 
 API_VERSION = "1"
+#: where /docs finds Swagger UI's own files
+DOCS_ASSETS = "/docs-assets"
 DESCRIPTION = """Ostinato's HTTP API: what the command line does, for programs.
 
 Authenticate with `Authorization: Bearer <secret>`, a token made by
@@ -57,7 +62,9 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
         yield
         ctx.close()
 
-    app = FastAPI(title="Ostinato", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(title="Ostinato", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan, docs_url=None,
+                  redoc_url=None)
+    _add_docs(app)
     app.state.ostinato = ctx
     default_openapi = app.openapi
     app.openapi = lambda: document_errors(default_openapi())  # type: ignore[method-assign]
@@ -91,6 +98,20 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
             return metrics_response()
 
     return app
+
+
+def _add_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI from the package's own copy of its assets (no CDN: it works offline)."""
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="Ostinato API",
+                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png")
 
 
 def _add_error_handlers(app: FastAPI) -> None:
