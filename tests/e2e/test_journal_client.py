@@ -163,6 +163,25 @@ def test_statuses_from_json_and_msgpack_end_up_in_the_visit_stats(store, broker,
     assert committed_total(broker, "g1", topic) == len(items)
 
 
+def lags(topic: str) -> list[float | None]:
+    return [REGISTRY.get_sample_value("ostinato_journal_lag_messages", {"topic": topic, "partition": str(p)})
+            for p in range(PARTITIONS)]
+
+
+def test_the_lag_behind_the_journal_is_exported(store, broker, topic, clock):
+    """``ostinato_journal_lag_messages``: per partition, the messages not stored and committed yet, as of
+    the last commit; what the alert on a journal client behind reads (deploy/prometheus)."""
+    items = statuses(20)
+    produce_statuses(broker, topic, items)
+    with client(store, broker, topic, clock, "g-lag", batch_size=1) as journal:
+        drain(journal, 1)
+        behind = [lag for lag in lags(topic) if lag is not None]
+        assert behind and max(behind) > 0, behind  # one message of a partition of many committed
+        drain(journal, len(items) - 1)
+        journal.run_once(timeout=0.5)
+    assert [lag for lag in lags(topic) if lag is not None] == [0.0] * PARTITIONS  # caught up
+
+
 def test_offsets_are_committed_only_once_the_store_has_the_batch(store, broker, topic, clock, tmp_path):
     items = statuses(4)
     produce_statuses(broker, topic, items)

@@ -45,6 +45,9 @@ PICK_SECONDS = Histogram("ostinato_pick_seconds", "Time of one grab of ready wor
                          ["loop"], buckets=BUCKETS, registry=REGISTRY)
 QUEUE_DEPTH = Gauge("ostinato_queue_depth", "Work waiting in an executor's queue, as last read.", ["queue"],
                     registry=REGISTRY)
+JOURNAL_LAG = Gauge("ostinato_journal_lag_messages", "Messages of a journal partition this client has not stored and "
+                    "committed yet (the partition's end less the committed offset), as of its last commit.",
+                    ["topic", "partition"], registry=REGISTRY)
 LOOP_SECONDS = Histogram("ostinato_loop_seconds", "Time of one pass of a service loop.", ["loop"], buckets=BUCKETS,
                          registry=REGISTRY)
 
@@ -86,6 +89,10 @@ def dispatched_each(loop: str, items: Iterable[Any], key: Callable[[Any], tuple[
 
 def queue_depth(queue: str, depth: int) -> None:
     QUEUE_DEPTH.labels(queue).set(depth)
+
+
+def journal_lag(topic: str, partition: int, lag: int) -> None:
+    JOURNAL_LAG.labels(topic, str(partition)).set(max(lag, 0))
 
 
 def outcomes(kind: str, items: Sequence[Any]) -> None:

@@ -310,7 +310,17 @@ class JournalClient:
             log.warning("could not commit offsets of %s (tried again with the next batch)", sorted(failed))
         for key in list(self._uncommitted):
             if key not in failed:
-                del self._uncommitted[key]
+                self._report_lag(key, self._uncommitted.pop(key))
+
+    def _report_lag(self, key: PartitionKey, committed: int) -> None:
+        """The partition's lag behind its end, from the end the last fetch saw (no broker round trip)."""
+        assert self._consumer is not None
+        try:
+            _, end = self._consumer.get_watermark_offsets(TopicPartition(key[0], key[1]), cached=True)
+        except KafkaException:
+            return
+        if end is not None and end >= 0:
+            metrics.journal_lag(key[0], key[1], end - committed)
 
     def _refresh_assignment(self) -> None:
         """Assign partitions not assigned yet, each at the group's committed offset."""
