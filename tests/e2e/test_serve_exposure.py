@@ -86,6 +86,7 @@ def test_ctrl_c_exits_130_and_says_what_was_written(tmp_path):
     url = f"sqlite:///{tmp_path}/o.db"
     with open_store(url) as store:
         store.init_schema()
+    run(url, "task-type", "add", "load-git", "ostinato.examples:load_directory", "Load git", "--no-default-interval")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")}
     command = subprocess.Popen([sys.executable, "-c", "from ostinato.cli import main; main()", "--db", url, "origin",
                                 "record", "--lister", "forge/one", "-"], cwd=tmp_path, env=env, stdin=subprocess.PIPE,
@@ -93,7 +94,7 @@ def test_ctrl_c_exits_130_and_says_what_was_written(tmp_path):
     try:
         command.stdin.write('{"url": "https://x/a", "visit_type": "git"}\n')
         command.stdin.flush()
-        time.sleep(1.5)  # reading stdin, which stays open
+        time.sleep(4)  # started (even on a loaded machine) and reading stdin, which stays open
         command.send_signal(signal.SIGINT)
         out, err = command.communicate(timeout=20)
     finally:
