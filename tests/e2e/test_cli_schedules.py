@@ -237,3 +237,16 @@ def test_update_refuses_a_schedule_declared_in_code(url):
     result = run(url, "schedule", "update", "declared-job", "--every", "5m")
     assert result.exit_code == 2 and "is declared by" in result.output and "change it there" in result.output
     assert run(url, "schedule", "update", "nothing-here", "--every", "5m").exit_code == 1
+
+
+def test_show_prints_every_field(url):
+    ok(url, "schedule", "add", "full", "scrape", "--every", "1h", "--blackout", "01:00-02:00", "--dont-run-on", "web-1",
+       "--max-expected", "10m", "--max-allowed", "30m", "--retry-backoff", "1m,5m", "--tz", "Europe/Paris")
+    shown = ok(url, "schedule", "show", "full").stdout
+    for line in ("Zone: Europe/Paris; blackout periods: 01:00-02:00", "Not run on: web-1",
+                 "Expected to take at most: 10m; stopped after: 30m", "Retry backoff after failure 1, 2, 3…: 1m, 5m"):
+        assert line in shown, shown
+    ok(url, "schedule", "add", "cal", "scrape", "--calendar", "*-*-* 02:00", "--max-duration", "1h")
+    shown = ok(url, "schedule", "show", "cal").stdout
+    assert "Must complete within 1h of each firing" in shown and "Not run on: no node excluded" in shown
+    assert "Expected to take at most: not set; stopped after: never" in shown

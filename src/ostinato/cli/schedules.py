@@ -208,12 +208,30 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
         _show(app, found)
 
 
+def _definition_lines(found: Schedule) -> list[str]:
+    """The rest of its definition, every field said (``none`` where unset): zone, blackouts, nodes, durations,
+    retry backoff."""
+    def duration(value: Any, unset: str) -> str:
+        return format_duration(value) if value else unset
+
+    blackouts = ", ".join(f"{b.start:%H:%M}-{b.end:%H:%M}" for b in found.blackout_periods) or "none"
+    backoff = ", ".join(format_duration(d) for d in found.retry_backoff) if found.retry_backoff else \
+        "the schedule_retry_backoff setting"
+    return [f"  Zone: {found.tz}; blackout periods: {blackouts}",
+            f"  Not run on: {', '.join(found.dont_run_on_nodes) or 'no node excluded'}",
+            f"  Expected to take at most: {duration(found.max_expected_duration, 'not set')}; stopped after: "
+            f"{duration(found.max_allowed_duration, 'never')}",
+            f"  Retry backoff after failure 1, 2, 3…: {backoff}"]
+
+
 def _show(app: AppContext, found: Schedule) -> None:
     now = app.clock.now()
     summary = _summary(found, now, app.settings.schedule_timing())
     lines = [f"Schedule {found.name} ({found.kind.value}, {'enabled' if found.enabled else 'paused'}): {summary['timing']}",
              f"  Job: {found.task_type} {found.arguments.to_json()} ({found.mode.value})",
-             *([f"  Runs: {describe_start_rule(found)}"] if found.kind is ScheduleKind.PERIODIC else []),
+             *([f"  Runs: {describe_start_rule(found)}"] if found.kind is ScheduleKind.PERIODIC else
+               [f"  Must complete within {format_duration(found.cron_max_schedule_duration)} of each firing"]),
+             *_definition_lines(found),
              f"  Condition: {summary['condition']}" + (f" ({summary['reason']})" if summary["reason"] else "")]
     if found.mode is not RunMode.SEND:  # runs: sent by the beats, a schedule has fire times and no runs
         for label, value in [("Can start by", summary["can_start_by"]), ("Should start by", summary["should_start_by"]),
