@@ -44,7 +44,8 @@ def test_task_type_list_like_the_seed(url):
     out = ok(url, "task-type", "list").output
     assert out.splitlines()[0] == "Known task types:"
     assert "load-git: swh.loader.git.tasks.UpdateGitRepository\n  Update an origin of type git" in out
-    assert "load-hg:" in out and "interval:" not in out
+    assert "load-hg:" in out and "  interval: 64d [12h, 64d]" in out  # the intervals without -v too
+    assert "backoff_factor:" not in out  # the other knobs with -v
 
     out = ok(url, "task-type", "list", "-v", "-t", "load-git").output
     assert out.splitlines() == [
