@@ -90,7 +90,9 @@ def test_ctrl_c_exits_130_and_says_what_was_written(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")}
     command = subprocess.Popen([sys.executable, "-c", "from ostinato.cli import main; main()", "--db", url, "origin",
                                 "record", "--lister", "forge/one", "-"], cwd=tmp_path, env=env, stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               # as a terminal's Ctrl-C finds it (a background job starts with SIGINT ignored)
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         command.stdin.write('{"url": "https://x/a", "visit_type": "git"}\n')
         command.stdin.flush()

@@ -14,6 +14,9 @@ served over HTTP by ``--metrics-port`` (setting ``metrics_port``, ``OSTINATO_MET
   ``grab_ready_tasks``, the orchestrator's ``grab_next_visits``, the scheduler's ``pick_schedules``;
 - ``ostinato_queue_depth{queue}``: work waiting in an executor's queue, as last read before a
   dispatch (``queue`` the task type, ``:priority`` appended for a priority queue);
+- ``ostinato_journal_lag_messages{topic,partition}``: the journal client's lag, per partition:
+  messages it has not stored and committed yet (the partition's end, as its last fetch saw it,
+  less the committed offset), set at each commit;
 - ``ostinato_loop_seconds{loop}`` (histogram): time of one pass of a loop (the journal client's:
   storing one batch and committing its offsets).
 
