@@ -42,7 +42,8 @@ from .domain.declarations import Declaration, DeclarationOutcome
 from .domain.durations import parse_duration
 from .domain.errors import ConflictError, ValidationError
 from .domain.firings import CatchUp
-from .domain.schedules import BlackoutPeriod, RunMode, Schedule, ScheduleKind, ScheduleTiming, parse_blackout_periods
+from .domain.blackouts import BlackoutPeriod, parse_blackout_periods
+from .domain.schedules import RunMode, Schedule, ScheduleKind, ScheduleTiming
 from .domain.tasks import TaskArguments, TaskType
 from .store import Store
 

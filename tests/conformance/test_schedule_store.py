@@ -9,12 +9,12 @@ from datetime import timedelta
 import pytest
 
 from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
+from ostinato.domain.blackouts import parse_blackout_periods
 from ostinato.domain.schedules import (
     RunStatus,
     Schedule,
     ScheduleKind,
     ScheduleTiming,
-    parse_blackout_periods,
     updated_average,
 )
 from ostinato.domain.tasks import TaskArguments

@@ -13,7 +13,8 @@ import pytest
 
 from ostinato.domain.change_rates import RateSample
 from ostinato.domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
-from ostinato.domain.schedules import BlackoutPeriod, RunMode, Schedule, ScheduleKind, ScheduleRun, RunStatus
+from ostinato.domain.blackouts import BlackoutPeriod
+from ostinato.domain.schedules import RunMode, Schedule, ScheduleKind, ScheduleRun, RunStatus
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus
 from ostinato.domain.visits import JournalStatus, VisitStats, VisitStatus
 from ostinato.api.tokens import SCOPES

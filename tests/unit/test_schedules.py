@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ostinato.domain.errors import ValidationError
+from ostinato.domain.blackouts import BlackoutPeriod, parse_blackout_periods
 from ostinato.domain.schedules import (
     DEFAULT_RETRY_BACKOFF,
-    BlackoutPeriod,
     Overrun,
     Reason,
     Schedule,
@@ -27,7 +27,6 @@ from ostinato.domain.schedules import (
     get_schedule_start_times,
     last_sign_of_life,
     overruns,
-    parse_blackout_periods,
     steal_step,
     updated_average,
 )

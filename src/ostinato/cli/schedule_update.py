@@ -18,7 +18,8 @@ import click
 from ..domain.durations import parse_duration
 from ..domain.errors import ValidationError
 from ..domain.firings import CatchUp
-from ..domain.schedules import RunMode, ScheduleKind, parse_blackout_periods
+from ..domain.blackouts import parse_blackout_periods
+from ..domain.schedules import RunMode, ScheduleKind
 from ..domain.schedule_records import schedule_to_dict
 from .app import AppContext, pass_app
 from .output import DurationType, echo_json, readable

@@ -34,8 +34,8 @@ from ..domain.schedules import (
     assess,
     describe_start_rule,
     get_schedule_start_times,
-    parse_blackout_periods,
 )
+from ..domain.blackouts import parse_blackout_periods
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals

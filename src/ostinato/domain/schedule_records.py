@@ -9,7 +9,8 @@ from typing import Any, Mapping
 
 from .errors import ValidationError
 from .firings import CatchUp
-from .schedules import _TIME_FIELDS, RunMode, Schedule, ScheduleKind, parse_blackout_periods
+from .blackouts import parse_blackout_periods
+from .schedules import _TIME_FIELDS, RunMode, Schedule, ScheduleKind
 from .tasks import TaskArguments
 
 _DURATION_FIELDS = ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration", "max_expected_duration",

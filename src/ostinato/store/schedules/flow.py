@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
+from ...domain.blackouts import parse_blackout_periods
 from ...domain.schedules import (
     RunMode,
     RunStatus,
@@ -27,7 +28,6 @@ from ...domain.schedules import (
     StealStep,
     apply_run_end,
     last_sign_of_life,
-    parse_blackout_periods,
     steal_step,
     stored_start_times,
 )
