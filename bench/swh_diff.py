@@ -37,8 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from contextlib import ExitStack
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -46,7 +44,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
-from swh_compat import free_port, start_server  # noqa: E402  (next to this file)
+from swh_compat import start_server  # noqa: E402  (next to this file)
+from vs_swh_rpc import start_peer_server  # noqa: E402
 
 from test_servers import swh_peer  # noqa: E402
 
@@ -87,42 +86,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     elif datetime.fromisoformat(args.base).tzinfo is None:
         parser.error("--base needs a zone (e.g. +00:00)")
     return args
-
-
-def start_peer_server(python: Path, dsn: str, work: Path, stack: ExitStack, name: str = "peer") -> str:
-    """swh-scheduler's own RPC app on ``dsn`` under gunicorn, one sync worker (as ``bench/vs_swh_rpc.py``)."""
-    config = work / f"scheduler-{name}.yml"
-    config.write_text(json.dumps({"scheduler": {"cls": "postgresql", "db": dsn}}))  # JSON is YAML
-    port = free_port()
-    log_path = work / f"{name}-server.log"
-    log = log_path.open("w")
-    process = subprocess.Popen([str(python), "-m", "gunicorn", "--workers", "1", "--bind", f"127.0.0.1:{port}",
-                                "--timeout", "600", "swh.scheduler.api.server:make_app_from_configfile()"],
-                               env=swh_peer.peer_env(SWH_CONFIG_FILENAME=str(config)), stdout=log,
-                               stderr=subprocess.STDOUT)
-
-    def stop() -> None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-
-    stack.callback(stop)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"swh-scheduler's server exited: {log_path.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return url
-        except urllib.error.HTTPError:
-            return url
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("swh-scheduler's server did not answer within 60 s")
 
 
 def run_client(python: Path, config: dict[str, Any], work: Path) -> dict[str, Any]:

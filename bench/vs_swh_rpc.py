@@ -130,13 +130,14 @@ def start(command: list[str], env: dict[str, str] | None, log: Path, stack: Exit
     return process
 
 
-def start_peer_server(python: Path, dsn: str, work: Path, stack: ExitStack) -> str:
-    """swh-scheduler's own RPC app on ``dsn``, under gunicorn (one sync worker); returns its URL."""
-    config = work / "scheduler.yml"
+def start_peer_server(python: Path, dsn: str, work: Path, stack: ExitStack, name: str = "peer") -> str:
+    """swh-scheduler's own RPC app on ``dsn``, under gunicorn (one sync worker); returns its URL. ``name``
+    tells the files of several such servers apart."""
+    config = work / ("scheduler.yml" if name == "peer" else f"scheduler-{name}.yml")
     config.write_text(json.dumps({"scheduler": {"cls": "postgresql", "db": dsn}}))  # JSON is YAML
     port = free_port()
     env = swh_peer.peer_env(SWH_CONFIG_FILENAME=str(config))
-    log = work / "peer-server.log"
+    log = work / f"{name}-server.log"
     process = start([str(python), "-m", "gunicorn", "--workers", "1", "--bind", f"127.0.0.1:{port}", "--timeout", "600",
                      "swh.scheduler.api.server:make_app_from_configfile()"], env, log, stack)
     url = f"http://127.0.0.1:{port}/"
