@@ -183,6 +183,17 @@ class Schedules:
             _ensure_task_type(store, job, self.source)
         return store.apply_declarations(self.declaration(force=force), now, timing)
 
+    def run_now(self, job: "Callable[..., Any] | str", store: Store, *, clock: Clock | None = None,
+                timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        """Ask for a run of a declared schedule (its function, or its name) as soon as a scheduler can:
+        ``ostinato schedule run-now``'s rule (never beside a run in progress; a blackout is waited out)."""
+        names = {self._jobs[s.task_type].fn: s.name for s in self._schedules.values() if s.task_type in self._jobs}
+        name = job if isinstance(job, str) else names.get(job)
+        if name not in self._schedules:
+            raise ValidationError("job", f"a schedule declared in {self.source} (or its function)",
+                                  getattr(job, "__qualname__", job))
+        return store.request_schedule_run(name, (clock or SystemClock()).now(), timing)
+
     def register(self, registry: Any = None) -> None:
         """Make each function resolvable by its import path in ``registry`` (the default one)."""
         from .execution.registry import registry as default_registry

@@ -135,3 +135,20 @@ def test_patch_changes_only_the_fields_given_checked_as_at_creation(api):
     assert patch({"tz": "UTC"}, scope="read").status_code == 403
     assert api.ok("GET", "/api/v1/schedules/bills") == before  # nothing changed by the refused ones
     assert api.client.patch("/api/v1/schedules/none", json={"tz": "UTC"}, headers=api.headers("admin")).status_code == 404
+
+
+def test_run_now_is_an_admin_action_that_keeps_one_running_copy(api, store, clock):
+    api.ok("POST", "/api/v1/schedules", PERIODIC, status=201)
+    assert api.client.post("/api/v1/schedules/bills/run-now", headers=api.headers("read")).status_code == 403
+    picked = store.pick_schedule(node="n", owner_name="a", tag="t1", now=clock.now())
+    assert picked is not None  # new: it runs
+    clock.advance(timedelta(seconds=1))
+    asked = api.ok("POST", "/api/v1/schedules/bills/run-now")
+    assert asked["run_requested_at"] == clock.now().isoformat() and asked["owner_tag"] == "t1"
+    assert store.pick_schedule(node="n", owner_name="a", tag="t2", now=clock.now()) is None  # never two at once
+    store.end_schedule_run("bills", "t1", status=RunStatus.SUCCEEDED, ended=clock.now())
+    assert store.pick_schedule(node="n", owner_name="a", tag="t3", now=clock.now())[0].name == "bills"
+    api.ok("POST", "/api/v1/schedules/bills/pause")
+    refused = api.client.post("/api/v1/schedules/bills/run-now", headers=api.headers("admin"))
+    assert refused.status_code == 409 and "paused" in refused.text
+    assert api.client.post("/api/v1/schedules/ghost/run-now", headers=api.headers("admin")).status_code == 404

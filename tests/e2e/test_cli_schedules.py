@@ -250,3 +250,22 @@ def test_show_prints_every_field(url):
     shown = ok(url, "schedule", "show", "cal").stdout
     assert "Must complete within 1h of each firing" in shown and "Not run on: no node excluded" in shown
     assert "Expected to take at most: not set; stopped after: never" in shown
+
+
+def test_run_now_starts_a_resting_schedule_once_and_is_refused_when_paused(url):
+    ok(url, "schedule", "add", "notes", "scrape", "failure_rate=0", "--every", "1h")
+    ok(url, "scheduler", "--once")
+    ok(url, "scheduler", "--once")  # once a period: nothing more
+    assert len(ok_json(url, "schedule", "runs", "notes")) == 1
+    said = ok(url, "schedule", "run-now", "notes").stdout
+    assert said.startswith("Asked notes to run now: it starts as soon as a scheduler picks it"), said
+    assert "Run asked for now:" in ok(url, "schedule", "show", "notes").stdout
+    ok(url, "scheduler", "--once")
+    ok(url, "scheduler", "--once")  # the request is done: back to once a period
+    assert [r["status"] for r in ok_json(url, "schedule", "runs", "notes")] == ["succeeded", "succeeded"]
+    assert "Run asked for now:" in ok(url, "schedule", "show", "notes").stdout  # ", done"
+    ok(url, "schedule", "pause", "notes")
+    refused = run(url, "schedule", "run-now", "notes")
+    assert refused.exit_code != 0 and "paused: resume it first" in refused.output, refused.output
+    assert "Traceback" not in refused.output
+    assert run(url, "schedule", "run-now", "ghost").exit_code == 1

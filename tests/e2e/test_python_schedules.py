@@ -10,12 +10,13 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 import ostinato
+from ostinato.domain.clock import ManualClock
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.firings import CatchUpKind
 from ostinato.domain.schedules import RunStatus, ScheduleKind
@@ -193,3 +194,20 @@ def test_a_function_of_main_without_a_file_is_refused_saying_how(tmp_path):
     assert done.stdout.startswith("schedule cleanup: function: expected a function of a module other processes can "
                                   "import"), done.stdout
     assert "jobs.py" in done.stdout
+
+
+def test_run_now_by_function_or_name_on_a_declared_schedule(tmp_path):
+    jobs = ostinato.Schedules("reports")
+    jobs.periodic(every="1h")(cleanup)
+    clock = ManualClock(datetime(2030, 1, 1, tzinfo=timezone.utc))
+    with open_store(f"sqlite:///{tmp_path}/jobs.db") as store:
+        store.init_schema()
+        jobs.sync(store, clock=clock)
+        assert store.pick_schedule(node="n", owner_name="a", tag="t1", now=clock.now())[0].name == "cleanup"
+        store.end_schedule_run("cleanup", "t1", status=RunStatus.SUCCEEDED, ended=clock.now())
+        clock.advance(timedelta(minutes=1))
+        assert store.pick_schedule(node="n", owner_name="a", tag="t2", now=clock.now()) is None
+        assert jobs.run_now(cleanup, store, clock=clock).run_requested_at == clock.now()
+        assert store.pick_schedule(node="n", owner_name="a", tag="t3", now=clock.now())[0].name == "cleanup"
+        with pytest.raises(ValidationError, match="job: expected a schedule declared in python:reports"):
+            jobs.run_now("other", store, clock=clock)

@@ -176,6 +176,15 @@ def resume_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, 
     return _set_enabled(ctx, name, True)
 
 
+@router.post("/schedules/{name}/run-now", dependencies=ADMIN,
+             summary="Start it as soon as a scheduler can (after a run in progress; not in a blackout)")
+def run_schedule_now(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    """Its period, cooldown and retry backoff are overridden once; never two runs at once: asked while
+    one runs, it starts when that one ends. 409 for a paused schedule or one the beats send."""
+    now = ctx.clock.now()
+    return schedule_detail(ctx, ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing()), now)
+
+
 @router.get("/schedules/{name}/condition", dependencies=READ, summary="OK, WARNING or ERROR, with the reason")
 def schedule_condition(name: str, at: str | None = Query(None, description="Evaluate at this time instead of now."),
                        ctx: ApiContext = Depends(context)) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """``ostinato schedule …`` (see docs/design/deadline-greedy.md) and ``ostinato scheduler``.
 
-add | list | show | condition | next | runs | pause | resume | delete | export | import.
+add | list | show | update | condition | next | runs | pause | resume | run-now | delete | export | import.
 A periodic schedule is added with ``--every PERIOD [--cooldown D]``, a calendar
 one with ``--calendar EXPR --max-duration D`` (cron, systemd calendar event or
 RRULE). ``condition`` with no name lists every schedule worst first;
@@ -34,6 +34,7 @@ from ..domain.schedules import (
     assess,
     describe_start_rule,
     get_schedule_start_times,
+    run_requested,
 )
 from ..domain.blackouts import parse_blackout_periods
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
@@ -240,6 +241,9 @@ def _show(app: AppContext, found: Schedule) -> None:
             lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
         lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: "
                      f"{format_elapsed(found.average_good_duration) or 'unknown'}")
+        if found.run_requested_at is not None:
+            lines.append(f"  Run asked for now: {format_when(found.run_requested_at, now)}, "
+                         f"{'pending' if run_requested(found) else 'done'}")
     if found.mode is not RunMode.SEND:
         recent = app.store().list_schedule_runs(found.name, limit=_SHOWN_RUNS)
         lines.append(f"  Last runs (newest first; `schedule runs {found.name}` for more):" if recent else "  Runs: none yet")
@@ -365,6 +369,27 @@ def schedule_pause(app: AppContext, name: str) -> None:
 def schedule_resume(app: AppContext, name: str) -> None:
     """Pick NAME again (paused by `schedule pause` or `schedule add --paused`); it starts when it can."""
     _set_enabled(app, name, True)
+
+
+@schedule.command("run-now")
+@click.argument("name")
+@pass_app
+def schedule_run_now(app: AppContext, name: str) -> None:
+    """Start NAME as soon as a scheduler can, whatever its period, cooldown or retry backoff say.
+
+    Never beside a run in progress: asked while one runs, it starts when that one ends. A blackout
+    period is still waited out. Its next runs then follow its rule again."""
+    now = app.clock.now()
+    timing = app.settings.schedule_timing()
+    asked = app.store().request_schedule_run(name, now, timing)
+    times = assess(asked, now, timing).start_times
+    if asked.running:
+        when = f"is running on {asked.owner_node}/{asked.owner_name}: the run asked for starts when that one ends"
+    elif times is not None and times.can_start_by > now:
+        when = f"is in a blackout period: the run asked for starts {format_when(times.can_start_by, now)}"
+    else:
+        when = "starts as soon as a scheduler picks it (`ostinato scheduler` on this database)"
+    click.echo(f"Asked {name} to run now: it {when}")
 
 
 @schedule.command("delete")

@@ -33,7 +33,13 @@ Where the proposal leaves a case open, the rule chosen is written here:
 - an owner's last sign of life is its last ping, or the run's start when no ping
   was recorded (:func:`last_sign_of_life`); it is silent when that is more than
   the ping timeout ago (exactly the timeout is not silent). The condition
-  (``owner_silent``) and the steal (:func:`steal_step`) read it the same way.
+  (``owner_silent``) and the steal (:func:`steal_step`) read it the same way;
+- a run asked for now (:func:`request_run`, ``schedule run-now``) can start at once, whatever the
+  cooldown, the period or the retry backoff say, and should start by the moment it was asked (the pick
+  takes it before schedules due later, after those already past due); not in a blackout period, and
+  never beside a run in progress: asked while one runs, it starts when that one ends. It is done by the
+  first run that starts at or after the request (``last_start_at``). Paused schedules and those the
+  beats send are refused: resume the one, send the other from Celery.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from typing import Any, Mapping, Sequence
 from .blackouts import BlackoutPeriod, check_blackouts
 from .calendars import CalendarRule, parse_zone, resolve_local
 from .durations import format_duration
-from .errors import ValidationError
+from .errors import ConflictError, ValidationError
 from .firings import CatchUp, check_catch_up, fire_time_after, send_deadline
 from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
 from .tasks import TaskArguments
@@ -164,6 +170,8 @@ class Schedule:
     owner_tag: str | None = None
     owner_last_ping_at: datetime | None = None
     steal_start_at: datetime | None = None
+    #: when a run was last asked for now (:func:`request_run`); pending until a run starts at or after it
+    run_requested_at: datetime | None = None
 
     @property
     def running(self) -> bool:
@@ -388,18 +396,44 @@ def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequ
     else:
         due = next_cron_time(schedule, _reference(schedule))
         if due is None:
-            return None
+            return _requested_only(schedule)
         if schedule.fired_through is not None:  # the next fire time not yet handled (domain.firings)
             can = fire_time_after(schedule, schedule.fired_through)
             if can is None:
-                return None
+                return _requested_only(schedule)
         else:
             can = due
         should = due + schedule.cron_max_schedule_duration - average
     retry = retry_at(schedule, backoff)
     if retry is not None:
         can = max(can, retry)
+    if run_requested(schedule):
+        can, should = min(can, schedule.run_requested_at), min(should, schedule.run_requested_at)
     return StartTimes(out_of_blackout(schedule, can), should)
+
+
+def _requested_only(schedule: Schedule) -> StartTimes | None:
+    """A calendar rule that fires no more: only a run asked for now starts."""
+    if not run_requested(schedule):
+        return None
+    return StartTimes(out_of_blackout(schedule, schedule.run_requested_at), schedule.run_requested_at)
+
+
+def run_requested(schedule: Schedule) -> bool:
+    """A run was asked for now and none has started since (module docstring)."""
+    asked = schedule.run_requested_at
+    return asked is not None and (schedule.last_start_at is None or schedule.last_start_at < asked)
+
+
+def request_run(schedule: Schedule, now: datetime) -> Schedule:
+    """The schedule with a run asked for at ``now``; ConflictError, saying what to do, when it cannot be."""
+    if not schedule.enabled:
+        raise ConflictError(f"schedule {schedule.name!r} is paused: resume it first (ostinato schedule resume "
+                            f"{schedule.name}), and it starts at once")
+    if schedule.mode is RunMode.SEND:
+        raise ConflictError(f"schedule {schedule.name!r} is sent by the beats of {schedule.declared_by or 'Celery'}: "
+                            "send it once from Celery (its task's apply_async); the scheduler does not run it")
+    return replace(schedule, run_requested_at=now)
 
 
 def updated_average(previous: timedelta | None, duration: timedelta, alpha: float = DEFAULT_ALPHA) -> timedelta:
@@ -562,4 +596,4 @@ def assess(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> Assessm
 
 #: the times of a schedule (definition and state), as validated and exported
 _TIME_FIELDS = ("created_at", "last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at",
-                "owner_started_at", "owner_last_ping_at", "steal_start_at", "fired_through")
+                "owner_started_at", "owner_last_ping_at", "steal_start_at", "fired_through", "run_requested_at")

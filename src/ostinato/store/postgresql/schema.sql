@@ -269,7 +269,9 @@ CREATE TABLE schedule (
     -- the last fire time handled (run, sent or skipped)
     fired_through timestamptz,
     -- mode 'send': the next fire time to send, stored so that a beat's claim is an index walk
-    next_fire_at timestamptz
+    next_fire_at timestamptz,
+    -- a run asked for now (schedule run-now): pending until a run starts at or after it
+    run_requested_at timestamptz
 );
 
 -- the pick: among schedules not running, lowest should_start_by first (the walk

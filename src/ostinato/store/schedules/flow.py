@@ -27,6 +27,7 @@ from ...domain.schedules import (
     ScheduleTiming,
     StealStep,
     apply_run_end,
+    request_run,
     last_sign_of_life,
     steal_step,
     stored_start_times,
@@ -46,7 +47,7 @@ PICK_WINDOW = 1000
 
 #: the columns a run's end moves (besides the start times), times then the rest
 _STATE_TIMES = ("last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at", "owner_started_at",
-                "owner_last_ping_at", "steal_start_at", "fired_through")
+                "owner_last_ping_at", "steal_start_at", "fired_through", "run_requested_at")
 _STATE_VALUES = ("failure_count", "owner_node", "owner_name", "owner_tag")
 #: the definition's times and durations (the rest of the row)
 _TIMES = ("created_at", *_STATE_TIMES)
@@ -100,6 +101,17 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
                          {**self._schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
             self.db.notify(conn, CHANNEL)
         return schedule
+
+    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        with self.db.write() as conn:
+            row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
+            if row is None:
+                raise NotFoundError("schedule", name)
+            asked = request_run(self._schedule(row), now)
+            conn.execute(self._schedules.update_run_state,
+                         {**self._state_params(asked, now, timing), "expected_tag": row["owner_tag"]})
+            self.db.notify(conn, CHANNEL)
+        return asked
 
     def delete_schedule(self, name: str) -> bool:
         with self.db.write() as conn:

@@ -26,6 +26,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "ping_schedule": "admin", "release_owner_schedules": "admin", "save_schedule": "admin", "steal_silent_schedules": "admin",
     "apply_declarations": "admin", "catch_up_schedules": "admin", "list_firings": "read",
     "claim_firings": "admin", "mark_firings_sent": "admin", "release_firings": "admin", "next_send_at": "read",
+    "request_schedule_run": "admin",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -51,6 +52,12 @@ class ScheduleStore(abc.ABC):
     @abc.abstractmethod
     def save_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
         """Write a changed schedule (definition or state) and its new start times; NotFoundError if missing."""
+
+    @abc.abstractmethod
+    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+        """Ask for a run of ``name`` now (``domain.schedules.request_run``), under the row's lock: it can start
+        at once and should by the moment asked; asked while a run is in progress, it starts when that one ends
+        (never two at once). NotFoundError if missing; ConflictError, saying why, if paused or sent by beats."""
 
     @abc.abstractmethod
     def delete_schedule(self, name: str) -> bool:

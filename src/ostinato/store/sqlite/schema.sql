@@ -265,9 +265,10 @@ CREATE TABLE schedule (
     declaration TEXT,
     -- the last fire time handled (run, sent or skipped)
     fired_through TEXT,
-    -- mode 'send': the next fire time to send, stored so that a beat's claim is an index walk
+    -- mode 'send': the next fire time to send, stored so that a beat's claim is an index walk;
+    -- run_requested_at (0017): a run asked for now (schedule run-now), pending until a run starts at or after it
     next_fire_at TEXT
-) STRICT;
+, run_requested_at TEXT) STRICT;
 
 -- the pick: among schedules not running, lowest should_start_by first
 CREATE INDEX schedule_pick_idx ON schedule (should_start_by)
