@@ -526,3 +526,17 @@ CREATE INDEX protocol_never_visited_idx ON origin_visit_stats (visit_type, oldes
     WHERE enabled AND cooldown_until IS NULL AND last_snapshot IS NULL AND oldest_update IS NOT NULL;
 CREATE INDEX protocol_without_update_idx ON origin_visit_stats (visit_type, queue_position NULLS FIRST, first_seen)
     WHERE enabled AND cooldown_until IS NULL AND update_missing;
+
+-- the console's history (0018): samples per series, rolled up, each resolution kept a bounded time
+CREATE TABLE history_sample (
+    -- 'visit_type:git', 'schedule:bills', 'task_type:load-git'
+    series text NOT NULL,
+    -- seconds per sample: 300, 3600 or 21600
+    resolution integer NOT NULL CHECK (resolution > 0),
+    -- the start of its interval
+    at timestamptz NOT NULL,
+    sample jsonb NOT NULL,
+    PRIMARY KEY (series, resolution, at)
+);
+-- the pruning: a resolution's samples older than its span
+CREATE INDEX history_sample_age_idx ON history_sample (resolution, at);

@@ -491,3 +491,17 @@ BEGIN
     GROUP BY lister_id, visit_type, kind, cell HAVING sum(origins) <> 0
     ON CONFLICT (lister_id, visit_type, kind, cell) DO UPDATE SET origins = origins + excluded.origins;
 END;
+
+-- the console's history (0018): samples per series, rolled up, each resolution kept a bounded time
+CREATE TABLE history_sample (
+    -- 'visit_type:git', 'schedule:bills', 'task_type:load-git'
+    series TEXT NOT NULL,
+    -- seconds per sample: 300, 3600 or 21600
+    resolution INTEGER NOT NULL CHECK (resolution > 0),
+    -- the start of its interval
+    at TEXT NOT NULL,
+    sample TEXT NOT NULL CHECK (json_valid(sample)),
+    PRIMARY KEY (series, resolution, at)
+) STRICT;
+-- the pruning: a resolution's samples older than its span
+CREATE INDEX history_sample_age_idx ON history_sample (resolution, at);
