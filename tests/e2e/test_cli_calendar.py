@@ -81,7 +81,7 @@ def test_a_rule_searched_to_its_horizon_does_not_claim_it_fires_no_more():
 @pytest.mark.parametrize("typed", ["Europe/Pariss", "europe/paris", "Paris"])
 def test_a_mistyped_zone_gets_the_closest_name(typed):
     line = one_error(calendar("@daily", "--tz", typed))
-    assert line == f"error: tz: expected an IANA time zone such as Europe/Paris or UTC (did you mean Europe/Paris?), got '{typed}'"
+    assert line == f"error: --tz: expected an IANA time zone such as Europe/Paris or UTC (did you mean Europe/Paris?), got '{typed}'"
 
 
 def test_a_mistyped_zone_ending_a_systemd_event_gets_the_closest_name():

@@ -72,7 +72,7 @@ def test_grab_next_per_lister(url):
     (["--policy", "oldest_scheduled_first=0"], "policy"),
     (["--policy", "oldest_scheduled_first=lots"], "policy.oldest_scheduled_first"),
     (["--count", "-1"], "count"),
-    (["--in-flight-timeout", "0s"], "in_flight_timeout"),
+    (["--in-flight-timeout", "0s"], "--in-flight-timeout"),
 ])
 def test_bad_grab_next_input_names_the_field_and_changes_nothing(url, args, field):
     record(url)
@@ -111,4 +111,4 @@ def test_unknown_visit_types_are_refused_with_the_line_and_field(url):
     result = run(url, "visit-status", "record", "-", input=json.dumps(status) + "\n")
     assert result.exit_code == 2 and "line 1: type:" in result.output
     result = run(url, "origin", "grab-next", "gti")
-    assert result.exit_code == 2 and "visit_type:" in result.output
+    assert result.exit_code == 2 and "VISIT_TYPE:" in result.output

@@ -86,7 +86,7 @@ def test_lister_list(url):
 
 def test_lister_add_refuses_a_blank_name(url):
     result = run(url, "lister", "add", " ", "x")
-    assert result.exit_code == 2 and "name: expected a non-empty name" in result.output
+    assert result.exit_code == 2 and "NAME: expected a non-empty name" in result.output
 
 
 # -- origin record --------------------------------------------------------------
@@ -275,11 +275,11 @@ def test_bad_status_line_writes_nothing(url, case):
 
 
 @pytest.mark.parametrize("args, field, expected", [
-    (["--adjust-factor", "1"], "adjust_factor", "a number greater than 1"),
-    (["--adjust-factor", "fast"], "adjust_factor", "a number"),
-    (["--minimum-interval", "0s"], "minimum_interval", "a positive duration"),
-    (["--max-failures", "0"], "max_failures", "a whole number of at least 1"),
-    (["--batch-size", "0"], "batch_size", "a whole number of at least 1"),
+    (["--adjust-factor", "1"], "--adjust-factor", "a number greater than 1"),
+    (["--adjust-factor", "fast"], "--adjust-factor", "a number"),
+    (["--minimum-interval", "0s"], "--minimum-interval", "a positive duration"),
+    (["--max-failures", "0"], "--max-failures", "a whole number of at least 1"),
+    (["--batch-size", "0"], "--batch-size", "a whole number of at least 1"),
 ])
 def test_bad_feedback_options(url, args, field, expected):
     result = run(url, "visit-status", "record", *args, "-", input=lines(status(A, T0)))

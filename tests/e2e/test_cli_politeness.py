@@ -44,9 +44,9 @@ def test_set_show_and_the_grab_keeps_them(url):
     (["--max-concurrent", "many"], "max_concurrent_per_host"),
     (["--min-spacing", "-1s"], "min_spacing_per_host"),
     (["--min-spacing", "soon"], "min_spacing_per_host"),
-    (["--host", "big.example", "--max-concurrent", "0"], "max_concurrent"),
+    (["--host", "big.example", "--max-concurrent", "0"], "--max-concurrent"),
     (["--host", "", "--max-concurrent", "1"], "host"),
-    ([], "max_concurrent"),
+    ([], "--max-concurrent"),
 ])
 def test_bad_input_names_the_field_and_stores_nothing(url, args, field):
     result = run(url, "politeness", "set", "git", *args)
@@ -57,4 +57,4 @@ def test_bad_input_names_the_field_and_stores_nothing(url, args, field):
 
 def test_an_unknown_visit_type_is_refused(url):
     result = run(url, "politeness", "set", "svn", "--max-concurrent", "2")
-    assert result.exit_code != 0 and "visit_type: expected" in result.output
+    assert result.exit_code != 0 and "VISIT_TYPE: expected" in result.output

@@ -75,7 +75,7 @@ def test_task_type_duplicate_and_unknown(url):
     assert result.exit_code == 1 and "already exists" in result.output
     result = run(url, "task-type", "list", "-t", "nope")
     assert result.exit_code == 2
-    assert result.output.strip().startswith("error: type: expected a known task type")
+    assert result.output.strip().startswith("error: --task-type: expected a known task type")
 
 
 # -- tasks ----------------------------------------------------------------------

@@ -333,10 +333,10 @@ def test_cli_reads_to_the_end_and_exits(store_url, broker, topic, tmp_path, monk
 def test_cli_refuses_bad_options_naming_them(broker, fresh_url):
     result = run(fresh_url, "journal-client", "--brokers", broker.bootstrap_servers, "--group-id", "x",
                  "--consumer-option", "nonsense")
-    assert result.exit_code == 2 and "consumer_option" in result.output
+    assert result.exit_code == 2 and "--consumer-option:" in result.output
     result = run(fresh_url, "journal-client", "--brokers", broker.bootstrap_servers, "--group-id", "x",
                  "--batch-timeout", "0")
-    assert result.exit_code == 2 and "batch_timeout" in result.output
+    assert result.exit_code == 2 and "--batch-timeout:" in result.output
 
 
 def test_a_missing_broker_binary_is_a_clear_error(monkeypatch, tmp_path):

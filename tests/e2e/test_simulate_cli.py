@@ -87,11 +87,11 @@ def test_the_table_names_every_policy_chosen():
     (["--sources", "0"], "sources"),
     (["--workload", "nope"], "workload"),
     (["--policy", "nope"], "policy"),
-    (["--share-last-update", "2"], "share_last_update"),
-    (["--failure-rate", "x"], "failure_rate"),
+    (["--share-last-update", "2"], "--share-last-update"),
+    (["--failure-rate", "x"], "--failure-rate"),
     (["--step", "2d"], "step"),
     (["--capacity", "-3"], "capacity"),
-    (["--max-gap", "1d"], "max_gap"),
+    (["--max-gap", "1d"], "--max-gap"),
     (["--setting", "absolute_cooldown"], "setting"),
     (["--setting", "absolute_cooldown=soon"], "absolute_cooldown"),
     (["--db", "mysql://x"], "db"),
@@ -196,8 +196,8 @@ def test_a_bad_trace_names_line_and_field_and_runs_nothing(tmp_path, lines, mess
 
 
 @pytest.mark.parametrize("args,field", [
-    (["--sources", "10"], "sources"), (["--workload", "git_lognormal"], "workload"), (["--dead-share", "0"], "dead_share"),
-    (["--trace-start", "2024-01-01"], "trace_start"), (["--trace-start", "2030-01-01T00:00:00Z"], "trace_start"),
+    (["--sources", "10"], "sources"), (["--workload", "git_lognormal"], "workload"), (["--dead-share", "0"], "--dead-share"),
+    (["--trace-start", "2024-01-01"], "--trace-start"), (["--trace-start", "2030-01-01T00:00:00Z"], "--trace-start"),
 ])
 def test_a_trace_refuses_what_it_decides_itself(tmp_path, args, field):
     trace = write_trace(tmp_path / "trace.jsonl", origins=3)
@@ -234,4 +234,4 @@ def test_a_trace_built_from_debian_changelogs_and_measured(tmp_path):
     data = json.loads(stats.stdout)
     assert data["origins"] == 2 and data["changes"] == 5 and data["last_change"] == "2024-02-09T12:00:00+00:00"
     empty = invoke("trace", "build", "--debian-changelogs", "--doc-dir", str(tmp_path))
-    assert empty.exit_code == 2 and "doc_dir:" in empty.output
+    assert empty.exit_code == 2 and "--doc-dir:" in empty.output

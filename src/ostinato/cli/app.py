@@ -72,6 +72,51 @@ INTERRUPTED = ("interrupted (Ctrl-C): the transaction in progress, if any, was r
                "what was committed before it stays")
 
 
+#: fields of the domain whose option's parameter has another name
+FIELD_OPTIONS: dict[str, str] = {}
+
+
+def option_names(command: click.Command) -> dict[str, str]:
+    """Each parameter's name to what the user typed: an option's longest flag, an argument's metavar."""
+    names = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name:
+            names[param.name] = max(param.opts, key=len)
+        elif isinstance(param, click.Argument) and param.name:
+            names[param.name] = param.human_readable_name.rstrip(".")
+    return names
+
+
+class OstinatoCommand(click.Command):
+    """A command whose bad input is told by the option the user typed (``--interval``, not the domain's
+    ``current_interval``); an error about a record of a file keeps the record's own field names."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except ValidationError as exc:  # an option's type refused its value
+            raise self._named(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ValidationError as exc:
+            raise self._named(exc) from None
+
+    def _named(self, exc: ValidationError) -> ValidationError:
+        if exc.record is not None:
+            return exc
+        from .output import readable
+
+        head = exc.field.partition("[")[0].partition(".")[0]
+        names = option_names(self)
+        # the parameter of that name, else the one given as a repeated option (statuses), else by its alias
+        plurals = (f"{head}s", f"{head}es", f"{head[:-1]}ies")
+        option = (names.get(head) or next((names[p] for p in plurals if p in names), None)
+                  or names.get(FIELD_OPTIONS.get(head, "")))
+        return readable(exc, {head: option}) if option else exc
+
+
 class OstinatoGroup(click.Group):
     """Turns Ostinato's errors into one-line messages and exit statuses.
 
@@ -79,6 +124,8 @@ class OstinatoGroup(click.Group):
     object or a conflict exits 1; a schema problem exits 3; Ctrl-C exits 130, as a shell's
     interrupted command does.
     """
+
+    command_class = OstinatoCommand
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
