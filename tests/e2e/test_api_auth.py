@@ -77,7 +77,8 @@ def test_openapi_lists_every_endpoint_and_the_docs_are_served(api):
         ("/api/v1/task-runs", "get"), ("/api/v1/schedules", "get"), ("/api/v1/schedules", "post"),
         ("/api/v1/schedules/{name}", "get"), ("/api/v1/schedules/{name}", "patch"),
         ("/api/v1/schedules/{name}/pause", "post"),
-        ("/api/v1/schedules/{name}/resume", "post"), ("/api/v1/schedules/{name}/condition", "get"),
+        ("/api/v1/schedules/{name}/resume", "post"), ("/api/v1/schedules/{name}/run-now", "post"),
+        ("/api/v1/schedules/{name}/condition", "get"), ("/api/v1/history", "get"),
         ("/api/v1/schedules/{name}/next", "get"), ("/api/v1/schedules/{name}/runs", "get"),
         ("/api/v1/schedule-conditions", "get"), ("/api/v1/listers", "get"), ("/api/v1/listers", "post"),
         ("/api/v1/listers/{lister_id}/origins", "post"), ("/api/v1/visit-statuses", "post"),
@@ -146,4 +147,4 @@ def test_token_command_errors(fresh_url):
     missing = _run(fresh_url, "token", "revoke", "nobody")
     assert missing.exit_code == 1 and "api token not found: nobody" in missing.output
     empty = _run(fresh_url, "token", "add", " ", "--scope", "read")
-    assert empty.exit_code == 2 and "name: expected" in empty.output
+    assert empty.exit_code == 2 and "NAME: expected" in empty.output

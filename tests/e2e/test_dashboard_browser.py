@@ -6,22 +6,16 @@ Screenshots are saved in the test's tmp_path (their paths printed)."""
 
 from __future__ import annotations
 
-import shutil
-import threading
-import time
 from typing import Iterator
 
 import pytest
-import uvicorn
-from playwright.sync_api import sync_playwright
 
 from ostinato.api import create_app
 from ostinato.config import Settings
-from test_servers.postgres import free_port
 
+from browser_helpers import VIEWPORTS, keep_screenshot, serve  # noqa: F401
 from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
 
-VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
 
 
 @pytest.fixture
@@ -29,30 +23,9 @@ def served(sqlite_store, clock) -> Iterator[tuple[str, str]]:
     """The seeded store's API, served by uvicorn in a thread; its base URL and a read token's secret."""
     seed(sqlite_store, clock)
     secret = tokens(sqlite_store, clock)["read"]
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(sqlite_store, Settings(), clock), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, name="dashboard-uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}", secret
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
+    with serve(create_app(sqlite_store, Settings(), clock), "dashboard-uvicorn") as base:
+        yield base, secret
 
-
-@pytest.fixture(scope="module")
-def chromium():
-    executable = shutil.which("chromium")
-    assert executable, "Debian's chromium is needed (apt-get install chromium; .ci/run installs it)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
 
 
 @pytest.mark.parametrize("screen", list(VIEWPORTS))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ostinato.api.metrics import lag_quantile
+from ostinato.domain.origin_metrics import lag_quantile
 from ostinato.domain.origin_metrics import LAG_BOUNDS, bucket_label
 
 HOUR, DAY = 3600.0, 86400.0

@@ -33,6 +33,9 @@ from . import origins, schedules, store_rpc, tasks
 from .bodies import document_errors, request_error
 from .request_handling import READ, ApiContext, ApiError, context, json_safe, validation_body
 from .dashboard import router as dashboard_router
+from .dashboard_pages import router as dashboard_pages_router
+from .dashboard_actions import router as dashboard_actions_router
+from . import dashboard_history
 from .metrics import RequestMetrics, StoreCollector, make_registry
 
 API_VERSION = "1"
@@ -74,9 +77,12 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     app.state.registry = registry
     app.add_middleware(RequestMetrics, requests=requests, latency=latency)
     _add_error_handlers(app)
-    for router in (tasks.router, schedules.router, origins.router, store_rpc.router):
+    for router in (tasks.router, schedules.router, origins.router, dashboard_history.api_router, store_rpc.router):
         app.include_router(router)
     app.include_router(dashboard_router)  # the page at / (a read token, from a sign-in form's cookie)
+    app.include_router(dashboard_pages_router)  # its drill-down pages: visit types, listers, origins, task types, tasks
+    app.include_router(dashboard_actions_router)  # its admin's actions (POST forms, CSRF-checked, audited)
+    app.include_router(dashboard_history.router)  # the history's charts
 
     @app.get("/health", tags=["meta"], summary="Is the API up, and its database reachable at the right schema?")
     def health(ctx: ApiContext = Depends(context)) -> Any:

@@ -19,16 +19,16 @@ skipped; ``domain.firings``) and its newest runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, \
     has_fire_times
-from ..domain.origin_metrics import LAG_BOUNDS, OriginMetrics, bucket_label
+from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow, totals_by_visit_type as visit_type_rows
 from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess
 from .request_handling import ApiContext
-from .metrics import lag_quantile
+
 from .schedules import all_schedules
 
 #: what each state is written as, with a symbol, so that the page reads without colour
@@ -77,45 +77,6 @@ class ScheduleRow:
     @property
     def reason_text(self) -> str:
         return REASON_TEXT.get(self.reason, self.reason.value) if self.reason else ""
-
-
-@dataclass(frozen=True, slots=True)
-class LagBar:
-    label: str
-    count: int
-
-
-@dataclass(slots=True)
-class VisitTypeRow:
-    visit_type: str
-    computed_at: datetime
-    origins_known: int = 0
-    origins_enabled: int = 0
-    never_visited: int = 0
-    #: visited, never successfully (every visit failed or found nothing)
-    never_successful: int = 0
-    pending: int = 0
-    #: queue depth: visits handed out and not yet reported
-    in_flight: int = 0
-    visits_last_hour: int = 0
-    eventful: int = 0
-    uneventful: int = 0
-    histogram: dict[str, int] = field(default_factory=dict)
-    lag_max: timedelta | None = None
-
-    @property
-    def eventful_ratio(self) -> float | None:
-        successful = self.eventful + self.uneventful
-        return self.eventful / successful if successful else None
-
-    @property
-    def bars(self) -> list[LagBar]:
-        """Every bucket of the lag histogram in order, empty ones too."""
-        return [LagBar(bucket_label(i), int(self.histogram.get(bucket_label(i), 0))) for i in range(len(LAG_BOUNDS) + 1)]
-
-    def lag_quantile(self, q: float) -> timedelta | None:
-        value = lag_quantile(self.histogram, q, self.lag_max.total_seconds() if self.lag_max is not None else None)
-        return None if value is None else timedelta(seconds=value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,26 +214,6 @@ def schedule_rows(ctx: ApiContext, schedules: list[Schedule], now: datetime) -> 
     return rows
 
 
-def visit_type_rows(metrics: list[OriginMetrics]) -> list[VisitTypeRow]:
-    """The origin metrics summed over listers, one row per visit type, by name."""
-    rows: dict[str, VisitTypeRow] = {}
-    for m in metrics:
-        row = rows.setdefault(m.visit_type, VisitTypeRow(m.visit_type, m.computed_at))
-        row.computed_at = min(row.computed_at, m.computed_at)
-        row.origins_known += m.origins_known
-        row.origins_enabled += m.origins_enabled
-        row.never_visited += m.origins_never_visited
-        row.never_successful += m.origins_never_successful
-        row.pending += m.origins_with_pending_changes
-        row.in_flight += m.visits_in_flight
-        row.visits_last_hour += m.visits_last_hour
-        row.eventful += m.eventful_visits_last_hour
-        row.uneventful += m.uneventful_visits_last_hour
-        for label, count in m.lag_histogram.items():
-            row.histogram[label] = row.histogram.get(label, 0) + int(count)
-        if m.lag_max is not None:
-            row.lag_max = m.lag_max if row.lag_max is None else max(row.lag_max, m.lag_max)
-    return [rows[name] for name in sorted(rows)]
 
 
 def schedule_failures(ctx: ApiContext, schedules: list[Schedule]) -> list[Failure]:

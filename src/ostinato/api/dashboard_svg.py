@@ -13,7 +13,7 @@ from typing import Sequence
 
 from markupsafe import Markup, escape
 
-from .dashboard_data import LagBar
+from ..domain.origin_metrics import LagBar
 
 WIDTH = 360
 LABEL_X = 52        # right edge of the bucket labels

@@ -22,39 +22,15 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from ..domain.origin_metrics import LAG_BOUNDS, bucket_label
+from ..domain.origin_metrics import lag_quantile
 from ..domain.schedules import ScheduleTiming, State, assess
 
 QUANTILES = (0.5, 0.9, 0.99)
-
-
-def lag_quantile(histogram: Mapping[str, int], q: float, lag_max: float | None = None) -> float | None:
-    """The ``q`` quantile of a lag histogram (bucket label → origins), interpolated linearly
-    within its bucket as Prometheus's ``histogram_quantile`` does; the open last bucket ends at
-    ``lag_max`` when known (else at its lower bound). None for an empty histogram."""
-    counts = [int(histogram.get(bucket_label(i), 0)) for i in range(len(LAG_BOUNDS) + 1)]
-    total = sum(counts)
-    if total == 0:
-        return None
-    rank = q * total
-    seen = 0
-    for index, count in enumerate(counts):
-        if count and seen + count >= rank:
-            lower = 0.0 if index == 0 else LAG_BOUNDS[index - 1]
-            if index < len(LAG_BOUNDS):
-                upper = LAG_BOUNDS[index]
-            else:
-                upper = max(lower, lag_max) if lag_max is not None else lower
-            if lag_max is not None:
-                upper = min(upper, max(lower, lag_max))
-            return lower + (upper - lower) * (rank - seen) / count
-        seen += count
-    return lag_max
 
 
 class StoreCollector:

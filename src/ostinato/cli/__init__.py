@@ -11,7 +11,7 @@ from __future__ import annotations
 from .app import AppContext, cli
 
 # Each module adds its commands to `cli` when imported.
-from . import api, calendar, db, demo, example_install, imports, journal, origins, politeness, schedule_update, schedules, services, simulate, swh_rpc, task_runs, task_types, tasks, tokens, visits, workers  # noqa: E402,F401
+from . import api, audit, calendar, db, demo, example_install, history, imports, journal, origins, politeness, schedule_update, schedules, services, simulate, swh_rpc, task_runs, task_types, tasks, tokens, visits, workers  # noqa: E402,F401
 
 
 def main() -> None:

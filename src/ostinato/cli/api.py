@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import click
 
 from .. import extras
@@ -22,10 +24,14 @@ def api() -> None:
 @click.option("--insecure", is_flag=True,
               help="With --open-metrics, listen on an address other than loopback all the same (anyone who reaches "
                    "it may read /metrics).")
+@click.option("--no-history", is_flag=True,
+              help="Do not run the console's history pass (every 5 minutes) in this server: run "
+                   "`ostinato history sample --every 5m` elsewhere, or do without the dashboard's history.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)
 @pass_app
-def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecure: bool, log_level: str) -> None:
+def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecure: bool, no_history: bool,
+              log_level: str) -> None:
     """Serve the API until SIGINT or SIGTERM. Requests need a token (`ostinato token add`),
     except /health and the OpenAPI description.
 
@@ -38,10 +44,24 @@ def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecur
 
     auth = ("tokens required (not for /health, the OpenAPI description and /metrics: --open-metrics)" if open_metrics
             else "tokens required (not for /health and the OpenAPI description)")
-    # the store is opened, and its schema checked, before listening
-    serve_http(lambda: create_app(app.store(), app.settings, app.clock, open_metrics=open_metrics),
-               host=host, port=port, log_level=log_level,
-               started=f"ostinato api serve: {{url}} on {store_shown(app.settings)}; {auth}; dashboard at {{url}}dashboard")
+    from ..services.history import run_history
+
+    stop = threading.Event()
+
+    def make_application():  # the store is opened, and its schema checked, before listening
+        application = create_app(app.store(), app.settings, app.clock, open_metrics=open_metrics)
+        if not no_history:
+            threading.Thread(target=run_history, args=(app.store(), app.clock, stop), name="ostinato-history",
+                             kwargs={"timing": app.settings.schedule_timing()}, daemon=True).start()
+        return application
+
+    history = "no history pass (--no-history)" if no_history else "history sampled every 5 min"
+    try:
+        serve_http(make_application, host=host, port=port, log_level=log_level,
+                   started=f"ostinato api serve: {{url}} on {store_shown(app.settings)}; {auth}; {history}; "
+                           "dashboard at {url}dashboard")
+    finally:
+        stop.set()
 
 
 __all__ = ["api"]

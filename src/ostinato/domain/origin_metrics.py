@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Mapping
+from typing import Iterable, Mapping
 
 _HOUR = 3600.0
 _DAY = 24 * _HOUR
@@ -118,6 +118,30 @@ def _short(seconds: float) -> str:
     return f"{int(seconds // _DAY)}d" if seconds >= _DAY else f"{int(seconds // _HOUR)}h"
 
 
+def lag_quantile(histogram: Mapping[str, int], q: float, lag_max: float | None = None) -> float | None:
+    """The ``q`` quantile of a lag histogram (bucket label → origins), interpolated linearly
+    within its bucket as Prometheus's ``histogram_quantile`` does; the open last bucket ends at
+    ``lag_max`` when known (else at its lower bound). None for an empty histogram."""
+    counts = [int(histogram.get(bucket_label(i), 0)) for i in range(len(LAG_BOUNDS) + 1)]
+    total = sum(counts)
+    if total == 0:
+        return None
+    rank = q * total
+    seen = 0
+    for index, count in enumerate(counts):
+        if count and seen + count >= rank:
+            lower = 0.0 if index == 0 else LAG_BOUNDS[index - 1]
+            if index < len(LAG_BOUNDS):
+                upper = LAG_BOUNDS[index]
+            else:
+                upper = max(lower, lag_max) if lag_max is not None else lower
+            if lag_max is not None:
+                upper = min(upper, max(lower, lag_max))
+            return lower + (upper - lower) * (rank - seen) / count
+        seen += count
+    return lag_max
+
+
 @dataclass(frozen=True, slots=True)
 class OriginMetrics:
     lister_id: int
@@ -188,3 +212,70 @@ def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
         )
         for key, total in sorted(totals.items())
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class LagBar:
+    label: str
+    count: int
+
+
+@dataclass(slots=True)
+class VisitTypeTotals:
+    """One visit type's origin metrics summed over its listers (the dashboard's row, the history's gauges)."""
+
+    visit_type: str
+    computed_at: datetime
+    origins_known: int = 0
+    origins_enabled: int = 0
+    never_visited: int = 0
+    #: visited, never successfully (every visit failed or found nothing)
+    never_successful: int = 0
+    pending: int = 0
+    #: queue depth: visits handed out and not yet reported
+    in_flight: int = 0
+    visits_last_hour: int = 0
+    eventful: int = 0
+    uneventful: int = 0
+    histogram: dict[str, int] = field(default_factory=dict)
+    lag_max: timedelta | None = None
+
+    @property
+    def eventful_ratio(self) -> float | None:
+        successful = self.eventful + self.uneventful
+        return self.eventful / successful if successful else None
+
+    @property
+    def bars(self) -> list[LagBar]:
+        """Every bucket of the lag histogram in order, empty ones too."""
+        return [LagBar(bucket_label(i), int(self.histogram.get(bucket_label(i), 0))) for i in range(len(LAG_BOUNDS) + 1)]
+
+    def lag_quantile(self, q: float) -> timedelta | None:
+        """The ``q`` quantile of the lag of its origins with pending changes (:func:`lag_quantile`)."""
+        value = lag_quantile(self.histogram, q, self.lag_max.total_seconds() if self.lag_max is not None else None)
+        return None if value is None else timedelta(seconds=value)
+
+    def add(self, m: OriginMetrics) -> None:
+        """Count one lister's metrics of this visit type in."""
+        self.computed_at = min(self.computed_at, m.computed_at)
+        self.origins_known += m.origins_known
+        self.origins_enabled += m.origins_enabled
+        self.never_visited += m.origins_never_visited
+        self.never_successful += m.origins_never_successful
+        self.pending += m.origins_with_pending_changes
+        self.in_flight += m.visits_in_flight
+        self.visits_last_hour += m.visits_last_hour
+        self.eventful += m.eventful_visits_last_hour
+        self.uneventful += m.uneventful_visits_last_hour
+        for label, count in m.lag_histogram.items():
+            self.histogram[label] = self.histogram.get(label, 0) + int(count)
+        if m.lag_max is not None:
+            self.lag_max = m.lag_max if self.lag_max is None else max(self.lag_max, m.lag_max)
+
+
+def totals_by_visit_type(metrics: Iterable[OriginMetrics]) -> list[VisitTypeTotals]:
+    """The origin metrics summed over listers, one :class:`VisitTypeTotals` per visit type, by name."""
+    totals: dict[str, VisitTypeTotals] = {}
+    for m in metrics:
+        totals.setdefault(m.visit_type, VisitTypeTotals(m.visit_type, m.computed_at)).add(m)
+    return [totals[name] for name in sorted(totals)]

@@ -2,7 +2,8 @@
 
 Each role is a narrow interface in domain verbs, in its own package beside this file:
 ``schema/``, ``tasks/``, ``origins/``, ``schedules/``, ``tokens/``, ``compat/`` (what the
-swh-scheduler protocol's face needs) and ``imports/``. A service that needs one role can name
+swh-scheduler protocol's face needs), ``imports/``, ``history/`` (the console's samples) and ``audit/``
+(the trail of the dashboard's actions). A service that needs one role can name
 that role (``TaskStore``, ``OriginStore``, …); :class:`Store` is all of them, which the SQL stores
 (``SQLiteStore``, ``PostgresStore``) and the HTTP client (``ostinato.remote``) implement.
 
@@ -12,7 +13,9 @@ upstream), and every verb that changes several rows does it in one transaction, 
 
 from __future__ import annotations
 
+from .audit.interface import AuditStore
 from .compat.interface import CompatStore
+from .history.interface import HistoryStore
 from .imports.interface import ImportStore
 from .origins.interface import OriginStore
 from .schedules.interface import ScheduleStore
@@ -21,15 +24,17 @@ from .tasks.interface import ArchivedTask, TaskActivity, TaskStore
 from .tokens.interface import TokenStore
 
 #: the roles, in the order the HTTP API lists their verbs
-ROLES = (SchemaStore, TaskStore, OriginStore, ScheduleStore, TokenStore, CompatStore, ImportStore)
+ROLES = (SchemaStore, TaskStore, OriginStore, ScheduleStore, TokenStore, CompatStore, ImportStore, HistoryStore,
+         AuditStore)
 
 
-class Store(SchemaStore, TaskStore, OriginStore, ScheduleStore, TokenStore, CompatStore, ImportStore):
+class Store(SchemaStore, TaskStore, OriginStore, ScheduleStore, TokenStore, CompatStore, ImportStore, HistoryStore,
+            AuditStore):
     """Everything Ostinato keeps, behind verbs that say what they do."""
 
     #: "sqlite", "postgresql" or "remote"
     dialect: str
 
 
-__all__ = ["ArchivedTask", "CompatStore", "ImportStore", "OriginStore", "ROLES", "ScheduleStore", "SchemaState",
+__all__ = ["ArchivedTask", "AuditStore", "CompatStore", "HistoryStore", "ImportStore", "OriginStore", "ROLES", "ScheduleStore", "SchemaState",
            "SchemaStore", "Store", "TaskActivity", "TaskStore", "TokenStore"]

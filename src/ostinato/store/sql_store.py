@@ -6,8 +6,10 @@ with their dialect; each role's flow lives in its package (``store/<role>/flow.p
 
 from __future__ import annotations
 
+from .audit.flow import AuditFlow
 from .compat.flow import CompatFlow
 from .dialect import Dialect
+from .history.flow import HistoryFlow
 from .imports.flow import ImportFlow
 from .interface import Store
 from .origins.flow import OriginFlow
@@ -17,7 +19,8 @@ from .tasks.flow import TaskFlow
 from .tokens.flow import TokenFlow
 
 
-class SQLStore(SchemaFlow, TaskFlow, OriginFlow, ScheduleFlow, TokenFlow, CompatFlow, ImportFlow, Store):
+class SQLStore(SchemaFlow, TaskFlow, OriginFlow, ScheduleFlow, TokenFlow, CompatFlow, ImportFlow, HistoryFlow,
+               AuditFlow, Store):
     """Every role of :class:`Store`, each by its flow, over ``db``."""
 
     def __init__(self, db: Dialect):

@@ -505,3 +505,19 @@ CREATE TABLE history_sample (
 ) STRICT;
 -- the pruning: a resolution's samples older than its span
 CREATE INDEX history_sample_age_idx ON history_sample (resolution, at);
+
+-- the audit trail of the dashboard's actions (0019): who did what to which target, when, and how it went
+CREATE TABLE audit_event (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    -- the name of the API token that asked
+    actor TEXT NOT NULL,
+    -- 'schedule.pause', 'task.retry', …
+    action TEXT NOT NULL,
+    -- 'schedule:bills', 'task:12'
+    target TEXT NOT NULL,
+    -- 'done', with what changed, or 'refused: why'
+    outcome TEXT NOT NULL
+) STRICT;
+-- a target's newest events
+CREATE INDEX audit_event_target_idx ON audit_event (target, id);

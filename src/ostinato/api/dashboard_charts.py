@@ -1,0 +1,106 @@
+"""The console's history charts: a series' figures over a window, as inline SVG line charts drawn here.
+
+No script and no library: each chart is a ``<svg>`` with a ``viewBox`` (it scales to its column), its
+lines in the text's colour (``currentColor``; a second line dashed, so that it reads without colour),
+a gap where samples are missing, the axis labelled with the window's start, its end and the largest
+value, and for a screen reader a ``<title>``, a ``<desc>`` and an ``aria-label`` giving the latest,
+lowest and highest values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Callable, Sequence
+
+from markupsafe import Markup, escape
+
+WIDTH, HEIGHT = 360, 132
+LEFT, RIGHT, TOP, BOTTOM = 52, 352, 16, 100
+#: the second line's dash pattern (the first is solid)
+DASHES = ("", "5 3", "2 2")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    label: str
+    points: Sequence[tuple[datetime, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    title: str
+    #: how a value is written (an axis label, the description)
+    show: Callable[[float], str]
+    lines: Sequence[Line] = field(default_factory=tuple)
+    #: the lowest top of the axis (a share's chart always goes to 100 %)
+    floor_top: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return not any(line.points for line in self.lines)
+
+
+def _segments(points: Sequence[tuple[datetime, float]], step: timedelta) -> list[list[tuple[datetime, float]]]:
+    """The points split where samples are missing (more than one and a half steps apart)."""
+    segments: list[list[tuple[datetime, float]]] = []
+    for point in points:
+        if segments and point[0] - segments[-1][-1][0] <= step * 1.5:
+            segments[-1].append(point)
+        else:
+            segments.append([point])
+    return segments
+
+
+def chart_svg(chart: Chart, since: datetime, until: datetime, step: timedelta, key: str) -> Markup:
+    """One chart over ``[since, until]``; ``key`` names it in the page (``data-chart``)."""
+    values = [v for line in chart.lines for _, v in line.points]
+    top = max([chart.floor_top, *values]) or 1.0
+    span = (until - since).total_seconds() or 1.0
+
+    def x(at: datetime) -> float:
+        return LEFT + (RIGHT - LEFT) * min(max((at - since).total_seconds() / span, 0.0), 1.0)
+
+    def y(value: float) -> float:
+        return BOTTOM - (BOTTOM - TOP) * max(value, 0.0) / top
+
+    described = []
+    for line in chart.lines:
+        if line.points:
+            latest = line.points[-1][1]
+            lows, highs = min(v for _, v in line.points), max(v for _, v in line.points)
+            described.append(f"{line.label}: latest {chart.show(latest)}, lowest {chart.show(lows)}, "
+                             f"highest {chart.show(highs)}")
+        else:
+            described.append(f"{line.label}: no samples")
+    label = f"{chart.title}, {since:%Y-%m-%d %H:%M} to {until:%Y-%m-%d %H:%M} UTC. " + "; ".join(described)
+    parts = [
+        f'<svg class="history" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '
+        f'preserveAspectRatio="xMinYMin meet" aria-label="{escape(label)}" data-chart="{escape(key)}" '
+        'xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(chart.title)}</title><desc>{escape(label)}</desc>",
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{BOTTOM}" stroke="currentColor" stroke-width="0.6"/>',
+        f'<line x1="{LEFT}" y1="{BOTTOM}" x2="{RIGHT}" y2="{BOTTOM}" stroke="currentColor" stroke-width="0.6"/>',
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{RIGHT}" y2="{TOP}" stroke="currentColor" stroke-width="0.3" '
+        'stroke-dasharray="1 3"/>',
+        f'<text x="{LEFT - 4}" y="{TOP + 4}" text-anchor="end">{escape(chart.show(top))}</text>',
+        f'<text x="{LEFT - 4}" y="{BOTTOM}" text-anchor="end">{escape(chart.show(0.0))}</text>',
+        f'<text x="{LEFT}" y="{BOTTOM + 14}">{since:%m-%d %H:%M}</text>',
+        f'<text x="{RIGHT}" y="{BOTTOM + 14}" text-anchor="end">{until:%m-%d %H:%M}</text>',
+    ]
+    for number, line in enumerate(chart.lines):
+        dash = DASHES[number % len(DASHES)]
+        style = f' stroke-dasharray="{dash}"' if dash else ""
+        for segment in _segments(line.points, step):
+            if len(segment) == 1:
+                at, value = segment[0]
+                parts.append(f'<circle cx="{x(at):.1f}" cy="{y(value):.1f}" r="1.8" fill="currentColor"/>')
+            else:
+                drawn = " ".join(f"{x(at):.1f},{y(value):.1f}" for at, value in segment)
+                parts.append(f'<polyline points="{drawn}" fill="none" stroke="currentColor" stroke-width="1.5"{style}/>')
+        legend_x = LEFT + 4 + 120 * number
+        parts.append(f'<line x1="{legend_x}" y1="{BOTTOM + 26}" x2="{legend_x + 16}" y2="{BOTTOM + 26}" '
+                     f'stroke="currentColor" stroke-width="1.5"{style}/>')
+        parts.append(f'<text x="{legend_x + 20}" y="{BOTTOM + 30}">{escape(line.label)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -1,0 +1,56 @@
+"""What the dashboard's browser tests share: the app served by uvicorn in a thread, Debian's chromium
+driven by Playwright (the ``chromium`` fixture, in conftest.py: its own browsers are never downloaded), the
+two screen sizes, and screenshots
+kept in the test's tmp_path and, when ``$OSTINATO_SCREENSHOTS`` names a directory, there too (the
+docs' pictures)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import uvicorn
+
+from test_servers.postgres import free_port
+
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
+
+
+@contextlib.contextmanager
+def serve(app: Any, name: str = "dashboard-uvicorn") -> Iterator[str]:
+    """``app`` served on a free port of 127.0.0.1 until the block ends; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def keep_screenshot(page: Any, tmp_path: Path, name: str, width: int | None = None) -> Path:
+    """A full-page screenshot ``name.png`` in ``tmp_path`` (and in ``$OSTINATO_SCREENSHOTS`` when set);
+    with ``width``, the page must not scroll sideways at it."""
+    if width is not None:
+        scroll_width = page.evaluate("document.documentElement.scrollWidth")
+        assert scroll_width <= width, f"{name} at {width} px: the page is {scroll_width} px wide"
+    shot = tmp_path / f"{name}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 5_000
+    wanted = os.environ.get("OSTINATO_SCREENSHOTS")
+    if wanted:
+        Path(wanted).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, Path(wanted) / shot.name)
+    print(f"screenshot: {shot}")
+    return shot
