@@ -264,3 +264,29 @@ def test_sqlite_rate_sample_probes_rowids(tmp_path):
         sample = seeded.sample_change_rates("git", 200, seed=2)
         assert len(sample.beliefs) == 200
         assert sample.enabled_origins == pytest.approx(40_000, rel=0.15)  # 80 % of the rows are git
+
+
+LISTING_READS = {  # the listings of a URL, of a lister, of both, of all: each walks an index from the cursor
+    "listed_origins_of_url": "listed_origin_url_idx", "listed_origins_of_lister": "listed_origin_pkey",
+    "listed_origins_of_url_and_lister": "listed_origin_pkey", "search_listed_origins": "listed_origin_url_idx",
+}
+
+
+@pytest.mark.parametrize("query", sorted(LISTING_READS))
+def test_listing_reads_walk_an_index_on_both_stores(seeded_pg, tmp_path, query):
+    """`origin show URL`, a lister's page of the console: one statement per filter, none a scan of the table."""
+    params = {"url": "https://forge.example/77", "lister_id": 1, "after_url": "https://forge.example/5",
+              "after_type": "", "after_lister": 0, "limit": 50}
+    plan = _analyze(seeded_pg, getattr(PG, query), params, setup="SELECT 1")
+    nodes = list(_nodes(plan))
+    assert [n.get("Index Name") for n in nodes if n.get("Index Name")] == [LISTING_READS[query]], nodes
+    assert not any(n["Node Type"] in ("Seq Scan", "Bitmap Heap Scan") for n in nodes), nodes
+    assert sum(n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0) for n in nodes
+               if n.get("Index Name")) <= 100, nodes
+    from ostinato.store.sqlite import SQLiteStore
+
+    SQLiteStore(tmp_path / "plans.db").init_schema()
+    conn = sqlite3.connect(tmp_path / "plans.db")
+    conn.executescript(SEED_LITE)
+    lite = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(LITE, query), params))
+    assert lite.startswith("SEARCH listed_origin USING INDEX"), lite

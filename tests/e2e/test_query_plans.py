@@ -79,6 +79,8 @@ def test_postgresql_hot_queries_walk_indexes(seeded_pg):
         (PG.update_tasks_after_runs, {"ids": ids, "statuses": ["next_run_not_scheduled"] * n, "next_runs": [NOW] * n,
                                       "intervals": [timedelta(days=1)] * n, "retries": [0] * n}, "task_pkey"),
         (PG.insert_scheduled_runs, {"ids": ids, "now": NOW, "backend_id": "w"}, ""),
+        # a task's runs (task show --runs, the console's task page)
+        (PG.task_runs_of_task, {"task": 77, "after_id": 0, "statuses": None, "limit": 100}, "task_run_task_idx"),
     ]
     for sql, params, index in cases:
         plan = pg_plan(conn, sql, params)
@@ -186,6 +188,7 @@ def test_sqlite_hot_queries_walk_indexes(tmp_path):
         (LITE.insert_tasks, {"rows": json.dumps([["type-1", args_u1, args_u1, now, 86400.0, "oneshot", 0, None,
                                                         "next_run_not_scheduled"]]),
                              "apart": True}, "task_dedup_idx"),
+        (LITE.task_runs_of_task, {"task": 70, "after_id": 0, "statuses": None, "limit": 100}, "task_run_task_idx"),
     ]
     for sql, params, index in cases:
         plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))

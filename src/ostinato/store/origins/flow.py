@@ -136,7 +136,10 @@ class OriginFlow(OriginStore):
         after_url, after_type, after_lister = after or ("", "", 0)
         params = {"url": url, "lister_id": lister_id, "after_url": after_url, "after_type": after_type,
                   "after_lister": after_lister, "limit": limit}
-        return [row_to_listed_origin(self.db, r) for r in self.db.read(self._origins.search_listed_origins, params)]
+        q = self._origins
+        query = (q.search_listed_origins if url is None and lister_id is None else q.listed_origins_of_url
+                 if lister_id is None else q.listed_origins_of_lister if url is None else q.listed_origins_of_url_and_lister)
+        return [row_to_listed_origin(self.db, r) for r in self.db.read(query, params)]
 
     # -- visit stats and the feedback loop ----------------------------------
     def record_visit_statuses(self, statuses: Sequence[VisitStatus], policy: FeedbackPolicy, *,

@@ -106,11 +106,31 @@ SELECT lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, 
 FROM listed;
 
 -- name: search_listed_origins
+-- every listing, by (url, visit_type, lister_id) after the cursor: a walk of listed_origin_url_idx.
+-- With a URL or a lister, the queries below (one statement per filter, so that each walks its index)
 SELECT * FROM listed_origin
-WHERE (%(url)s::text IS NULL OR url = %(url)s::text)
-  AND (%(lister_id)s::bigint IS NULL OR lister_id = %(lister_id)s::bigint)
+WHERE (url, visit_type, lister_id) > (%(after_url)s::text, %(after_type)s::text, %(after_lister)s::bigint)
+ORDER BY url, visit_type, lister_id LIMIT %(limit)s;
+
+-- name: listed_origins_of_url
+-- one URL's listings: a walk of listed_origin_url_idx from the URL
+SELECT * FROM listed_origin
+WHERE url = %(url)s AND visit_type >= %(after_type)s
   AND (url, visit_type, lister_id) > (%(after_url)s::text, %(after_type)s::text, %(after_lister)s::bigint)
 ORDER BY url, visit_type, lister_id LIMIT %(limit)s;
+
+-- name: listed_origins_of_lister
+-- one lister's listings: a walk of the primary key (lister_id, url, visit_type) from the cursor
+SELECT * FROM listed_origin
+WHERE lister_id = %(lister_id)s AND (url, visit_type) >= (%(after_url)s::text, %(after_type)s::text)
+  AND (url, visit_type, lister_id) > (%(after_url)s::text, %(after_type)s::text, %(after_lister)s::bigint)
+ORDER BY lister_id, url, visit_type LIMIT %(limit)s;
+
+-- name: listed_origins_of_url_and_lister
+SELECT * FROM listed_origin
+WHERE lister_id = %(lister_id)s AND url = %(url)s AND visit_type >= %(after_type)s
+  AND (url, visit_type, lister_id) > (%(after_url)s::text, %(after_type)s::text, %(after_lister)s::bigint)
+ORDER BY lister_id, url, visit_type LIMIT %(limit)s;
 
 -- name: listings_in
 -- these listings (lister_id, url, visit_type), those that exist: a primary-key probe each

@@ -88,11 +88,31 @@ FROM json_each(:rows) AS k
 JOIN listed_origin AS o ON o.lister_id = :lister_id AND o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1;
 
 -- name: search_listed_origins
+-- every listing, by (url, visit_type, lister_id) after the cursor: a walk of listed_origin_url_idx.
+-- With a URL or a lister, the queries below (one statement per filter, so that each walks its index)
 SELECT * FROM listed_origin
-WHERE (:url IS NULL OR url = :url)
-  AND (:lister_id IS NULL OR lister_id = :lister_id)
+WHERE (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
+ORDER BY url, visit_type, lister_id LIMIT :limit;
+
+-- name: listed_origins_of_url
+-- one URL's listings: a walk of listed_origin_url_idx from the URL
+SELECT * FROM listed_origin
+WHERE url = :url AND visit_type >= :after_type
   AND (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
 ORDER BY url, visit_type, lister_id LIMIT :limit;
+
+-- name: listed_origins_of_lister
+-- one lister's listings: a walk of the primary key (lister_id, url, visit_type) from the cursor
+SELECT * FROM listed_origin
+WHERE lister_id = :lister_id AND (url, visit_type) >= (:after_url, :after_type)
+  AND (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
+ORDER BY lister_id, url, visit_type LIMIT :limit;
+
+-- name: listed_origins_of_url_and_lister
+SELECT * FROM listed_origin
+WHERE lister_id = :lister_id AND url = :url AND visit_type >= :after_type
+  AND (url, visit_type, lister_id) > (:after_url, :after_type, :after_lister)
+ORDER BY lister_id, url, visit_type LIMIT :limit;
 
 -- name: listings_in
 -- rows: [lister_id, url, visit_type] (columns lister_ids, urls, visit_types): these listings, those that exist

@@ -279,7 +279,8 @@ class TaskFlow(TaskStore):
     def list_task_runs(self, *, task_id=None, status=None, after_id=0, limit=100) -> list[TaskRun]:
         params = {"task": task_id, "statuses": self.db.array(s.value for s in status) if status else None,
                   "after_id": after_id, "limit": limit}
-        return [run_of(self.db, r) for r in self.db.read(self._tasks.search_task_runs, params)]
+        query = self._tasks.search_task_runs if task_id is None else self._tasks.task_runs_of_task
+        return [run_of(self.db, r) for r in self.db.read(query, params)]
 
     def count_tasks(self) -> dict[tuple[str, str], int]:
         return {(r["type"], r["status"]): r["n"] for r in self.db.read(self._tasks.count_tasks)}

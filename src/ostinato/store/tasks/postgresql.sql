@@ -234,3 +234,10 @@ WHERE id > %(after_id)s
   AND (%(task)s::bigint IS NULL OR task = %(task)s::bigint)
   AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s::text[]))
 ORDER BY id LIMIT %(limit)s;
+
+-- name: task_runs_of_task
+-- one task's runs: a walk of task_run_task_idx, not of every run by id
+SELECT * FROM task_run
+WHERE task = %(task)s AND id > %(after_id)s
+  AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s::text[]))
+ORDER BY id LIMIT %(limit)s;

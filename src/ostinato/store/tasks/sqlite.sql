@@ -209,3 +209,10 @@ WHERE id > :after_id
   AND (:task IS NULL OR task = :task)
   AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
 ORDER BY id LIMIT :limit;
+
+-- name: task_runs_of_task
+-- one task's runs: a walk of task_run_task_idx, not of every run by id
+SELECT * FROM task_run
+WHERE task = :task AND id > :after_id
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+ORDER BY id LIMIT :limit;
