@@ -160,3 +160,32 @@ def test_a_read_session_sees_no_button(served, chromium, sqlite_store, screen, t
         assert page.locator("main button").count() == 0 and page.locator("input[name=csrf]").count() == 0
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("screen", list(VIEWPORTS))
+def test_an_admin_disables_and_enables_a_task(served, chromium, sqlite_store, clock, screen, tmp_path):
+    base, secrets = served
+    [task] = sqlite_store.create_tasks([NewTask(type="load-hg", next_run=clock.now() + HOUR,
+                                                arguments=TaskArguments(("https://hg.example/toggle",), {}))])
+    context = context_for(chromium, screen)
+    try:
+        page = context.new_page()
+        sign_in(page, base, secrets["admin"])
+        page.goto(f"{base}/dashboard/tasks/{task.id}")
+        page.locator("#actions").get_by_role("button", name="Disable").click()
+        page.wait_for_url(f"{base}/dashboard/tasks/{task.id}?done=disabled#actions")
+        assert sqlite_store.get_tasks([task.id])[0].status is TaskStatus.DISABLED
+        page.locator("#actions").get_by_role("button", name="Enable").click()
+        page.wait_for_url(f"{base}/dashboard/tasks/{task.id}?done=enabled#actions")
+        assert sqlite_store.get_tasks([task.id])[0].status is TaskStatus.NEXT_RUN_NOT_SCHEDULED
+        assert audit_actions(page) == ["task.enable", "task.disable"]
+    finally:
+        context.close()
+    context = context_for(chromium, screen)  # the same page for a read session: the trail, no button
+    try:
+        page = context.new_page()
+        sign_in(page, base, secrets["read"])
+        page.goto(f"{base}/dashboard/tasks/{task.id}")
+        assert audit_actions(page) == ["task.enable", "task.disable"] and page.locator("main button").count() == 0
+    finally:
+        context.close()
