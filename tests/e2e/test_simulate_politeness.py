@@ -38,4 +38,4 @@ def test_oracles_are_refused_with_politeness():
     result = CliRunner().invoke(cli, [*TINY, "--max-per-host", "2", "--policy", "oracle_age"])
     assert result.exit_code == 2 and "policy: expected" in result.output, result.output
     result = CliRunner().invoke(cli, [*TINY, "--max-per-host", "0"])
-    assert result.exit_code == 2 and "max_per_host" in result.output, result.output
+    assert result.exit_code == 2 and "--max-per-host:" in result.output, result.output
