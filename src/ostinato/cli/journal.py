@@ -51,6 +51,8 @@ def _setup_logging(verbose: bool) -> None:
               help="How long to wait for a batch to fill (e.g. 500ms, 2s).")
 @click.option("--max-messages", type=WholeNumberType(1), help="Exit after this many messages (stored and committed).")
 @click.option("--once", is_flag=True, help="Read every partition to its end, store, commit, exit.")
+@click.option("--session-timeout", type=DurationType(), default="45s", show_default=True,
+              help="How long the group waits for a silent client before handing its partitions to the others.")
 @click.option("--consumer-option", "consumer_options", multiple=True, metavar="KEY=VALUE",
               help="Extra librdkafka consumer setting, e.g. security.protocol=SSL (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counters as JSON on exit.")
@@ -59,7 +61,7 @@ def _setup_logging(verbose: bool) -> None:
 @pass_app
 def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[str, ...], from_beginning: bool,
                    batch_size: int, batch_timeout: timedelta, max_messages: int | None, once: bool,
-                   consumer_options: tuple[str, ...], as_json: bool, verbose: bool) -> None:
+                   session_timeout: timedelta, consumer_options: tuple[str, ...], as_json: bool, verbose: bool) -> None:
     """Feed visit statuses from Kafka back into the visit stats.
 
     Messages are journal visit statuses, each either a JSON object (origin,
@@ -68,9 +70,11 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     (at least once; replays change nothing). A bad message is logged with its
     topic, partition, offset and the field at fault, counted and skipped. If
     the store fails, the batch is retried with backoff and nothing is
-    committed. Every partition of the topics is read (partitions are assigned,
-    not balanced across a group): run one client per group id. The feedback
-    knobs come from the settings (ostinato.toml).
+    committed. The client is a member of its consumer group: run as many as
+    you like with one group id and they share the partitions (one that stops
+    hands its own over at once, one that dies after --session-timeout). With
+    --once, a client reads the partitions the group gives it to their end. The
+    feedback knobs come from the settings (ostinato.toml).
 
     Stops cleanly on Ctrl-C or SIGTERM.
     """
@@ -89,7 +93,8 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
                               "setting)", None)
     client = JournalClient(app.store(), policy, app.clock, brokers=brokers, group_id=group_id or app.settings.journal_group_id,
                            topics=topics or app.settings.journal_topics, batch_size=batch_size, batch_timeout=batch_timeout.total_seconds(),
-                           from_beginning=from_beginning, consumer_config=consumer_config)
+                           from_beginning=from_beginning, consumer_config=consumer_config,
+                           session_timeout=session_timeout.total_seconds())
     stop = threading.Event()
 
     started = time.monotonic()

@@ -18,11 +18,16 @@ stops the client: it is logged once with its topic, partition, offset and the
 field at fault, counted in ``counters.rejected`` and committed past, since it
 can never succeed.
 
-Partitions are assigned explicitly (``assign``, no consumer-group membership):
-the client reads every partition of its topics, starting at the group's
-committed offsets (``auto.offset.reset`` where the group has none), and looks
-for new partitions and topics every ``refresh_interval``. Run one client per
-group id; two would both read everything (harmlessly, but twice the work).
+The client is a member of its consumer group (``subscribe``, with the cooperative-sticky
+assignment librdkafka offers): any number of clients with one group id share the topics'
+partitions, each partition read by one of them from the group's committed offset
+(``auto.offset.reset`` where the group has none). A client that joins takes some partitions
+over; one that stops hands its own over at once (it commits what the store has of them
+first); one that dies or hangs loses them after the group's session timeout
+(``session_timeout``), and its last batch, not committed, is read again by their next owner.
+Partitions the client loses (revoked, or lost with its membership) leave its pending batch:
+their statuses are for the next owner to store. Per origin, order stays safe across owners
+and partitions: the feedback ignores a status not newer than the last one applied.
 """
 
 from __future__ import annotations
@@ -46,8 +51,6 @@ log = logging.getLogger(__name__)
 
 #: seconds between tries of a batch the store failed to take, the last one repeated
 RETRY_DELAYS: Final = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
-#: how soon to look again for topics that do not exist yet
-_MISSING_TOPIC_RETRY_S: Final = 5.0
 
 PartitionKey = tuple[str, int]
 
@@ -80,9 +83,19 @@ class JournalCounters:
 @dataclass
 class _Batch:
     statuses: list[VisitStatus] = field(default_factory=list)
+    #: the partition of each status
+    keys: list[PartitionKey] = field(default_factory=list)
     #: next offset to commit per partition: last offset read + 1
     offsets: dict[PartitionKey, int] = field(default_factory=dict)
     messages: int = 0
+
+    def without(self, gone: set[PartitionKey]) -> "_Batch | None":
+        """The batch less what it read from partitions this client no longer owns (None if nothing is left)."""
+        kept = [(k, s) for k, s in zip(self.keys, self.statuses) if k not in gone]
+        offsets = {k: o for k, o in self.offsets.items() if k not in gone}
+        if not offsets:
+            return None
+        return _Batch([s for _, s in kept], [k for k, _ in kept], offsets, self.messages)
 
 
 class JournalClient:
@@ -90,14 +103,16 @@ class JournalClient:
 
     ``consumer_config`` adds or overrides librdkafka settings (security,
     timeouts…); ``from_beginning`` chooses where a partition without a committed
-    offset starts: its earliest message (True) or only new messages (False).
+    offset starts: its earliest message (True) or only new messages (False);
+    ``session_timeout`` (seconds) is how long the group waits for a silent member
+    before handing its partitions to the others.
     """
 
     def __init__(self, store: OriginStore, policy: FeedbackPolicy, clock: Clock, *, brokers: str, group_id: str,
                  topics: Sequence[str] = (DEFAULT_TOPIC,), batch_size: int = 1000, batch_timeout: float = 0.5,
                  from_beginning: bool = True, consumer_config: Mapping[str, Any] | None = None,
                  retry_delays: Sequence[float] = RETRY_DELAYS, refresh_interval: float = 60.0,
-                 metadata_timeout: float = 10.0,
+                 session_timeout: float = 45.0,
                  consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer):
         if not brokers or not brokers.strip():
             raise ValidationError("brokers", "HOST:PORT[,HOST:PORT…]", brokers)
@@ -110,6 +125,8 @@ class JournalClient:
             raise ValidationError("batch_size", "a whole number of at least 1", batch_size)
         if not batch_timeout > 0:
             raise ValidationError("batch_timeout", "a positive number of seconds", batch_timeout)
+        if not 1 <= session_timeout <= 3600:
+            raise ValidationError("session_timeout", "a number of seconds from 1 to 3600", session_timeout)
         if not retry_delays or min(retry_delays) < 0:
             raise ValidationError("retry_delays", "one or more non-negative numbers of seconds", list(retry_delays))
         self.store = store
@@ -121,7 +138,7 @@ class JournalClient:
         self.batch_timeout = batch_timeout
         self.retry_delays = tuple(retry_delays)
         self.refresh_interval = refresh_interval
-        self.metadata_timeout = metadata_timeout
+        self.session_timeout = session_timeout
         self.counters = JournalCounters()
         self.config: dict[str, Any] = {
             "bootstrap.servers": brokers,
@@ -130,6 +147,10 @@ class JournalClient:
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest" if from_beginning else "latest",
             "enable.partition.eof": True,
+            "partition.assignment.strategy": "cooperative-sticky",
+            "session.timeout.ms": int(session_timeout * 1000),
+            "heartbeat.interval.ms": max(100, int(session_timeout * 1000 / 6)),
+            "topic.metadata.refresh.interval.ms": int(refresh_interval * 1000),
             **dict(consumer_config or {}),
         }
         self._consumer_factory = consumer_factory
@@ -138,30 +159,33 @@ class JournalClient:
         self._at_end: set[PartitionKey] = set()
         self._missing_topics: set[str] = set()
         self._assignment_complete = False
-        self._next_refresh = 0.0
         self._pending: _Batch | None = None
         self._uncommitted: dict[PartitionKey, int] = {}
         self._failures_in_a_row = 0
 
     # -- life cycle ---------------------------------------------------------------
     def start(self) -> None:
-        """Connect and assign the topics' partitions at the group's committed offsets (idempotent)."""
+        """Connect and join the group (idempotent); partitions come with the group's answer, while reading."""
         if self._consumer is None:
             self._consumer = self._consumer_factory(dict(self.config))
-            self._refresh_assignment()
+            self._consumer.subscribe(list(self.topics), on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                     on_lost=self._on_lost)
 
     def close(self) -> None:
-        """Commit what the store already has, then leave. A batch the store has not taken is not committed."""
+        """Commit what the store already has, then leave the group (its partitions go to the others at once).
+        A batch the store has not taken is not committed: their next owner reads it again."""
         if self._consumer is None:
             return
         try:
             if self._uncommitted:
                 self._commit()
         finally:
+            self._pending = None
             self._consumer.close()
             self._consumer = None
             self._assigned.clear()
             self._at_end.clear()
+            self._assignment_complete = False
 
     def __enter__(self) -> "JournalClient":
         self.start()
@@ -182,7 +206,8 @@ class JournalClient:
 
     @property
     def caught_up(self) -> bool:
-        """Every assigned partition is read to its end and stored, and the offsets are committed."""
+        """The group gave this client its partitions, and every one is read to its end and stored, and the
+        offsets are committed (a member the group gave no partition is caught up at once)."""
         return (self._assignment_complete and self._pending is None and not self._uncommitted
                 and self._at_end >= self._assigned)
 
@@ -200,8 +225,6 @@ class JournalClient:
         if self._uncommitted:  # an earlier commit failed: the store has those statuses, try again
             self._commit()
         if self._pending is None:
-            if time.monotonic() >= self._next_refresh:
-                self._refresh_assignment()
             limit = self.batch_size if max_messages is None else max(1, min(self.batch_size, max_messages))
             self._pending = self._read(limit, self.batch_timeout if timeout is None else timeout)
         if self._pending is None:
@@ -228,9 +251,20 @@ class JournalClient:
 
     # -- internals ------------------------------------------------------------------
     def _read(self, limit: int, timeout: float) -> _Batch | None:
+        """Up to ``limit`` messages within ``timeout``; before the group's first answer, waiting for it (at most
+        the session timeout) first, so that a client's first read is not an empty one."""
         assert self._consumer is not None
         batch = _Batch()
-        for message in self._consumer.consume(limit, timeout):
+        joined_by = time.monotonic() + self.session_timeout
+        while not self._assignment_complete and not batch.messages and time.monotonic() < joined_by:
+            self._take(self._consumer.consume(limit, min(timeout, 0.2)), batch)
+        if not batch.messages:
+            self._take(self._consumer.consume(limit, timeout), batch)
+        self.counters.consumed += batch.messages
+        return batch if batch.messages else None
+
+    def _take(self, messages: list[Any], batch: _Batch) -> None:
+        for message in messages:
             key = (message.topic(), message.partition())
             error = message.error()
             if error is not None:
@@ -238,21 +272,26 @@ class JournalClient:
                     self._at_end.add(key)
                 elif error.fatal():
                     raise KafkaException(error)
+                elif error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC):
+                    if message.topic() not in self._missing_topics:
+                        self._missing_topics.add(message.topic())
+                        log.warning("topic %s not found on the brokers yet; the group looks again every %.0f s",
+                                    message.topic(), self.refresh_interval)
                 else:
                     log.warning("kafka: %s", error)
                 continue
+            self._missing_topics.discard(key[0])
             self._at_end.discard(key)
             offset = message.offset()
             batch.messages += 1
             batch.offsets[key] = max(batch.offsets.get(key, 0), offset + 1)
             try:
                 batch.statuses.append(decode_visit_status(message.value()))
+                batch.keys.append(key)
             except ValidationError as exc:
                 self.counters.rejected += 1
                 log.warning("rejected message %s[%d]@%d: %s", key[0], key[1], offset, exc,
                             extra={"topic": key[0], "partition": key[1], "offset": offset, "field": exc.field})
-        self.counters.consumed += batch.messages
-        return batch if batch.messages else None
 
     def _store_pending(self) -> int:
         batch = self._pending
@@ -294,9 +333,17 @@ class JournalClient:
         half = len(statuses) // 2
         return self._record(statuses[:half]) + self._record(statuses[half:])
 
-    def _commit(self) -> None:
+    def _commit(self, only: set[PartitionKey] | None = None) -> None:
+        """Commit the offsets of what the store has (of the partitions ``only``, when given). A partition no
+        longer ours is not committed: its next owner reads what this client stored after the group's offset
+        again (harmless: the feedback ignores a status not newer than the last one applied)."""
         assert self._consumer is not None
-        offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self._uncommitted.items()]
+        for key in [k for k in self._uncommitted if k not in self._assigned]:
+            del self._uncommitted[key]
+        keys = [k for k in self._uncommitted if only is None or k in only]
+        if not keys:
+            return
+        offsets = [TopicPartition(key[0], key[1], self._uncommitted[key]) for key in keys]
         try:
             result = self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
@@ -308,7 +355,7 @@ class JournalClient:
         if failed:
             self.counters.commit_failures += 1
             log.warning("could not commit offsets of %s (tried again with the next batch)", sorted(failed))
-        for key in list(self._uncommitted):
+        for key in keys:
             if key not in failed:
                 self._report_lag(key, self._uncommitted.pop(key))
 
@@ -322,43 +369,41 @@ class JournalClient:
         if end is not None and end >= 0:
             metrics.journal_lag(key[0], key[1], end - committed)
 
-    def _refresh_assignment(self) -> None:
-        """Assign partitions not assigned yet, each at the group's committed offset."""
-        assert self._consumer is not None
-        found: set[PartitionKey] = set()
-        missing: set[str] = set()
-        for topic in self.topics:
-            try:
-                metadata = self._consumer.list_topics(topic, timeout=self.metadata_timeout).topics.get(topic)
-            except KafkaException as exc:
-                log.warning("cannot read the metadata of topic %s: %s", topic, exc)
-                missing.add(topic)
-                continue
-            if metadata is None or metadata.error is not None or not metadata.partitions:
-                missing.add(topic)
-                continue
-            found.update((topic, partition) for partition in metadata.partitions)
-        if missing - self._missing_topics:
-            log.warning("topic%s %s not found on the brokers yet; looking again every %.0f s",
-                        "s" if len(missing) > 1 else "", ", ".join(sorted(missing)), _MISSING_TOPIC_RETRY_S)
-        self._missing_topics = missing
-        retry_soon = bool(missing)
-        new = sorted(found - self._assigned)
-        if new:
-            try:
-                committed = self._consumer.committed([TopicPartition(t, p) for t, p in new],
-                                                     timeout=self.metadata_timeout)
-            except KafkaException as exc:
-                log.warning("cannot read the committed offsets of group %s (looking again soon): %s", self.group_id, exc)
-                retry_soon = True
-            else:
-                # an offset < 0 (none committed) starts at auto.offset.reset
-                self._consumer.incremental_assign(committed)
-                self._assigned.update(new)
-                log.info("group %s reads %s", self.group_id, _describe(committed))
-        self._assignment_complete = not retry_soon
-        delay = _MISSING_TOPIC_RETRY_S if retry_soon else self.refresh_interval
-        self._next_refresh = time.monotonic() + min(delay, self.refresh_interval)
+    # -- the group's rebalances (called by librdkafka inside consume) -------------------------
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Partitions given to this client: read from the group's committed offsets."""
+        added = {(tp.topic, tp.partition) for tp in partitions}
+        self._assigned |= added
+        self._at_end -= added
+        self._assignment_complete = True
+        if added:
+            log.info("group %s: this client now reads %s", self.group_id, _describe_keys(added))
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Partitions going to another member: commit what the store has of them, let go of the rest."""
+        gone = {(tp.topic, tp.partition) for tp in partitions}
+        if gone & self._uncommitted.keys():
+            self._commit(only=gone)
+        self._let_go(gone, "handed over")
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Partitions taken away (the group stopped hearing this client): nothing of them may be committed."""
+        gone = {(tp.topic, tp.partition) for tp in partitions}
+        for key in gone:
+            self._uncommitted.pop(key, None)
+        self._let_go(gone, "lost (the group's session timed out)")
+
+    def _let_go(self, gone: set[PartitionKey], how: str) -> None:
+        self._assigned -= gone
+        self._at_end -= gone
+        if self._pending is not None:
+            self._pending = self._pending.without(gone)
+        if gone:
+            log.info("group %s: %s %s", self.group_id, how, _describe_keys(gone))
+
+
+def _describe_keys(keys: set[PartitionKey]) -> str:
+    return ", ".join(f"{topic}[{partition}]" for topic, partition in sorted(keys))
 
 
 def _describe(offsets: Sequence[TopicPartition]) -> str:
