@@ -37,7 +37,7 @@ from urllib.parse import quote
 if TYPE_CHECKING:
     from psycopg import sql
 
-__all__ = ["PostgresCluster", "find_bindir", "free_port"]
+__all__ = ["PostgresCluster", "PostgresStandby", "find_bindir", "free_port"]
 
 SERVER_BINARIES: Final = ("initdb", "pg_ctl", "postgres")
 BINDIR_ENV: Final = "OSTINATO_PG_BINDIR"
@@ -382,6 +382,28 @@ class PostgresCluster:
                 return log.read()
         except OSError as exc:
             return f"(cannot read log: {exc})"
+
+
+class PostgresStandby(PostgresCluster):
+    """A streaming-replication standby of a running ``primary``: its data directory is a ``pg_basebackup`` of the
+    primary's (``-R``: the standby settings and ``primary_conninfo`` written for it, WAL streamed), and it
+    serves reads (hot standby) on its own port. ``promote()`` makes it a primary (failover)."""
+
+    def __init__(self, primary: PostgresCluster, **kwargs: object) -> None:
+        super().__init__(durable=primary.durable, settings=dict(primary.settings), **kwargs)  # type: ignore[arg-type]
+        self.primary = primary
+
+    def _initdb(self) -> None:
+        result = self._run("pg_basebackup", "-D", str(self.data_dir), "-R", "-X", "stream", "-c", "fast",
+                           "-h", "127.0.0.1", "-p", str(self.primary.port), "-U", SUPERUSER, timeout=300)
+        if result.returncode != 0:
+            raise RuntimeError(f"pg_basebackup of {self.primary!r} failed: {result.stdout.strip()}")
+
+    def promote(self) -> None:
+        """The standby becomes a primary (``pg_ctl promote``, waiting until it is)."""
+        result = self._run("pg_ctl", "promote", "-D", str(self.data_dir), "-w", "-t", "60", timeout=90)
+        if result.returncode != 0:
+            raise RuntimeError(f"pg_ctl promote failed: {result.stdout.strip()}")
 
 
 def _has_server(bindir: Path) -> bool:

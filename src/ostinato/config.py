@@ -39,6 +39,11 @@ EXECUTORS = ("embedded", "celery")
 class Settings:
     #: database URL (``sqlite:///…`` or ``postgresql://…``)
     db: str = DEFAULT_DB
+    #: a PostgreSQL streaming standby of ``db`` for what only reads (the API's GETs, the dashboard, ``/metrics``,
+    #: ``schedule condition``, ``origin show``, the lists); writes, grabs and the services stay on ``db``
+    read_db: str = ""
+    #: reads go back to ``db`` while the standby is further behind than this
+    read_max_lag: timedelta = timedelta(seconds=10)
     #: the base URL of an Ostinato API (``http://host:8000``) to work through instead of the database
     url: str = ""
     #: the API token's secret sent to ``url`` (``ostinato token add NAME --scope admin`` on the server)

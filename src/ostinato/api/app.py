@@ -37,6 +37,7 @@ from .dashboard_pages import router as dashboard_pages_router
 from .dashboard_actions import router as dashboard_actions_router
 from . import dashboard_history
 from .metrics import RequestMetrics, StoreCollector, make_registry
+from .read_source import ReadSourceHeaders
 
 API_VERSION = "1"
 #: where /docs finds Swagger UI's own files
@@ -76,6 +77,7 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     registry, requests, latency = make_registry(collector)
     app.state.registry = registry
     app.add_middleware(RequestMetrics, requests=requests, latency=latency)
+    app.add_middleware(ReadSourceHeaders)  # where each answer's reads were served (the read_db setting)
     _add_error_handlers(app)
     for router in (tasks.router, schedules.router, origins.router, dashboard_history.api_router, store_rpc.router):
         app.include_router(router)

@@ -37,6 +37,7 @@ from starlette.concurrency import run_in_threadpool
 from .request_handling import ApiContext, ApiError, _authorize, bearer, context
 from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
+from .read_source import read_note
 
 COOKIE = "ostinato_dashboard"
 COOKIE_MAX_AGE = 7 * 24 * 3600
@@ -97,7 +98,7 @@ def percent(ratio: float | None) -> str:
 
 
 templates.env.filters.update(duration=human_duration, count=count, percent=percent)
-templates.env.globals.update(relative=relative, lag_svg=lag_svg, STATE_SYMBOL=STATE_SYMBOL,
+templates.env.globals.update(relative=relative, lag_svg=lag_svg, read_note=read_note, STATE_SYMBOL=STATE_SYMBOL,
                              REFRESH_SECONDS=REFRESH_SECONDS)
 
 

@@ -49,7 +49,7 @@ def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecur
     stop = threading.Event()
 
     def make_application():  # the store is opened, and its schema checked, before listening
-        application = create_app(app.store(), app.settings, app.clock, open_metrics=open_metrics)
+        application = create_app(app.read_store(), app.settings, app.clock, open_metrics=open_metrics)
         if not no_history:
             threading.Thread(target=run_history, args=(app.store(), app.clock, stop), name="ostinato-history",
                              kwargs={"timing": app.settings.schedule_timing()}, daemon=True).start()

@@ -29,6 +29,7 @@ class AppContext:
     settings: Settings
     clock: Clock = field(default_factory=SystemClock)
     _store: Store | None = None
+    _read_store: Any = None
 
     def store(self, *, check_schema: bool = True, create: bool = False) -> Store:
         """The store of ``settings.db``, or the API's at ``settings.url`` (which wins), opened on first use.
@@ -42,7 +43,23 @@ class AppContext:
             self._store.check_schema()
         return self._store
 
+    def read_store(self) -> Store:
+        """For what only reads: with the ``read_db`` setting, the store whose reads go to that standby (the
+        primary's while the standby lags or is down; writes always to the primary); else :meth:`store`."""
+        primary = self.store()
+        if not self.settings.read_db or self.settings.url:
+            return primary
+        if self._read_store is None:
+            from ..store.read_routing import ReadRoutingStore
+
+            standby = open_store(self.settings.read_db, create=False)
+            self._read_store = ReadRoutingStore(primary, standby, self.settings.read_max_lag)
+        return self._read_store  # type: ignore[return-value]
+
     def close(self) -> None:
+        if self._read_store is not None:
+            self._read_store.standby.close()
+            self._read_store = None
         if self._store is not None:
             self._store.close()
             self._store = None

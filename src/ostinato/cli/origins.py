@@ -71,7 +71,7 @@ def lister_add(app: AppContext, name: str, instance_name: str, as_json: bool) ->
 @pass_app
 def lister_list(app: AppContext, as_json: bool) -> None:
     """List the listers by name and instance."""
-    rows = [lister_to_dict(item) for item in app.store().list_listers()]
+    rows = [lister_to_dict(item) for item in app.read_store().list_listers()]
     columns = [("id", "id"), ("name", "name"), ("instance_name", "instance"), ("last_listing_finished_at", "last listing finished"),
                ("current_state", "current state")]
     print_rows(rows, as_json, columns, title=None if as_json else plural(len(rows), "lister"))
@@ -203,7 +203,7 @@ def origin_record(app: AppContext, file: IO[bytes], lister_name: str, instance_n
 @pass_app
 def origin_show(app: AppContext, url: str, as_json: bool) -> None:
     """Show every listing of URL (all listers and visit types) and its visit stats."""
-    store = app.store()
+    store = app.read_store()
     listed = store.get_listed_origins(url=url, limit=_SHOW_LIMIT)
     if not listed:
         raise NotFoundError("origin", url)

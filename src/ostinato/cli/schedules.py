@@ -144,15 +144,16 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
         _show(app, created)
 
 
-def _get(app: AppContext, name: str) -> Schedule:
-    found = app.store().get_schedule(name)
+def _get(app: AppContext, name: str, *, read: bool = False) -> Schedule:
+    """The schedule NAME (NotFoundError if none); ``read``: for a command that only reads (the ``read_db`` standby)."""
+    found = (app.read_store() if read else app.store()).get_schedule(name)
     if found is None:
         raise NotFoundError("schedule", name)
     return found
 
 
-def _all(app: AppContext) -> list[Schedule]:
-    store, found, after = app.store(), [], ""
+def _all(app: AppContext, *, read: bool = False) -> list[Schedule]:
+    store, found, after = (app.read_store() if read else app.store()), [], ""
     while True:
         page = store.list_schedules(after=after, limit=_PAGE)
         found += page
@@ -183,7 +184,7 @@ def _summary(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[
 def schedule_list(app: AppContext, as_json: bool) -> None:
     """Every schedule, by name, with its condition and next start times."""
     now, timing = app.clock.now(), app.settings.schedule_timing()
-    rows = [_summary(s, now, timing) for s in _all(app)]
+    rows = [_summary(s, now, timing) for s in _all(app, read=True)]
     print_rows(rows, as_json, [("name", "name"), ("timing", "timing"), ("condition", "condition"), ("reason", "reason"),
                                ("owner", "running on"), ("should_start_by", "should start by")],
                title=None if as_json else plural(len(rows), "schedule"))
@@ -195,11 +196,11 @@ def schedule_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
     """One schedule: its definition, state, condition and start times."""
-    found = _get(app, name)
+    found = _get(app, name, read=True)
     if as_json:
         summary = _summary(found, app.clock.now(), app.settings.schedule_timing())
         grace = app.settings.schedule_timing().catch_up_grace
-        firings = [firing_to_dict(f, grace) for f in app.store().list_firings(name, limit=_SHOWN_FIRINGS)]
+        firings = [firing_to_dict(f, grace) for f in app.read_store().list_firings(name, limit=_SHOWN_FIRINGS)]
         echo_json({**schedule_to_dict(found), **{k: v for k, v in summary.items()
                                                    if k in ("condition", "reason", "deadline", "can_start_by",
                                                             "should_start_by")},
@@ -289,7 +290,7 @@ def _fire_time_lines(app: AppContext, found: Schedule, now: datetime) -> list[st
 def schedule_condition(app: AppContext, name: str | None, at: datetime | None, as_json: bool) -> None:
     """The condition (OK / WARNING / ERROR, with its reason) of NAME, or of every schedule worst first."""
     when, timing = at or app.clock.now(), app.settings.schedule_timing()
-    found = [_get(app, name)] if name else _all(app)
+    found = [_get(app, name, read=True)] if name else _all(app, read=True)
     rows = []
     for item in found:
         condition = assess(item, when, timing).condition
@@ -329,8 +330,8 @@ def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None
 @pass_app
 def schedule_runs(app: AppContext, name: str, limit: int, as_json: bool) -> None:
     """A schedule's run history, newest first."""
-    _get(app, name)
-    runs = app.store().list_schedule_runs(name, limit=limit)
+    _get(app, name, read=True)
+    runs = app.read_store().list_schedule_runs(name, limit=limit)
     if as_json:
         echo_json([{"id": r.id, "status": r.status.value, "started_at": r.started_at, "ended_at": r.ended_at,
                     "owner": f"{r.owner_node}/{r.owner_name}", "detail": dict(r.detail)} for r in runs])

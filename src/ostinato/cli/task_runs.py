@@ -25,7 +25,7 @@ def task_run() -> None:
 @pass_app
 def list_runs(app: AppContext, task_id: int | None, statuses: tuple[TaskRunStatus, ...], limit: int, after_id: int, as_json: bool) -> None:
     """List task runs by id."""
-    runs = app.store().list_task_runs(task_id=task_id, status=list(statuses) or None, after_id=after_id, limit=limit)
+    runs = app.read_store().list_task_runs(task_id=task_id, status=list(statuses) or None, after_id=after_id, limit=limit)
     if as_json:
         echo_json([r.to_dict() for r in runs])
         return

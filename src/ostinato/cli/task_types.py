@@ -95,7 +95,7 @@ def add(
 @pass_app
 def list_task_types(app: AppContext, verbose: bool, types: tuple[str, ...], as_json: bool) -> None:
     """List the known task types."""
-    known = app.store().list_task_types()
+    known = app.read_store().list_task_types()
     if types:
         by_name = {t.type: t for t in known}
         for name in types:

@@ -149,7 +149,7 @@ def list_tasks(
     as_json: bool,
 ) -> None:
     """List tasks matching every filter given, by id."""
-    store = app.store()
+    store = app.read_store()
     if task_type is not None:
         _check_type(store, task_type)
     found = store.search_tasks(
@@ -188,7 +188,7 @@ def list_pending(app: AppContext, type_name: str, limit: int, before: datetime, 
 @pass_app
 def show(app: AppContext, ids: tuple[int, ...], runs: bool, as_json: bool) -> None:
     """Show tasks by id."""
-    store = app.store()
+    store = app.read_store()
     found = _get_tasks(store, ids)
     runs_of = {t.id: _all_runs(store, t.id) for t in found} if runs else {}
     if as_json:

@@ -140,7 +140,7 @@ def metrics_update(app: AppContext, recount: bool, as_json: bool) -> None:
 @pass_app
 def metrics_show(app: AppContext, lister_name: str | None, visit_type: str | None, as_json: bool) -> None:
     """Show the metrics stored by the last `ostinato metrics update`."""
-    store = app.store()
+    store = app.read_store()
     lister_id = _lister_id(store, lister_name) if lister_name else None
     _print_metrics(store.get_origin_metrics(lister_id=lister_id, visit_type=visit_type), as_json)
 

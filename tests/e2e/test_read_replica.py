@@ -1,0 +1,158 @@
+"""Reads from a PostgreSQL streaming standby (the ``read_db`` setting), on a real primary and a standby built
+by ``pg_basebackup``: reads are served by the standby (shown by pausing its replay: they see its older rows),
+a write is never sent there and this process's own writes are read from the primary until the standby has
+them, a standby further behind than the bound sends reads back to the primary, and so does a standby that
+stops. The API says where each answer's reads were served, and ``ostinato --read-db`` commands use it."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from ostinato.api import create_app
+from ostinato.api.tokens import hash_secret, new_secret
+from ostinato.config import Settings
+from ostinato.domain.clock import ManualClock
+from ostinato.domain.schedules import Schedule, ScheduleKind
+from ostinato.store.postgresql import PostgresStore
+from ostinato.store.read_routing import READ_VERBS, WRITE_VERBS, ReadRoutingStore
+from test_servers.postgres import PostgresCluster, PostgresStandby
+
+T0 = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+H = timedelta(hours=1)
+
+
+@pytest.fixture(scope="module")
+def primary():
+    with PostgresCluster() as cluster:
+        cluster.create_database("ostinato")
+        store = PostgresStore(cluster.dsn("ostinato"))
+        store.init_schema()
+        store.close()
+        yield cluster
+
+
+@pytest.fixture
+def standby(primary):
+    with PostgresStandby(primary) as replica:
+        yield replica
+
+
+def schedule(name: str) -> Schedule:
+    return Schedule(name, ScheduleKind.PERIODIC, "scrape", T0, scheduling_period=H)
+
+
+def replayed(standby: PostgresStandby, name: str, timeout: float = 30) -> None:
+    """Wait until the standby has the schedule ``name``."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(standby.dsn("ostinato"), autocommit=True) as conn:
+        while not conn.execute("SELECT 1 FROM schedule WHERE name = %s", (name,)).fetchone():
+            assert time.monotonic() < deadline, f"the standby never replayed {name}"
+            time.sleep(0.05)
+
+
+def replay(standby: PostgresStandby, paused: bool) -> None:
+    with psycopg.connect(standby.dsn("ostinato"), autocommit=True) as conn:
+        conn.execute("SELECT pg_wal_replay_pause()" if paused else "SELECT pg_wal_replay_resume()")
+
+
+@pytest.fixture
+def stores(primary, standby):
+    writer = PostgresStore(primary.dsn("ostinato"))  # another process's writes
+    with psycopg.connect(primary.dsn("ostinato"), autocommit=True) as conn:
+        conn.execute("TRUNCATE schedule, api_token")
+    routing = ReadRoutingStore(PostgresStore(primary.dsn("ostinato")), PostgresStore(standby.dsn("ostinato")),
+                               timedelta(seconds=30))
+    yield writer, routing
+    routing.close()
+    writer.close()
+
+
+def test_reads_are_served_by_the_standby_and_writes_never_go_there(stores, standby):
+    writer, routing = stores
+    writer.create_schedule(schedule("first"), T0)
+    replayed(standby, "first")
+    assert routing.get_schedule("first") is not None and routing.last_read.where == "standby"
+    replay(standby, paused=True)
+    writer.create_schedule(schedule("second"), T0)  # on the primary, not replayed
+    assert [s.name for s in routing.list_schedules()] == ["first"]  # the standby's older rows: it served them
+    assert routing.last_read.where == "standby"
+    # a write goes to the primary (the standby refuses writes), and this store's reads then wait for it there
+    routing.create_schedule(schedule("mine"), T0)
+    assert routing.get_schedule("mine") is not None
+    assert routing.last_read.where == "primary" and "last write" in routing.last_read.reason
+    replay(standby, paused=False)
+    replayed(standby, "mine")
+    deadline = time.monotonic() + 10
+    while routing.get_schedule("mine") is not None and routing.last_read.where != "standby":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    # every verb that writes is routed to the primary; the reads are the verbs a read token is served
+    assert not READ_VERBS & WRITE_VERBS
+    assert {"create_schedule", "grab_next_visits", "record_visit_statuses", "request_schedule_run"} <= WRITE_VERBS
+    assert {"get_schedule", "list_schedules", "get_visit_stats", "get_origin_metrics"} <= READ_VERBS
+
+
+def test_a_standby_too_far_behind_or_stopped_sends_reads_to_the_primary(primary, standby, stores):
+    writer, _ = stores
+    routing = ReadRoutingStore(PostgresStore(primary.dsn("ostinato")), PostgresStore(standby.dsn("ostinato")),
+                               timedelta(seconds=1))
+    try:
+        writer.create_schedule(schedule("old"), T0)
+        replayed(standby, "old")
+        replay(standby, paused=True)
+        writer.create_schedule(schedule("new"), T0)
+        time.sleep(1.6)  # the standby has received it, not replayed it: more than the bound behind
+        assert {s.name for s in routing.list_schedules()} == {"old", "new"}
+        source = routing.last_read
+        assert source.where == "primary" and source.lag_seconds > 1 and "over the bound of 1 s" in source.reason
+        replay(standby, paused=False)
+        standby.stop()
+        time.sleep(0.3)  # past the time a measure of the standby is trusted for
+        assert {s.name for s in routing.list_schedules()} == {"old", "new"}  # no error: the primary answers
+        assert routing.last_read.where == "primary" and "cannot be reached" in routing.last_read.reason
+    finally:
+        routing.close()
+
+
+def test_the_api_says_where_each_answer_was_read(stores, standby):
+    writer, routing = stores
+    secret = new_secret()
+    writer.create_api_token("reader", "read", hash_secret(secret), T0)
+    writer.create_schedule(schedule("shown"), T0)
+    replayed(standby, "shown")
+    client = TestClient(create_app(routing, Settings(), ManualClock(T0)))
+    answer = client.get("/api/v1/schedules", headers={"Authorization": f"Bearer {secret}"})
+    assert answer.status_code == 200 and [s["name"] for s in answer.json()["items"]] == ["shown"]
+    assert answer.headers["x-ostinato-read-from"] == "standby"
+    assert float(answer.headers["x-ostinato-read-lag"]) < 30
+    page = client.get("/", headers={"Authorization": f"Bearer {secret}"})
+    assert page.status_code == 200 and "read from the standby" in page.text
+    assert "x-ostinato-read-from" not in client.get("/health").headers  # no read through the routing
+
+
+def test_commands_that_only_read_use_the_standby_the_others_the_primary(stores, primary, standby, monkeypatch):
+    from click.testing import CliRunner
+
+    from ostinato.cli import cli
+
+    writer, _ = stores
+    writer.create_schedule(schedule("listed"), T0)
+    replayed(standby, "listed")
+    replay(standby, paused=True)
+    writer.create_schedule(schedule("unseen"), T0)
+    monkeypatch.setenv("OSTINATO_READ_DB", standby.dsn("ostinato"))
+
+    def run(*args):
+        result = CliRunner().invoke(cli, ["--db", primary.dsn("ostinato"), *args])
+        assert result.exit_code in (0, 1), result.output
+        return result.output
+
+    assert "unseen" not in run("schedule", "list") and "listed" in run("schedule", "list")  # the standby's rows
+    assert "unseen" in run("schedule", "export")  # a backup reads the primary
+    assert "Paused listed" in run("schedule", "pause", "listed")  # a write: the primary
+    replay(standby, paused=False)
