@@ -17,6 +17,14 @@ the journal's visit statuses replayed twice with nothing changed the second
 time. It prints the figures and exits 1 if an invariant is broken.
 
 ``--quick`` sets up fewer schedules, tasks and origins, for CI.
+
+``--failover`` runs PostgreSQL as a primary and a streaming standby instead, the services on a
+multi-host URL (``target_session_attrs=read-write``): instead of the 20 s stop, the primary is killed
+with SIGKILL (the machine's death: no shutdown), the standby promoted, a new standby built from the new
+primary (``pg_basebackup``) where the dead one was, and the cycle repeated every ``--failover-every``
+seconds. Replication is synchronous (``--async`` for asynchronous): a commit the services were told of
+is on the standby before the answer. It prints the longest gap in service (from the kill to the first
+write the new primary takes).
 """
 
 from __future__ import annotations
@@ -38,11 +46,12 @@ sys.path.insert(0, str(HERE.parent))  # the repository's root: its test_servers
 from chaos_checks import (ConditionWatch, job_intervals, overlaps, replay_journal, run_history,  # noqa: E402
                           stuck_task_runs, task_runs)
 from chaos_fixtures import Workload, set_up  # noqa: E402
-from chaos_supervisor import Supervisor  # noqa: E402
+from chaos_supervisor import Event, Supervisor  # noqa: E402
+import psycopg  # noqa: E402
 from ostinato.config import Settings  # noqa: E402
 from ostinato.domain.tasks import TaskRunStatus  # noqa: E402
 from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from test_servers.postgres import PostgresCluster, free_port  # noqa: E402
+from test_servers.postgres import PostgresCluster, PostgresStandby, free_port  # noqa: E402
 
 PING_INTERVAL, PING_TIMEOUT, STEAL_GRACE = 1.0, 3.0, 2.0
 RETRY_BACKOFF = (1.0, 2.0, 4.0)
@@ -79,6 +88,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--kill-every", type=float, nargs=2, default=(3.0, 8.0), metavar=("MIN", "MAX"),
                         help="seconds between two kills, drawn between MIN and MAX")
     parser.add_argument("--keep", action="store_true", help="keep the run directory (logs, records)")
+    parser.add_argument("--failover", action="store_true",
+                        help="a primary and a standby: kill the primary, promote the standby, rebuild (see above)")
+    parser.add_argument("--failover-every", type=float, default=60.0, help="seconds between two failovers")
+    parser.add_argument("--async", dest="synchronous", action="store_false",
+                        help="with --failover, asynchronous replication (a commit may be lost with the primary)")
     return parser.parse_args(argv)
 
 
@@ -96,7 +110,12 @@ class Harness:
         self.record_dir = self.run_dir / "records"
         self.record_dir.mkdir()
         self.record_dir.chmod(0o777)
-        self.cluster = PostgresCluster(self.run_dir / "pg", free_port(), settings={"max_connections": "400"})
+        settings = {"max_connections": "400"}
+        if args.failover and args.synchronous:  # every commit answered is flushed on the standby first
+            settings.update(synchronous_standby_names="*", synchronous_commit="on")
+        self.cluster = PostgresCluster(self.run_dir / "pg", free_port(), settings=settings)
+        self.standby: PostgresCluster | None = None
+        self.gaps: list[float] = []
         self.watch = ConditionWatch(timedelta(seconds=PING_TIMEOUT))
         self.exits = 0
         self.checked_at = 0.0
@@ -114,18 +133,57 @@ class Harness:
     def run(self) -> int:
         self.cluster.start()
         try:
+            if self.args.failover:
+                self.standby = PostgresStandby(self.cluster, base_dir=self.run_dir / "pg-b", port=free_port())
+                self.standby.start()
             return self._run()
         finally:
+            if self.standby is not None:
+                self.standby.stop()
             self.cluster.stop()
             if not self.args.keep:
                 shutil.rmtree(self.run_dir, ignore_errors=True)
             else:
                 print(f"run directory kept: {self.run_dir}")
 
+    def dsn(self) -> str:
+        """The services' URL: the one server, or (failover) both, the one taking writes chosen by libpq."""
+        if self.standby is None:
+            return self.cluster.dsn()
+        return (f"postgresql://postgres@127.0.0.1:{self.cluster.port},127.0.0.1:{self.standby.port}/postgres"
+                "?target_session_attrs=read-write&connect_timeout=3")
+
+    def failover(self, supervisor: Supervisor) -> None:
+        """Kill the primary, promote the standby, rebuild a standby where the primary was; the gap in service
+        is from the kill to the first write the new primary takes."""
+        assert self.standby is not None
+        dead, promoted = self.cluster, self.standby
+        killed_at = time.monotonic()
+        supervisor.events.append(Event(time.time(), "pg_kill", detail=f"port {dead.port}"))
+        dead.kill()
+        promoted.promote()
+        base, port = dead.base_dir, dead.port
+        dead.stop()
+        shutil.rmtree(base / "data")
+        self.cluster, self.standby = promoted, PostgresStandby(promoted, base_dir=base, port=port)
+        self.standby.start()
+        supervisor.cluster = self.cluster
+        while True:
+            try:
+                with psycopg.connect(self.dsn(), autocommit=True) as conn:
+                    conn.execute("UPDATE chaos_probe SET at = now()")
+                break
+            except psycopg.Error:
+                time.sleep(0.1)
+        self.gaps.append(time.monotonic() - killed_at)
+        supervisor.events.append(Event(time.time(), "pg_promoted", detail=f"port {promoted.port}"))
+
     def _run(self) -> int:
-        dsn = self.cluster.dsn()
+        dsn = self.dsn()
         store = PostgresStore(dsn)
         store.init_schema()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE chaos_probe (at timestamptz); INSERT INTO chaos_probe VALUES (now())")
         started = time.monotonic()
         specs = set_up(store, self.workload, self.record_dir, datetime.now(timezone.utc))
         self.say(f"set up {len(specs)} schedules, {self.workload.tasks} tasks, {self.workload.origins:,} origins "
@@ -160,7 +218,15 @@ class Harness:
         pg_down_since: float | None = None
         next_kill = begin + self.rng.uniform(*self.args.kill_every)
         next_sample = begin
+        next_failover = begin + 0.25 * length if self.args.failover else float("inf")
         while (now := time.monotonic()) < begin + length or paused is not None or pg_down_since is not None:
+            if now >= next_failover and now < begin + length:
+                self.say(f"failover: SIGKILL the primary (port {self.cluster.port}), promote the standby "
+                         f"(port {self.standby.port}), rebuild a standby")
+                self.failover(supervisor)
+                self.say(f"failover done: {self.gaps[-1]:.1f}s without a primary taking writes")
+                next_failover = time.monotonic() + self.args.failover_every
+                continue
             if paused is None and pause_at and now >= pause_at:
                 name = self.rng.choice([n for n in supervisor.services if n.startswith("chaos-n")])
                 paused, paused_since = supervisor.pause(name), now
@@ -170,7 +236,7 @@ class Harness:
                 supervisor.resume(paused)
                 self.say(f"SIGCONT {paused.name}")
                 paused = None
-            if pg_down_since is None and pg_at and now >= pg_at:
+            if pg_down_since is None and pg_at and now >= pg_at and not self.args.failover:
                 self.say(f"stopping PostgreSQL for {PG_OUTAGE:.0f}s")
                 supervisor.stop_postgres()
                 pg_down_since, pg_at = now, 0.0
@@ -211,6 +277,10 @@ class Harness:
               f"{self.exits} exits on their own (restarted)")
         print(f"  pauses:               {supervisor.count('pause')} (SIGSTOP {PAUSE:.0f}s); PostgreSQL stops: "
               f"{supervisor.count('pg_stop')} ({PG_OUTAGE:.0f}s)")
+        if self.args.failover:
+            print(f"  failovers:            {len(self.gaps)} ({'synchronous' if self.args.synchronous else 'asynchronous'}"
+                  f" replication); longest gap in service {max(self.gaps, default=0):.1f}s (each: "
+                  + ", ".join(f"{g:.1f}s" for g in self.gaps) + ")")
         print(f"  steals:               {history.steals} (owner silent) + {history.released} (owner restarted); "
               f"{history.by_status.get('stolen', 0)} runs whose owner found them stolen")
         print(f"  overlaps:             {len(overlapping)}")

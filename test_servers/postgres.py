@@ -193,6 +193,24 @@ class PostgresCluster:
                 self.base_dir = None
                 self._owns_base_dir = False
 
+    def kill(self) -> None:
+        """The machine's death: SIGKILL to the server and every process it started (no shutdown, no
+        checkpoint); the data directory stays as the crash left it. ``stop()`` afterwards only cleans up."""
+        pid = _read_pid(self.data_dir / "postmaster.pid")
+        if pid is None:
+            return
+        children = [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+                    and _parent_of(int(entry.name)) == pid]
+        for victim in (pid, *children):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in (pid, *children)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (self.data_dir / "postmaster.pid").unlink(missing_ok=True)
+        for leftover in self.socket_dir.glob(".s.PGSQL.*"):  # what a shutdown would have removed
+            leftover.unlink(missing_ok=True)
+
     def __enter__(self) -> Self:
         self.start()
         return self
@@ -448,6 +466,14 @@ def _read_pid(pid_file: Path) -> int | None:
         return int(pid_file.read_text().split("\n", 1)[0])
     except (OSError, ValueError):
         return None
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def _alive(pid: int) -> bool:
