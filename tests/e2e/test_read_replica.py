@@ -156,3 +156,24 @@ def test_commands_that_only_read_use_the_standby_the_others_the_primary(stores, 
     assert "unseen" in run("schedule", "export")  # a backup reads the primary
     assert "Paused listed" in run("schedule", "pause", "listed")  # a write: the primary
     replay(standby, paused=False)
+
+
+def test_a_read_db_that_is_no_standby_is_never_read(primary, stores, caplog):
+    """A misconfigured read_db naming a primary (this one, or another's): its rows may not be db's."""
+    writer, _ = stores
+    writer.create_schedule(schedule("only-here"), T0)
+    other = PostgresCluster()
+    other.start()
+    try:
+        other.create_database("ostinato")
+        PostgresStore(other.dsn("ostinato")).init_schema()
+        routing = ReadRoutingStore(PostgresStore(primary.dsn("ostinato")), PostgresStore(other.dsn("ostinato")),
+                                   timedelta(seconds=30))
+        try:
+            assert [s.name for s in routing.list_schedules()] == ["only-here"]  # db's rows, not the other's
+            assert routing.last_read.where == "primary" and "not a standby" in routing.last_read.reason
+            assert "read_db is not a standby" in caplog.text
+        finally:
+            routing.close()
+    finally:
+        other.stop()

@@ -60,7 +60,8 @@ class ReadSource:
 
 
 _LAG = """
-SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+SELECT pg_is_in_recovery() AS standby,
+       CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
             ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp()) END AS lag,
        pg_last_wal_replay_lsn()::text AS replayed,
        CASE WHEN %(lsn)s::text IS NULL THEN true ELSE pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn END AS has_writes
@@ -79,6 +80,7 @@ class ReadRoutingStore:
         self._down_until = 0.0
         self._measured: tuple[float, ReadSource] | None = None
         self._local = threading.local()
+        self._warned_not_standby = False
 
     # -- where each verb goes -------------------------------------------------------------
     @property
@@ -104,7 +106,12 @@ class ReadRoutingStore:
                 self._measured = None
             return ReadSource("primary", None, "the standby cannot be reached")
         lag = float(row["lag"] or 0.0)
-        if lag > self.max_lag:
+        if not row["standby"]:
+            if not self._warned_not_standby:
+                self._warned_not_standby = True
+                log.warning("read_db is not a standby (pg_is_in_recovery() is false there): every read goes to db")
+            source = ReadSource("primary", None, "read_db is not a standby: its rows may not be db's")
+        elif lag > self.max_lag:
             source = ReadSource("primary", lag, f"the standby is {lag:.1f} s behind, over the bound of {self.max_lag:g} s")
         elif not row["has_writes"]:
             source = ReadSource("primary", lag, "the standby has not replayed this process's last write yet")
