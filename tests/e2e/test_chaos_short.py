@@ -29,8 +29,8 @@ def test_short_chaos_run_keeps_every_invariant():
 def test_short_failover_run_keeps_every_invariant():
     """The same services on a primary and a synchronous standby: the primary killed with SIGKILL, the standby
     promoted, a new standby built, twice; no overlapping run, no lost run left, the journal's replay unchanged."""
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "chaos.py"), "--minutes", "1.5", "--quick",
-                             "--failover", "--failover-every", "30"],
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "chaos.py"), "--minutes", "1", "--quick",
+                             "--failover", "--failover-every", "22"],
                             cwd=ROOT, capture_output=True, text=True, timeout=1200)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]

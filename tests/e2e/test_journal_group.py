@@ -2,8 +2,9 @@
 process, share a topic's partitions; one is killed with SIGKILL in the middle of a batch (read, not yet
 stored, not committed), another joins later. At the end every status is applied, none is lost (the group
 committed every partition to its end), and the visit stats equal those one client makes of the same
-messages, including for origins whose statuses were spread over two partitions (the feedback ignores a
-status not newer than the last one applied, whichever partition brings it)."""
+messages, field by field, for origins keyed as the archive keys them (one partition each); for origins
+whose statuses were spread over two partitions, the newest status is the one applied in both (the
+feedback ignores a status not newer than the last one applied, whichever partition brings it)."""
 
 from __future__ import annotations
 
@@ -191,12 +192,19 @@ def test_three_clients_share_the_partitions_one_killed_mid_batch_one_added_nothi
         store.close()
     assert set(got) == set(expected) == set(keys)
     for key in keys:
+        if "/spread/" in key[0]:
+            continue
         want, have = asdict(expected[key]), asdict(got[key])
         # the reference is fed at once; the group over a minute: when a status was fed is no status's own
         for moment in ("last_scheduled",):
             want.pop(moment, None), have.pop(moment, None)
         assert have == want, key
-    # the spread origins: their newest status applied, whichever partition brought it when
-    spread = [got[k] for k in keys if "/spread/" in k[0]]
-    assert [s.last_status_date for s in spread] == [T0 - timedelta(days=10 - VISITS, minutes=i) for i in range(SPREAD)]
+    # the spread origins: their newest status applied, whichever partition brought it when. What the statuses
+    # before it taught (the change rate, the counts) follows the order they came in, which no client fixes
+    # across partitions, one client alone no more than a group: those fields may differ, and do
+    for i in range(SPREAD):
+        key = (f"https://forge.example/spread/{i}", "git")
+        newest = status(key[0], VISITS, i)
+        assert got[key].last_status_date == expected[key].last_status_date == newest.date, key
+        assert got[key].last_visit_status == expected[key].last_visit_status, key
 
