@@ -12,7 +12,6 @@ from datetime import timedelta
 import click
 
 from ..domain.durations import format_duration
-from ..domain.history import SAMPLE_EVERY
 from ..services.history import HistoryPass, run_history
 from .app import AppContext, command_group, pass_app, stop_on_signals
 from .output import DurationType, plural
@@ -39,7 +38,7 @@ def history_sample(app: AppContext, every: timedelta | None) -> None:
     stop = threading.Event()
     click.echo(f"ostinato history sample: every {format_duration(every)}, on the database of the settings (Ctrl-C stops)", err=True)
     with stop_on_signals(stop, "stopping the history pass"):
-        run_history(app.store(), app.clock, stop, every=every or SAMPLE_EVERY, timing=timing)
+        run_history(app.store(), app.clock, stop, every=every, timing=timing)
 
 
 __all__ = ["history"]

@@ -101,10 +101,7 @@ class ReadRoutingStore:
         except Exception as exc:  # noqa: BLE001 - an unreachable standby sends reads to the primary
             log.warning("the read standby cannot be reached (%s: %s): reading from the primary for %.0f s",
                         type(exc).__name__, exc, RETRY_DOWN)
-            with self._lock:
-                self._down_until = now + RETRY_DOWN
-                self._measured = None
-            return ReadSource("primary", None, "the standby cannot be reached")
+            return self._down()
         lag = float(row["lag"] or 0.0)
         if not row["standby"]:
             if not self._warned_not_standby:
@@ -122,6 +119,13 @@ class ReadRoutingStore:
                 self._measured = (now, source)
         return source
 
+    def _down(self) -> ReadSource:
+        """The standby could not be reached: leave it alone for :data:`RETRY_DOWN` seconds."""
+        with self._lock:
+            self._down_until = self._monotonic() + RETRY_DOWN
+            self._measured = None
+        return ReadSource("primary", None, "the standby cannot be reached")
+
     def _read(self, verb: str, *args: Any, **kwargs: Any) -> Any:
         source = self._source()
         self._local.source = source
@@ -134,10 +138,7 @@ class ReadRoutingStore:
         except Exception as exc:
             if target is self.primary or not _is_connection_error(exc):
                 raise
-            with self._lock:
-                self._down_until = self._monotonic() + RETRY_DOWN
-                self._measured = None
-            self._local.source = ReadSource("primary", None, "the standby cannot be reached")
+            self._local.source = self._down()
             if collected is not None:
                 collected.append(self._local.source)
             return getattr(self.primary, verb)(*args, **kwargs)
