@@ -4,12 +4,15 @@ A thin face over :class:`ostinato.integrations.kafka.journal_client.JournalClien
 when the command runs, so other commands do not load confluent-kafka): it
 opens the store, reads the feedback knobs from the settings, handles SIGINT and
 SIGTERM like the other services (the batch in hand is stored and committed,
-then the client leaves) and prints what it did.
+then the client leaves) and prints what it did. A group the brokers refuse this
+client (a member of another assignment protocol holds the group id) exits with
+status 2 and one line saying so.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -43,8 +46,10 @@ def _setup_logging(verbose: bool) -> None:
 @click.option("--topic", "topics", multiple=True, metavar="TOPIC",
               help=f"Topic to read (repeatable; default: the journal_topics setting, {DEFAULT_TOPIC}).")
 @click.option("--from-beginning/--from-end", default=True, show_default=True,
-              help="Where a partition the group has no committed offset for starts: its earliest message, "
-                   "or only messages written from now on.")
+              help="Where a partition the group has no committed offset for (a new group, or offsets the brokers "
+                   "forgot: expired or deleted) starts: its earliest message (statuses read again, which changes "
+                   "nothing), or only messages written from now on (statuses written before are NOT read). "
+                   "Either way a warning names the partitions.")
 @click.option("--batch-size", type=WholeNumberType(1), default=1000, show_default=True,
               help="Most statuses handed to the store at once.")
 @click.option("--batch-timeout", type=DurationType(), default="500ms", show_default=True,
@@ -76,10 +81,15 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     --once, a client reads the partitions the group gives it to their end. The
     feedback knobs come from the settings (ostinato.toml).
 
+    Partitions without a committed offset are named in a warning (and counted in
+    partitions_without_offset). If a member of another assignment protocol (another
+    version or program) holds the group id, the brokers refuse this client: it waits
+    one --session-timeout for that member to leave, then exits with status 2.
+
     Stops cleanly on Ctrl-C or SIGTERM.
     """
     extras.require("kafka", "ostinato journal-client")
-    from ..integrations.kafka.journal_client import JournalClient
+    from ..integrations.kafka.journal_client import GroupProtocolConflict, JournalClient
 
     _setup_logging(verbose)
     consumer_config = key_values(consumer_options, "consumer_option", "KEY=VALUE (a librdkafka setting)")
@@ -98,9 +108,13 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     stop = threading.Event()
 
     started = time.monotonic()
-    with stop_on_signals(stop, "storing the batch in hand, then stopping"), client:
-        client.run_forever(stop, max_messages=max_messages, until_caught_up=once)
-        left_behind = client.waiting_for_store
+    try:
+        with stop_on_signals(stop, "storing the batch in hand, then stopping"), client:
+            client.run_forever(stop, max_messages=max_messages, until_caught_up=once)
+            left_behind = client.waiting_for_store
+    except GroupProtocolConflict as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     counters = client.counters
     if as_json:
         echo_json({**counters.as_dict(), "seconds": round(time.monotonic() - started, 3), "uncommitted_batch": left_behind})

@@ -28,6 +28,11 @@ first); one that dies or hangs loses them after the group's session timeout
 Partitions the client loses (revoked, or lost with its membership) leave its pending batch:
 their statuses are for the next owner to store. Per origin, order stays safe across owners
 and partitions: the feedback ignores a status not newer than the last one applied.
+
+What the group says when partitions come (no committed offset, offsets another program committed)
+and what it refuses (a member of another assignment protocol) is
+:mod:`ostinato.integrations.kafka.journal_group`: each is one clear line, and the refusal stops the
+client (:class:`~ostinato.integrations.kafka.journal_group.GroupProtocolConflict`).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from ...domain.errors import ValidationError
 from ...domain.visits import FeedbackPolicy, VisitStatus
 from ...services import service_metrics as metrics
 from ...store.interface import OriginStore
+from .journal_group import COMMIT_METADATA, GroupProtocolConflict, describe_keys, look_up, report, reset_policy
 from .journal_messages import DEFAULT_TOPIC, decode_visit_status
 
 log = logging.getLogger(__name__)
@@ -54,7 +60,7 @@ RETRY_DELAYS: Final = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 PartitionKey = tuple[str, int]
 
-__all__ = ["DEFAULT_TOPIC", "JournalClient", "JournalCounters", "RETRY_DELAYS"]
+__all__ = ["DEFAULT_TOPIC", "GroupProtocolConflict", "JournalClient", "JournalCounters", "RETRY_DELAYS"]
 
 
 @dataclass
@@ -75,6 +81,10 @@ class JournalCounters:
     store_failures: int = 0
     #: offset commits that failed (tried again with the next batch)
     commit_failures: int = 0
+    #: partitions the group gave this client without a committed offset (started at auto.offset.reset)
+    partitions_without_offset: int = 0
+    #: partitions whose committed offset another program committed (by the offset-commit metadata)
+    partitions_committed_by_others: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -105,7 +115,8 @@ class JournalClient:
     timeouts…); ``from_beginning`` chooses where a partition without a committed
     offset starts: its earliest message (True) or only new messages (False);
     ``session_timeout`` (seconds) is how long the group waits for a silent member
-    before handing its partitions to the others.
+    before handing its partitions to the others, and how long the client waits for a member of
+    another assignment protocol to leave the group before it gives up (:class:`GroupProtocolConflict`).
     """
 
     def __init__(self, store: OriginStore, policy: FeedbackPolicy, clock: Clock, *, brokers: str, group_id: str,
@@ -153,6 +164,7 @@ class JournalClient:
             "topic.metadata.refresh.interval.ms": int(refresh_interval * 1000),
             **dict(consumer_config or {}),
         }
+        self._reset = reset_policy(self.config["auto.offset.reset"])
         self._consumer_factory = consumer_factory
         self._consumer: Consumer | None = None
         self._assigned: set[PartitionKey] = set()
@@ -162,6 +174,10 @@ class JournalClient:
         self._pending: _Batch | None = None
         self._uncommitted: dict[PartitionKey, int] = {}
         self._failures_in_a_row = 0
+        #: partitions assigned without a committed offset, nothing committed for them since
+        self._unanchored: set[PartitionKey] = set()
+        #: when the brokers first refused this client (another assignment protocol), while they still do
+        self._refused_since: float | None = None
 
     # -- life cycle ---------------------------------------------------------------
     def start(self) -> None:
@@ -185,6 +201,7 @@ class JournalClient:
             self._consumer = None
             self._assigned.clear()
             self._at_end.clear()
+            self._unanchored.clear()
             self._assignment_complete = False
 
     def __enter__(self) -> "JournalClient":
@@ -270,8 +287,11 @@ class JournalClient:
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
                     self._at_end.add(key)
+                    self._anchor(key, message.offset(), batch)
                 elif error.fatal():
                     raise KafkaException(error)
+                elif error.code() == KafkaError.INCONSISTENT_GROUP_PROTOCOL:
+                    self._refused(error)
                 elif error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC):
                     if message.topic() not in self._missing_topics:
                         self._missing_topics.add(message.topic())
@@ -292,6 +312,28 @@ class JournalClient:
                 self.counters.rejected += 1
                 log.warning("rejected message %s[%d]@%d: %s", key[0], key[1], offset, exc,
                             extra={"topic": key[0], "partition": key[1], "offset": offset, "field": exc.field})
+
+    def _anchor(self, key: PartitionKey, position: int, batch: _Batch) -> None:
+        """Under ``latest``, commit the position a partition without a committed offset started at, once
+        reached with nothing read: a restart then resumes there rather than at a later end, which
+        would skip what was written while the client was down. (Under ``earliest`` nothing can be skipped.)"""
+        if (self._reset == "latest" and key in self._unanchored and key in self._assigned and position >= 0
+                and key not in batch.offsets and key not in self._uncommitted):
+            self._uncommitted[key] = position
+
+    def _refused(self, error: KafkaError) -> None:
+        """The brokers refused this client's join: a member of another assignment protocol holds the group. Wait
+        one session timeout for it to leave (say so once), then give up: librdkafka would try again for ever."""
+        now = time.monotonic()
+        if self._refused_since is None:
+            self._refused_since = now
+            log.warning("group %s: the brokers refuse this client (%s): a member of this group id uses another "
+                        "partition assignment protocol than %s (a client of another version or another program); "
+                        "waiting up to %.0f s for it to leave", self.group_id, error.str(),
+                        self.config["partition.assignment.strategy"], self.session_timeout)
+        elif now - self._refused_since >= self.session_timeout:
+            raise GroupProtocolConflict(self.group_id, str(self.config["partition.assignment.strategy"]),
+                                        now - self._refused_since)
 
     def _store_pending(self) -> int:
         batch = self._pending
@@ -343,7 +385,7 @@ class JournalClient:
         keys = [k for k in self._uncommitted if only is None or k in only]
         if not keys:
             return
-        offsets = [TopicPartition(key[0], key[1], self._uncommitted[key]) for key in keys]
+        offsets = [TopicPartition(key[0], key[1], self._uncommitted[key], metadata=COMMIT_METADATA) for key in keys]
         try:
             result = self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
@@ -357,6 +399,7 @@ class JournalClient:
             log.warning("could not commit offsets of %s (tried again with the next batch)", sorted(failed))
         for key in keys:
             if key not in failed:
+                self._unanchored.discard(key)
                 self._report_lag(key, self._uncommitted.pop(key))
 
     def _report_lag(self, key: PartitionKey, committed: int) -> None:
@@ -371,13 +414,23 @@ class JournalClient:
 
     # -- the group's rebalances (called by librdkafka inside consume) -------------------------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        """Partitions given to this client: read from the group's committed offsets."""
+        """Partitions given to this client: read from the group's committed offsets. Those offsets are looked
+        up here too (librdkafka passes none: it fetches them after this callback), for a line on partitions
+        without one and on offsets another program committed; the lookup waits a few seconds at most."""
         added = {(tp.topic, tp.partition) for tp in partitions}
         self._assigned |= added
         self._at_end -= added
         self._assignment_complete = True
-        if added:
-            log.info("group %s: this client now reads %s", self.group_id, _describe_keys(added))
+        self._refused_since = None
+        if not added:
+            return
+        log.info("group %s: this client now reads %s", self.group_id, describe_keys(added))
+        # the client's consumer (the factory's), which is librdkafka's ``consumer`` or wraps it
+        found = look_up(self._consumer or consumer, partitions, timeout=min(5.0, self.session_timeout / 2))
+        self.counters.partitions_without_offset += len(found.missing)
+        self.counters.partitions_committed_by_others += sum(len(keys) for keys in found.foreign.values())
+        self._unanchored |= found.missing
+        report(self.group_id, found, self._reset)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """Partitions going to another member: commit what the store has of them, let go of the rest."""
@@ -396,14 +449,11 @@ class JournalClient:
     def _let_go(self, gone: set[PartitionKey], how: str) -> None:
         self._assigned -= gone
         self._at_end -= gone
+        self._unanchored -= gone
         if self._pending is not None:
             self._pending = self._pending.without(gone)
         if gone:
-            log.info("group %s: %s %s", self.group_id, how, _describe_keys(gone))
-
-
-def _describe_keys(keys: set[PartitionKey]) -> str:
-    return ", ".join(f"{topic}[{partition}]" for topic, partition in sorted(keys))
+            log.info("group %s: %s %s", self.group_id, how, describe_keys(gone))
 
 
 def _describe(offsets: Sequence[TopicPartition]) -> str:
