@@ -97,7 +97,7 @@ def test_reads_are_served_by_the_standby_and_writes_never_go_there(stores, stand
     assert {"get_schedule", "list_schedules", "get_visit_stats", "get_origin_metrics"} <= READ_VERBS
 
 
-def test_a_standby_too_far_behind_or_stopped_sends_reads_to_the_primary(primary, standby, stores):
+def test_a_standby_too_far_behind_or_stopped_sends_reads_to_the_primary(primary, standby, stores, caplog):
     writer, _ = stores
     routing = ReadRoutingStore(PostgresStore(primary.dsn("ostinato")), PostgresStore(standby.dsn("ostinato")),
                                timedelta(seconds=1))
@@ -110,7 +110,18 @@ def test_a_standby_too_far_behind_or_stopped_sends_reads_to_the_primary(primary,
         assert {s.name for s in routing.list_schedules()} == {"old", "new"}
         source = routing.last_read
         assert source.where == "primary" and source.lag_seconds > 1 and "over the bound of 1 s" in source.reason
+        said = [r.getMessage() for r in caplog.records if "behind, over read_max_lag" in r.getMessage()]
+        assert len(said) == 1 and "reading from the primary until it catches up" in said[0]
+        routing.list_schedules()
+        time.sleep(0.3)
+        routing.list_schedules()  # measured again, still behind: not said again
+        assert sum("behind, over read_max_lag" in r.getMessage() for r in caplog.records) == 1
         replay(standby, paused=False)
+        replayed(standby, "new")
+        time.sleep(0.3)
+        routing.list_schedules()
+        assert routing.last_read.where == "standby"
+        assert any("back within read_max_lag" in r.getMessage() for r in caplog.records)
         standby.stop()
         time.sleep(0.3)  # past the time a measure of the standby is trusted for
         assert {s.name for s in routing.list_schedules()} == {"old", "new"}  # no error: the primary answers

@@ -81,6 +81,7 @@ class ReadRoutingStore:
         self._measured: tuple[float, ReadSource] | None = None
         self._local = threading.local()
         self._warned_not_standby = False
+        self._behind = False  # the standby was last seen past max_lag (said once, and once when it is back)
 
     # -- where each verb goes -------------------------------------------------------------
     @property
@@ -117,6 +118,14 @@ class ReadRoutingStore:
         with self._lock:
             if lsn == self._written_lsn:  # a write since would make the measure stale
                 self._measured = (now, source)
+            if row["standby"] and (lag > self.max_lag) != self._behind:
+                self._behind = lag > self.max_lag
+                if self._behind:
+                    log.warning("the read standby is %.1f s behind, over read_max_lag (%g s): reading from the "
+                                "primary until it catches up", lag, self.max_lag)
+                else:
+                    log.warning("the read standby is back within read_max_lag (%.1f s behind): reading from it "
+                                "again", lag)
         return source
 
     def _down(self) -> ReadSource:
