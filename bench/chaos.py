@@ -25,6 +25,15 @@ primary (``pg_basebackup``) where the dead one was, and the cycle repeated every
 seconds. Replication is synchronous (``--async`` for asynchronous): a commit the services were told of
 is on the standby before the answer. It prints the longest gap in service (from the kill to the first
 write the new primary takes).
+
+The loaders publish their visit statuses to a Kafka-protocol broker (Tansu) the harness starts, and two
+``ostinato journal-client`` processes of one consumer group feed them back, killed like the others
+(``chaos_journal``; ``--no-journal`` leaves them out). At the end the orchestrator stops first and the
+clients catch up with its last statuses; then no acknowledged status may be left unconsumed, every origin's visit stats
+must show its newest published status, and no origin may have been handed out twice (visited again
+within the grab's in-flight timeout). With ``--async``, a commit the primary took and never sent is
+lost with it: the overlaps, lost statuses and second hand-outs that causes are printed as the
+asynchronous loss window's measure rather than as broken invariants.
 """
 
 from __future__ import annotations
@@ -43,36 +52,44 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the repository's root: its test_servers
 
-from chaos_checks import (ConditionWatch, job_intervals, overlaps, replay_journal, run_history,  # noqa: E402
-                          stuck_task_runs, task_runs)
+from chaos_checks import (ConditionWatch, job_intervals, overlaps, recoveries, replay_journal,  # noqa: E402
+                          run_history, stuck_task_runs, task_runs)
 from chaos_fixtures import Workload, set_up  # noqa: E402
+from chaos_journal import (PARTITIONS, TOPIC, committed_offsets, handed_out_twice,  # noqa: E402
+                           published, revisited, statuses_lost, unconsumed, visit_record, wait_consumed)
 from chaos_supervisor import Event, Supervisor  # noqa: E402
 import psycopg  # noqa: E402
 from ostinato.config import Settings  # noqa: E402
 from ostinato.domain.tasks import TaskRunStatus  # noqa: E402
 from ostinato.store.postgresql import PostgresStore  # noqa: E402
+from test_servers.kafka import TansuBroker  # noqa: E402
 from test_servers.postgres import PostgresCluster, PostgresStandby, free_port  # noqa: E402
 
 PING_INTERVAL, PING_TIMEOUT, STEAL_GRACE = 1.0, 3.0, 2.0
 RETRY_BACKOFF = (1.0, 2.0, 4.0)
 LOST_RUN_TIMEOUT = 20.0
 REAP_EVERY = 60.0  # the runner's reap of lost task runs (TaskRunner.reap_every)
+IN_FLIGHT_TIMEOUT = 60.0
 PG_OUTAGE = 20.0
 PAUSE = 2 * (PING_TIMEOUT + STEAL_GRACE) + 2.0
 SETTINGS = {
     "OSTINATO_SCHEDULE_PING_INTERVAL": f"{PING_INTERVAL}s", "OSTINATO_SCHEDULE_PING_TIMEOUT": f"{PING_TIMEOUT}s",
     "OSTINATO_SCHEDULE_STEAL_GRACE": f"{STEAL_GRACE}s",
     "OSTINATO_SCHEDULE_RETRY_BACKOFF": ",".join(f"{b}s" for b in RETRY_BACKOFF),
-    "OSTINATO_LOST_RUN_TIMEOUT": f"{LOST_RUN_TIMEOUT}s", "OSTINATO_IN_FLIGHT_TIMEOUT": "60s",
+    "OSTINATO_LOST_RUN_TIMEOUT": f"{LOST_RUN_TIMEOUT}s", "OSTINATO_IN_FLIGHT_TIMEOUT": f"{IN_FLIGHT_TIMEOUT:.0f}s",
     "OSTINATO_POLL_INTERVAL": "0.5s",
 }
 
 
+SAMPLE_EVERY = 2.0  # the conditions' sampling period
+
+
 def recovery_bound(workload: Workload) -> float:
-    """How long a schedule may stay not OK: the database's outage, a steal, three failures in a row
-    each with its backoff and a longest run, and a longest period to get back within it."""
-    return (PG_OUTAGE + PING_TIMEOUT + STEAL_GRACE + 3 * (max(RETRY_BACKOFF) + workload.max_run)
-            + workload.max_period)
+    """How long a schedule may stay not OK after the last fault that touched it: a steal (its owner silent),
+    a retry's backoff, a longest run, a longest period to get back within it, and the sampling's resolution.
+    Faults in a row (its owner killed again during the rerun, a random failure, the database away) each
+    start the count again: an episode may last longer than this, a recovery may not."""
+    return PING_TIMEOUT + STEAL_GRACE + max(RETRY_BACKOFF) + workload.max_run + workload.max_period + SAMPLE_EVERY
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -93,6 +110,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--failover-every", type=float, default=60.0, help="seconds between two failovers")
     parser.add_argument("--async", dest="synchronous", action="store_false",
                         help="with --failover, asynchronous replication (a commit may be lost with the primary)")
+    parser.add_argument("--no-journal", dest="journal", action="store_false",
+                        help="no broker and no journal clients (the orchestrator's own feedback only)")
     return parser.parse_args(argv)
 
 
@@ -115,6 +134,7 @@ class Harness:
             settings.update(synchronous_standby_names="*", synchronous_commit="on")
         self.cluster = PostgresCluster(self.run_dir / "pg", free_port(), settings=settings)
         self.standby: PostgresCluster | None = None
+        self.broker: TansuBroker | None = None
         self.gaps: list[float] = []
         self.watch = ConditionWatch(timedelta(seconds=PING_TIMEOUT))
         self.exits = 0
@@ -133,6 +153,9 @@ class Harness:
     def run(self) -> int:
         self.cluster.start()
         try:
+            if self.args.journal:
+                self.broker = TansuBroker({TOPIC: PARTITIONS})
+                self.broker.start()
             if self.args.failover:
                 self.standby = PostgresStandby(self.cluster, base_dir=self.run_dir / "pg-b", port=free_port())
                 self.standby.start()
@@ -140,6 +163,8 @@ class Harness:
         finally:
             if self.standby is not None:
                 self.standby.stop()
+            if self.broker is not None:
+                self.broker.stop()
             self.cluster.stop()
             if not self.args.keep:
                 shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -188,7 +213,8 @@ class Harness:
         specs = set_up(store, self.workload, self.record_dir, datetime.now(timezone.utc))
         self.say(f"set up {len(specs)} schedules, {self.workload.tasks} tasks, {self.workload.origins:,} origins "
                  f"in {time.monotonic() - started:.1f}s (PostgreSQL {dsn}, records in {self.record_dir})")
-        supervisor = Supervisor(self.cluster, dsn, self.run_dir, HERE, SETTINGS, self.rng)
+        brokers = self.broker.bootstrap_servers if self.broker is not None else None
+        supervisor = Supervisor(self.cluster, dsn, self.run_dir, HERE, SETTINGS, self.rng, brokers)
         supervisor.start_all()
         self.chaos(supervisor, store)
         self.say(f"faults over; the services settle for {self.settle:.0f}s")
@@ -201,8 +227,13 @@ class Harness:
         self.checked_at = time.time()
         check_at = datetime.now(timezone.utc)
         old_stuck = stuck_task_runs(store, check_at - timedelta(seconds=LOST_RUN_TIMEOUT + REAP_EVERY + 15))
+        codes = {}
+        if brokers:  # the loaders stop first (their last statuses published), then the clients catch up
+            self.say("stopping the orchestrator (SIGTERM); the journal clients catch up")
+            codes = supervisor.stop_all(only=["orchestrator"])
+            wait_consumed(brokers, published(self.record_dir), timeout=90.0)
         self.say("stopping the services (SIGTERM)")
-        codes = supervisor.stop_all()
+        codes = {**supervisor.stop_all(only=[n for n in supervisor.services if n not in codes]), **codes}
         # a runner started again notices the runs its dead predecessors left (then nothing may remain)
         subprocess.run([sys.executable, "-m", "ostinato", "runner", "--once"],
                        env=supervisor.services["runner"].env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -251,7 +282,7 @@ class Harness:
             self.exits += len(supervisor.restart_dead())
             if pg_down_since is None and now >= next_sample:
                 self.sample(store)
-                next_sample = now + 2.0
+                next_sample = now + SAMPLE_EVERY
             time.sleep(0.2)
 
     def report(self, store, supervisor, specs, old_stuck, left, codes) -> int:
@@ -264,7 +295,17 @@ class Harness:
         history = run_history(store, names, supervisor.events)
         longest = self.watch.longest(end)
         bound = recovery_bound(self.workload)
+        everyone = [e.at for e in supervisor.events if e.kind in ("pg_start", "pg_promoted")]
+        spells = recoveries(self.watch, end, history.faults, everyone, reach=self.workload.max_period)
+        slowest = max(spells, key=lambda r: r.seconds, default=None)
+        widest = max(spells, key=lambda r: r.ended - r.began, default=None)
         policy = Settings.load(environ=SETTINGS).feedback_policy()
+        statuses = published(self.record_dir)
+        if self.broker is not None:  # before the replay, which would bring back what was lost
+            left_unconsumed = unconsumed(statuses, committed_offsets(self.broker.bootstrap_servers))
+            lost_statuses = statuses_lost(store, statuses)
+        visits = visit_record(self.record_dir)
+        twice = handed_out_twice(visits, IN_FLIGHT_TIMEOUT)
         replay = replay_journal(store, self.record_dir, policy)
         never_ran = sorted(set(names) - {r.name for r in runs})
 
@@ -290,9 +331,15 @@ class Harness:
         print(f"  lost runs recovered:  {history.lost_recovered} (unrecovered: {len(history.lost_unrecovered)})")
         print(f"  longest recovery:     {history.longest_recovery:.1f}s ({history.longest_recovery_of or '-'}), "
               "from the owner's fault to the next start")
-        if longest is not None:
-            print(f"  longest not OK:       {longest[1]:.1f}s ({longest[0]}, worst {longest[2].value}); "
-                  f"bound {bound:.0f}s; {len(self.watch.episodes) + len(self.watch.open)} episodes")
+        if longest is not None and widest is not None and slowest is not None:
+            print(f"  longest not OK:       {longest[1]:.1f}s ({longest[0]}, worst {longest[2].value}; "
+                  f"{widest.faults} faults touched it); {len(spells)} episodes")
+            print(f"  slowest recovery:     {slowest.seconds:.1f}s from the last fault to OK ({slowest.name}, "
+                  f"{slowest.faults} faults in its episode; its samples: "
+                  + ", ".join(f"{n} {r}" for r, n in self.watch.reasons.get((slowest.name, slowest.began), {}).items())
+                  + f"); bound {bound:.0f}s")
+        print(f"  condition samples:    {self.watch.samples} ({self.sample_failures} failed); longest time between "
+              f"two: {self.watch.longest_gap:.1f}s")
         print(f"  conditions at the end: {dict(self.watch.last_states)}")
         lost_tasks = task_runs(store, [TaskRunStatus.LOST])
         print(f"  task runs lost:       {len(lost_tasks)} marked lost by the runner (dead executor or no report)")
@@ -300,17 +347,34 @@ class Harness:
               f"running; {len(left)} after the stop and a restart")
         print(f"  journal replay:       {replay.statuses} visit statuses; the first replay changed {replay.changed_first}"
               f" rows (feedback lost to kills), the second {replay.changed_second} ({replay.rows_differ} rows differ)")
+        if self.broker is not None:
+            print(f"  journal:              {len(statuses)} visit statuses the broker acknowledged; "
+                  f"{len(left_unconsumed)} not consumed by the group at the end; {len(lost_statuses)} origins "
+                  f"whose visit stats miss their newest status (statuses lost)")
+        print(f"  grabs handed out twice: {len(twice)} (an origin visited again within the {IN_FLIGHT_TIMEOUT:.0f}s "
+              f"in-flight timeout); {len(visits)} visits, {revisited(visits)} origins visited more than once")
+        for a, b in twice[:5]:
+            print(f"    {a.url}: visits from {a.start:.3f} (pid {a.pid}) and {b.start:.3f} (pid {b.pid})")
         print(f"  exit codes at stop:   {codes}")
 
-        broken = []
+        broken, window = [], []
+        # asynchronous replication: a commit the primary took and never sent dies with it (the loss window)
+        windowed = window if self.args.failover and not self.args.synchronous else broken
         if overlapping:
-            broken.append(f"{len(overlapping)} overlapping runs")
+            windowed.append(f"{len(overlapping)} overlapping runs")
+        if twice:
+            windowed.append(f"{len(twice)} grabs handed out twice")
+        if self.broker is not None and lost_statuses:
+            windowed.append(f"{len(lost_statuses)} statuses lost ({', '.join(lost_statuses[:3])})")
+        if self.broker is not None and left_unconsumed:
+            broken.append(f"{len(left_unconsumed)} acknowledged statuses never consumed")
         if unknown_end:
             broken.append(f"{len(unknown_end)} runs whose end is unknown")
         if never_ran:
             broken.append(f"{len(never_ran)} schedules never ran ({', '.join(never_ran[:5])})")
-        if longest is not None and longest[1] > bound:
-            broken.append(f"{longest[0]} not OK for {longest[1]:.0f}s, over the bound {bound:.0f}s")
+        if slowest is not None and slowest.seconds > bound:
+            broken.append(f"{slowest.name} back to OK {slowest.seconds:.0f}s after its last fault, over the bound "
+                          f"{bound:.0f}s")
         if history.lost_unrecovered:
             broken.append(f"lost runs never followed by another: {', '.join(history.lost_unrecovered[:5])}")
         if old_stuck or left:
@@ -319,6 +383,8 @@ class Harness:
         if replay.changed_second or replay.rows_differ:
             broken.append("the journal's second replay changed the visit stats")
         print()
+        if window:
+            print("asynchronous loss window (commits lost with the primary): " + "; ".join(window))
         if broken:
             print("INVARIANTS BROKEN: " + "; ".join(broken))
             return 1

@@ -6,7 +6,10 @@
 - :class:`ConditionWatch`: samples every schedule's condition and keeps the
   episodes during which it was not OK;
 - :func:`run_history`: Ostinato's own run table: runs by status, steals,
-  lost runs and how long each took to recover;
+  lost runs and how long each took to recover, and every fault that touched
+  each schedule (a run failed, a run lost with its owner, the database away);
+- :func:`recoveries`: for each not-OK episode, how long the schedule took to
+  get back to OK after the last fault that touched it;
 - :func:`stuck_task_runs`: task runs still ``scheduled`` or ``started``;
 - :func:`replay_journal`: the visit statuses the loaders wrote, fed twice
   through ``record_visit_statuses``; the second time must change nothing.
@@ -96,17 +99,29 @@ class ConditionWatch:
     episodes: list[tuple[str, float, float, State]] = field(default_factory=list)
     samples: int = 0
     last_states: Counter = field(default_factory=Counter)
+    #: (schedule, episode start) -> the reasons its samples gave, counted
+    reasons: dict[tuple[str, float], Counter] = field(default_factory=dict)
+    #: the longest time between two samples taken (the watch is blind in between)
+    longest_gap: float = 0.0
+    last_sample: float | None = None
 
     def sample(self, store: PostgresStore, at: float) -> None:
         now = datetime.fromtimestamp(at, timezone.utc)
-        states: Counter = Counter()
+        conditions = []
         after = ""
         while batch := store.list_schedules(after=after, limit=1000):
-            for schedule in batch:
-                state = get_schedule_condition(schedule, now, ping_timeout=self.ping_timeout).state
-                states[state.value] += 1
-                self._see(schedule.name, state, at)
+            conditions += [(s.name, get_schedule_condition(s, now, ping_timeout=self.ping_timeout)) for s in batch]
             after = batch[-1].name
+        states: Counter = Counter()
+        for name, condition in conditions:  # seen only once the whole sample is read
+            states[condition.state.value] += 1
+            self._see(name, condition.state, at)
+            if name in self.open:
+                self.reasons.setdefault((name, self.open[name][0]), Counter())[
+                    f"{condition.state.value} {condition.reason.value if condition.reason else ''}".strip()] += 1
+        if self.last_sample is not None:
+            self.longest_gap = max(self.longest_gap, at - self.last_sample)
+        self.last_sample = at
         self.samples += 1
         self.last_states = states
 
@@ -141,6 +156,8 @@ class RunHistory:
     lost_unrecovered: list[str]
     longest_recovery: float
     longest_recovery_of: str
+    #: schedule -> the moments faults touched it: a run's failure, the death of a lost run's owner
+    faults: dict[str, list[float]] = field(default_factory=dict)
 
 
 def run_history(store: PostgresStore, names: list[str], events: list[Event]) -> RunHistory:
@@ -151,6 +168,7 @@ def run_history(store: PostgresStore, names: list[str], events: list[Event]) -> 
     steals = released = recovered = 0
     unrecovered: list[str] = []
     longest, longest_of = 0.0, ""
+    touched: dict[str, list[float]] = defaultdict(list)
     for name in names:
         runs = []
         before = None
@@ -160,6 +178,8 @@ def run_history(store: PostgresStore, names: list[str], events: list[Event]) -> 
         runs.sort(key=lambda r: r.id)
         for index, run in enumerate(runs):
             by_status[run.status.value] += 1
+            if run.status is RunStatus.FAILED and run.ended_at is not None:
+                touched[name].append(run.ended_at.timestamp())
             if run.status is not RunStatus.LOST:
                 continue
             reason = str(run.detail.get("reason", ""))
@@ -174,10 +194,36 @@ def run_history(store: PostgresStore, names: list[str], events: list[Event]) -> 
             cause = [e.at for e in faults if started <= e.at <= (ended or e.at)
                      and (e.kind == "pg_stop" or e.process == run.owner_node or e.process == "")]
             death = max(cause) if cause else started
+            touched[name].append(death)
             took = later.started_at.timestamp() - death
             if took > longest:
                 longest, longest_of = took, name
-    return RunHistory(by_status, steals, released, recovered, unrecovered, longest, longest_of)
+    return RunHistory(by_status, steals, released, recovered, unrecovered, longest, longest_of, dict(touched))
+
+
+@dataclass(frozen=True)
+class Recovery:
+    name: str
+    began: float
+    ended: float
+    faults: int  # faults that touched the schedule from shortly before the episode to its end
+    seconds: float  # from the last of them to OK (the whole episode when none touched it)
+
+
+def recoveries(watch: ConditionWatch, at: float, faults: dict[str, list[float]], everyone: list[float],
+               reach: float) -> list[Recovery]:
+    """Each not-OK episode (open ones until ``at``) with the time from its last fault to its end. A fault counts
+    from ``reach`` seconds before the episode began (a run lost then makes the schedule stale up to a period
+    later: ``reach`` is the longest period); an episode no fault reached counts whole;
+    ``everyone`` holds the faults that touch every schedule (the database back after an outage, a standby
+    promoted)."""
+    spans = [(name, began, end) for name, began, end, _ in watch.episodes]
+    spans += [(name, began, at) for name, (began, _) in watch.open.items()]
+    found = []
+    for name, began, end in spans:
+        hits = [t for t in faults.get(name, []) + everyone if began - reach <= t <= end]
+        found.append(Recovery(name, began, end, len(hits), end - max(hits) if hits else end - began))
+    return found
 
 
 # -- task runs ----------------------------------------------------------------------------------

@@ -14,8 +14,13 @@ to one file):
   ``progress/TOKEN`` file holds its latest ``T_LAST`` (overwritten in place at
   each step), so the harness knows when it last worked even when it was
   paused, resumed and killed before it could write its end.
-- ``journal.jsonl``: one visit status per visit, as a loader would publish it
-  to the journal (origin, visit type, date, status, snapshot).
+- ``journal.jsonl``: one visit status per visit, as a loader publishes it to
+  the journal (origin, visit type, date, status, snapshot); with a broker
+  (``chaos_journal``), written once the broker has acknowledged it, with its
+  partition and offset;
+- ``visits.log``: ``start TOKEN URL PID T`` when a visit begins and
+  ``end TOKEN T`` when it ends, for the check that no origin is handed out
+  twice.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import time
 from datetime import datetime, timezone
 
 from ostinato.execution.registry import OriginNotFound
+
+from chaos_journal import publish
 
 #: seconds of work between two looks at the stop event
 STEP = 0.05
@@ -84,7 +91,10 @@ def task_job(key: str, seconds: float, fail_rate: float = 0.0, seed: int = 0) ->
 def load(url: str, lister_name=None, lister_instance_name=None, record_dir: str = "", seed: int = 0,
          **extra) -> dict:
     """A simulated loader: a short visit whose status is drawn from the url and the hour; the status
-    goes to the harness's journal file, as a loader's visit status goes to the journal."""
+    goes to the journal (the harness's broker, when it runs one) and to the harness's journal file."""
+    token = os.urandom(6).hex()
+    if record_dir:
+        _append(os.path.join(record_dir, "visits.log"), f"start {token} {url} {os.getpid()} {time.time():.6f}\n")
     time.sleep(random.uniform(0.002, 0.03))
     digest = hashlib.sha1(f"{seed}:{url}".encode()).digest()
     draw = digest[0] / 256
@@ -98,9 +108,13 @@ def load(url: str, lister_name=None, lister_instance_name=None, record_dir: str 
         snapshot = hashlib.sha1(f"{url}:{date.hour if changes else 0}".encode()).hexdigest()
         status = "full"
     if record_dir:
-        _append(os.path.join(record_dir, "journal.jsonl"), json.dumps(
-            {"origin": url, "type": "git", "date": date.isoformat(), "status": status, "visit": 1,
-             "snapshot": snapshot}) + "\n")
+        record = {"origin": url, "type": "git", "date": date.isoformat(), "status": status, "visit": 1,
+                  "snapshot": snapshot}
+        at = publish(url, record)
+        if at is not None:
+            record.update(partition=at[0], offset=at[1])
+        _append(os.path.join(record_dir, "journal.jsonl"), json.dumps(record) + "\n")
+        _append(os.path.join(record_dir, "visits.log"), f"end {token} {time.time():.6f}\n")
     if status == "not_found":
         raise OriginNotFound(url)
     if status == "failed":

@@ -2,7 +2,8 @@
 
 :class:`Supervisor` starts the real ``ostinato`` CLI as subprocesses (four
 ``ostinato scheduler`` with their own node names, one ``ostinato runner``, one
-``ostinato orchestrator``), restarts any that dies, and injects the faults:
+``ostinato orchestrator`` and, with a broker, two ``ostinato journal-client`` of one
+group), restarts any that dies, and injects the faults:
 SIGKILL of a random process (restarted at once, after it has been reaped),
 SIGSTOP/SIGCONT of one process, and a PostgreSQL stop and start. Every fault
 goes to :attr:`Supervisor.events` with its time, for the history checks.
@@ -22,10 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
 from test_servers.postgres import PostgresCluster
+from chaos_journal import BROKERS_ENV, client_argv
 from process_stop import stop_processes
 
 SCHEDULERS = 4
 SCHEDULER_CAPACITY = 64
+JOURNAL_CLIENTS = 2
 
 
 @dataclass
@@ -49,7 +52,7 @@ class Service:
 
 class Supervisor:
     def __init__(self, cluster: PostgresCluster, dsn: str, run_dir: Path, bench_dir: Path, settings: dict[str, str],
-                 rng: random.Random):
+                 rng: random.Random, brokers: str | None = None):
         self.cluster = cluster
         self.run_dir = run_dir
         self.rng = rng
@@ -57,7 +60,7 @@ class Supervisor:
         self.logs = run_dir / "logs"
         self.logs.mkdir(exist_ok=True)
         base = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(bench_dir), os.environ.get("PYTHONPATH")])),
-                "OSTINATO_DB": dsn, **settings}
+                "OSTINATO_DB": dsn, **settings, **({BROKERS_ENV: brokers} if brokers else {})}
         python = [sys.executable, "-m", "ostinato"]
         self.services: dict[str, Service] = {}
         for i in range(1, SCHEDULERS + 1):
@@ -69,6 +72,9 @@ class Supervisor:
         self.services["orchestrator"] = Service("orchestrator", [*python, "orchestrator", "--workers", "8"],
                                                 {**base, "OSTINATO_NODE": "chaos-orchestrator",
                                                  "OSTINATO_VISIT_TYPES": "git"})
+        for i in range(1, JOURNAL_CLIENTS + 1 if brokers else 1):
+            name = f"journal-{i}"
+            self.services[name] = Service(name, client_argv(python, brokers or ""), {**base, "OSTINATO_NODE": name})
 
     # -- processes ---------------------------------------------------------------------
     def start(self, service: Service) -> None:
@@ -119,12 +125,14 @@ class Supervisor:
         service.paused = False
         self.events.append(Event(time.time(), "resume", service.name, service.proc.pid))
 
-    def stop_all(self, grace: float = 40.0) -> dict[str, int | None]:
-        """SIGTERM every process (a graceful stop) and wait; returns their exit codes."""
-        for service in self.services.values():  # a paused process cannot act on SIGTERM
+    def stop_all(self, grace: float = 40.0, only: list[str] | None = None) -> dict[str, int | None]:
+        """SIGTERM every process, or those named (a graceful stop), and wait; returns their exit codes (a process
+        stopped before keeps its code)."""
+        chosen = {name: s for name, s in self.services.items() if only is None or name in only}
+        for service in chosen.values():  # a paused process cannot act on SIGTERM
             if service.paused and service.proc is not None and service.proc.poll() is None:
                 self.resume(service)
-        codes, killed = stop_processes({name: s.proc for name, s in self.services.items()}, grace)
+        codes, killed = stop_processes({name: s.proc for name, s in chosen.items()}, grace)
         for name in killed:
             self.events.append(Event(time.time(), "kill", name, self.services[name].proc.pid, "did not stop in time"))
         return codes
