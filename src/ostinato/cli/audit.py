@@ -27,7 +27,7 @@ def audit_list(app: AppContext, target: str | None, limit: int, as_json: bool) -
 
     Example: ostinato audit list --target schedule:nightly
     """
-    rows = [dataclasses.asdict(e) for e in app.store().list_audit(target=target, limit=limit)]
+    rows = [dataclasses.asdict(e) for e in app.read_store().list_audit(target=target, limit=limit)]
     columns = [("at", "at"), ("actor", "who"), ("action", "action"), ("target", "target"), ("outcome", "outcome")]
     print_rows(rows, as_json, columns, title=None if as_json else plural(len(rows), "event"))
 

@@ -79,7 +79,7 @@ def _print(p: Politeness, as_json: bool) -> None:
 @pass_app
 def politeness_show(app: AppContext, visit_type: str, as_json: bool) -> None:
     """Show VISIT_TYPE's limits per host and the hosts that override them."""
-    _print(app.store().get_politeness(visit_type), as_json)
+    _print(app.read_store().get_politeness(visit_type), as_json)
 
 
 @politeness.command("set")
