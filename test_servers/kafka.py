@@ -19,7 +19,12 @@ when it stops; the high watermark it reports (ListOffsets, hence
 ``get_watermark_offsets``) is the base offset of the partition's last record
 batch plus one, not the end of the log, so count messages rather than trust
 watermarks; consumer-group joins (``subscribe``) can take 20 s or more, while
-``assign`` with committed offsets and ``commit`` are immediate.
+``assign`` with committed offsets and ``commit`` are immediate; and a group
+whose members were SIGKILLed (then expired) and whose last members then left
+can stay stuck: a new member, ours or a plain librdkafka consumer of either
+assignment protocol, is never given a partition (about one time in two, seen
+with a 6 s session timeout), so tests keep a member in a group they reuse
+rather than empty it and join again.
 
 Run ``python -m test_servers.kafka [TOPIC[:PARTITIONS]]…`` to start one by
 hand: it prints the bootstrap address on one line and keeps the broker up until
