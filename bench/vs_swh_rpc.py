@@ -87,6 +87,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=42, help="seed of the generated data")
     parser.add_argument("--shared-buffers", default="2GB", help="PostgreSQL shared_buffers (default 2GB)")
     parser.add_argument("--no-durable", dest="durable", action="store_false", help="PostgreSQL with fsync off (not like production)")
+    parser.add_argument("--pg-setting", dest="pg_settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="another PostgreSQL setting for the one cluster both servers share (repeatable), e.g. "
+                             "max_wal_size=16GB")
     parser.add_argument("--peer-venv", type=Path, default=PEER_VENV, help=f"the peer's virtual environment (default {PEER_VENV.relative_to(REPO)})")
     parser.add_argument("--json-out", type=Path, help="default: bench/results/vs-swh-rpc-<date>-<commit>-<N>.json")
     args = parser.parse_args(argv)
@@ -357,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="vs-swh-rpc-")))
-        cluster = stack.enter_context(PostgresCluster(durable=args.durable, settings={"shared_buffers": args.shared_buffers}))
+        extra = dict(item.split("=", 1) for item in args.pg_settings)
+        cluster = stack.enter_context(PostgresCluster(durable=args.durable,
+                                                      settings={"shared_buffers": args.shared_buffers, **extra}))
         with psycopg.connect(cluster.dsn()) as conn:
             pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]
         console.print(f"PostgreSQL {pg_version} on port {cluster.port}")
@@ -389,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         "ostinato_server": "ostinato swh-rpc serve (uvicorn, 1 process), admin token",
         "parameters": {"origins": args.origins, "tasks": args.tasks, "batch": args.batch, "grab_batch": args.grab_batch,
                        "task_grab_batch": args.task_grab_batch, "rounds": args.rounds, "seed": args.seed,
-                       "durable": args.durable, "shared_buffers": args.shared_buffers, "now": now.isoformat()},
+                       "durable": args.durable, "shared_buffers": args.shared_buffers, "pg_settings": args.pg_settings,
+                       "now": now.isoformat()},
         "elapsed_seconds": elapsed,
         "results": results,
         "behaviour": behaviour,
