@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import random
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -27,7 +26,10 @@ import httpx
 
 from api_reads_seed import schedule_name
 from origins_data import VISIT_TYPE, Dataset
-from replica_lag_sampling import CLOCK_TICKS, tree_cpu
+import load_metrics
+import remote_store
+from process_stop import stop_processes
+from replica_lag_sampling import tree_cpu
 from test_servers.postgres import free_port
 
 #: name -> what a request of it asks: (path, query) drawn from a random generator
@@ -55,39 +57,17 @@ MIX = {"schedules": 30, "origin": 40, "origin-metrics": 20, "metrics": 5, "dashb
 
 
 def serve(port: int, primary: str, standby: str | None) -> subprocess.Popen:
-    """``ostinato api serve`` on ``port``, once its /health answers 200."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")}
-    env["OSTINATO_DB"] = primary
-    if standby:
-        env["OSTINATO_READ_DB"] = standby
-    process = subprocess.Popen([sys.executable, "-m", "ostinato", "api", "serve", "--port", str(port), "--no-history",
-                                "--log-level", "warning"], env=env)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise SystemExit("the API did not start")
-        time.sleep(0.1)
+    """``ostinato api serve`` on ``port`` over ``primary`` (its reads on ``standby`` when given), once it answers."""
+    return remote_store.serve(primary, port, "--no-history", settings={"OSTINATO_READ_DB": standby} if standby else None)
 
 
 def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(10)
+    stop_processes({"api": process}, grace=30)
 
 
 def process_cpu(pid: int) -> float:
     """CPU seconds (user + system, every thread) of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return load_metrics.process_cpu([pid]).get(pid, 0.0)
 
 
 def quantile(sorted_values: list[float], q: float) -> float | None:

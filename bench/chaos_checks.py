@@ -252,14 +252,16 @@ class Replay:
     rows_differ: int  # rows that differ after the second replay from after the first: must be 0
 
 
-def _stats_rows(store: PostgresStore, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple]:
+def stats_rows(store: PostgresStore, keys: list[tuple[str, str]], columns: str = "*") -> dict[tuple[str, str], tuple]:
+    """The visit-stats rows of ``keys`` (url and visit type first, then ``columns``; by default every column,
+    as stored), by key."""
     rows: dict[tuple[str, str], tuple] = {}
-    with store.db.pool.connection() as conn:  # the whole row, every column, as stored
+    with store.db.pool.connection() as conn:
         for start in range(0, len(keys), 5000):
             chunk = keys[start:start + 5000]
             cursor = conn.execute(
-                "SELECT * FROM origin_visit_stats WHERE (url, visit_type) IN "
-                "(SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY url, visit_type",
+                f"SELECT {'*' if columns == '*' else 'url, visit_type, ' + columns} FROM origin_visit_stats "
+                "WHERE (url, visit_type) IN (SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY url, visit_type",
                 ([k[0] for k in chunk], [k[1] for k in chunk]))
             for row in cursor.fetchall():
                 values = tuple(row.values()) if isinstance(row, dict) else tuple(row)
@@ -271,11 +273,11 @@ def replay_journal(store: PostgresStore, record_dir: Path, policy: FeedbackPolic
     path = record_dir / "journal.jsonl"
     statuses = [parse_visit_status(json.loads(line)) for line in path.read_text().splitlines()] if path.exists() else []
     keys = sorted({(s.origin, s.type) for s in statuses})
-    before = _stats_rows(store, keys)
+    before = stats_rows(store, keys)
     first = store.record_visit_statuses(statuses, policy, now=datetime.now(timezone.utc))
-    middle = _stats_rows(store, keys)
+    middle = stats_rows(store, keys)
     second = store.record_visit_statuses(statuses, policy, now=datetime.now(timezone.utc))
-    after = _stats_rows(store, keys)
+    after = stats_rows(store, keys)
     changed_first = sum(1 for k in keys if before.get(k) != middle.get(k))
     differ = sum(1 for k in keys if middle.get(k) != after.get(k))
     del first

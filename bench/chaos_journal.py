@@ -114,22 +114,14 @@ def wait_consumed(brokers: str, statuses: list[dict[str, Any]], timeout: float) 
 
 def statuses_lost(store, statuses: list[dict[str, Any]]) -> list[str]:
     """Origins whose visit stats are older than their newest published status."""
+    from chaos_checks import stats_rows  # not at the top: chaos_checks imports chaos_supervisor, which imports this
+
     newest: dict[tuple[str, str], datetime] = {}
     for status in statuses:
         key, date = (status["origin"], status["type"]), datetime.fromisoformat(status["date"])
         if key not in newest or date > newest[key]:
             newest[key] = date
-    keys = sorted(newest)
-    seen: dict[tuple[str, str], datetime | None] = {}
-    with store.db.pool.connection() as conn:
-        for start in range(0, len(keys), 5000):
-            chunk = keys[start:start + 5000]
-            for row in conn.execute(
-                    "SELECT url, visit_type, last_status_date FROM origin_visit_stats WHERE (url, visit_type) IN "
-                    "(SELECT * FROM unnest(%s::text[], %s::text[]))",
-                    ([k[0] for k in chunk], [k[1] for k in chunk])).fetchall():
-                values = tuple(row.values()) if isinstance(row, dict) else tuple(row)
-                seen[(values[0], values[1])] = values[2]
+    seen = {key: row[2] for key, row in stats_rows(store, sorted(newest), "last_status_date").items()}
     return [url for (url, kind), date in newest.items()
             if seen.get((url, kind)) is None or seen[(url, kind)] < date]
 

@@ -58,10 +58,12 @@ def measure(store: Store, name: str, calls: int, size: int) -> dict[str, float]:
             "record_calls_per_s": calls / record_seconds}
 
 
-def serve(db: str, port: int) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")}
+def serve(db: str, port: int, *options: str, settings: dict[str, str] | None = None) -> subprocess.Popen:
+    """``ostinato api serve`` on ``db`` and ``port`` (with ``options``, and ``settings`` as OSTINATO_ variables,
+    none of this process's), once its /health answers 200."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")} | (settings or {})
     process = subprocess.Popen([sys.executable, "-m", "ostinato", "--db", db, "api", "serve", "--port", str(port),
-                                "--log-level", "warning"], env=env)
+                                "--log-level", "warning", *options], env=env)
     deadline = time.monotonic() + 60
     while True:
         try:
