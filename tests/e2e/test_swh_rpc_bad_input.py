@@ -88,6 +88,22 @@ def test_a_bad_item_of_a_batch_writes_nothing(client, sqlite_store):
     assert sqlite_store.search_tasks() == []
 
 
+@pytest.mark.parametrize("listers", [["unknown"], ["known", "unknown"], ["unknown", "known"]])
+def test_listings_of_an_unknown_lister_are_a_400_and_write_nothing(client, sqlite_store, listers):
+    from datetime import datetime, timezone
+
+    from ostinato.integrations.swh.origins import lister_uuid
+
+    known = sqlite_store.get_or_create_lister("forge", "main", datetime.now(timezone.utc))
+    ids = {"known": lister_uuid(known.id), "unknown": lister_uuid(known.id + 1)}
+    origins = [Model("ListedOrigin", {"lister_id": ids[name], "url": f"https://forge.example/{name}",
+                                      "visit_type": "git"}) for name in listers]
+    status, answer = post(client, "origins/record", {"listed_origins": origins})
+    assert status == 400 and answer["field"] == "listed_origins.lister_id", answer
+    assert str(ids["unknown"]) in answer["message"]
+    assert sqlite_store.get_listed_origins() == []
+
+
 def test_an_unknown_argument_is_named(client):
     status, answer = post(client, "task_type/get", {"task_type_name": "x", "colour": 1})
     assert status == 400 and answer["field"] == "colour"

@@ -37,6 +37,7 @@ from .operations import (
     texts_arg,
     time_arg,
 )
+from .wire import Model
 
 #: what a peek or grab without ``num_tasks`` takes at most (the protocol's "no limit")
 UNLIMITED_GRAB = 10_000
@@ -54,11 +55,12 @@ def task_type_model(task_type: TaskType) -> Any:
 
 
 def task_model(task: Task) -> Any:
-    arguments = models.make("TaskArguments", args=list(task.arguments.args), kwargs=dict(task.arguments.kwargs))
-    return models.make(
-        "Task", type=task.type, arguments=arguments, next_run=task.next_run, status=task.status.value,
-        policy=task.policy.value, retries_left=task.retries_left, id=task.id, current_interval=task.current_interval,
-        priority=task.priority.value if task.priority else None)
+    # every field given, in the client's order (models.make's checks cost a third of a grab's encoding)
+    arguments = Model("TaskArguments", {"args": list(task.arguments.args), "kwargs": dict(task.arguments.kwargs)})
+    return Model("Task", {
+        "type": task.type, "arguments": arguments, "next_run": task.next_run, "status": task.status.value,
+        "policy": task.policy.value, "retries_left": task.retries_left, "id": task.id,
+        "current_interval": task.current_interval, "priority": task.priority.value if task.priority else None})
 
 
 def task_run_model(run: TaskRun) -> Any:

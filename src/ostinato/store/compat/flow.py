@@ -26,7 +26,7 @@ from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 from ..origins.rows import row_to_listed_origin
 from ..tasks.rows import run_of as row_to_run, task_of as row_to_task
 from ..dialect import Dialect, chunks
-from ..queries import Queries
+from ..queries import Queries, statements
 from .checks import (
     check_namespace,
     check_new_runs,
@@ -233,6 +233,8 @@ class CompatFlow(CompatStore):
                   **{name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}}
         with self.db.write(batch=True, rollback=dry_run) as conn:
             if grab.enabled:
+                for statement in statements(q.protocol_marks_count_nothing):
+                    conn.execute(statement)
                 # cooldowns of Ostinato's own grab that are over: back into the indexes walked (as its grab does)
                 conn.execute(self.db.queries("origins").release_cooldowns, {"visit_type": grab.visit_type,
                                                                              "now": params["now"]})

@@ -179,6 +179,12 @@ ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
 -- the stats rows are locked (SKIP LOCKED: a concurrent grab takes other listings)
 LIMIT %(count)s FOR UPDATE OF s SKIP LOCKED
 
+-- name: protocol_marks_count_nothing
+-- set at the start of a grab of enabled listings: the cooldowns it frees are over (no later pass counts
+-- them) and its marking sets last_scheduled of origins with no cooldown (no cell counts it): the metric
+-- triggers leave the transaction alone, as they do Ostinato's own grab
+SET LOCAL ostinato.metrics_by_statement = on;
+
 -- name: mark_listings_scheduled
 -- last_scheduled only moves forward
 UPDATE origin_visit_stats AS s SET last_scheduled = %(now)s

@@ -169,6 +169,9 @@ ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
 -- (the write transaction is the only writer: nothing to lock)
 LIMIT :count
 
+-- name: protocol_marks_count_nothing
+-- nothing to set: the metric triggers of SQLite run row by row, for the rows whose counted columns changed
+
 -- name: mark_listings_scheduled
 -- rows: [url, visit_type] (columns urls, visit_types); last_scheduled only moves forward
 UPDATE origin_visit_stats SET last_scheduled = :now
