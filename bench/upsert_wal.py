@@ -41,6 +41,35 @@ def url(i: int) -> str:
     return f"https://forge.example/r/{hashlib.sha1(str(i).encode()).hexdigest()}"
 
 
+def listed_store(dsn: str, origins: int) -> PostgresStore:
+    """A store at ``dsn`` with ``origins`` origins of one lister listed, vacuumed, analyzed, checkpointed."""
+    store = PostgresStore(dsn)
+    store.init_schema()
+    lister = store.get_or_create_lister("forge", "main", NOW)
+    for start in range(0, origins, 20_000):
+        store.record_listed_origins(lister.id, [
+            ListedOrigin(url(i), "git", {}, last_update=NOW - timedelta(hours=i % 5000))
+            for i in range(start, min(origins, start + 20_000))], NOW)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+        conn.execute("CHECKPOINT")
+    return store
+
+
+def visit_order(origins: int) -> list[int]:
+    """The origins in the order their first visits come (seeded)."""
+    order = list(range(origins))
+    random.Random(1).shuffle(order)
+    return order
+
+
+def first_visits(order: list[int], k: int) -> list[ProtocolVisitStats]:
+    """Batch ``k``: the stats of the first successful visit of the next ``BATCH`` origins, at minute ``k``."""
+    at = NOW + timedelta(minutes=k)
+    return [ProtocolVisitStats(url(i), "git", at, VisitOutcome.SUCCESSFUL, at, hashlib.sha1(f"s{i}".encode()).digest(),
+                               None, None, None, None) for i in order[k * BATCH:(k + 1) * BATCH]]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--origins", type=int, default=1_000_000)
@@ -49,26 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     settings = {"shared_buffers": "2GB", **dict(item.split("=", 1) for item in args.pg_settings)}
     with PostgresCluster(durable=True, settings=settings) as cluster:
         dsn = cluster.dsn()
-        store = PostgresStore(dsn)
-        store.init_schema()
-        lister = store.get_or_create_lister("forge", "main", NOW)
-        for start in range(0, args.origins, 20_000):
-            store.record_listed_origins(lister.id, [
-                ListedOrigin(url(i), "git", {}, last_update=NOW - timedelta(hours=i % 5000))
-                for i in range(start, min(args.origins, start + 20_000))], NOW)
+        store = listed_store(dsn, args.origins)
         with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("VACUUM ANALYZE")
-            conn.execute("CHECKPOINT")
             pages = conn.execute("SELECT pg_relation_size('origin_visit_stats') / 8192").fetchone()[0]
         print(f"{args.origins:,} origins, {pages:,} heap pages of visit stats; settings {settings}")
-        order = list(range(args.origins))
-        random.Random(1).shuffle(order)
+        order = visit_order(args.origins)
         times, wal = [], []
         for k in range(BATCHES):
-            at = NOW + timedelta(minutes=k)
-            stats = [ProtocolVisitStats(url(i), "git", at, VisitOutcome.SUCCESSFUL, at,
-                                        hashlib.sha1(f"s{i}".encode()).digest(), None, None, None, None)
-                     for i in order[k * BATCH:(k + 1) * BATCH]]
+            stats = first_visits(order, k)
+            at = stats[0].last_visit
             with psycopg.connect(dsn, autocommit=True) as conn:
                 before = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
             started = time.perf_counter()

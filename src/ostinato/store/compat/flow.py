@@ -60,6 +60,15 @@ class MergeRow:
     newest_visit: datetime | None
 
 
+def merge_rows(checked: Sequence[ProtocolVisitStats]) -> list[MergeRow]:
+    """The rows ``merge_visit_stats`` writes of checked stats: one per origin (folded), in key order."""
+    rows = [MergeRow(u.url, u.visit_type, u.last_visit, u.last_visit_status.value if u.last_visit_status else None,
+                     u.last_successful, u.last_snapshot, u.last_scheduled, u.queue_position, u.position_offset,
+                     u.successive_visits, newest) for u, newest in fold_protocol_stats(checked)]
+    rows.sort(key=lambda r: (r.url, r.visit_type))
+    return rows
+
+
 @dataclass(slots=True)
 class RunRow:
     """A run to adopt (``id``) or to add (``task``), for ``adopt_grabbed_runs`` and ``insert_runs``."""
@@ -279,10 +288,7 @@ class CompatFlow(CompatStore):
 
     def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats], *, now: datetime | None = None) -> int:
         checked = check_visit_stats_updates(updates)
-        rows = [MergeRow(u.url, u.visit_type, u.last_visit, u.last_visit_status.value if u.last_visit_status else None,
-                         u.last_successful, u.last_snapshot, u.last_scheduled, u.queue_position, u.position_offset,
-                         u.successive_visits, newest) for u, newest in fold_protocol_stats(checked)]
-        rows.sort(key=lambda r: (r.url, r.visit_type))
+        rows = merge_rows(checked)
         with self.db.write(batch=True, horizon=MetricClock(now).since if now is not None else None) as conn:
             for chunk in chunks(rows):
                 self.db.execute_records(conn, self._compat.merge_visit_stats, chunk)
