@@ -131,7 +131,8 @@ def test_disabled_listings_and_last_seen_kept(store, lister):
     [row] = store.get_listed_origins(url=url(0))
     assert row.last_seen == T0 and not row.origin.enabled
     assert grab(store) == []
-    assert grab(store, enabled=False) == [url(0)]
+    assert grab(store, enabled=False, now=T0 + DAY) == [url(0)]
+    assert store.get_visit_stats([(url(0), "git")])[0].last_scheduled == T0 + DAY  # marked as scheduled
     store.record_listed_origins(lister.id, [ListedOrigin(url(0), "git")], T0 + 2 * DAY)
     assert store.get_listed_origins(url=url(0))[0].last_seen == T0 + 2 * DAY
 

@@ -241,29 +241,34 @@ class CompatFlow(CompatStore):
                   "count": grab.count, "now": self.db.time(now),
                   **{name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}}
         with self.db.write(batch=True, rollback=dry_run) as conn:
+            tids: dict[tuple[str, str], Any] = {}  # each origin's row as the grab locked it
             if grab.enabled:
                 for statement in statements(q.protocol_marks_count_nothing):
                     conn.execute(statement)
                 # cooldowns of Ostinato's own grab that are over: back into the indexes walked (as its grab does)
                 conn.execute(self.db.queries("origins").release_cooldowns, {"visit_type": grab.visit_type,
                                                                              "now": params["now"]})
-                chosen = self._walk(conn, grab, params)
+                chosen = self._walk(conn, grab, params, tids)
             else:  # disabled listings: no index holds them, a scan as the protocol's own store does
                 query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}"
-                chosen = [(r["queue_position"], row_to_listed_origin(self.db, r)) for r in conn.execute(query, params)]
+                chosen = []
+                for r in conn.execute(query, params):
+                    tids[r["url"], r["visit_type"]] = r["tid"]
+                    chosen.append((r["queue_position"], row_to_listed_origin(self.db, r)))
             if chosen and not dry_run:
-                keys = sorted({(listing.origin.url, listing.origin.visit_type) for _, listing in chosen})
-                conn.execute(q.mark_listings_scheduled, {
-                    **self.db.columns(urls=[k[0] for k in keys], visit_types=[k[1] for k in keys]), "now": params["now"]})
+                marked = {tids[listing.origin.url, listing.origin.visit_type] for _, listing in chosen}
+                conn.execute(q.mark_listings_scheduled, {"tids": self.db.array(marked), "now": params["now"]})
                 if grab.queue_records is not None and grab.order is ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE:
                     conn.execute(q.raise_queue_position, {"queue_records": check_namespace(grab.queue_records),
                                                           "visit_type": grab.visit_type,
                                                           "position": position_of(p for p, _ in chosen)})
         return [listing for _, listing in chosen]
 
-    def _walk(self, conn: Any, grab: ListingGrab, params: dict[str, Any]) -> list[tuple[int | None, StoredListedOrigin]]:
+    def _walk(self, conn: Any, grab: ListingGrab, params: dict[str, Any],
+              tids: dict[tuple[str, str], Any]) -> list[tuple[int | None, StoredListedOrigin]]:
         """The grab's listings in its policy's order, from a walk of the policy's index (``protocol_walk``),
-        walked further (four times as far each time) until the first ``count`` are certain."""
+        walked further (four times as far each time) until the first ``count`` are certain; ``tids`` gets the
+        row of each origin walked."""
         q, read_time = self._compat, self.db.read_time
         query = walk_statement(q.protocol_walk, _walk_order(q, grab.order))
         walk = grab.count + WALK_SLACK
@@ -276,6 +281,7 @@ class CompatFlow(CompatStore):
                                       read_time(r[6]), r[7])
                 if (r[0], r[1]) not in seen:
                     seen.add((r[0], r[1]))
+                    tids[r[0], r[1]] = r[16]
                     origins += 1
                 listing = None if r[8] is None else StoredListedOrigin(r[8], ListedOrigin(
                     r[0], r[1], self.db.read_json(r[9]), read_time(r[13]), bool(r[10]),

@@ -81,7 +81,7 @@ DELETE FROM compat_record WHERE namespace = %(namespace)s AND key = %(key)s;
 -- grab takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
 WITH walked AS MATERIALIZED (
     SELECT s.url, s.visit_type, s.last_scheduled, s.last_successful, s.first_seen AS first_listed, s.oldest_update,
-           s.last_update AS newest_update, s.queue_position
+           s.last_update AS newest_update, s.queue_position, s.ctid
     FROM origin_visit_stats AS s
     WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
       AND (%(absolute_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
@@ -98,7 +98,7 @@ WITH walked AS MATERIALIZED (
 )
 SELECT w.url, w.visit_type, w.last_scheduled, w.last_successful, w.first_listed, w.oldest_update, w.newest_update,
        w.queue_position, o.lister_id, o.extra_loader_arguments, o.enabled, o.first_seen, o.last_seen, o.last_update,
-       o.is_fork, o.forked_from_url
+       o.is_fork, o.forked_from_url, w.ctid::text AS tid
 FROM walked AS w
 LEFT JOIN listed_origin AS o ON o.url = w.url AND o.visit_type = w.visit_type AND o.enabled
      AND (%(lister_ids)s::bigint[] IS NULL OR o.lister_id = ANY(%(lister_ids)s::bigint[]));
@@ -137,7 +137,7 @@ ORDER BY s.queue_position NULLS FIRST, s.first_seen
 -- visit type's listings with their visit stats, as the protocol's own store does, each cooldown
 -- computed from the grab's own bounds (NULL: not applied); a listing_order_* fragment follows,
 -- then listing_limit. Enabled listings are walked (protocol_walk).
-SELECT o.*, s.queue_position
+SELECT o.*, s.queue_position, s.ctid::text AS tid
 FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
 WHERE o.visit_type = %(visit_type)s AND o.enabled = %(enabled)s
@@ -186,11 +186,9 @@ LIMIT %(count)s FOR UPDATE OF s SKIP LOCKED
 SET LOCAL ostinato.metrics_by_statement = on;
 
 -- name: mark_listings_scheduled
--- last_scheduled only moves forward
+-- tids: the tuple ids of the stats the grab locked (the lock keeps them valid); last_scheduled only moves forward
 UPDATE origin_visit_stats AS s SET last_scheduled = %(now)s
-FROM unnest(%(urls)s::text[], %(visit_types)s::text[]) AS k(url, visit_type)
-WHERE s.url = k.url AND s.visit_type = k.visit_type
-  AND (s.last_scheduled IS NULL OR s.last_scheduled < %(now)s);
+WHERE s.ctid = ANY(%(tids)s::tid[]) AND (s.last_scheduled IS NULL OR s.last_scheduled < %(now)s);
 
 -- name: raise_queue_position
 -- the visit type's queue position only moves forward

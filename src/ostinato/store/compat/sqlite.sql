@@ -78,7 +78,7 @@ DELETE FROM compat_record WHERE namespace = :namespace AND key = :key;
 -- takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
 WITH walked AS MATERIALIZED (
     SELECT s.url, s.visit_type, s.last_scheduled, s.last_successful, s.first_seen AS first_listed, s.oldest_update,
-           s.last_update AS newest_update, s.queue_position
+           s.last_update AS newest_update, s.queue_position, s.rowid AS tid
     FROM origin_visit_stats AS s
     WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
       AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
@@ -91,7 +91,7 @@ WITH walked AS MATERIALIZED (
 )
 SELECT w.url, w.visit_type, w.last_scheduled, w.last_successful, w.first_listed, w.oldest_update, w.newest_update,
        w.queue_position, o.lister_id, o.extra_loader_arguments, o.enabled, o.first_seen, o.last_seen, o.last_update,
-       o.is_fork, o.forked_from_url
+       o.is_fork, o.forked_from_url, w.tid
 FROM walked AS w
 LEFT JOIN listed_origin AS o ON o.url = w.url AND o.visit_type = w.visit_type AND o.enabled
      AND (:lister_ids IS NULL OR o.lister_id IN (SELECT value FROM json_each(:lister_ids)));
@@ -130,7 +130,7 @@ ORDER BY s.queue_position, s.first_seen
 -- visit type's listings with their visit stats, as the protocol's own store does, each cooldown
 -- computed from the grab's own bounds (NULL: not applied); a listing_order_* fragment follows,
 -- then listing_limit. Enabled listings are walked (protocol_walk).
-SELECT o.*, s.queue_position
+SELECT o.*, s.queue_position, s.rowid AS tid
 FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
 WHERE o.visit_type = :visit_type AND o.enabled = :enabled
@@ -173,10 +173,10 @@ LIMIT :count
 -- nothing to set: the metric triggers of SQLite run row by row, for the rows whose counted columns changed
 
 -- name: mark_listings_scheduled
--- rows: [url, visit_type] (columns urls, visit_types); last_scheduled only moves forward
+-- tids: the rowids of the stats the grab took (the write transaction is the only writer); last_scheduled only
+-- moves forward
 UPDATE origin_visit_stats SET last_scheduled = :now
-WHERE (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows))
-  AND (last_scheduled IS NULL OR last_scheduled < :now);
+WHERE rowid IN (SELECT value FROM json_each(:tids)) AND (last_scheduled IS NULL OR last_scheduled < :now);
 
 -- name: raise_queue_position
 -- the visit type's queue position only moves forward
