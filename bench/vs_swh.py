@@ -257,10 +257,19 @@ class Comparison:
         self.timings: dict[str, dict[str, list[dict[str, float]]]] = {}
         self.anomalies: list[str] = []
         self.turn = 0
+        #: with a connection to the cluster both sides write to: per key and side, the WAL each call wrote (bytes;
+        #: the calls run one at a time, so the difference of the insert position is the call's)
+        self.wal_conn: Any = None
+        self.wal: dict[str, dict[str, list[int]]] = {}
 
     def warn(self, message: str) -> None:
         self.anomalies.append(message)
         console.print(f"[yellow]warning[/yellow]: {message}")
+
+    def _wal_position(self) -> Any:
+        if self.wal_conn is None:
+            return None
+        return self.wal_conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
 
     def both(self, key: str, op: str, value: Callable[[dict[str, Any]], float], **params: Any) -> dict[str, dict[str, Any]]:
         """``op`` on both sides (the peer first on even turns), recording ``value(answer)`` under ``key``."""
@@ -268,7 +277,12 @@ class Comparison:
         self.turn += 1
         answers = {}
         for side in order:
+            before = self._wal_position()
             answer = self.sides[side](op, **params)
+            if before is not None:
+                self.wal.setdefault(key, {s: [] for s in SIDES})[side].append(
+                    int(self.wal_conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)",
+                                              (before,)).fetchone()[0]))
             answers[side] = answer
             self.samples.setdefault(key, {s: [] for s in SIDES})[side].append(value(answer))
             self.returned.setdefault(key, {s: [] for s in SIDES})[side].append(answer.get("count", 0))

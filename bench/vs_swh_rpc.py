@@ -24,8 +24,10 @@ On this machine, the benchmark
      them all, ``--task-grab-batch`` at a time (``grab_ready_tasks`` then
      ``mass_schedule_task_runs``, what swh's runner does);
 
-4. prints, per operation, both medians and the ratio (above 1: Ostinato faster), and
-   writes every sample as JSON under ``bench/results/``.
+4. prints, per operation, both medians and the ratio (above 1: Ostinato faster), where
+   a call's time goes in Ostinato's server, and the WAL each server's call wrote (the
+   cluster's insert position before and after it), and writes every sample as JSON under
+   ``bench/results/``.
 
 Both servers run on the same machine as the client and the database; a figure is a
 whole RPC call: the client's encoding, HTTP on loopback, the server's work and
@@ -298,6 +300,9 @@ def summarize(c: Comparison, args: argparse.Namespace) -> dict[str, Any]:
             "peer_returned": c.returned.get(key, {}).get("peer", []),
             "ostinato_returned": c.returned.get(key, {}).get("ostinato", []),
         }
+        wal = c.wal.get(key)
+        if wal and all(wal[s] for s in SIDES):
+            results[key]["wal_bytes_median"] = {s: statistics.median(wal[s]) for s in SIDES}
     return results
 
 
@@ -319,6 +324,19 @@ def print_table(results: dict[str, Any], args: argparse.Namespace, versions: dic
         ratio = entry["ratio_ostinato_faster"]
         table.add_row(entry["title"], entry["unit"], fmt(entry["peer_median"], entry["unit"]),
                       fmt(entry["ostinato_median"], entry["unit"]), f"{ratio:,.2f}×" if ratio else "-")
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
+
+
+def print_wal(results: dict[str, Any]) -> None:
+    """The WAL each server's call wrote: what a write costs the database (and its standbys) on each side."""
+    table = Table(title="WAL written per call (medians, kB)",
+                  caption="the cluster's WAL insert position before and after each call (calls run one at a time)")
+    for name, justify in (("operation", "left"), ("swh-scheduler", "right"), ("Ostinato", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for entry in results.values():
+        wal = entry.get("wal_bytes_median")
+        if wal:
+            table.add_row(entry["title"], f"{wal['peer'] / 1024:,.1f}", f"{wal['ostinato'] / 1024:,.1f}")
     Console(width=None if sys.stdout.isatty() else 160).print(table)
 
 
@@ -380,12 +398,14 @@ def main(argv: list[str] | None = None) -> int:
         clients["ostinato"]("init", url=our_url, token=token, **init)
         comparison = Comparison(clients["peer"], None)  # type: ignore[arg-type]
         comparison.sides = dict(clients)  # both sides are the same client, each on its server
+        comparison.wal_conn = stack.enter_context(psycopg.connect(cluster.dsn(), autocommit=True))
         behaviour = run_comparison(comparison, args, data, tasks, [peer_dsn, our_dsn])
     elapsed = time.monotonic() - started
 
     results = summarize(comparison, args)
     print_table(results, args, versions)
     print_phases(results)
+    print_wal(results)
     document = {
         **result_header("bench/vs_swh_rpc.py", {"postgresql": {"version": pg_version}}),
         "code": code,
