@@ -155,3 +155,38 @@ def test_pages_of_listings_by_lister_then_url(store, lister):
     assert [(r.lister_id, r.origin.visit_type) for r in store.list_listings(urls=[url(5)], enabled=None)] == [
         (other.id, "git"), (other.id, "hg")]
     assert store.lister_visit_types(other.id) == ["git", "hg"] and store.lister_visit_types(lister.id) == ["git"]
+
+
+@pytest.mark.parametrize("order", [ListingOrder.OLDEST_SCHEDULED_FIRST, ListingOrder.NEVER_VISITED_OLDEST_UPDATE_FIRST])
+@pytest.mark.parametrize("by_lister", [False, True])
+def test_concurrent_grabs_take_different_listings_and_mark_each(pg_store, order, by_lister):
+    """Grabs at once on PostgreSQL, of one visit type (by one lister each, or by any): each gets the batch
+    it asks for while enough origins are free (a walk locks only what it takes: a concurrent walk skips
+    what it locks), none is handed out twice, and each marks the rows it took."""
+    import threading
+
+    listers = [pg_store.get_or_create_lister("forge", name, T0) for name in ("one", "two")]
+    for k, lister in enumerate(listers):  # the two listers' origins interleaved in every policy's order
+        pg_store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git", last_update=T0 - i * DAY)
+                                                   for i in range(k, 400, 2)], T0)
+    taken: list[list[str]] = []
+    start = threading.Barrier(4)
+
+    def grab_some(k: int) -> None:
+        lister_ids = (listers[k % 2].id,) if by_lister else None
+        start.wait()
+        for round_ in range(3):
+            now = T0 + (round_ + 1) * DAY
+            grab = ListingGrab("git", 30, order, lister_ids=lister_ids)
+            taken.append([row.origin.url for row in pg_store.grab_listed_origins(grab, now)])
+
+    threads = [threading.Thread(target=grab_some, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(len(batch) for batch in taken) == [30] * 12  # 360 of the 400, each grab its whole batch
+    urls = [u for batch in taken for u in batch]
+    assert len(set(urls)) == len(urls)  # none handed out twice (swh's cooldown after a grab is 7 days)
+    stats = pg_store.get_visit_stats([(u, "git") for u in urls])
+    assert len(stats) == len(urls) and all(s.last_scheduled is not None for s in stats)

@@ -38,11 +38,6 @@ from .checks import (
 )
 from .interface import CompatStore
 
-#: origins walked beyond those a grab asks for, so that a few left out (a listing of another lister, a
-#: cooldown) rarely take a second walk
-WALK_SLACK = 64
-
-
 @dataclass(slots=True)
 class MergeRow:
     """One origin's row of ``merge_visit_stats`` (a record of ``Dialect.records``)."""
@@ -271,7 +266,9 @@ class CompatFlow(CompatStore):
         row of each origin walked."""
         q, read_time = self._compat, self.db.read_time
         query = walk_statement(q.protocol_walk, _walk_order(q, grab.order))
-        walk = grab.count + WALK_SLACK
+        # as many as asked, no more: what a walk passes it locks until the grab commits, and a concurrent grab
+        # skips it (a slack of origins walked beyond the batch left concurrent grabs short, with origins free)
+        walk = grab.count
         while True:
             walked = []
             origins = 0

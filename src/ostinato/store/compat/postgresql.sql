@@ -92,6 +92,12 @@ WITH walked AS MATERIALIZED (
            OR s.last_visit < %(failed_since)s::timestamptz)
       AND (%(not_found_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'not_found'
            OR s.last_visit < %(not_found_since)s::timestamptz)
+      -- the grab's listers: an origin none of them lists enabled is not walked (nor locked); a probe of
+      -- listed_origin's primary key per origin walked (a scalar subquery: an EXISTS may be planned as a hash
+      -- of every listing of the listers, which grows with them)
+      AND (%(lister_ids)s::bigint[] IS NULL OR (
+          SELECT true FROM listed_origin AS l WHERE l.lister_id = ANY(%(lister_ids)s::bigint[]) AND l.url = s.url
+                                                AND l.visit_type = s.visit_type AND l.enabled LIMIT 1))
       {walk}
     LIMIT %(walk)s
     FOR UPDATE OF s SKIP LOCKED

@@ -86,6 +86,10 @@ WITH walked AS MATERIALIZED (
            OR s.last_scheduled < max(:scheduled_since, coalesce(s.last_visit, :scheduled_since)))
       AND (:failed_since IS NULL OR s.last_visit_status IS NOT 'failed' OR s.last_visit < :failed_since)
       AND (:not_found_since IS NULL OR s.last_visit_status IS NOT 'not_found' OR s.last_visit < :not_found_since)
+      -- the grab's listers: an origin none of them lists enabled is not walked
+      AND (:lister_ids IS NULL OR EXISTS (
+          SELECT 1 FROM listed_origin AS l WHERE l.lister_id IN (SELECT value FROM json_each(:lister_ids))
+                                             AND l.url = s.url AND l.visit_type = s.visit_type AND l.enabled))
       {walk}
     LIMIT :walk
 )
