@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT), str(ROOT / "bench")]
 
 from test_servers.postgres import PostgresCluster, free_port  # noqa: E402
+from test_servers.processes import die_with_parent  # noqa: E402
 from test_servers.redis import RedisServer  # noqa: E402
 from work_folder import work_folder  # noqa: E402
 
@@ -88,8 +89,10 @@ class Harness:
         print(f"{time.strftime('%H:%M:%S')} {kind} {detail}", file=sys.stderr, flush=True)
 
     def spawn(self, args: list[str], log: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "celery", "-A", "beat_app", *args], env=self.env(), cwd=self.work,
-                                stdout=open(self.work / log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        # gone with the harness, however it ends
+        return subprocess.Popen([sys.executable, "-m", "celery", "-A", "beat_app", *args], env=self.env(),
+                                cwd=self.work, stdout=open(self.work / log, "ab"), stderr=subprocess.STDOUT,
+                                start_new_session=True, preexec_fn=die_with_parent())
 
     def start_beat(self, index: int) -> None:
         self.beats[index] = self.spawn(["beat", "-S", "ostinato.integrations.celery.beat:OstinatoScheduler", "-l",

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
 from test_servers.postgres import PostgresCluster
+from test_servers.processes import die_with_parent
 from chaos_journal import BROKERS_ENV, client_argv
 from process_stop import stop_processes
 
@@ -79,8 +80,9 @@ class Supervisor:
     # -- processes ---------------------------------------------------------------------
     def start(self, service: Service) -> None:
         out = open(self.logs / f"{service.name}.log", "ab")
+        # killed with the harness if it dies without stopping them (its parent killed, its output closed)
         service.proc = subprocess.Popen(service.argv, env=service.env, stdout=out, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+                                        stdin=subprocess.DEVNULL, preexec_fn=die_with_parent())
         out.close()
         service.pids.append(service.proc.pid)
         self.events.append(Event(time.time(), "start", service.name, service.proc.pid))

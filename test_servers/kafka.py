@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import ctypes
 import importlib.util
 import os
 import shutil
@@ -48,7 +47,9 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Callable, Final, Self
+from typing import Final, Self
+
+from .processes import die_with_parent
 
 __all__ = ["TansuBroker", "find_tansu"]
 
@@ -65,7 +66,6 @@ _INSTALL_HINT: Final = (
 _TANSU_ENV: Final = ("CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE", "SCHEMA_REGISTRY",
                      "OTEL_EXPORTER_OTLP_ENDPOINT", "PROMETHEUS_LISTENER_URL", "DATA_LAKE")
 _PORT_IN_USE_MARKERS: Final = ("Address already in use", "AddrInUse")
-_PR_SET_PDEATHSIG: Final = 1
 
 
 def find_tansu() -> Path:
@@ -94,17 +94,6 @@ def _free_port(host: str = "127.0.0.1") -> int:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A function for the child, between fork and exec, that asks the kernel to kill it when we die (Linux)."""
-    if sys.platform != "linux":
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child only calls it
-    except (OSError, AttributeError):
-        return None
-    return lambda: prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class TansuBroker:
@@ -212,7 +201,7 @@ class TansuBroker:
                 [str(self.binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
                  "--storage-engine", "memory://tansu/", "--cluster-id", "ostinato-test"],
                 cwd=self._dir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_die_with_parent(),
+                start_new_session=True, preexec_fn=die_with_parent(),
             )  # fmt: skip
 
     def _wait_ready(self) -> None:
