@@ -63,11 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--origins", type=int, default=100_000)
     args = parser.parse_args(argv)
+    needed = len(SETTINGS) * BATCHES * 1000  # each batch visits origins never visited before
+    if args.origins < needed:
+        parser.error(f"--origins: at least {needed:,} (each of the {len(SETTINGS) * BATCHES} batches visits 1,000 "
+                     f"origins for the first time), got {args.origins:,}")
     settings = {"shared_buffers": "2GB", "max_wal_size": "16GB", "checkpoint_timeout": "30min"}
     with PostgresCluster(durable=True, settings=settings) as cluster:
         dsn = cluster.dsn()
         store = listed_store(dsn, args.origins)
-        sql = store._compat.merge_visit_stats  # the statement itself, as the store's flow runs it
+        sql = store.db.queries("compat").merge_visit_stats  # the statement itself, as the store's flow runs it
         order = visit_order(args.origins)
         print(f"{args.origins:,} origins; 1,000 first successful visits a batch; medians of the last {KEPT} of "
               f"{BATCHES} batches (ms)")

@@ -236,34 +236,32 @@ class CompatFlow(CompatStore):
                   "count": grab.count, "now": self.db.time(now),
                   **{name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}}
         with self.db.write(batch=True, rollback=dry_run) as conn:
-            tids: dict[tuple[str, str], Any] = {}  # each origin's row as the grab locked it
             if grab.enabled:
                 for statement in statements(q.protocol_marks_count_nothing):
                     conn.execute(statement)
                 # cooldowns of Ostinato's own grab that are over: back into the indexes walked (as its grab does)
                 conn.execute(self.db.queries("origins").release_cooldowns, {"visit_type": grab.visit_type,
                                                                              "now": params["now"]})
-                chosen = self._walk(conn, grab, params, tids)
+                chosen = self._walk(conn, grab, params)
             else:  # disabled listings: no index holds them, a scan as the protocol's own store does
                 query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}"
-                chosen = []
-                for r in conn.execute(query, params):
-                    tids[r["url"], r["visit_type"]] = r["tid"]
-                    chosen.append((r["queue_position"], row_to_listed_origin(self.db, r)))
+                chosen = [(r["queue_position"], r["tid"], row_to_listed_origin(self.db, r))
+                          for r in conn.execute(query, params)]
             if chosen and not dry_run:
-                marked = {tids[listing.origin.url, listing.origin.visit_type] for _, listing in chosen}
+                # by the rows the grab locked (the lock keeps their tuple ids valid), not by key lookups
+                marked = {tid for _, tid, _ in chosen}
                 conn.execute(q.mark_listings_scheduled, {"tids": self.db.array(marked), "now": params["now"]})
                 if grab.queue_records is not None and grab.order is ListingOrder.ORIGINS_WITHOUT_LAST_UPDATE:
                     conn.execute(q.raise_queue_position, {"queue_records": check_namespace(grab.queue_records),
                                                           "visit_type": grab.visit_type,
-                                                          "position": position_of(p for p, _ in chosen)})
-        return [listing for _, listing in chosen]
+                                                          "position": position_of(p for p, _, _ in chosen)})
+        return [listing for _, _, listing in chosen]
 
-    def _walk(self, conn: Any, grab: ListingGrab, params: dict[str, Any],
-              tids: dict[tuple[str, str], Any]) -> list[tuple[int | None, StoredListedOrigin]]:
-        """The grab's listings in its policy's order, from a walk of the policy's index (``protocol_walk``),
-        walked further (four times as far each time) until the first ``count`` are certain; ``tids`` gets the
-        row of each origin walked."""
+    def _walk(self, conn: Any, grab: ListingGrab,
+              params: dict[str, Any]) -> list[tuple[int | None, Any, StoredListedOrigin]]:
+        """The grab's listings in its policy's order, each with its origin's queue position and row (tuple id),
+        from a walk of the policy's index (``protocol_walk``), walked further (four times as far each time)
+        until the first ``count`` are certain."""
         q, read_time = self._compat, self.db.read_time
         query = walk_statement(q.protocol_walk, _walk_order(q, grab.order))
         # as many as asked, no more: what a walk passes it locks until the grab commits, and a concurrent grab
@@ -271,22 +269,18 @@ class CompatFlow(CompatStore):
         walk = grab.count
         while True:
             walked = []
-            origins = 0
-            seen: set[tuple[str, str]] = set()
+            tids: dict[tuple[str, str], Any] = {}  # each origin walked: its row
             for r in self.db.tuples(conn, query, {**params, "walk": walk}):
                 origin = WalkedOrigin(r[0], r[1], read_time(r[2]), read_time(r[3]), read_time(r[4]), read_time(r[5]),
                                       read_time(r[6]), r[7])
-                if (r[0], r[1]) not in seen:
-                    seen.add((r[0], r[1]))
-                    tids[r[0], r[1]] = r[16]
-                    origins += 1
+                tids[r[0], r[1]] = r[16]
                 listing = None if r[8] is None else StoredListedOrigin(r[8], ListedOrigin(
                     r[0], r[1], self.db.read_json(r[9]), read_time(r[13]), bool(r[10]),
                     None if r[14] is None else bool(r[14]), r[15]), read_time(r[11]), read_time(r[12]))
                 walked.append((origin, listing))
-            taken = take_walked(grab.order, walked, grab.count, exhausted=origins < walk)
+            taken = take_walked(grab.order, walked, grab.count, exhausted=len(tids) < walk)
             if taken is not None:
-                return [(origin.queue_position, listing) for origin, listing in taken]
+                return [(origin.queue_position, tids[origin.url, origin.visit_type], listing) for origin, listing in taken]
             walk *= 4
 
     def merge_visit_stats(self, updates: Sequence[ProtocolVisitStats], *, now: datetime | None = None) -> int:
