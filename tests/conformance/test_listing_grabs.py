@@ -190,3 +190,35 @@ def test_concurrent_grabs_take_different_listings_and_mark_each(pg_store, order,
     assert len(set(urls)) == len(urls)  # none handed out twice (swh's cooldown after a grab is 7 days)
     stats = pg_store.get_visit_stats([(u, "git") for u in urls])
     assert len(stats) == len(urls) and all(s.last_scheduled is not None for s in stats)
+
+
+def test_a_dry_run_takes_no_lock(pg_store):
+    """On PostgreSQL a real grab locks the rows it takes and walks past rows another transaction holds; a
+    dry run locks nothing: it reads those rows (what a grab would take once they are free) and so cannot
+    keep a concurrent grab from the origins it only looked at."""
+    import threading
+
+    lister = pg_store.get_or_create_lister("forge", "one", T0)
+    listed(pg_store, lister, 20)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # another transaction holding every row, as a concurrent grab holds what it takes
+        with pg_store.db.write() as conn:
+            conn.execute("SELECT 1 FROM origin_visit_stats FOR UPDATE")
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(60)
+        looked = pg_store.grab_listed_origins(ListingGrab("git", 10, ListingOrder.OLDEST_SCHEDULED_FIRST), T0,
+                                              dry_run=True)
+        assert [row.origin.url for row in looked] == sorted(url(i) for i in range(20))[:10]  # ties by URL
+        assert grab(pg_store, count=10) == []  # a real grab skips what is held
+        assert pg_store.grab_listed_origins(ListingGrab("git", 10, ListingOrder.OLDEST_SCHEDULED_FIRST,
+                                                        enabled=False), T0, dry_run=True) == []
+    finally:
+        release.set()
+        holder.join()
+    assert len(grab(pg_store, count=10)) == 10

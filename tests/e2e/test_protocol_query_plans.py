@@ -79,16 +79,18 @@ def seeded_pg(pg_server, pg_template):
     pg_server.drop_database(name)
 
 
+@pytest.mark.parametrize("locked", [True, False], ids=["real", "dry-run"])
 @pytest.mark.parametrize("order", list(ListingOrder))
-def test_postgresql_each_policy_walks_its_index(seeded_pg, order):
+def test_postgresql_each_policy_walks_its_index(seeded_pg, order, locked):
     store, lister_id = seeded_pg
     q = store.db.queries("compat")
     with store.db.write(rollback=True) as conn:
         conn.execute(INDEX_DRIVEN_BATCHES)
         document = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
-                                + walk_statement(q.protocol_walk, _walk_order(q, order)),
+                                + walk_statement(q.protocol_walk, _walk_order(q, order), q.grab_lock if locked else ""),
                                 params(store, order, lister_id)).fetchone()["QUERY PLAN"]
     nodes = list(_nodes(document[0]["Plan"]))
+    assert any(n["Node Type"] == "LockRows" for n in nodes) == locked, nodes
     walks = [n for n in nodes if n.get("Relation Name") == "origin_visit_stats"]
     assert [n.get("Index Name") for n in walks] == [INDEXES[order]], nodes
     assert walks[0]["Node Type"] == "Index Scan"
@@ -115,7 +117,7 @@ def test_sqlite_each_policy_walks_its_index(tmp_path, order):
             bound = params(store, order, lister_id)
             bound["lister_ids"] = None if bound["lister_ids"] is None else store.db.array(bound["lister_ids"])
             plan = "\n".join(row[3] for row in conn.execute(
-                "EXPLAIN QUERY PLAN " + walk_statement(q.protocol_walk, _walk_order(q, order)), bound))
+                "EXPLAIN QUERY PLAN " + walk_statement(q.protocol_walk, _walk_order(q, order), q.grab_lock), bound))
     finally:
         store.close()
     assert f"USING INDEX {INDEXES[order]}" in plan, plan

@@ -80,10 +80,11 @@ def _metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if metadata is None else dict(metadata)
 
 
-@lru_cache(maxsize=16)
-def walk_statement(template: str, walk: str) -> str:
-    """``protocol_walk`` with its policy's fragment in place of ``{walk}``."""
-    return template.replace("{walk}", walk.rstrip().rstrip(";"))
+@lru_cache(maxsize=32)
+def walk_statement(template: str, walk: str, lock: str = "") -> str:
+    """``protocol_walk`` with its policy's fragment in place of ``{walk}`` and ``lock`` (``grab_lock`` for a
+    real grab, nothing for a dry run) in place of ``{lock}``."""
+    return template.replace("{walk}", walk.rstrip().rstrip(";")).replace("{lock}", lock)
 
 
 def _walk_order(queries: Queries, order: ListingOrder) -> str:
@@ -235,6 +236,9 @@ class CompatFlow(CompatStore):
                   "sample_percent": grab.sample_percent, "scheduled_before": self.db.time(grab.scheduled_before),
                   "count": grab.count, "now": self.db.time(now),
                   **{name: self.db.time(value) for name, value in cooldown_bounds(grab, now).items()}}
+        # a dry run takes no row lock: it writes nothing (but cooldowns it frees, rolled back) and a concurrent
+        # grab is not kept from the origins it reads
+        lock = "" if dry_run else q.grab_lock
         with self.db.write(batch=True, rollback=dry_run) as conn:
             if grab.enabled:
                 for statement in statements(q.protocol_marks_count_nothing):
@@ -242,9 +246,9 @@ class CompatFlow(CompatStore):
                 # cooldowns of Ostinato's own grab that are over: back into the indexes walked (as its grab does)
                 conn.execute(self.db.queries("origins").release_cooldowns, {"visit_type": grab.visit_type,
                                                                              "now": params["now"]})
-                chosen = self._walk(conn, grab, params)
+                chosen = self._walk(conn, grab, params, lock)
             else:  # disabled listings: no index holds them, a scan as the protocol's own store does
-                query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}"
+                query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}\n{lock}"
                 chosen = [(r["queue_position"], r["tid"], row_to_listed_origin(self.db, r))
                           for r in conn.execute(query, params)]
             if chosen and not dry_run:
@@ -257,13 +261,13 @@ class CompatFlow(CompatStore):
                                                           "position": position_of(p for p, _, _ in chosen)})
         return [listing for _, _, listing in chosen]
 
-    def _walk(self, conn: Any, grab: ListingGrab,
-              params: dict[str, Any]) -> list[tuple[int | None, Any, StoredListedOrigin]]:
+    def _walk(self, conn: Any, grab: ListingGrab, params: dict[str, Any],
+              lock: str) -> list[tuple[int | None, Any, StoredListedOrigin]]:
         """The grab's listings in its policy's order, each with its origin's queue position and row (tuple id),
         from a walk of the policy's index (``protocol_walk``), walked further (four times as far each time)
         until the first ``count`` are certain."""
         q, read_time = self._compat, self.db.read_time
-        query = walk_statement(q.protocol_walk, _walk_order(q, grab.order))
+        query = walk_statement(q.protocol_walk, _walk_order(q, grab.order), lock)
         # as many as asked, no more: what a walk passes it locks until the grab commits, and a concurrent grab
         # skips it (a slack of origins walked beyond the batch left concurrent grabs short, with origins free)
         walk = grab.count

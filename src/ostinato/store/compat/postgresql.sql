@@ -77,8 +77,8 @@ DELETE FROM compat_record WHERE namespace = %(namespace)s AND key = %(key)s;
 -- The swh protocol's grab of enabled listings (see domain/listing_grabs.py): a walk of the origins
 -- in the index of its policy (in braces below: a walk_* fragment, its filter and its ORDER BY), each
 -- cooldown computed from the grab's own bounds (NULL: not applied), at most %(walk)s origins,
--- locked (SKIP LOCKED: a concurrent grab walks past them); with the listings of each origin the
--- grab takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
+-- locked by a real grab (grab_lock, in place below; a dry run locks nothing); with the listings of each origin
+-- the grab takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
 WITH walked AS MATERIALIZED (
     SELECT s.url, s.visit_type, s.last_scheduled, s.last_successful, s.first_seen AS first_listed, s.oldest_update,
            s.last_update AS newest_update, s.queue_position, s.ctid
@@ -100,7 +100,7 @@ WITH walked AS MATERIALIZED (
                                                 AND l.visit_type = s.visit_type AND l.enabled LIMIT 1))
       {walk}
     LIMIT %(walk)s
-    FOR UPDATE OF s SKIP LOCKED
+    {lock}
 )
 SELECT w.url, w.visit_type, w.last_scheduled, w.last_successful, w.first_listed, w.oldest_update, w.newest_update,
        w.queue_position, o.lister_id, o.extra_loader_arguments, o.enabled, o.first_seen, o.last_seen, o.last_update,
@@ -182,8 +182,12 @@ AND (s.last_scheduled IS NULL OR s.last_scheduled < %(scheduled_before)s::timest
 ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
 
 -- name: listing_limit
--- the stats rows are locked (SKIP LOCKED: a concurrent grab takes other listings)
-LIMIT %(count)s FOR UPDATE OF s SKIP LOCKED
+LIMIT %(count)s
+
+-- name: grab_lock
+-- a real grab locks the stats rows it walks (SKIP LOCKED: a concurrent grab walks past them and takes
+-- others); a dry run locks nothing, so it neither writes nor keeps a concurrent grab from them
+FOR UPDATE OF s SKIP LOCKED
 
 -- name: protocol_marks_count_nothing
 -- set at the start of a grab of enabled listings: the cooldowns it frees are over (no later pass counts

@@ -92,6 +92,7 @@ WITH walked AS MATERIALIZED (
                                              AND l.url = s.url AND l.visit_type = s.visit_type AND l.enabled))
       {walk}
     LIMIT :walk
+    {lock}
 )
 SELECT w.url, w.visit_type, w.last_scheduled, w.last_successful, w.first_listed, w.oldest_update, w.newest_update,
        w.queue_position, o.lister_id, o.extra_loader_arguments, o.enabled, o.first_seen, o.last_seen, o.last_update,
@@ -170,8 +171,10 @@ AND (s.last_scheduled IS NULL OR s.last_scheduled < :scheduled_before)
 ORDER BY s.last_scheduled NULLS FIRST, o.url, o.lister_id
 
 -- name: listing_limit
--- (the write transaction is the only writer: nothing to lock)
 LIMIT :count
+
+-- name: grab_lock
+-- (the write transaction is the only writer: nothing to lock)
 
 -- name: protocol_marks_count_nothing
 -- nothing to set: the metric triggers of SQLite run row by row, for the rows whose counted columns changed
