@@ -35,6 +35,21 @@ def test_a_grabbed_task_gets_one_run_and_others_get_a_new_one(store):
     assert [(r.backend_id, r.status) for r in found] == [("exec-1", TaskRunStatus.EVENTFUL), ("exec-2", TaskRunStatus.SCHEDULED)]
 
 
+def test_runs_written_without_an_answer_are_the_same(store):
+    a, b = store.create_tasks([new("https://example.org/1"), new("https://example.org/2")])
+    [grab] = store.grab_ready_tasks(GIT.type, T0, 1)
+    other = a if grab.task.id == b.id else b
+    assert store.schedule_task_runs([NewTaskRun(grab.task.id, "exec-1", T0, {"worker": "w"}),
+                                     NewTaskRun(other.id, "exec-2", T0)], answer=False) == []
+    [taken] = store.list_task_runs(task_id=grab.task.id)  # the grab's run took the executor's id: one run
+    assert (taken.id, taken.backend_id, taken.metadata) == (grab.run.id, "exec-1", {"worker": "w"})
+    assert [r.backend_id for r in store.list_task_runs(task_id=other.id)] == ["exec-2"]
+    with pytest.raises(ValidationError) as error:  # bad input refused as with an answer, nothing written
+        store.schedule_task_runs([NewTaskRun(other.id, "ok", T0), NewTaskRun(other.id + 100, "bad", T0)],
+                                 answer=False)
+    assert error.value.field == "runs[1].task" and store.get_task_runs_by_backend_id(["ok"]) == []
+
+
 def test_a_run_for_a_missing_task_writes_nothing(store):
     [task] = store.create_tasks([new()])
     with pytest.raises(ValidationError) as error:

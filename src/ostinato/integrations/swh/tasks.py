@@ -233,7 +233,7 @@ def mass_schedule_task_runs(ctx: Context, task_runs: list[dict[str, Any]]) -> No
         if run["task"] is None:
             raise ValidationError(f"task_runs[{index}].task", "the id of a task", None)
         new.append(NewTaskRun(run["task"], run["backend_id"], run["scheduled"], run["metadata"]))
-    ctx.compat.schedule_task_runs(new)
+    ctx.compat.schedule_task_runs(new, answer=False)  # the protocol answers nothing
 
 
 def _run_event(ctx: Context, backend_id: str, status: TaskRunStatus, metadata: dict[str, Any] | None,

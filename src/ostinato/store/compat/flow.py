@@ -119,12 +119,14 @@ class CompatFlow(CompatStore):
         return self.db.queries("compat")
 
     # -- task runs and statuses as the protocol's executors tell them -----------------------
-    def schedule_task_runs(self, runs: Sequence[NewTaskRun]) -> list[TaskRun]:
+    def schedule_task_runs(self, runs: Sequence[NewTaskRun], *, answer: bool = True) -> list[TaskRun]:
         checked = check_new_runs(runs)
         if not checked:
             return []
         db, q = self.db, self._compat
-        answer: list[TaskRun | None] = [None] * len(checked)
+        # each slot's run as written (without an answer asked, only which slots a grab's run took)
+        written: list[TaskRun | bool | None] = [None] * len(checked)
+        read_run = (lambda row: row_to_run(db, row)) if answer else (lambda row: True)
         with db.write() as conn:  # adopt_grabbed_runs hashes its rows: no index-driven batch settings
             tasks = sorted({run.task for run in checked})
             # the first run given for a task takes the run a grab opened for it, if any; the others are added
@@ -145,14 +147,14 @@ class CompatFlow(CompatStore):
                                _metadata(checked[slot].metadata)) for run_id, slot in adopting.items()]
                 for row in conn.execute(q.adopt_grabbed_runs, {"rows": db.records(rows),
                                                                "ids": db.array(adopting)}):
-                    answer[adopting[row["id"]]] = row_to_run(db, row)
-            added = [index for index, found in enumerate(answer) if found is None]
+                    written[adopting[row["id"]]] = read_run(row)
+            added = [index for index, found in enumerate(written) if found is None]
             if added:
                 rows = [RunRow(None, checked[i].task, checked[i].backend_id, checked[i].scheduled,
                                _metadata(checked[i].metadata)) for i in added]
                 for index, row in zip(added, conn.execute(q.insert_runs, {"rows": db.records(rows)})):
-                    answer[index] = row_to_run(db, row)
-        return answer  # type: ignore[return-value]
+                    written[index] = read_run(row)
+        return written if answer else []  # type: ignore[return-value]
 
     def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
         runs = []

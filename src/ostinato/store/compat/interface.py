@@ -34,11 +34,12 @@ class CompatStore(abc.ABC):
 
     # -- what the compatibility faces need (see docs/reference/swh-compat.md) ------
     @abc.abstractmethod
-    def schedule_task_runs(self, runs: Sequence[NewTaskRun]) -> list[TaskRun]:
+    def schedule_task_runs(self, runs: Sequence[NewTaskRun], *, answer: bool = True) -> list[TaskRun]:
         """Record runs as scheduled by the executors that took them, in one transaction; returns them
-        in input order. A task's run opened by a grab with no ``backend_id`` yet becomes the new one
-        (a grab then a schedule is one run); otherwise a run is added, whatever the task's status.
-        ValidationError naming the run if its task does not exist (nothing written)."""
+        in input order (with ``answer=False``, none: the runs are written, not read back). A task's run
+        opened by a grab with no ``backend_id`` yet becomes the new one (a grab then a schedule is one
+        run); otherwise a run is added, whatever the task's status. ValidationError naming the run if its
+        task does not exist (nothing written)."""
 
     @abc.abstractmethod
     def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
