@@ -81,7 +81,7 @@ def _metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 @lru_cache(maxsize=32)
-def walk_statement(template: str, walk: str, lock: str = "") -> str:
+def walk_statement(template: str, walk: str, lock: str) -> str:
     """``protocol_walk`` with its policy's fragment in place of ``{walk}`` and ``lock`` (``grab_lock`` for a
     real grab, nothing for a dry run) in place of ``{lock}``."""
     return template.replace("{walk}", walk.rstrip().rstrip(";")).replace("{lock}", lock)

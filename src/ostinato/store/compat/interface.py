@@ -71,7 +71,7 @@ class CompatStore(abc.ABC):
         order of its policy (ties by URL, then lister), its cooldowns computed at ``now`` from the visit
         stats; the origins' ``last_scheduled`` moves up to ``now`` (never back) and, for origins without
         ``last_update``, the visit type's queue position up to the largest grabbed. One transaction;
-        with ``dry_run`` the same answer and nothing changed. Enabled listings: a walk of the policy's
+        with ``dry_run`` the same answer, nothing changed and no row locked. Enabled listings: a walk of the policy's
         index, whose cost follows the batch (an origin Ostinato's own grab holds is left out);
         disabled ones: a scan, as swh's own query."""
 
