@@ -39,25 +39,24 @@ import json
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-import psycopg  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import psycopg
+from api_reads_drive import MIX, endpoints, free_port, run_cell, serve, stop
+from api_reads_seed import prewarm, seed
+from limits import WAL_SETTINGS
+from origins_data import Dataset
+from replica_lag import current_lsn, wait_replayed
+from rich.console import Console
+from rich.table import Table
+from tasks import code_version, console, result_header
 
-from ostinato.config import Settings  # noqa: E402
-from test_servers.postgres import PostgresCluster, PostgresStandby  # noqa: E402
-
-from api_reads_drive import MIX, endpoints, free_port, run_cell, serve, stop  # noqa: E402
-from api_reads_seed import prewarm, seed  # noqa: E402
-from limits import WAL_SETTINGS  # noqa: E402
-from origins_data import Dataset  # noqa: E402
-from replica_lag import current_lsn, wait_replayed  # noqa: E402
-from tasks import code_version, console, result_header  # noqa: E402
+from ostinato.config import Settings
+from test_servers.postgres import PostgresCluster, PostgresStandby
 
 DATABASE = "ostinato"
 MODES = ("primary", "standby")
@@ -175,7 +174,7 @@ def anomalies_of(results: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     code = code_version()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, 7, now)
     settings = {"shared_buffers": args.shared_buffers, **WAL_SETTINGS}
     results: list[dict[str, Any]] = []

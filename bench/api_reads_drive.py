@@ -19,17 +19,18 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
-
-from api_reads_seed import schedule_name
-from origins_data import VISIT_TYPE, Dataset
 import load_metrics
 import remote_store
+from api_reads_seed import schedule_name
+from origins_data import VISIT_TYPE, Dataset
 from process_stop import stop_processes
 from replica_lag_sampling import tree_cpu
+
 from test_servers.postgres import free_port
 
 #: name -> what a request of it asks: (path, query) drawn from a random generator

@@ -20,16 +20,16 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
+from journal_group import seed as seed_listings
+from origins_data import Dataset
+from tasks import TASK_TYPE, bench_task_type, console, new_task_batches, progress
+
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.domain.schedules import Schedule, ScheduleKind
 from ostinato.domain.tasks import RunEvent, TaskRunStatus, TaskType
 from ostinato.domain.visits import FeedbackPolicy
 from ostinato.store.postgresql import PostgresStore
-
-import psycopg
-from journal_group import seed as seed_listings
-from origins_data import Dataset
-from tasks import TASK_TYPE, bench_task_type, console, new_task_batches, progress
 
 SCHEDULE_TASK_TYPE = "noop"
 

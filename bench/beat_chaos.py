@@ -34,18 +34,19 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT), str(ROOT / "bench")]
 
-from test_servers.postgres import PostgresCluster, free_port  # noqa: E402
-from test_servers.processes import die_with_parent  # noqa: E402
-from test_servers.redis import RedisServer  # noqa: E402
-from work_folder import work_folder  # noqa: E402
+from work_folder import work_folder
 
-UTC = timezone.utc
+from test_servers.postgres import PostgresCluster, free_port
+from test_servers.processes import die_with_parent
+from test_servers.redis import RedisServer
+
+UTC = UTC
 BEATS = 3
 #: the beats' lease (seconds), and how long a paused beat stays paused: past its lease
 LEASE, QUICK_LEASE = 4.0, 2.0

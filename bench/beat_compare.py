@@ -32,17 +32,17 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT), str(ROOT / "bench")]
 
-from test_servers.postgres import PostgresCluster  # noqa: E402
-from test_servers.redis import RedisServer  # noqa: E402
+from test_servers.postgres import PostgresCluster
+from test_servers.redis import RedisServer
 
-UTC = timezone.utc
+UTC = UTC
 PEERS = 3
 
 

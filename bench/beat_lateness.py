@@ -29,17 +29,18 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT), str(ROOT / "bench")]
 
-from test_servers.postgres import PostgresCluster  # noqa: E402
-from test_servers.redis import RedisServer  # noqa: E402
-from work_folder import work_folder  # noqa: E402
+from work_folder import work_folder
 
-UTC = timezone.utc
+from test_servers.postgres import PostgresCluster
+from test_servers.redis import RedisServer
+
+UTC = UTC
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

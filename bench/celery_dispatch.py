@@ -62,36 +62,36 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))  # the repository's root: its test_servers
 
-from celery_dispatch_measures import Broker, CpuMeter, check_messages, cpu_seconds  # noqa: E402
-from celery_dispatch_peer import BACKEND_NAME, PEER_QUEUE, TASK_TYPE, next_run_of, task_url  # noqa: E402
-import psycopg  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import psycopg
+from celery_dispatch_measures import Broker, CpuMeter, check_messages, cpu_seconds
+from celery_dispatch_peer import BACKEND_NAME, PEER_QUEUE, TASK_TYPE, next_run_of, task_url
+from rich.console import Console
+from rich.table import Table
+from tasks import code_version, console, result_header
+from vs_swh import PEER_VENV, PeerProcess, create_peer_database, ensure_peer_venv, peer_packages
 
-from ostinato.domain.clock import SystemClock  # noqa: E402
-from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus, TaskType  # noqa: E402
-from ostinato.domain.visits import FeedbackPolicy  # noqa: E402
-from ostinato.integrations.celery.app import HEADER, make_celery_app, queue_name, run_header  # noqa: E402
-from ostinato.integrations.celery.executor import CeleryExecutor  # noqa: E402
-from ostinato.integrations.celery.listener import CeleryListener  # noqa: E402
-from ostinato.services.runner import TaskRunner  # noqa: E402
-from ostinato.store.interface import Store  # noqa: E402
-from ostinato.store.postgresql.store import PostgresStore  # noqa: E402
-from ostinato.store.sqlite.store import SQLiteStore  # noqa: E402
-from test_servers.postgres import PostgresCluster  # noqa: E402
-from test_servers.redis import RedisServer  # noqa: E402
-
-from tasks import code_version, console, result_header  # noqa: E402
-from vs_swh import PEER_VENV, PeerProcess, create_peer_database, ensure_peer_venv, peer_packages  # noqa: E402
+from ostinato.domain.clock import SystemClock
+from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus, TaskType
+from ostinato.domain.visits import FeedbackPolicy
+from ostinato.integrations.celery.app import HEADER, make_celery_app, queue_name, run_header
+from ostinato.integrations.celery.executor import CeleryExecutor
+from ostinato.integrations.celery.listener import CeleryListener
+from ostinato.services.runner import TaskRunner
+from ostinato.store.interface import Store
+from ostinato.store.postgresql.store import PostgresStore
+from ostinato.store.sqlite.store import SQLiteStore
+from test_servers.postgres import PostgresCluster
+from test_servers.redis import RedisServer
 
 CREATE_BATCH = 10_000
 
@@ -206,7 +206,7 @@ def scheduled_runs(store: Store) -> list[Any]:
 def phase_ostinato(broker: Broker, meter: CpuMeter, store: Store, n: int, batch: int,
                    analyze: Callable[[], None]) -> dict[str, Any]:
     broker.flush()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     create_s = create_ostinato_tasks(store, n, now, max_queue_length=n)
     analyze()
     app = make_celery_app(broker.url)
@@ -280,7 +280,7 @@ def start_peer(python: Path) -> PeerProcess:
 
 def phase_peer(broker: Broker, meter: CpuMeter, peer: PeerProcess, dsn: str, n: int) -> dict[str, Any]:
     broker.flush()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     peer("create_task_type", max_queue_length=None)
     start = time.perf_counter()
     for first in range(0, n, CREATE_BATCH):
@@ -322,7 +322,7 @@ def phase_round_trip(broker: Broker, meter: CpuMeter, dsn: str, m: int, batch: i
     broker.flush()
     store = PostgresStore(dsn)
     store.init_schema()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     create_ostinato_tasks(store, m, now, max_queue_length=m)
     pg_analyze(dsn)()
     log_path = workdir / "worker.log"

@@ -13,11 +13,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
 import redis
+from celery_dispatch_peer import BACKEND_NAME, URL_PREFIX
 
 from ostinato.integrations.celery.app import HEADER, QueueDepths
 from test_servers.redis import RedisServer
-
-from celery_dispatch_peer import BACKEND_NAME, URL_PREFIX
 
 
 class Broker:

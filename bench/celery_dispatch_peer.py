@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peer_protocol import serve  # noqa: E402
+from peer_protocol import serve
 
 TASK_TYPE = "bench-dispatch"
 #: the Celery task name (Ostinato: the callable's import path, also the queue's name)
@@ -63,7 +64,8 @@ class PeerDriver:
         return {"count": 1}
 
     def create_tasks(self, start: int, stop: int, now: str) -> dict[str, Any]:
-        from swh.scheduler.model import Task, TaskArguments as PeerArguments
+        from swh.scheduler.model import Task
+        from swh.scheduler.model import TaskArguments as PeerArguments
 
         at = datetime.fromisoformat(now)
         tasks = [Task(type=TASK_TYPE, arguments=PeerArguments(args=[task_url(i)], kwargs={}), next_run=next_run_of(i, at),

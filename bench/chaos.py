@@ -45,25 +45,44 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the repository's root: its test_servers
 
-from chaos_checks import (ConditionWatch, job_intervals, overlaps, recoveries, replay_journal,  # noqa: E402
-                          run_history, stuck_task_runs, task_runs)
-from chaos_fixtures import Workload, set_up  # noqa: E402
-from chaos_journal import (PARTITIONS, TOPIC, committed_offsets, handed_out_twice,  # noqa: E402
-                           published, revisited, statuses_lost, unconsumed, visit_record, wait_consumed)
-from chaos_supervisor import Event, Supervisor  # noqa: E402
-import psycopg  # noqa: E402
-from ostinato.config import Settings  # noqa: E402
-from ostinato.domain.tasks import TaskRunStatus  # noqa: E402
-from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from test_servers.kafka import TansuBroker  # noqa: E402
-from test_servers.postgres import PostgresCluster, PostgresStandby, free_port  # noqa: E402
+import psycopg
+from chaos_checks import (
+    ConditionWatch,
+    job_intervals,
+    overlaps,
+    recoveries,
+    replay_journal,
+    run_history,
+    stuck_task_runs,
+    task_runs,
+)
+from chaos_fixtures import Workload, set_up
+from chaos_journal import (
+    PARTITIONS,
+    TOPIC,
+    committed_offsets,
+    handed_out_twice,
+    published,
+    revisited,
+    statuses_lost,
+    unconsumed,
+    visit_record,
+    wait_consumed,
+)
+from chaos_supervisor import Event, Supervisor
+
+from ostinato.config import Settings
+from ostinato.domain.tasks import TaskRunStatus
+from ostinato.store.postgresql import PostgresStore
+from test_servers.kafka import TansuBroker
+from test_servers.postgres import PostgresCluster, PostgresStandby, free_port
 
 PING_INTERVAL, PING_TIMEOUT, STEAL_GRACE = 1.0, 3.0, 2.0
 RETRY_BACKOFF = (1.0, 2.0, 4.0)
@@ -210,7 +229,7 @@ class Harness:
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("CREATE TABLE chaos_probe (at timestamptz); INSERT INTO chaos_probe VALUES (now())")
         started = time.monotonic()
-        specs = set_up(store, self.workload, self.record_dir, datetime.now(timezone.utc))
+        specs = set_up(store, self.workload, self.record_dir, datetime.now(UTC))
         self.say(f"set up {len(specs)} schedules, {self.workload.tasks} tasks, {self.workload.origins:,} origins "
                  f"in {time.monotonic() - started:.1f}s (PostgreSQL {dsn}, records in {self.record_dir})")
         brokers = self.broker.bootstrap_servers if self.broker is not None else None
@@ -225,7 +244,7 @@ class Harness:
             self.sample(store)
         self.sample(store)
         self.checked_at = time.time()
-        check_at = datetime.now(timezone.utc)
+        check_at = datetime.now(UTC)
         old_stuck = stuck_task_runs(store, check_at - timedelta(seconds=LOST_RUN_TIMEOUT + REAP_EVERY + 15))
         codes = {}
         if brokers:  # the loaders stop first (their last statuses published), then the clients catch up

@@ -21,16 +21,16 @@ import json
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from chaos_supervisor import Event
 
 from ostinato.domain.schedules import RunStatus, State, get_schedule_condition
 from ostinato.domain.tasks import TaskRunStatus
 from ostinato.domain.visits import FeedbackPolicy, parse_visit_status
 from ostinato.store.postgresql import PostgresStore
-
-from chaos_supervisor import Event
 
 
 # -- the jobs' own record -------------------------------------------------------------------
@@ -106,7 +106,7 @@ class ConditionWatch:
     last_sample: float | None = None
 
     def sample(self, store: PostgresStore, at: float) -> None:
-        now = datetime.fromtimestamp(at, timezone.utc)
+        now = datetime.fromtimestamp(at, UTC)
         conditions = []
         after = ""
         while batch := store.list_schedules(after=after, limit=1000):
@@ -274,9 +274,9 @@ def replay_journal(store: PostgresStore, record_dir: Path, policy: FeedbackPolic
     statuses = [parse_visit_status(json.loads(line)) for line in path.read_text().splitlines()] if path.exists() else []
     keys = sorted({(s.origin, s.type) for s in statuses})
     before = stats_rows(store, keys)
-    first = store.record_visit_statuses(statuses, policy, now=datetime.now(timezone.utc))
+    first = store.record_visit_statuses(statuses, policy, now=datetime.now(UTC))
     middle = stats_rows(store, keys)
-    second = store.record_visit_statuses(statuses, policy, now=datetime.now(timezone.utc))
+    second = store.record_visit_statuses(statuses, policy, now=datetime.now(UTC))
     after = stats_rows(store, keys)
     changed_first = sum(1 for k in keys if before.get(k) != middle.get(k))
     differ = sum(1 for k in keys if middle.get(k) != after.get(k))

@@ -30,11 +30,11 @@ import json
 import os
 import random
 import time
-from datetime import datetime, timezone
-
-from ostinato.execution.registry import OriginNotFound
+from datetime import UTC, datetime
 
 from chaos_journal import publish
+
+from ostinato.execution.registry import OriginNotFound
 
 #: seconds of work between two looks at the stop event
 STEP = 0.05
@@ -98,7 +98,7 @@ def load(url: str, lister_name=None, lister_instance_name=None, record_dir: str 
     time.sleep(random.uniform(0.002, 0.03))
     digest = hashlib.sha1(f"{seed}:{url}".encode()).digest()
     draw = digest[0] / 256
-    date = datetime.now(timezone.utc)
+    date = datetime.now(UTC)
     if draw < 0.03:
         status, snapshot = "not_found", None
     elif draw < 0.10:

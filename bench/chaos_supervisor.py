@@ -22,10 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
-from test_servers.postgres import PostgresCluster
-from test_servers.processes import die_with_parent
 from chaos_journal import BROKERS_ENV, client_argv
 from process_stop import stop_processes
+
+from test_servers.postgres import PostgresCluster
+from test_servers.processes import die_with_parent
 
 SCHEDULERS = 4
 SCHEDULER_CAPACITY = 64

@@ -82,18 +82,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's
 import numpy as np
 import psycopg
 
-from ostinato.sim.engine import SimulationConfig, make_world, run_policy
-from ostinato.sim.policies import StorePolicy, policies_under_test
-from test_servers import swh_peer
-from test_servers.postgres import PostgresCluster
-from test_servers.swh_peer import PEER_REQUIREMENT, peer_packages
-
 # Shared with the other benchmarks (next to this file).
 from face_month_run import SCHEDULERS, FaceScheduler, Peer, start_face_server
 from swh_compat import ostinato
 from tasks import code_version, console, result_header
 from vs_swh import ensure_system_tools
 from vs_swh_rpc import start_peer_server
+
+from ostinato.sim.engine import SimulationConfig, make_world, run_policy
+from ostinato.sim.policies import StorePolicy, policies_under_test
+from test_servers import swh_peer
+from test_servers.postgres import PostgresCluster
+from test_servers.swh_peer import PEER_REQUIREMENT, peer_packages
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_VENV = REPO / swh_peer.VENV_DIR

@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peer_protocol import serve  # noqa: E402
+from peer_protocol import serve
 
 #: listed origins per record_listed_origins call
 LISTING_BATCH = 1000
@@ -51,7 +51,6 @@ class Client:
         from swh.scheduler.api.client import RemoteScheduler
 
         logging.disable(logging.ERROR)  # swh's Celery configuration complains, on import, that no worker file is set
-        import swh.scheduler.celery_backend.recurrent_visits  # noqa: F401
         logging.disable(logging.NOTSET)
         random.seed(seed)  # swh's journal client fudges queue positions by random.uniform
         headers = {"Authorization": f"Bearer {token}"} if token else None

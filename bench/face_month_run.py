@@ -19,12 +19,16 @@ from __future__ import annotations
 import collections
 import math
 import subprocess
+from collections.abc import Mapping
 from contextlib import ExitStack
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
+from swh_compat import free_port
+from vs_swh import PeerProcess
+from vs_swh_rpc import OSTINATO_CLI, start, wait_for
 
 from ostinato.domain.visits import JournalStatus, VisitStatus
 from ostinato.services.revisit_steering import ThresholdSteering
@@ -33,10 +37,6 @@ from ostinato.sim.engine import START, SimulationConfig, simulation_settings
 from ostinato.sim.store_driver import VISIT_TYPE, SourceNames, snapshot_id
 from ostinato.store import open_store
 from test_servers import swh_peer
-
-from swh_compat import free_port
-from vs_swh import PeerProcess
-from vs_swh_rpc import OSTINATO_CLI, start, wait_for
 
 CLIENT = Path(__file__).resolve().parent / "face_month_client.py"
 REPO = Path(__file__).resolve().parent.parent
@@ -85,7 +85,7 @@ class Peer(PeerProcess):
         self.process = subprocess.Popen([str(python), str(CLIENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True, bufsize=1, cwd=REPO, env=swh_peer.peer_env())
 
-    def __enter__(self) -> "Peer":
+    def __enter__(self) -> Peer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -34,25 +34,24 @@ import argparse
 import json
 import statistics
 import sys
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent)]
-from test_servers.postgres import PostgresCluster  # noqa: E402
+from limits import WAL_SETTINGS
+from origins import LISTER
+from origins_data import FEEDBACK, Dataset
+from tasks import code_version, console, progress, result_header
 
-from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from ostinato.store.postgresql.dialect import role_queries  # noqa: E402
-
-from limits import WAL_SETTINGS  # noqa: E402
-from origins import LISTER  # noqa: E402
-from origins_data import FEEDBACK, Dataset  # noqa: E402
-from tasks import code_version, console, progress, result_header  # noqa: E402
+from ostinato.store.postgresql import PostgresStore
+from ostinato.store.postgresql.dialect import role_queries
+from test_servers.postgres import PostgresCluster
 
 PG = role_queries("origins")
-NOW = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)  # the data's clock: the database is built once
+NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)  # the data's clock: the database is built once
 PICK_COLUMNS = {  # the pick, the narrow table's index for it
     "pick_never_visited_oldest_update_first": (
         "enabled AND last_successful IS NULL AND last_update IS NOT NULL", "(visit_type, is_fork, last_update)",

@@ -22,19 +22,19 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ostinato.domain.clock import ManualClock  # noqa: E402
-from ostinato.domain.history import ROWS_PER_SERIES  # noqa: E402
-from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind  # noqa: E402
-from ostinato.domain.tasks import TaskType  # noqa: E402
-from ostinato.services.history import HistoryPass  # noqa: E402
+from origins_data import Dataset
+from tasks import console, fresh_store
 
-from origins_data import Dataset  # noqa: E402
-from tasks import console, fresh_store  # noqa: E402
+from ostinato.domain.clock import ManualClock
+from ostinato.domain.history import ROWS_PER_SERIES
+from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
+from ostinato.domain.tasks import TaskType
+from ostinato.services.history import HistoryPass
 
 H = timedelta(hours=1)
 
@@ -56,7 +56,7 @@ def relation_bytes(store) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 11, 1, tzinfo=UTC)
     clock = ManualClock(start)
     with tempfile.TemporaryDirectory(prefix="ostinato-history-") as workdir, \
             fresh_store("postgresql", Path(workdir), durable=False) as (store, version):

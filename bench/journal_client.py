@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +49,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from rich.table import Table
 
-from ostinato.domain.clock import SystemClock
-from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-from ostinato.integrations.kafka.journal_messages import decode_visit_status, encode_json, encode_msgpack
-from ostinato.integrations.kafka.journal_client import JournalClient
-from ostinato.store.interface import Store
-from test_servers.kafka import TansuBroker
-
 # Shared with the tasks benchmark (bench/tasks.py, next to this file): the store set-up, the
 # progress display and the description of the code measured.
 from tasks import code_version, console, fresh_store, progress, result_header
+
+from ostinato.domain.clock import SystemClock
+from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
+from ostinato.integrations.kafka.journal_client import JournalClient
+from ostinato.integrations.kafka.journal_messages import decode_visit_status, encode_json, encode_msgpack
+from ostinato.store.interface import Store
+from test_servers.kafka import TansuBroker
 
 STORES = ("sqlite", "postgresql")
 FORMATS = ("msgpack", "json", "mixed")
@@ -91,7 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 # -- data -------------------------------------------------------------------------
 def make_statuses(n: int, seed: int) -> list[VisitStatus]:
     rng = random.Random(seed)
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     origins = (n + 1) // 2
     statuses: list[VisitStatus] = []
     for i in range(origins):

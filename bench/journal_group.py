@@ -31,21 +31,20 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-import psycopg  # noqa: E402
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+import psycopg
+from confluent_kafka import Consumer, Producer, TopicPartition
+from origins_data import Dataset
+from tasks import code_version, console, progress, result_header
 
-from ostinato.integrations.kafka.journal_messages import encode_msgpack  # noqa: E402
-from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from test_servers.kafka import TansuBroker  # noqa: E402
-from test_servers.postgres import PostgresCluster  # noqa: E402
-
-from origins_data import Dataset  # noqa: E402
-from tasks import code_version, console, progress, result_header  # noqa: E402
+from ostinato.integrations.kafka.journal_messages import encode_msgpack
+from ostinato.store.postgresql import PostgresStore
+from test_servers.kafka import TansuBroker
+from test_servers.postgres import PostgresCluster
 
 MEMBER = Path(__file__).with_name("journal_group_member.py")
 TOPIC = "swh.journal.objects.origin_visit_status"
@@ -178,7 +177,7 @@ def run_group(k: int, dsn: str, broker: TansuBroker, ends: dict[int, int], args:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     code = code_version()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, 7, now)
     results = []
     with tempfile.TemporaryDirectory(prefix="ostinato-group-"), \

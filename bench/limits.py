@@ -41,24 +41,43 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import psycopg
+from limits_copy import (
+    TaskIds,
+    limit_writer,
+    listed_rows,
+    relation_sizes,
+    run_rows,
+    shaped_listed_rows,
+    shaped_stats_rows,
+    shaped_task_rows,
+    status_rows,
+    task_rows,
+)
+from limits_scale import print_sizes
+from origins import LISTER, check_metrics, planner_statistics, run_grabs
+from origins_data import FEEDBACK, POLICIES, Checker, Dataset
 from rich.console import Console
 from rich.table import Table
+from tasks import (
+    BACKEND_ID,
+    TASK_TYPE,
+    bench_task_type,
+    code_version,
+    console,
+    fresh_store,
+    new_task_batches,
+    progress,
+    result_header,
+)
 
 from ostinato.domain.visits import plan_visit_feedback
 from ostinato.store.interface import Store
-
-from tasks import (BACKEND_ID, TASK_TYPE, bench_task_type, code_version, console, fresh_store, new_task_batches,
-                   progress, result_header)
-from origins import LISTER, check_metrics, planner_statistics, run_grabs
-from origins_data import FEEDBACK, POLICIES, Checker, Dataset
-from limits_copy import (TaskIds, limit_writer, listed_rows, relation_sizes, run_rows, shaped_listed_rows,
-                         shaped_stats_rows, shaped_task_rows, status_rows, task_rows)
-from limits_scale import print_sizes
 
 STORES = ("postgresql", "sqlite")
 STEPS = ("origins", "grabs", "metrics", "tasks")
@@ -310,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     code = code_version()
     console.print(f"ostinato in {code['package']}: commit {(code['git_commit'] or '?')[:12]}, "
                   f"store sha256 {code['store_sha256'][:12]}{' (modified)' if code['store_changes'] else ''}")
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, args.seed, now)
     results: dict[str, dict[str, Any]] = {}
     for name in args.stores:

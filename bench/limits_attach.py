@@ -31,14 +31,13 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from limits_copy import relation_sizes
+from limits_scale import print_sizes
+from origins_data import POLICIES, VISIT_TYPE
+from tasks import console, result_header
 
 from ostinato.domain.visit_policies import GrabRequest
 from ostinato.store.postgresql.store import PostgresStore
-
-from tasks import console, result_header
-from origins_data import POLICIES, VISIT_TYPE
-from limits_copy import relation_sizes
-from limits_scale import print_sizes
 
 
 def medians(call: Any, rounds: int) -> tuple[float, list[float], Any]:

@@ -22,9 +22,10 @@ import contextlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb

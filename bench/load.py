@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +47,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the repository's root: its test_servers
 
-import psycopg  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import psycopg
+from journal_client import TOPIC, produce
+from load_data import Workload, journal_statuses, seed
+from load_metrics import Snapshot, cpu_busy, cpu_times, period, process_cpu, scrape, wait_for_metrics
+from process_stop import stop_processes
+from rich.console import Console
+from rich.table import Table
+from tasks import code_version, result_header
 
-from journal_client import TOPIC, produce  # noqa: E402
-from load_data import Workload, journal_statuses, seed  # noqa: E402
-from process_stop import stop_processes  # noqa: E402
-from load_metrics import Snapshot, cpu_busy, cpu_times, period, process_cpu, scrape, wait_for_metrics  # noqa: E402
-from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from test_servers.kafka import TansuBroker  # noqa: E402
-from test_servers.postgres import PostgresCluster, free_port  # noqa: E402
-from tasks import code_version, result_header  # noqa: E402
+from ostinato.store.postgresql import PostgresStore
+from test_servers.kafka import TansuBroker
+from test_servers.postgres import PostgresCluster, free_port
 
 FULL = {"origins": 1_000_000, "schedules": 10_000, "tasks": 10_000, "statuses": 1_000_000, "seconds": 60.0,
         "warmup": 30.0}
@@ -147,7 +147,7 @@ class Bench:
             self.results["postgresql"] = {"version": conn.execute("SHOW server_version").fetchone()[0].split()[0]}
         store = PostgresStore(dsn)
         store.init_schema()
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         w = self.workload
         self.say(f"seeding PostgreSQL {dsn}: {w.origins:,} origins, {w.schedules:,} schedules, {w.tasks:,} tasks")
         self.results["seed"] = seed(store, w, now, self.say)

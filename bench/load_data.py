@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Iterator
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.schedules import Schedule, ScheduleKind

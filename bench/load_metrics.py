@@ -32,7 +32,7 @@ class Histogram:
     total: float = 0.0
     count: float = 0.0
 
-    def minus(self, earlier: "Histogram | None") -> "Histogram":
+    def minus(self, earlier: Histogram | None) -> Histogram:
         if earlier is None:
             return Histogram(dict(self.buckets), self.total, self.count)
         return Histogram({le: n - earlier.buckets.get(le, 0.0) for le, n in self.buckets.items()},

@@ -45,24 +45,24 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import psycopg
+from origins_data import FEEDBACK, POLICIES, VISIT_TYPE, Checker, Dataset, Expected
 from rich.console import Console
 from rich.table import Table
-
-from ostinato.domain.origins import ListedOrigin
-from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
-from ostinato.domain.visits import VisitStatus
-from ostinato.store.interface import Store
 
 # Shared with the tasks benchmark (bench/tasks.py, next to this file): the store set-up, the
 # progress display and the description of the code measured.
 from tasks import code_version, console, fresh_store, progress, result_header, timed_batches
 
-from origins_data import FEEDBACK, POLICIES, VISIT_TYPE, Checker, Dataset, Expected  # noqa: E402
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
+from ostinato.domain.visits import VisitStatus
+from ostinato.store.interface import Store
 
 LISTER = ("bench-forge", "forge.example.org")
 STORES = ("sqlite", "postgresql")
@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"ostinato in {code['package']}: commit {(code['git_commit'] or '?')[:12]}, store sha256 "
                   f"{code['store_sha256'][:12]}{' (store modified locally)' if code['store_changes'] else ''}")  # fmt: skip
     json_out = args.json_out or default_json_out(code, args.durable, args.analyze)
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, args.seed, now)
     console.print(f"data: {args.origins:,} origins and statuses, seed {args.seed}, now {now.isoformat()}")
     expected = data.expected()

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterator
+from typing import Any
+
+from tasks import console, progress
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabOptions, NextVisit, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStats, VisitStatus, apply_visit_status
-
-from tasks import console, progress
 
 VISIT_TYPE = "git"
 POLICIES = tuple(VisitPolicy)

@@ -39,23 +39,22 @@ import json
 import statistics
 import sys
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent)]
-from test_servers.postgres import PostgresCluster  # noqa: E402
+from limits import WAL_SETTINGS
+from limits_copy import SHAPED_UPDATES, copy_shaped, shaped_listed_rows, shaped_stats_rows, update_from_staged
+from origins_data import FEEDBACK, VISIT_TYPE, Dataset
+from tasks import code_version, console, progress, result_header
 
-from ostinato.domain.visits import plan_visit_feedback  # noqa: E402
-from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries  # noqa: E402
-
-from limits import WAL_SETTINGS  # noqa: E402
-from limits_copy import SHAPED_UPDATES, copy_shaped, shaped_listed_rows, shaped_stats_rows, update_from_staged  # noqa: E402
-from origins_data import FEEDBACK, VISIT_TYPE, Dataset  # noqa: E402
-from tasks import code_version, console, progress, result_header  # noqa: E402
+from ostinato.domain.visits import plan_visit_feedback
+from ostinato.store.postgresql import PostgresStore
+from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries
+from test_servers.postgres import PostgresCluster
 
 PG = role_queries("origins")
 TABLES = ("listed_origin", "origin_visit_stats")
@@ -260,7 +259,7 @@ def report(n: int, spent: dict[str, dict[str, float]], grabs: dict[str, dict[str
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     code = code_version()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, args.seed, now)
     settings = {"shared_buffers": args.shared_buffers, **WAL_SETTINGS}
     with PostgresCluster(durable=True, settings=settings) as cluster:  # a temporary directory, deleted at the end

@@ -14,7 +14,8 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def serve(create: Callable[..., Any]) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def stop_processes(processes: Mapping[str, subprocess.Popen | None], grace: float) -> tuple[dict[str, int | None], list[str]]:

@@ -42,24 +42,23 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-import psycopg  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import psycopg
+from journal_group import seed
+from limits import WAL_SETTINGS
+from origins_data import Dataset
+from replica_lag_sampling import LagSampler, quantiles, samples_json, summary, tree_cpu
+from rich.console import Console
+from rich.table import Table
+from tasks import code_version, console, result_header
 
-from ostinato.config import Settings  # noqa: E402
-from test_servers.postgres import PostgresCluster, PostgresStandby  # noqa: E402
-
-from journal_group import seed  # noqa: E402
-from limits import WAL_SETTINGS  # noqa: E402
-from origins_data import Dataset  # noqa: E402
-from replica_lag_sampling import LagSampler, quantiles, samples_json, summary, tree_cpu  # noqa: E402
-from tasks import code_version, console, result_header  # noqa: E402
+from ostinato.config import Settings
+from test_servers.postgres import PostgresCluster, PostgresStandby
 
 WRITER = Path(__file__).with_name("replica_lag_writer.py")
 TEMPLATE = "template_lag"
@@ -261,7 +260,7 @@ def ratios(results: list[dict[str, Any]]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     code = code_version()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     max_lag = Settings().read_max_lag.total_seconds()
     data = Dataset(args.origins, 7, now)
     settings = {"shared_buffers": args.shared_buffers, **WAL_SETTINGS}

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-from ostinato.domain.visits import FeedbackPolicy, VisitStatus  # noqa: E402
-from ostinato.store.postgresql import PostgresStore  # noqa: E402
+from origins_data import Dataset
 
-from origins_data import Dataset  # noqa: E402
+from ostinato.domain.visits import FeedbackPolicy, VisitStatus
+from ostinato.store.postgresql import PostgresStore
 
 
 def my_statuses(data: Dataset, total: int, writers: int, index: int) -> list[VisitStatus]:
@@ -51,7 +51,7 @@ def main() -> None:
     for start in range(0, len(mine), size):
         chunk = mine[start: start + size]
         began = time.time()
-        store.record_visit_statuses(chunk, policy, now=datetime.now(timezone.utc))
+        store.record_visit_statuses(chunk, policy, now=datetime.now(UTC))
         print(f"batch {began:.6f} {time.time():.6f} {len(chunk)}", flush=True)
     print(f"cpu {time.process_time() - cpu:.3f}", flush=True)
     store.close()

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tasks import code_version, console, fresh_store, result_header
@@ -73,7 +73,7 @@ def seed(store, n: int, now: datetime) -> None:
 
 
 def measure(store, n: int, rounds: int) -> dict:
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     store.create_task_type(TaskType("noop", "returns at once", "bench.noop"))
     # the burst first, on a store that holds nothing else: 10,000 schedules due in the same second
     due = now - timedelta(seconds=1)
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"  pick: median {r['pick_ms_median']:.2f} ms (aim ≤ {AIMS['pick_ms']} ms on PostgreSQL); "
                       f"{BURST:,} due at once all started in {r['burst_s']:.2f} s (aim ≤ {AIMS['burst_s']} s)")
     out = args.json_out or Path("bench/results") / (
-        f"schedules-{datetime.now(timezone.utc):%Y-%m-%d}-{(code.get('git_commit') or 'unknown')[:7]}.json")
+        f"schedules-{datetime.now(UTC):%Y-%m-%d}-{(code.get('git_commit') or 'unknown')[:7]}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     document = {**result_header("bench/schedules.py", results), "code": code,
                 "parameters": {"schedules": args.schedules, "rounds": args.rounds, "burst": BURST,

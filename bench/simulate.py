@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from ostinato.sim.engine import SimulationConfig, run_policy  # noqa: E402
-from ostinato.sim.policies import policies_under_test  # noqa: E402
+from ostinato.sim.engine import SimulationConfig, run_policy
+from ostinato.sim.policies import policies_under_test
 
 
 def commit() -> str:

@@ -38,16 +38,16 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
-from swh_compat import start_server  # noqa: E402  (next to this file)
-from vs_swh_rpc import start_peer_server  # noqa: E402
+from swh_compat import start_server
+from vs_swh_rpc import start_peer_server
 
-from test_servers import swh_peer  # noqa: E402
+from test_servers import swh_peer
 
 REPO = Path(__file__).resolve().parent.parent
 CLIENT = Path(__file__).resolve().parent / "swh_diff_client.py"
@@ -82,7 +82,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.seeds < 1 or args.ops < 1:
         parser.error("--seeds and --ops must be at least 1")
     if args.base is None:
-        args.base = datetime.now(timezone.utc).replace(second=0, microsecond=0).isoformat()
+        args.base = datetime.now(UTC).replace(second=0, microsecond=0).isoformat()
     elif datetime.fromisoformat(args.base).tzinfo is None:
         parser.error("--base needs a zone (e.g. +00:00)")
     return args

@@ -31,9 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from swh_diff_compare import DELIBERATE, Side, error_plain  # noqa: E402
-from swh_diff_ops import Generator, Op  # noqa: E402
-from swh_diff_judge import Judge  # noqa: E402
+from swh_diff_compare import DELIBERATE, Side, error_plain
+from swh_diff_judge import Judge
+from swh_diff_ops import Generator, Op
 
 UNKNOWN_ID = 2**31 - 7  # what a face is sent for a task or run it never paired
 UNKNOWN_LISTER = uuid.UUID("00000000-0000-4000-8000-0000000000ff")

@@ -23,10 +23,11 @@ import datetime
 import enum
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 #: (model, field) the server stamps with its own clock
 STAMPED = {("Lister", "created"), ("Lister", "updated"), ("ListedOrigin", "first_seen"),
            ("ListedOrigin", "last_seen")}

@@ -30,8 +30,22 @@ import json
 from typing import Any
 
 import swh_diff_grabs as grabs
-from swh_diff_compare import (Difference, Side, as_multiset, canonical, differences, explain, identity_of, instant,
-                              dedup_extras, is_error, kind_of, made_anew, task_changes, without_grab_runs)
+from swh_diff_compare import (
+    Difference,
+    Side,
+    as_multiset,
+    canonical,
+    dedup_extras,
+    differences,
+    explain,
+    identity_of,
+    instant,
+    is_error,
+    kind_of,
+    made_anew,
+    task_changes,
+    without_grab_runs,
+)
 from swh_diff_reconcile import Reconciler
 from swh_diff_scope import meets, op_scope, row_keys
 

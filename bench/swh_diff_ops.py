@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 NAMES = ["github", "gitlab", "cgit", "npm", "ñandú"]
@@ -30,7 +30,7 @@ TASK_STATUSES = ["next_run_not_scheduled", "next_run_scheduled", "completed", "d
 RUN_END_STATUSES = ["eventful", "uneventful", "failed", "permfailed", "lost"]
 PRIORITIES = [None, None, None, "high", "normal", "low"]
 LAST_VISIT_STATUSES = [None, "successful", "failed", "not_found"]
-ZONES = [timezone.utc, timezone.utc, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30))]
+ZONES = [UTC, UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30))]
 
 
 def task_type_variants() -> dict[str, dict[str, Any]]:

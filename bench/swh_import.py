@@ -33,9 +33,10 @@ import json
 import subprocess
 import sys
 import time
-from datetime import date, datetime, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
@@ -43,6 +44,10 @@ import psycopg
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+
+# Shared with the other benchmarks (next to this file).
+from tasks import code_version, console, result_header
+from vs_swh import ensure_system_tools
 
 from ostinato.config import Settings
 from ostinato.integrations.swh.db_import import import_swh_scheduler
@@ -52,10 +57,6 @@ from ostinato.integrations.swh.db_verify import verify_import
 from ostinato.store.postgresql.store import PostgresStore
 from test_servers import swh_peer
 from test_servers.postgres import PostgresCluster
-
-# Shared with the other benchmarks (next to this file).
-from tasks import code_version, console, result_header
-from vs_swh import ensure_system_tools
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_DRIVER = Path(__file__).resolve().parent / "swh_import_peer.py"
@@ -132,10 +133,10 @@ def run_import(source_dsn: str, store: PostgresStore, args: argparse.Namespace, 
     with SwhSchedulerSource(source_dsn) as source:
         if bars:
             with table_bars() as progress:
-                report = import_swh_scheduler(source, store, now=datetime.now(timezone.utc), cooldowns=cooldowns,
+                report = import_swh_scheduler(source, store, now=datetime.now(UTC), cooldowns=cooldowns,
                                               with_runs=True, batch_size=args.batch, progress=progress)
         else:
-            report = import_swh_scheduler(source, store, now=datetime.now(timezone.utc), cooldowns=cooldowns,
+            report = import_swh_scheduler(source, store, now=datetime.now(UTC), cooldowns=cooldowns,
                                           with_runs=True, batch_size=args.batch)
     return report, time.perf_counter() - start
 
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings()
     cooldowns = Cooldowns(settings.absolute_cooldown, settings.failed_cooldown, settings.not_found_cooldown,
                           settings.in_flight_timeout)
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     started = time.monotonic()
     with PostgresCluster(durable=args.durable, settings={"shared_buffers": args.shared_buffers}) as cluster:
         with psycopg.connect(cluster.dsn()) as conn:
@@ -194,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             first, first_s = run_import(source_dsn, store, args, cooldowns, bars=True)
             verify_start = time.perf_counter()
             with SwhSchedulerSource(source_dsn) as source:
-                check = verify_import(source, store, now=datetime.now(timezone.utc), cooldowns=cooldowns,
+                check = verify_import(source, store, now=datetime.now(UTC), cooldowns=cooldowns,
                                       with_runs=True, batch_size=args.batch)
             verify_s = time.perf_counter() - verify_start
             again, again_s = run_import(source_dsn, store, args, cooldowns, bars=False)

@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from swh_import_data import LISTERS, TASK_TYPES, SourceData  # noqa: E402
+from swh_import_data import LISTERS, TASK_TYPES, SourceData
 
 
 def _say(message: str) -> None:

@@ -39,9 +39,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
@@ -192,7 +193,7 @@ def new_task_batches(n: int, batch: int, now: datetime, seed: int = 42) -> Itera
 
 
 def run_store(store: Store, n: int, batch: int, grab_batch: int) -> dict[str, Any]:
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     store.create_task_type(bench_task_type(n))
 
     # 1. create
@@ -315,7 +316,7 @@ def result_header(benchmark: str, results: dict[str, Any]) -> dict[str, Any]:
     command = ([f"PYTHONPATH={pythonpath}"] if pythonpath else []) + [Path(sys.executable).name, *sys.argv]
     return {
         "benchmark": benchmark,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(command),
         "machine": {
             "platform": platform.platform(),

@@ -40,7 +40,7 @@ import json
 import math
 import random
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -222,7 +222,7 @@ def main() -> None:
                        "warm_up": args.warm_up, "capacity": args.capacity, "seeds": args.seeds,
                        "max_gap": args.max_gap, "deaths": args.deaths,
                        "origins": len(origins), "gap_cv": shape.coefficient_of_variation(),
-                       "measured_at": datetime.now(timezone.utc).isoformat(), "rows": rows}, out, indent=1)
+                       "measured_at": datetime.now(UTC).isoformat(), "rows": rows}, out, indent=1)
 
 
 if __name__ == "__main__":

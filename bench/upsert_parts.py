@@ -32,12 +32,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # upsert_wal
 
-import psycopg  # noqa: E402
+import psycopg
+from upsert_wal import first_visits, listed_store, visit_order
 
-from ostinato.store.compat.checks import check_visit_stats_updates  # noqa: E402
-from ostinato.store.compat.flow import merge_rows  # noqa: E402
-from test_servers.postgres import PostgresCluster  # noqa: E402
-from upsert_wal import first_visits, listed_store, visit_order  # noqa: E402
+from ostinato.store.compat.checks import check_visit_stats_updates
+from ostinato.store.compat.flow import merge_rows
+from test_servers.postgres import PostgresCluster
 
 BATCHES, KEPT = 10, 7
 ENTERED = ("visit_oldest_scheduled_idx", "visit_optimal_due_idx")

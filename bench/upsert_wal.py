@@ -20,20 +20,20 @@ import random
 import statistics
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
-import psycopg  # noqa: E402
+import psycopg
 
-from ostinato.domain.listing_grabs import ProtocolVisitStats  # noqa: E402
-from ostinato.domain.origins import ListedOrigin  # noqa: E402
-from ostinato.domain.visits import VisitOutcome  # noqa: E402
-from ostinato.store.postgresql import PostgresStore  # noqa: E402
-from test_servers.postgres import PostgresCluster  # noqa: E402
+from ostinato.domain.listing_grabs import ProtocolVisitStats
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.visits import VisitOutcome
+from ostinato.store.postgresql import PostgresStore
+from test_servers.postgres import PostgresCluster
 
-NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
 BATCHES, BATCH = 12, 1000
 
 

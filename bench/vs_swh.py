@@ -44,15 +44,20 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root: its test_servers
 
 import psycopg
 from rich.console import Console
 from rich.table import Table
+
+# Shared with the other benchmarks (bench/tasks.py, next to this file).
+from tasks import code_version, console, progress, result_header
+from vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatus, TaskType
@@ -62,10 +67,6 @@ from ostinato.store.postgresql.store import PostgresStore
 from test_servers import swh_peer
 from test_servers.postgres import PostgresCluster
 from test_servers.swh_peer import PEER_REQUIREMENT, PEER_VERSION, peer_packages
-
-# Shared with the other benchmarks (bench/tasks.py, next to this file).
-from tasks import code_version, console, progress, result_header
-from vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_VENV = REPO / swh_peer.VENV_DIR
@@ -501,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     packages = peer_packages(python)
     console.print("peer packages: " + ", ".join(f"{k} {v}" for k, v in packages.items()))
 
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, args.seed, now)
     tasks = TaskData(args.tasks, args.seed, now)
     console.print(f"data: {args.origins:,} origins and statuses, {args.tasks:,} tasks, seed {args.seed}, now {now.isoformat()}")

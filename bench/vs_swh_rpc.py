@@ -51,7 +51,7 @@ import tempfile
 import time
 import urllib.request
 from contextlib import ExitStack
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +61,25 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-from test_servers import swh_peer
-from test_servers.postgres import PostgresCluster
-from test_servers.swh_peer import PEER_REQUIREMENT, peer_packages
-
 # Shared with the other benchmarks (next to this file).
 from swh_compat import free_port, ostinato
 from tasks import code_version, console, progress, result_header
-from vs_swh import POLICIES, SIDES, Comparison, PeerProcess, analyze, create_peer_database, ensure_system_tools, milliseconds, per_second
+from vs_swh import (
+    POLICIES,
+    SIDES,
+    Comparison,
+    PeerProcess,
+    analyze,
+    create_peer_database,
+    ensure_system_tools,
+    milliseconds,
+    per_second,
+)
 from vs_swh_data import Dataset, TaskData
+
+from test_servers import swh_peer
+from test_servers.postgres import PostgresCluster
+from test_servers.swh_peer import PEER_REQUIREMENT, peer_packages
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_VENV = REPO / swh_peer.VENV_DIR
@@ -372,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     packages = peer_packages(python)
     console.print("peer packages: " + ", ".join(f"{k} {v}" for k, v in packages.items()))
 
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, args.seed, now)
     tasks = TaskData(args.tasks, args.seed, now)
     started = time.monotonic()

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ctypes
 import signal
 import sys
-from typing import Callable, Final
+from collections.abc import Callable
+from typing import Final
 
 _PR_SET_PDEATHSIG: Final = 1
 

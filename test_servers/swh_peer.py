@@ -17,8 +17,8 @@ import fcntl
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 __all__ = ["PEER_REQUIREMENT", "PEER_VERSION", "VENV_DIR", "create_peer_database", "default_peer_venv",
            "ensure_peer_venv", "peer_env", "peer_packages"]

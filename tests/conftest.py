@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
-from datetime import datetime, timezone
-from typing import Iterator
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
@@ -165,7 +165,7 @@ def store_url(request, tmp_path) -> str:
     return request.getfixturevalue("pg_dsn")
 
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

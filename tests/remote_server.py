@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 
@@ -39,7 +40,7 @@ class ThreadedServer:
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="remote-store-api", daemon=True)
 
-    def __enter__(self) -> "ThreadedServer":
+    def __enter__(self) -> ThreadedServer:
         self.thread.start()
         deadline = time.monotonic() + 30
         while not self.server.started:

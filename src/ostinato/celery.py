@@ -17,12 +17,11 @@ This module is only that entry point; the Celery code itself lives in :mod:`osti
 
 from __future__ import annotations
 
-
+from .cli.app import open_settings_store
 from .config import Settings
 from .domain.clock import SystemClock
 from .integrations.celery.app import make_celery_app
 from .integrations.celery.worker import WorkerRuntime, install_worker_tasks
-from .cli.app import open_settings_store
 
 settings = Settings.load()
 settings.import_modules()

@@ -18,17 +18,18 @@ import json
 import math
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .domain.change_rates import RevisitModel
 from .domain.durations import BARE_NUMBER_FORMS, parse_duration
 from .domain.errors import ValidationError
 from .domain.orchestration import default_ratios, validate_ratios
-from .domain.visit_policies import POLICY_NAMES, GrabOptions
 from .domain.schedules import ScheduleTiming
+from .domain.visit_policies import POLICY_NAMES, GrabOptions
 from .domain.visits import FeedbackPolicy
 
 DEFAULT_DB = "sqlite:///ostinato.db"
@@ -135,7 +136,7 @@ class Settings:
     metrics_host: str = "127.0.0.1"
 
     @classmethod
-    def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> "Settings":
+    def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         path = config_file or environ.get("OSTINATO_CONFIG")
@@ -155,7 +156,7 @@ class Settings:
                 values[f.name] = environ[env_name]
         return cls().with_values(values)
 
-    def with_values(self, values: Mapping[str, Any]) -> "Settings":
+    def with_values(self, values: Mapping[str, Any]) -> Settings:
         """A copy with ``values`` parsed and checked; unknown keys are errors."""
         known = {f.name: f for f in fields(self)}
         parsed: dict[str, Any] = {}

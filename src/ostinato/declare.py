@@ -32,17 +32,18 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from .domain.blackouts import BlackoutPeriod, parse_blackout_periods
 from .domain.clock import Clock, SystemClock
 from .domain.declarations import Declaration, DeclarationOutcome
 from .domain.durations import parse_duration
 from .domain.errors import ConflictError, ValidationError
 from .domain.firings import CatchUp
-from .domain.blackouts import BlackoutPeriod, parse_blackout_periods
 from .domain.schedules import RunMode, Schedule, ScheduleKind, ScheduleTiming
 from .domain.tasks import TaskArguments, TaskType
 from .store import Store
@@ -56,7 +57,7 @@ __all__ = ["CatchUp", "DeclarationOutcome", "Schedules"]
 F = TypeVar("F", bound=Callable[..., Any])
 Duration = str | int | float | timedelta
 #: a declaration's created_at until the store gives it one (the store keeps a stored schedule's own)
-_UNSTORED = datetime(2000, 1, 1, tzinfo=timezone.utc)
+_UNSTORED = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +184,7 @@ class Schedules:
             _ensure_task_type(store, job, self.source)
         return store.apply_declarations(self.declaration(force=force), now, timing)
 
-    def run_now(self, job: "Callable[..., Any] | str", store: Store, *, clock: Clock | None = None,
+    def run_now(self, job: Callable[..., Any] | str, store: Store, *, clock: Clock | None = None,
                 timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
         """Ask for a run of a declared schedule (its function, or its name) as soon as a scheduler can:
         ``ostinato schedule run-now``'s rule (never beside a run in progress; a blackout is waited out)."""
@@ -203,8 +204,8 @@ class Schedules:
             target.register(job.path, job.fn)
 
     def run(self, db: str | None = None, *, node: str | None = None, instance: str | None = None,
-            capacity: int = 4, once: bool = False, settings: "Settings | None" = None, clock: Clock | None = None,
-            stop: threading.Event | None = None, force: bool = False) -> "DeadlineScheduler":
+            capacity: int = 4, once: bool = False, settings: Settings | None = None, clock: Clock | None = None,
+            stop: threading.Event | None = None, force: bool = False) -> DeadlineScheduler:
         """Sync, then run the schedules in this process until ``stop`` is set (or Ctrl-C); ``once``:
         start what is due, wait for it, and return. ``db`` defaults to the settings' (``ostinato.toml``,
         ``OSTINATO_DB``: the embedded SQLite file unless set); ``node`` to the settings' (the host name).
@@ -316,7 +317,7 @@ def _report(outcome: DeclarationOutcome) -> None:
              len(outcome.unchanged))
 
 
-def _drive(scheduler: "DeadlineScheduler", once: bool, stop: threading.Event | None) -> None:
+def _drive(scheduler: DeadlineScheduler, once: bool, stop: threading.Event | None) -> None:
     if once:
         scheduler.start()
         scheduler.run_once()

@@ -13,9 +13,10 @@ import hashlib
 import os
 import random
 import threading
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
@@ -80,7 +81,7 @@ def list_directories(parent: str | Path) -> list[ListedOrigin]:
             continue
         newest = max([child.stat().st_mtime_ns, *(stat.st_mtime_ns for _, stat in _files(child))])
         origins.append(ListedOrigin(child.as_uri(), DIRECTORY_VISIT_TYPE,
-                                    last_update=datetime.fromtimestamp(newest / 1e9, timezone.utc)))
+                                    last_update=datetime.fromtimestamp(newest / 1e9, UTC)))
     return origins
 
 
@@ -90,7 +91,7 @@ def relist_directories(parent: str, db: str, lister_name: str = "example", insta
     from .store import open_store  # a task opens its own store, as a lister on another machine would
 
     origins = list_directories(parent)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with open_store(db) as store:
         lister = store.get_or_create_lister(lister_name, instance_name, now)
         store.record_listed_origins(lister.id, origins, now)

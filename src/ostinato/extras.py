@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .domain.errors import MissingExtra
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskType
-
 from conftest import T0
+
+from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskType
 
 GIT = TaskType(
     type="load-git",

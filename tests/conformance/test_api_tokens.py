@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 #: not the remote store: API tokens are managed on the server only, never through the API (remote/verbs.py)
 pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
 

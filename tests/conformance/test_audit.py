@@ -4,14 +4,13 @@ cannot be kept is refused naming its field, and nothing is written."""
 
 from __future__ import annotations
 
-from datetime import timedelta, timezone, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.audit import AuditEvent, one_line
 from ostinato.domain.errors import ValidationError
-
-from conftest import T0
 
 S = timedelta(seconds=1)
 
@@ -58,7 +57,7 @@ def test_the_time_is_kept_to_the_microsecond_in_utc(store):
     ("action", "Pause"), ("action", "schedule pause"), ("action", ""), ("action", "a" * 65),
     ("target", "bills"), ("target", "schedule:"), ("target", "schedule:" + "b" * 300),
     ("outcome", ""), ("outcome", "done\nand more"), ("outcome", "x" * 1001), ("outcome", "nul\x00here"),
-    ("at", datetime(2026, 1, 1)), ("at", datetime(3001, 1, 1, tzinfo=timezone.utc)),
+    ("at", datetime(2026, 1, 1)), ("at", datetime(3001, 1, 1, tzinfo=UTC)),
 ])
 def test_what_cannot_be_kept_is_refused_naming_its_field(store, field, bad):
     with pytest.raises(ValidationError) as refused:

@@ -9,12 +9,11 @@ import threading
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.firings import CatchUp, FiringStatus
 from ostinato.domain.schedules import RunMode, Schedule, ScheduleKind, ScheduleTiming
 from ostinato.domain.tasks import TaskArguments
-
-from conftest import T0
 
 S, M = timedelta(seconds=1), timedelta(minutes=1)
 LEASE = 30 * S

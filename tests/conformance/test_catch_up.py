@@ -7,11 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.firings import CatchUp, FiringStatus
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind, ScheduleTiming
-
-from conftest import T0
 
 H, M = timedelta(hours=1), timedelta(minutes=1)
 TIMING = ScheduleTiming()

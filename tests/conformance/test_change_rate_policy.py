@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain import rate_posterior
 from ostinato.domain.change_rates import Objective, RevisitModel, RevisitThreshold, default_threshold, revisit_interval
@@ -13,8 +14,6 @@ from ostinato.domain.errors import ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-
-from conftest import T0
 
 DAY = timedelta(days=1)
 FEEDBACK = FeedbackPolicy(absolute_cooldown=timedelta(minutes=1))

@@ -7,12 +7,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
+from helpers import GIT, new
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.tasks import NewTaskRun, RunEvent, TaskPolicy, TaskRunStatus, TaskStatus
-
-from conftest import T0
-from helpers import GIT, new
 
 
 @pytest.fixture(autouse=True)

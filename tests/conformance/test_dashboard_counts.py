@@ -7,15 +7,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
+from helpers import GIT, HG, new
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import RunEvent, TaskPolicy, TaskPriority, TaskRunStatus
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-
-from conftest import T0
-from helpers import GIT, HG, new
 
 DAY = timedelta(days=1)
 HOUR = timedelta(hours=1)

@@ -8,13 +8,12 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.declarations import Declaration
 from ostinato.domain.errors import ConflictError, ValidationError
 from ostinato.domain.firings import CatchUp
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
-
-from conftest import T0
 
 H = timedelta(hours=1)
 SOURCE = "python:reports"

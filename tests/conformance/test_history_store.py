@@ -7,17 +7,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
+from helpers import GIT, new
 
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.errors import ValidationError
-from ostinato.domain.history import RESOLUTIONS, HistorySample, ROWS_PER_SERIES, interval_start
+from ostinato.domain.history import RESOLUTIONS, ROWS_PER_SERIES, HistorySample, interval_start
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
 from ostinato.domain.tasks import RunEvent, TaskRunStatus
 from ostinato.services.history import HistoryPass
-
-from conftest import T0
-from helpers import GIT, new
 
 M = timedelta(minutes=1)
 H = timedelta(hours=1)

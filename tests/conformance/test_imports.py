@@ -11,20 +11,26 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from conftest import T0
+from helpers import GIT, HG
 
 from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 from ostinato.domain.origin_metrics import OriginMetrics
 from ostinato.domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ostinato.domain.tasks import (
-    NewTask, Task, TaskArguments, TaskPolicy, TaskPriority, TaskRun, TaskRunStatus, TaskStatus,
+    NewTask,
+    Task,
+    TaskArguments,
+    TaskPolicy,
+    TaskPriority,
+    TaskRun,
+    TaskRunStatus,
+    TaskStatus,
 )
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import VisitOutcome, VisitStats
 from ostinato.store import imports
 from ostinato.store.queries import load_queries
-
-from conftest import T0
-from helpers import GIT, HG
 
 pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
 DAY = timedelta(days=1)

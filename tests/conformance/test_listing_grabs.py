@@ -8,13 +8,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visits import VisitOutcome
-
-from conftest import T0
 
 DAY = timedelta(days=1)
 SNAPSHOT = b"\x05" * 20

@@ -14,13 +14,12 @@ import random
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStatus
-
-from conftest import T0
 
 URLS = [f"https://forge.example/{i}" for i in range(40)]
 TYPES = ("git", "hg")

@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.errors import ConflictError, ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStats, VisitStatus
-
-from conftest import T0
 
 DAY = timedelta(days=1)
 POLICY = FeedbackPolicy()

@@ -9,15 +9,14 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from conftest import T0
+from helpers import GIT
 
 from ostinato.domain.errors import NotFoundError, ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.politeness import HostLimits, host_of
 from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-
-from conftest import T0
-from helpers import GIT
 
 MINUTE = timedelta(minutes=1)
 OLDEST = VisitPolicy.OLDEST_SCHEDULED_FIRST

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from conftest import T0
+
 from ostinato.domain.tasks import TaskType
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.store.postgresql import PostgresStore
 from ostinato.store.sqlite import SQLiteStore
-
-from conftest import T0
 
 URLS = ["https://User@GitHub.com:443/a/b", "git://[::1]:9418/r", "/srv/repos/x", "https://h.example"]
 

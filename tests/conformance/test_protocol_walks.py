@@ -9,12 +9,11 @@ import random
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visits import VisitOutcome
-
-from conftest import T0
 
 DAY = timedelta(days=1)
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.blackouts import parse_blackout_periods
 from ostinato.domain.errors import ConflictError, NotFoundError
 from ostinato.domain.schedules import RunMode, RunStatus, Schedule, ScheduleKind
-
-from conftest import T0
 
 H = timedelta(hours=1)
 M = timedelta(minutes=1)

@@ -7,9 +7,10 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
-from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 from ostinato.domain.blackouts import parse_blackout_periods
+from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 from ostinato.domain.schedules import (
     RunStatus,
     Schedule,
@@ -18,8 +19,6 @@ from ostinato.domain.schedules import (
     updated_average,
 )
 from ostinato.domain.tasks import TaskArguments
-
-from conftest import T0
 
 H = timedelta(hours=1)
 M = timedelta(minutes=1)

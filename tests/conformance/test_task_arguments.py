@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import enum
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+from conftest import T0
+from helpers import GIT, new
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.limits import MAX_JSON_DEPTH
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority
 from ostinato.store.tasks.flow import CREATE_PART
-
-from conftest import T0
-from helpers import GIT, new
 
 
 class Colour(enum.Enum):
@@ -48,7 +47,7 @@ REFUSED = [
     pytest.param((), {"k\x00": 1}, "arguments.kwargs", id="nul-key"),
     pytest.param(("\ud800",), {}, "arguments.args", id="surrogate"),
     pytest.param((nested(MAX_JSON_DEPTH + 1),), {}, "arguments.args", id="too-deep"),
-    pytest.param((datetime(2026, 1, 1, tzinfo=timezone.utc),), {}, "arguments.args", id="datetime"),
+    pytest.param((datetime(2026, 1, 1, tzinfo=UTC),), {}, "arguments.args", id="datetime"),
     pytest.param((Colour.RED,), {}, "arguments.args", id="enum"),
     pytest.param((), {"id": uuid.UUID(int=1)}, "arguments.kwargs", id="uuid"),
     pytest.param((object(),), {}, "arguments.args", id="object"),

@@ -6,11 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-
-from ostinato.domain.tasks import RunEvent, TaskPolicy, TaskRunStatus, TaskStatus
-
 from conftest import T0
 from helpers import GIT, HG, new
+
+from ostinato.domain.tasks import RunEvent, TaskPolicy, TaskRunStatus, TaskStatus
 
 S = TaskRunStatus
 

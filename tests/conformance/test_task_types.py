@@ -6,10 +6,9 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
+from helpers import GIT, HG
 
 from ostinato.domain.errors import ConflictError, ValidationError
-
-from helpers import GIT, HG
 
 
 def test_create_get_list(store):

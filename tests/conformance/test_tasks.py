@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-
 from datetime import timedelta
 
 import pytest
+from conftest import T0
+from helpers import GIT, HG, new
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.tasks import (
@@ -17,9 +18,6 @@ from ostinato.domain.tasks import (
     TaskRunStatus,
     TaskStatus,
 )
-
-from conftest import T0
-from helpers import GIT, HG, new
 
 
 @pytest.fixture(autouse=True)

@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from conftest import T0
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-
-from conftest import T0
 
 DAY = timedelta(days=1)
 HOUR = timedelta(hours=1)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import swh_compat_data as data  # noqa: E402
+import swh_compat_data as data
 
 
 def fill(dsn: str, now: datetime) -> dict[str, str]:

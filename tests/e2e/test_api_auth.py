@@ -4,20 +4,17 @@ may do everything, a revoked one nothing; /health and the OpenAPI description ar
 
 from __future__ import annotations
 
-import re
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
+from test_api_helpers import Api
 
-import ostinato.cli.api  # noqa: F401  (registers `ostinato api`)
-import ostinato.cli.tokens  # noqa: F401  (registers `ostinato token`)
 from ostinato.api.tokens import hash_secret
 from ostinato.cli import cli
 from ostinato.remote.verbs import store_verbs
 from ostinato.store import open_store
-
-from test_api_helpers import Api
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ changes nothing; the description documents the answers the API gives."""
 from __future__ import annotations
 
 import pytest
-
 from test_api_helpers import Api, add_loader
 
 FAR = "9999-12-31T23:59:59+00:00"

@@ -8,7 +8,6 @@ from datetime import timedelta
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-
 from test_api_helpers import Api, add_loader
 
 

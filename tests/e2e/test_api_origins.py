@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-
 from test_api_helpers import Api, add_loader
 
 ORIGINS = [{"url": f"https://example.org/{n}", "visit_type": "git", "last_update": f"2025-12-0{n + 1}T00:00:00Z"}

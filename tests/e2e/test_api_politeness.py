@@ -5,7 +5,6 @@ stored; listings carry a lister's host key and the grab keeps the limits."""
 from __future__ import annotations
 
 import pytest
-
 from test_api_helpers import Api, add_loader
 
 BASE = "/api/v1/visit-types/git/politeness"

@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from test_api_helpers import Api
 
 from ostinato.domain.schedules import RunStatus
-
-from test_api_helpers import Api
 
 PERIODIC = {"name": "bills", "kind": "periodic", "task_type": "scrape", "arguments": {"args": [], "kwargs": {"state": "ca"}},
             "scheduling_period": "1h", "cooldown_duration": "10m", "tz": "America/Los_Angeles",

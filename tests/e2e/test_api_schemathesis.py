@@ -28,10 +28,9 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from test_api_helpers import Api, add_loader
 
 from ostinato.remote.verbs import store_verbs
-
-from test_api_helpers import Api, add_loader
 
 #: generated requests per operation and generation mode (fewer for the remote store's many verbs,
 #: whose bodies are all built by one codec)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC
 
 import httpx
 
@@ -60,9 +61,9 @@ def test_serve(tmp_path):
 
 
 def store_now():  # the wall clock: the server reads it too
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def wait_until_up(server: subprocess.Popen, url: str, timeout: float = 30) -> None:

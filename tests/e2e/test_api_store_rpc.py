@@ -4,10 +4,9 @@ JSON errors naming the field, the store's own errors with their type, and the Op
 from __future__ import annotations
 
 import pytest
+from test_api_helpers import Api
 
 from ostinato.remote import NOT_EXPOSED, store_verbs
-
-from test_api_helpers import Api
 
 TASK_TYPE = {"type": "load-git", "description": "Load git", "backend_name": "x:y", "default_interval": 86400.0}
 

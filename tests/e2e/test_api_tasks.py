@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from test_api_helpers import Api
 
 from ostinato.domain.tasks import RunEvent, TaskRunStatus
-
-from test_api_helpers import Api
 
 GIT = {"type": "load-git", "backend_name": "mypkg:load_git", "description": "Update a git origin",
        "default_interval": "1d", "min_interval": 43200, "max_interval": "64d", "backoff_factor": 2,

@@ -7,18 +7,18 @@ key (schedule, fire time), and the catch-up pass reads calendar backlogs through
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import psycopg
+from test_schedule_pick import _plan_nodes as _nodes
 
 from ostinato.store.postgresql.dialect import role_queries
 from ostinato.store.sqlite import SQLiteStore
 from ostinato.store.sqlite.dialect import role_queries as lite_queries
-from test_schedule_pick import _plan_nodes as _nodes
 
 QUERIES = role_queries("schedules")
 LITE = lite_queries("schedules")
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 #: 200,000 schedules the beats send, 30 of them due; two fire times each in the ledger, sent, but 5
 #: claims whose lease ended; 1,000 calendar schedules the scheduler runs, 2 of them backlogged

@@ -6,7 +6,7 @@ producers, publish as kombu does."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis as redis_client
@@ -16,11 +16,17 @@ from ostinato.config import Settings
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.firings import FiringStatus
 from ostinato.integrations.celery.beat import OstinatoScheduler, send_task_id
-from ostinato.integrations.celery.beat_once import FIRE_TIME_HEADER, MARKER_TTL, RECORDED_TTL, OnceChannel, \
-    marker_key, once_connection
+from ostinato.integrations.celery.beat_once import (
+    FIRE_TIME_HEADER,
+    MARKER_TTL,
+    RECORDED_TTL,
+    OnceChannel,
+    marker_key,
+    once_connection,
+)
 from test_servers.redis import RedisServer
 
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(seconds=30)
 
 

@@ -12,7 +12,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 def test_partitions_bench_writes_the_same_rows_and_grabs_a_batch_on_every_copy(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH))
-    import partitions  # noqa: PLC0415  (bench/ is not a package)
+    import partitions  # bench/ is not a package
 
     out = tmp_path / "partitions.json"
     assert partitions.main(["--origins", "3000", "--batch", "1000", "--grab-batch", "200", "--rounds", "1",

@@ -19,9 +19,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from test_celery_path import stop_process
 
 from ostinato.store.postgresql import PostgresStore
-from test_celery_path import stop_process
 from test_servers.redis import RedisServer
 
 HERE = Path(__file__).parent

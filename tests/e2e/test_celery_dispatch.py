@@ -10,7 +10,7 @@ import base64
 import json
 import logging
 import socket
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis as redis_client
@@ -29,7 +29,7 @@ from ostinato.services.runner import TaskRunner
 from test_servers.postgres import free_port
 from test_servers.redis import RedisServer
 
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -96,7 +96,7 @@ class Services:
         self.scheduler.start()
         self.scheduler.run_until(self.stop_event)
 
-    def __enter__(self) -> "Services":
+    def __enter__(self) -> Services:
         self.thread.start()
         return self
 
@@ -120,7 +120,7 @@ def check_tasks_visits_and_a_schedule_run(pg_dsn: str, broker_url: str, tmp_path
     """Tasks (one prioritised), origin visits (one not found) and a schedule run through a worker over
     ``broker_url``, checked; returns the worker's log (the same scenario runs on every broker)."""
     out, intervals = tmp_path / "out.txt", tmp_path / "intervals.txt"
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     settings = settings_for(pg_dsn, broker_url)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("rec", "record a key", "callables:record", max_queue_length=100))
@@ -176,7 +176,7 @@ def check_tasks_visits_and_a_schedule_run(pg_dsn: str, broker_url: str, tmp_path
 
 def test_a_killed_worker_loses_its_runs_and_they_are_retried_elsewhere(pg_dsn, redis, tmp_path):
     marker_task, marker_schedule = tmp_path / "task.txt", tmp_path / "schedule.txt"
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     settings = settings_for(pg_dsn, redis.url)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("slow", "slow the first time", "callables:slow_once", num_retries=2,
@@ -228,7 +228,7 @@ def test_a_killed_worker_loses_its_runs_and_they_are_retried_elsewhere(pg_dsn, r
 
 def test_a_broker_restart_and_a_listener_down_lose_nothing(pg_dsn, redis, tmp_path, caplog):
     out = tmp_path / "out.txt"
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     settings = settings_for(pg_dsn, redis.url)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("rec", "record a key", "callables:record", max_queue_length=1000))
@@ -269,7 +269,7 @@ def test_a_broker_restart_and_a_listener_down_lose_nothing(pg_dsn, redis, tmp_pa
 
 def test_ostinato_run_once_dispatches_to_a_worker_and_records_what_it_reports(pg_dsn, redis, tmp_path):
     out = tmp_path / "out.txt"
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("rec", "record a key", "callables:record"))
         tasks = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}")), policy=TaskPolicy.ONESHOT)
@@ -290,7 +290,7 @@ def test_ostinato_run_once_dispatches_to_a_worker_and_records_what_it_reports(pg
 
 def test_celerys_own_command_line_runs_the_same_worker(pg_dsn, redis, tmp_path):
     out = tmp_path / "out.txt"
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("rec", "record a key", "callables:record"))
         tasks = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}")), policy=TaskPolicy.ONESHOT)

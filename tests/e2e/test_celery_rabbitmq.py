@@ -8,7 +8,7 @@ down or unreachable."""
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from test_celery_path import (
@@ -110,7 +110,7 @@ def test_queue_depths_are_read_from_rabbitmq(rabbitmq):
 
 def test_runs_sent_just_before_a_broker_crash_survive_it(pg_dsn, rabbitmq, tmp_path):
     out = tmp_path / "out.txt"
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     settings = settings_for(pg_dsn, rabbitmq.url)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("rec-crash", "record a key", "callables:record", max_queue_length=1000))

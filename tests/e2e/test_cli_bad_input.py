@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from cli_helpers import run
 
 from ostinato.store import open_store
-from cli_helpers import run
 
 TYPE_ADD = ["task-type", "add", "new-type", "m.f", "A new type"]
 TASK_ADD = ["task", "add", "load-git", "https://x/y"]

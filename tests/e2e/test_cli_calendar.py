@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from click.testing import CliRunner
 
 from ostinato.cli import cli

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_helpers import ok, ok_json, run
 from click.testing import CliRunner
 
-from cli_helpers import ok, ok_json, run
 from ostinato.cli import cli
 
 

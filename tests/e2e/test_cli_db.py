@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
+from cli_helpers import run
 
 from ostinato.store.migrations import latest_version
 from ostinato.store.sqlite.dialect import MIGRATIONS
-from cli_helpers import run
 
 LATEST = latest_version(MIGRATIONS)
 

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-
 from cli_helpers import ok, run
+
 from test_servers.postgres import free_port
 
 READ_COMMANDS = [["task", "list"], ["task-type", "list"], ["schedule", "list"], ["origin", "show", "https://x"],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from cli_helpers import add_loaders, ok, ok_json, run
 
 ORIGINS = [

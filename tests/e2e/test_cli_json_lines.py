@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_helpers import add_loaders, ok, run
 
 from ostinato.store import open_store
-from cli_helpers import add_loaders, ok, run
 
 GOOD = {"url": "https://forge.example/r", "visit_type": "git"}
 

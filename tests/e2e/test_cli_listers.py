@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_helpers import add_loaders, ok, ok_json, run
 
 from ostinato.store import open_store
-from cli_helpers import add_loaders, ok, ok_json, run
 
 A = "https://github.com/turtl/mobile"
 

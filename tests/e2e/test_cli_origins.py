@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from cli_helpers import add_loaders, ok, ok_json, run
 
 from ostinato.store import open_store
-from cli_helpers import add_loaders, run, ok, ok_json
 
 A = "https://github.com/turtl/mobile"
 B = "https://github.com/turtl/server"
 SNAP = "9b922e6d8d5b803c1582aabe5525b7b91150788e"
 OTHER_SNAP = "aa" * 20
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_origin_record_from_a_file(url, tmp_path):
     assert out.splitlines() == ["Created lister github/github (id 1)", "Recorded 2 origins for lister github/github (id 1)"]
     found = {o.origin.url: o for o in listed(url)}
     assert set(found) == {A, B}
-    assert found[A].origin.last_update == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    assert found[A].origin.last_update == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     assert found[B].origin.extra_loader_arguments == {"depth": 1} and found[B].origin.forked_from_url == A
     assert all(o.lister_id == 1 and o.origin.enabled for o in found.values())
 
@@ -119,7 +119,7 @@ def test_re_recording_updates_last_seen(url):
     ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A, last_update="2026-02-01T00:00:00Z")))
     [after] = listed(url)
     assert after.first_seen == before.first_seen and after.last_seen > before.last_seen
-    assert after.origin.last_update == datetime(2026, 2, 1, tzinfo=timezone.utc)
+    assert after.origin.last_update == datetime(2026, 2, 1, tzinfo=UTC)
     assert [item["id"] for item in ok_json(url, "lister", "list")] == [1]
 
 
@@ -157,7 +157,7 @@ def test_visit_statuses_follow_seed_000(url, tmp_path):
 def test_visit_status_record_takes_its_knobs_from_the_settings(url, tmp_path):
     (tmp_path / "ostinato.toml").write_text('[ostinato]\nfailure_delay = "3d"\nfailed_cooldown = "5d"\n')
     # the CLI's clock is the wall clock: a cooldown already over would be stored as none
-    t = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    t = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     ok(url, "visit-status", "record", "-", input=lines(status(A, t, "failed", None)))
     [a] = stats(url, (A, "git"))
     assert a.next_visit_target == t + timedelta(days=3) and a.cooldown_until == t + timedelta(days=5)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from cli_helpers import ok, ok_json, run
 from click.testing import CliRunner
 
 from ostinato.cli import cli
 from ostinato.domain.durations import parse_duration
-from cli_helpers import ok, ok_json, run
 
 MICROSECONDS = re.compile(r"\d\d:\d\d:\d\d\.\d")
 

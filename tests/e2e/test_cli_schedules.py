@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+from cli_helpers import ok, ok_json, run
+from test_dashboard_helpers import seed_fire_times
 
 import ostinato
-
-from cli_helpers import ok, ok_json, run
 from ostinato.domain.clock import ManualClock
 from ostinato.store import open_store
-from test_dashboard_helpers import seed_fire_times
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -106,13 +105,13 @@ def test_the_stored_start_times_use_the_configured_backoff(url, monkeypatch):
               "failure_count": 1}
     ok(url, "schedule", "import", "-", input=json.dumps(failed) + "\n")
     with open_store(url) as store:
-        assert store.next_can_start_by() == datetime(2026, 1, 2, 12, 10, tzinfo=timezone.utc)
+        assert store.next_can_start_by() == datetime(2026, 1, 2, 12, 10, tzinfo=UTC)
     ok(url, "schedule", "pause", "bills")
     with open_store(url) as store:
         assert store.next_can_start_by() is None
     ok(url, "schedule", "resume", "bills")
     with open_store(url) as store:
-        assert store.next_can_start_by() == datetime(2026, 1, 2, 12, 10, tzinfo=timezone.utc)
+        assert store.next_can_start_by() == datetime(2026, 1, 2, 12, 10, tzinfo=UTC)
     assert ok_json(url, "schedule", "show", "bills")["can_start_by"] == "2026-01-02T12:10:00+00:00"
 
 
@@ -168,7 +167,7 @@ def test_show_says_what_was_caught_up_and_skipped(url):
     """The beats away for ten fire times of a schedule they send, with the catch-up rule ``all:3``:
     ``schedule show`` lists the three caught up and the seven skipped, and ``--json`` flags them."""
     with open_store(url) as store:
-        seed_fire_times(store, ManualClock(datetime.now(timezone.utc)))
+        seed_fire_times(store, ManualClock(datetime.now(UTC)))
     shown = ok(url, "schedule", "show", "beat-minutely").stdout
     assert "Catch-up after an outage: run missed fire times, at most 3 (all:3)" in shown
     assert shown.count("caught up ") == 3 and "skipped 7 fire times" in shown

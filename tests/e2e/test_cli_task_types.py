@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_helpers import ok, run
 
 from ostinato.store import open_store
-from cli_helpers import ok, run
 
 
 @pytest.fixture

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from cli_helpers import ok, ok_json, run
 
 from ostinato.domain.tasks import RunEvent, TaskRunStatus
 from ostinato.store import open_store
-from cli_helpers import run, ok, ok_json
 
 TASK_KEYS = {"id", "type", "arguments", "next_run", "current_interval", "policy", "status", "retries_left", "priority"}
 TASK_TYPE_KEYS = {"type", "description", "backend_name", "default_interval", "min_interval", "max_interval",
@@ -130,7 +130,7 @@ def test_list_filters(url):
     a = ok_json(url, "task", "add", "load-git", "a", "--priority", "high")
     b = ok_json(url, "task", "add", "load-git", "b", "--policy", "oneshot", "--next-run", "+2d")
     c = ok_json(url, "task", "add", "load-hg", "c", "--priority", "low")
-    ids = lambda *args: [t["id"] for t in ok_json(url, "task", "list", *args)]  # noqa: E731
+    ids = lambda *args: [t["id"] for t in ok_json(url, "task", "list", *args)]
     assert ids("--priority", "high") == [a["id"]]
     assert ids("--priority", "none") == [b["id"]]
     assert ids("--priority", "high", "--priority", "low") == [a["id"], c["id"]]
@@ -186,7 +186,7 @@ def test_disable_and_respawn(url):
 # -- runs and archive -------------------------------------------------------------
 def _complete_oneshots(url, task_type, count):
     """Run ``count`` ready one-shot tasks of ``task_type`` to an eventful end, through the store API."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     store = store_of(url)
     try:
         runs = store.grab_ready_tasks(task_type, now, count, backend_id="worker-1")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from cli_helpers import add_loaders, ok, ok_json
 
 WHEN = "2026-11-25T10:00:00+00:00"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.store.postgresql import PostgresStore
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 N = 3000
 
 

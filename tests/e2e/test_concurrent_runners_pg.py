@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskStatus, TaskType
@@ -19,7 +19,7 @@ HERE = Path(__file__).parent
 
 
 def test_concurrent_grabs_are_disjoint(pg_dsn):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with PostgresStore(pg_dsn) as setup:
         setup.create_task_type(TaskType("t", "t", "x:y", default_interval=timedelta(days=1)))
         setup.create_tasks([NewTask("t", now, TaskArguments((i,))) for i in range(5000)])
@@ -47,7 +47,7 @@ def test_concurrent_grabs_are_disjoint(pg_dsn):
 def test_two_runner_processes_never_run_a_task_twice(pg_dsn, tmp_path):
     out = tmp_path / "executed.txt"
     n = 600
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("rec", "record a key", "callables:record", max_queue_length=10))
         store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}", 0.005)), policy=TaskPolicy.ONESHOT)

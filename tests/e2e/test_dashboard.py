@@ -9,12 +9,11 @@ from html import unescape
 
 import pytest
 from fastapi.testclient import TestClient
+from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
 
 from ostinato.api import create_app
 from ostinato.api.dashboard import COOKIE
 from ostinato.config import Settings
-
-from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.testclient import TestClient
+from test_dashboard_helpers import HOUR, MINUTE, seed, seed_fire_times, tokens
 
 from ostinato.api import create_app
 from ostinato.api.dashboard import COOKIE, _signed_in, templates
@@ -24,8 +25,6 @@ from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.config import Settings
 from ostinato.domain.errors import ConflictError
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus
-
-from test_dashboard_helpers import HOUR, MINUTE, seed, seed_fire_times, tokens
 
 OWN = "http://testserver"
 FORM = re.compile(r'<form[^>]*action="(/dashboard/[^"]+)"[^>]*>\s*<input type="hidden" name="csrf" value="([^"]+)">')

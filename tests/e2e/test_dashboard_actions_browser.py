@@ -8,19 +8,17 @@ there too, as ``actions-<name>-<width>.png``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
+from browser_helpers import VIEWPORTS, keep_screenshot, serve
 from playwright.sync_api import Page
+from test_dashboard_helpers import HOUR, MINUTE, seed, tokens
 
 from ostinato.api import create_app
 from ostinato.config import Settings
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus
-
-from browser_helpers import VIEWPORTS, keep_screenshot, serve  # noqa: F401
-from test_dashboard_helpers import HOUR, MINUTE, seed, tokens
-
 
 
 @pytest.fixture

@@ -6,16 +6,14 @@ Screenshots are saved in the test's tmp_path (their paths printed)."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
+from browser_helpers import VIEWPORTS, serve
+from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
 
 from ostinato.api import create_app
 from ostinato.config import Settings
-
-from browser_helpers import VIEWPORTS, keep_screenshot, serve  # noqa: F401
-from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
-
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from html import unescape
 import jinja2
 import pytest
 from fastapi.testclient import TestClient
+from test_dashboard_helpers import DAY, HOUR, MINUTE, seed, tokens
 
 from ostinato.api import create_app
 from ostinato.api import dashboard_drill as drill
@@ -22,8 +23,6 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStats, VisitStatus
 from ostinato.store import Store
-
-from test_dashboard_helpers import DAY, HOUR, MINUTE, seed, tokens
 
 #: the URL whose characters a link must encode (a space, &, ?, # and a non-ASCII letter)
 ODD_URL = "https://forge.example/a b?x=1&y=é#top"

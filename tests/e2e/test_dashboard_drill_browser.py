@@ -8,19 +8,17 @@ test's tmp_path and, when ``OSTINATO_SCREENSHOTS`` names a directory, there too,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
+from browser_helpers import VIEWPORTS, keep_screenshot, serve
 from playwright.sync_api import Page
+from test_dashboard_drill import TRACEBACK, seed_drill
+from test_dashboard_helpers import seed, tokens
 
 from ostinato.api import create_app
 from ostinato.config import Settings
-
-from test_dashboard_drill import TRACEBACK, seed_drill
-from browser_helpers import VIEWPORTS, keep_screenshot, serve  # noqa: F401
-from test_dashboard_helpers import seed, tokens
-
 
 
 @pytest.fixture

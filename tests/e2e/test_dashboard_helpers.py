@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.domain.clock import ManualClock
-from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.firings import CatchUp
-from ostinato.domain.schedules import RunMode, RunStatus, ScheduleKind, Schedule
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.schedules import RunMode, RunStatus, Schedule, ScheduleKind
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatus, TaskType
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus

@@ -10,13 +10,12 @@ from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
+from test_dashboard_helpers import seed, tokens
 
 from ostinato.api import create_app
 from ostinato.config import Settings
 from ostinato.domain.schedules import RunStatus
 from ostinato.services.history import HistoryPass
-
-from test_dashboard_helpers import seed, tokens
 
 FIVE = timedelta(minutes=5)
 

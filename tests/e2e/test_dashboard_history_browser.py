@@ -6,18 +6,17 @@ to ``$OSTINATO_SCREENSHOTS`` when set (the docs' pictures)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
-from typing import Iterator
 
 import pytest
+from browser_helpers import VIEWPORTS, keep_screenshot, serve
+from test_dashboard_helpers import seed, tokens
 
 from ostinato.api import create_app
 from ostinato.config import Settings
 from ostinato.domain.schedules import RunStatus
 from ostinato.services.history import HistoryPass
-
-from browser_helpers import VIEWPORTS, keep_screenshot, serve  # noqa: F401
-from test_dashboard_helpers import seed, tokens
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus, TaskType
-from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import PermanentFailure, TaskRegistry, TaskResult
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.services.runner import TaskRunner, recover_dead_executors
 
 S = TaskRunStatus

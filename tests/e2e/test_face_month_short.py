@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from face_month import DEFAULT_SCHEDULERS  # noqa: E402
+from face_month import DEFAULT_SCHEDULERS
 
 
 def test_face_month_short(tmp_path):

@@ -9,10 +9,9 @@ import contextlib
 import logging
 import re
 import textwrap
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from cli_helpers import ok, ok_json
 
 JOBS = textwrap.dedent('''

@@ -14,17 +14,16 @@ import logging
 import threading
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import msgpack
 import pytest
+from cli_helpers import ok, run
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-import ostinato.cli.journal  # noqa: F401 - registers the journal-client command
-from cli_helpers import ok, run
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-from ostinato.integrations.kafka.journal_messages import encode_json, encode_msgpack
 from ostinato.integrations.kafka.journal_client import JournalClient
+from ostinato.integrations.kafka.journal_messages import encode_json, encode_msgpack
 from ostinato.services.service_metrics import REGISTRY
 from ostinato.store import open_store
 from ostinato.store.sqlite import SQLiteStore
@@ -33,7 +32,7 @@ from test_servers.kafka import TansuBroker
 PARTITIONS = 3
 POLICY = FeedbackPolicy()
 ENCODINGS = ("json", "timestamp", "swhtype", "__datetime__")
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # the clock fixture's start
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)  # the clock fixture's start
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +194,7 @@ def test_offsets_are_committed_only_once_the_store_has_the_batch(store, broker, 
         assert journal.run_once() == 0  # second failure: still the same batch
         drain(journal, 0)
     assert flaky.calls[0] == flaky.calls[1] == flaky.calls[2]  # the same batch, three times
-    by_origin = lambda s: (s.origin, s.date)  # noqa: E731
+    by_origin = lambda s: (s.origin, s.date)
     assert sorted(flaky.calls[0], key=by_origin) == sorted(items, key=by_origin)
     assert journal.counters.store_failures == 2 and journal.counters.recorded == len(items)
     assert committed_total(broker, "g2", topic) == len(items)
@@ -259,7 +258,7 @@ def test_a_restarted_client_resumes_at_the_committed_offset(store, broker, topic
         drain(journal, len(second))
         assert journal.run_once(timeout=0.5) == 0  # nothing more: the first statuses are not read again
     assert journal.counters.consumed == len(second)
-    by_origin = lambda s: (s.origin, s.date)  # noqa: E731
+    by_origin = lambda s: (s.origin, s.date)
     assert sorted((s for call in seen.calls for s in call), key=by_origin) == sorted(second, key=by_origin)
     assert store.get_visit_stats(keys_of(first + second)) == expected_stats(tmp_path, first + second, clock)
 

@@ -18,18 +18,16 @@ import time
 import uuid
 
 import pytest
+from cli_helpers import ok, run
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+from test_journal_client import PARTITIONS, POLICY, client, committed, committed_total, drain, keys_of, produce_statuses, statuses
 
-import ostinato.cli.journal  # noqa: F401 - registers the journal-client command
-from cli_helpers import ok, run
 from ostinato.integrations.kafka.journal_client import JournalClient
 from ostinato.integrations.kafka.journal_group import COMMIT_METADATA
 from ostinato.integrations.kafka.journal_messages import encode_json
 from ostinato.store import open_store
 from ostinato.store.sqlite import SQLiteStore
-from test_journal_client import (PARTITIONS, POLICY, client, committed, committed_total, drain, keys_of,
-                                 produce_statuses, statuses)
 from test_servers.kafka import TansuBroker
 
 LOGGER = "ostinato.integrations.kafka.journal_client"

@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -34,7 +34,7 @@ PARTITIONS = 4
 ORIGINS = 160          # each keyed: all its statuses in one partition, in order
 SPREAD = 8             # each spread: its statuses alternate between partitions 0 and 1
 VISITS = 3
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 MEMBER = Path(__file__).with_name("journal_member.py")
 
 

@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
-
 from cli_helpers import ok, ok_json, run
+
 from ostinato.examples import list_directories, load_directory
 
 

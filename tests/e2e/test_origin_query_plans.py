@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -18,7 +18,7 @@ from ostinato.store.sqlite.dialect import role_queries as lite_queries
 
 PG = pg_queries("origins")
 LITE = lite_queries("origins")
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 PICKS = sorted({pick for picks in POLICY_PICKS.values() for pick in picks})
 PICK_INDEXES = {
     "pick_never_visited_oldest_update_first": "visit_never_visited_idx",
@@ -126,7 +126,7 @@ def test_postgresql_dry_picks_walk_their_index_and_write_no_row_version(seeded_p
 
 
 def test_postgresql_a_dry_pick_updates_no_row_where_the_grab_updates_each(seeded_pg):
-    pick = getattr(PG, "pick_never_visited_oldest_update_first").rstrip().rstrip(";")
+    pick = PG.pick_never_visited_oldest_update_first.rstrip().rstrip(";")
     counts = "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'origin_visit_stats'"
     # PostgreSQL 15's transaction counts also hold what earlier transactions of the session left
     # unreported (reported at most once a second): the statement's own part is the difference
@@ -195,7 +195,7 @@ def test_sqlite_picks_walk_their_index(tmp_path):
     store.close()
     conn = sqlite3.connect(tmp_path / "plans.db")
     conn.executescript(SEED_LITE)
-    iso = lambda t: t.isoformat(timespec="microseconds")  # noqa: E731
+    iso = lambda t: t.isoformat(timespec="microseconds")
     for lister_id in (None, 1):
         params = {"visit_type": "git", "now": iso(NOW), "visited_before": iso(NOW - timedelta(days=1)),
                   "lister_id": lister_id, "limit": BATCH}

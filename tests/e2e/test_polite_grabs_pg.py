@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.politeness import host_of
@@ -16,7 +16,7 @@ from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
 from ostinato.store.postgresql import PostgresStore
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 GIT = TaskType(type="load-git", description="git", backend_name="tests.tasks:load_git", default_interval=timedelta(days=1))
 ORCHESTRATORS = 4
 #: three hosts: one holds most origins, one has its own limit
@@ -54,7 +54,7 @@ def _run(dsn: str, seconds: float) -> tuple[list[tuple[str, float, float]], list
                 barrier.wait()
                 stop = time.monotonic() + seconds
                 while time.monotonic() < stop:
-                    now = datetime.now(timezone.utc)
+                    now = datetime.now(UTC)
                     grabbed = store.grab_next_visits("git", [GrabRequest(VisitPolicy.OLDEST_SCHEDULED_FIRST, 8)], now,
                                                      options=OPTIONS)
                     after = time.monotonic()
@@ -63,7 +63,7 @@ def _run(dsn: str, seconds: float) -> tuple[list[tuple[str, float, float]], list
                         starts.extend((host_of(v.url), now) for v in grabbed)
                         ids = [next(visit_ids) for _ in grabbed]
                     before = time.monotonic()
-                    done = datetime.now(timezone.utc)
+                    done = datetime.now(UTC)
                     store.record_visit_statuses([
                         VisitStatus(v.url, i, "git", JournalStatus.FULL, done, i.to_bytes(20, "big"))
                         for v, i in zip(grabbed, ids)], FEEDBACK, now=done)

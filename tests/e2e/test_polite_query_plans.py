@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import psycopg
 import pytest
+from test_origin_query_plans import BATCH, LITE, NOW, PG, PICK_INDEXES, PICKS, SEED_LITE, SEED_PG, _analyze, _nodes, _params
 
 from ostinato.store.origins.polite_grab import polite_statement
-from test_origin_query_plans import BATCH, LITE, NOW, PG, PICK_INDEXES, PICKS, SEED_LITE, SEED_PG, _analyze, _nodes, _params
 
 #: nine origins in ten on big.example, the rest over 2,000 small hosts, interleaved in every order
 HOSTS = """
@@ -81,7 +81,7 @@ def test_sqlite_polite_picks_walk_their_index(tmp_path):
         UPDATE origin_visit_stats SET host = CASE WHEN rowid % 10 <> 0 THEN 'big.example'
                                                   ELSE 'h' || (rowid % 2000) || '.example' END;
         ANALYZE;""")
-    iso = lambda t: t.isoformat(timespec="microseconds")  # noqa: E731
+    iso = lambda t: t.isoformat(timespec="microseconds")
     params = {"visit_type": "git", "now": iso(NOW), "visited_before": iso(NOW - timedelta(days=1)),
               "lister_id": None, "limit": BATCH, "closed_hosts": '["big.example", "h10.example"]'}
     for pick in PICKS:

@@ -4,7 +4,7 @@ the batch it asks for, never the visit type's listings."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ from ostinato.domain.visits import VisitOutcome
 from ostinato.store.compat.flow import _walk_order, walk_statement
 from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 WALK = 1000  # a grab of 1,000 walks as many origins (store/compat/flow.py, _walk)
 INDEXES = {
     ListingOrder.OLDEST_SCHEDULED_FIRST: "visit_oldest_scheduled_idx",

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -199,7 +199,7 @@ def test_a_function_of_main_without_a_file_is_refused_saying_how(tmp_path):
 def test_run_now_by_function_or_name_on_a_declared_schedule(tmp_path):
     jobs = ostinato.Schedules("reports")
     jobs.periodic(every="1h")(cleanup)
-    clock = ManualClock(datetime(2030, 1, 1, tzinfo=timezone.utc))
+    clock = ManualClock(datetime(2030, 1, 1, tzinfo=UTC))
     with open_store(f"sqlite:///{tmp_path}/jobs.db") as store:
         store.init_schema()
         jobs.sync(store, clock=clock)

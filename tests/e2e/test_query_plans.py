@@ -6,18 +6,19 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
 
-from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries as pg_queries
+from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES
+from ostinato.store.postgresql.dialect import role_queries as pg_queries
 from ostinato.store.sqlite.dialect import role_queries as lite_queries
 
 PG = pg_queries("tasks")
 LITE = lite_queries("tasks")
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 ARGS_1 = '{"args":["https://example.org/1"],"kwargs":{}}'
 SEED_PG = """
 INSERT INTO task_type (type, description, backend_name, default_interval)

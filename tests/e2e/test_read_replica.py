@@ -7,7 +7,7 @@ stops. The API says where each answer's reads were served, and ``ostinato --read
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -22,7 +22,7 @@ from ostinato.store.postgresql import PostgresStore
 from ostinato.store.read_routing import READ_VERBS, WRITE_VERBS, ReadRoutingStore
 from test_servers.postgres import PostgresCluster, PostgresStandby
 
-T0 = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, tzinfo=UTC)
 H = timedelta(hours=1)
 
 

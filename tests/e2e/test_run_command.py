@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -41,7 +41,7 @@ def test_run_creates_the_schema_runs_tasks_and_stops_cleanly(tmp_path, sig):
         store = open_store(db)
         wait_for(lambda: store.schema_state().current is not None)
         store.create_task_type(TaskType("rec", "record", "callables:record", default_interval=timedelta(hours=1)))
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         store.create_tasks([NewTask("rec", now, TaskArguments((str(out), "quick"))),
                             NewTask("rec", now, TaskArguments((str(out), "slow", 1.5)), policy=TaskPolicy.ONESHOT)])
         wait_for(lambda: out.exists() and "quick" in out.read_text())
@@ -64,7 +64,7 @@ def test_runner_once_dispatches_what_is_ready_and_exits(tmp_path):
     with open_store(db) as store:
         store.init_schema()
         store.create_task_type(TaskType("rec", "record", "callables:record", default_interval=timedelta(hours=1)))
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}"))) for i in range(5)]
                            + [NewTask("rec", now + timedelta(hours=1), TaskArguments((str(out), "later")))])
     proc = ostinato("runner", "--once", db=db)
@@ -84,7 +84,8 @@ def test_runner_refuses_a_database_without_schema(tmp_path):
 def test_run_upgrades_an_older_embedded_database(tmp_path):
     import sqlite3
 
-    from ostinato.store.sqlite.dialect import MIGRATIONS, role_queries, statements as _statements
+    from ostinato.store.sqlite.dialect import MIGRATIONS, role_queries
+    from ostinato.store.sqlite.dialect import statements as _statements
 
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)

@@ -19,20 +19,20 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from test_api_helpers import Api
 
 from ostinato.cli import cli
 from ostinato.cli.app import AppContext
 from ostinato.config import Settings
 from ostinato.domain.clock import ManualClock
 from ostinato.store import open_store
-
-from test_api_helpers import Api
 
 IMPORTED_AT = "2026-01-20T00:00:00+00:00"
 

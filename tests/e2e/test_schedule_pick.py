@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
@@ -16,7 +16,7 @@ from ostinato.store.schedules.flow import PICK_WINDOW, pick_query
 
 QUERIES = role_queries("schedules")
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 H = timedelta(hours=1)
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind, ScheduleTiming, State, assess
@@ -30,7 +30,7 @@ def start(node: str, env: dict[str, str]) -> subprocess.Popen:
 def test_killed_schedulers_never_cause_overlapping_runs(pg_dsn, tmp_path):
     out = tmp_path / "intervals.txt"
     rng = random.Random(7)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with PostgresStore(pg_dsn) as store:
         store.create_task_type(TaskType("job", "a short job", "callables:interval"))
         for i in range(SCHEDULES):
@@ -73,7 +73,7 @@ def test_killed_schedulers_never_cause_overlapping_runs(pg_dsn, tmp_path):
         for (_, end), (begin, _) in zip(intervals, intervals[1:]):
             assert begin >= end, f"{name}: a run began at {begin} before the previous one ended at {end}"
     with PostgresStore(pg_dsn) as store:
-        check = datetime.now(timezone.utc)
+        check = datetime.now(UTC)
         schedules = store.list_schedules(limit=SCHEDULES)
         assert [s.name for s in schedules if assess(s, check, ScheduleTiming()).condition.state is State.ERROR] == []
         lost = sum(1 for s in schedules for r in store.list_schedule_runs(s.name, limit=1000)

@@ -12,12 +12,12 @@ import sys
 import time
 
 import pytest
-
 from cli_helpers import run
+from test_api_serve import LAUNCH, wait_until_up
+
 from ostinato.cli.app import is_loopback, store_shown
 from ostinato.config import Settings
 from ostinato.store import open_store
-from test_api_serve import LAUNCH, wait_until_up
 from test_servers.postgres import free_port
 
 

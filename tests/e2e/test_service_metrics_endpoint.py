@@ -6,14 +6,13 @@ from __future__ import annotations
 import signal
 import socket
 import urllib.request
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from prometheus_client.parser import text_string_to_metric_families
+from test_run_command import ostinato, wait_for
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskType
 from ostinato.store import open_store
-
-from test_run_command import ostinato, wait_for
 
 
 def free_port() -> int:
@@ -40,7 +39,7 @@ def test_run_serves_its_metrics(tmp_path):
         store.init_schema()
         store.create_task_type(TaskType("rec", "record", "callables:record", default_interval=timedelta(hours=1),
                                         max_queue_length=50))
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"k{i}"))) for i in range(3)])
     proc = ostinato("run", "--workers", "2", "--metrics-port", str(port), db=db)
     dispatched = ("ostinato_dispatches_total", (("loop", "runner"), ("policy", "recurring"), ("task_type", "rec"),

@@ -4,11 +4,11 @@ beats uniform, plots are written, and bad options name themselves."""
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 from click.testing import CliRunner
 
-import ostinato.cli.simulate  # noqa: F401  (registers the command)
 from ostinato.cli import cli
 from ostinato.config import Settings
 from ostinato.sim.policies import policies_under_test
@@ -135,10 +135,10 @@ def test_store_policies_on_postgresql_in_a_schema_of_their_own(pg_server):
 def write_trace(path, origins=30, days=60):
     """A small trace: each origin changes in bursts of two, a few hours apart."""
     import random
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     rng = random.Random(5)
-    start = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
     lines = []
     for number in range(origins):
         t = rng.uniform(-10, 5)

@@ -8,7 +8,6 @@ import json
 
 from click.testing import CliRunner
 
-import ostinato.cli.simulate  # noqa: F401  (registers the command)
 from ostinato.cli import cli
 
 TINY = ["simulate", "--sources", "600", "--warmup", "10", "--days", "5", "--seed", "2", "--hosts", "20",

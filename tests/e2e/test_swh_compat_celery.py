@@ -21,7 +21,7 @@ import json
 import signal
 import subprocess
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -182,7 +182,7 @@ def ostinato_header(message: Captured) -> dict:
 
 
 def test_the_same_work_reaches_the_same_workers(peer_python, peer_dsn, pg_dsn, broker, tmp_path):
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     peer = by_work(run_peer(peer_python, peer_dsn, broker, tmp_path, now))
     ours = by_work(run_ostinato(pg_dsn, broker, now))
     assert len(peer) == len(data.tasks(now)) + len(data.origins(now))

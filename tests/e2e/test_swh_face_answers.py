@@ -6,7 +6,7 @@ same operations to swh-scheduler's own server and to the face (bench/swh_diff.py
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from starlette.testclient import TestClient
@@ -17,7 +17,7 @@ from ostinato.domain.tasks import TaskType
 from ostinato.integrations.swh.app import create_app
 from ostinato.integrations.swh.wire import Model, dumps_msgpack, loads_msgpack
 
-NOW = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
 MSGPACK = {"content-type": "application/x-msgpack", "accept": "application/x-msgpack"}
 

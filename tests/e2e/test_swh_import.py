@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
+from cli_helpers import run
 from psycopg.conninfo import conninfo_to_dict
 
 from ostinato.config import Settings
@@ -28,12 +29,10 @@ from ostinato.integrations.swh.db_source import SwhSchedulerSource
 from ostinato.store import open_store
 from test_servers.swh_peer import VENV_DIR, create_peer_database, ensure_peer_venv
 
-from cli_helpers import run
-
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "bench" / "swh_import_peer.py"
 ORIGINS, TASKS = 600, 150
-NOW = datetime.now(timezone.utc).replace(microsecond=0)
+NOW = datetime.now(UTC).replace(microsecond=0)
 SETTINGS = Settings()
 COOLDOWNS = Cooldowns(SETTINGS.absolute_cooldown, SETTINGS.failed_cooldown, SETTINGS.not_found_cooldown,
                       SETTINGS.in_flight_timeout)
@@ -203,7 +202,7 @@ def test_every_row_is_copied_and_a_second_run_changes_nothing(store_url, swh_sou
     with open_store(store_url, create=False) as store:
         check_tasks(swh_source, store)
         ids = check_origins(swh_source, store)
-        check_visit_stats(swh_source, store, datetime.now(timezone.utc))
+        check_visit_stats(swh_source, store, datetime.now(UTC))
         assert len(ids) == 4
     dump = target_dump(store_url)
     again = import_json(store_url, swh_source, "--verify")

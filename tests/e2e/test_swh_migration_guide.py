@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -75,7 +75,7 @@ def swh(pg_server, tmp_path_factory):
     work = tmp_path_factory.mktemp("swh")
     name = f"swh_migration_{uuid.uuid4().hex[:8]}"
     dsn = create_peer_database(python, pg_server.admin_dsn, name, log=lambda line: None)
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     subprocess.run([str(python), str(FILLER), "--dsn", dsn, "--origins", str(ORIGINS), "--tasks", str(TASKS),
                     "--now", now.isoformat(), "--batch", "250"], check=True, capture_output=True, text=True)
     config = work / "scheduler.yml"

@@ -4,7 +4,7 @@ error shape, naming the field, and write nothing."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import msgpack
 import pytest
@@ -19,9 +19,9 @@ MSGPACK = {"content-type": "application/x-msgpack", "accept": "application/x-msg
 
 @pytest.fixture
 def client(sqlite_store):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    sqlite_store.create_api_token("t", "admin", hash_secret("secret"), datetime.now(timezone.utc))
+    sqlite_store.create_api_token("t", "admin", hash_secret("secret"), datetime.now(UTC))
     with TestClient(create_app(sqlite_store)) as client:
         client.headers["authorization"] = "Bearer secret"
         yield client
@@ -78,10 +78,10 @@ def test_a_wrong_type_in_a_model_object_names_the_field_and_writes_nothing(clien
 
 def test_a_bad_item_of_a_batch_writes_nothing(client, sqlite_store):
     post(client, "task_type/create", {"task_type": task_type()})
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     good = Model("Task", {"type": "load-git", "arguments": Model("TaskArguments", {"args": [], "kwargs": {}}),
-                          "next_run": datetime.now(timezone.utc)})
+                          "next_run": datetime.now(UTC)})
     bad = Model("Task", {**good.fields, "next_run": "tomorrow"})
     status, answer = post(client, "task/create", {"tasks": [good, bad]})
     assert status == 400 and answer["field"] == "tasks[1].next_run"
@@ -90,11 +90,11 @@ def test_a_bad_item_of_a_batch_writes_nothing(client, sqlite_store):
 
 @pytest.mark.parametrize("listers", [["unknown"], ["known", "unknown"], ["unknown", "known"]])
 def test_listings_of_an_unknown_lister_are_a_400_and_write_nothing(client, sqlite_store, listers):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from ostinato.integrations.swh.origins import lister_uuid
 
-    known = sqlite_store.get_or_create_lister("forge", "main", datetime.now(timezone.utc))
+    known = sqlite_store.get_or_create_lister("forge", "main", datetime.now(UTC))
     ids = {"known": lister_uuid(known.id), "unknown": lister_uuid(known.id + 1)}
     origins = [Model("ListedOrigin", {"lister_id": ids[name], "url": f"https://forge.example/{name}",
                                       "visit_type": "git"}) for name in listers]
@@ -110,11 +110,11 @@ def test_an_unknown_argument_is_named(client):
 
 
 def test_a_token_is_needed_and_a_read_token_only_reads(client, sqlite_store):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     status, answer = post(client, "task_type/get_all", {}, {**MSGPACK, "authorization": ""})
     assert status == 401 and answer["field"] == "authorization"
-    sqlite_store.create_api_token("r", "read", hash_secret("reader"), datetime.now(timezone.utc))
+    sqlite_store.create_api_token("r", "read", hash_secret("reader"), datetime.now(UTC))
     reader = {**MSGPACK, "authorization": "Bearer reader"}
     assert post(client, "task_type/get_all", {}, reader)[0] == 200
     assert post(client, "task_type/create", {"task_type": task_type()}, reader)[0] == 403

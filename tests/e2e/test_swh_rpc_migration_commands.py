@@ -10,9 +10,10 @@ that cannot be reached or refuses: one line, exit status 1.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from cli_helpers import run
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -22,9 +23,7 @@ from ostinato.integrations.swh import client as swh_client
 from ostinato.integrations.swh.app import create_app
 from ostinato.store import open_store
 
-from cli_helpers import run
-
-NOW = datetime.now(timezone.utc).replace(microsecond=0)
+NOW = datetime.now(UTC).replace(microsecond=0)
 LOAD_GIT = TaskType("load-git", "Load git", "swh.loader.git.tasks.UpdateGitRepository", timedelta(days=1),
                     timedelta(hours=12), timedelta(days=64), 2.0, None, 3, timedelta(hours=1))
 

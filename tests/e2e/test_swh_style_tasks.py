@@ -9,7 +9,7 @@ records no visit status (the archive's journal reports it); its failure is a fai
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from swh_style_tasks import GIT_LOADER, GITLAB_LISTER
@@ -53,7 +53,7 @@ def test_swh_style_tasks_run_under_ostinato_and_their_results_end_the_runs(pg_ds
     calls = tmp_path / "calls.jsonl"
     monkeypatch.setenv("OSTINATO_IMPORTS", "swh_style_tasks")
     monkeypatch.setenv("STANDIN_CALLS", str(calls))
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with PostgresStore(pg_dsn) as store:
         fill(store, now)
         worker = start_worker(pg_dsn, redis.url, tmp_path / "worker.log")

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 import psycopg
 import pytest
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.tasks import TaskType

@@ -8,17 +8,18 @@ an accepted rule gives its next firings from any moment within the supported ran
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
-from hypothesis import given, strategies as st
+from datetime import UTC, datetime, timedelta
 
 from fuzz_helpers import BAD_VALUES, LONG_TEXT, NUL_TEXT, ODD_TIMES, SURROGATES, fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ostinato.domain.calendars import CalendarRule, parse_zone
 from ostinato.domain.durations import parse_duration, parse_iso_time, parse_time
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.limits import MAX_TIME, MIN_TIME
 
-T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 NUMBER = st.one_of(st.integers(-3, 70).map(str), st.sampled_from(["99999999999999999999", "-0", "00", "1.5", "", "L", "W", "#"]))
 CRON_FIELD = st.one_of(st.just("*"), NUMBER, st.builds("{}/{}".format, st.sampled_from(["*", "0", "5"]), NUMBER),
                        st.builds("{}-{}".format, NUMBER, NUMBER), st.builds("{},{}".format, NUMBER, NUMBER),
@@ -57,7 +58,7 @@ ZONES = st.one_of(st.timezone_keys(), st.sampled_from(["Europe", "Nope/Nope", ".
 @fuzz_settings(250)
 @given(CALENDAR_TEXT, st.one_of(st.just("UTC"), ZONES),
        st.datetimes(min_value=MIN_TIME.replace(tzinfo=None), max_value=(MAX_TIME - timedelta(days=1)).replace(tzinfo=None),
-                    timezones=st.just(timezone.utc)))
+                    timezones=st.just(UTC)))
 def test_calendar_rules_parse_or_name_the_field(text, tz, after):
     try:
         rule = CalendarRule.parse(text, tz, field="cron_schedule")
@@ -94,7 +95,7 @@ def test_durations_parse_or_name_the_field(text, allow_zero):
 @fuzz_settings(120)
 @given(st.one_of(BAD_VALUES, ODD_TIMES, st.builds("{}{}".format, st.sampled_from(["+", "-", "+ ", ""]),
                                                    st.sampled_from(["740000d", "36525d", "1d", "now", "P1D", "99999999999w"]))),
-       st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(timezone.utc)))
+       st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)))
 def test_times_parse_or_name_the_field(text, now):
     for call in (lambda: parse_time(text, now, "next_run"), lambda: parse_iso_time(text, "next_run")):
         try:

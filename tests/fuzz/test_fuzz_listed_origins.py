@@ -8,21 +8,30 @@ that was spoiled; nothing else escapes; a refused batch leaves every table as it
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import orjson
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, strategies as st
-
-from fuzz_helpers import (  # noqa: F401  (loader_store_fixture: the fixture loader_store)
-    BAD_VALUES, deep, dump, fuzz_settings, garbage_lines, json_line, loader_store_fixture, mutated, rejected_or_accepted, store_url,
+from fuzz_helpers import (  # loader_store_fixture: the fixture loader_store
+    BAD_VALUES,
+    deep,
+    dump,
+    fuzz_settings,
+    garbage_lines,
+    json_line,
+    mutated,
+    rejected_or_accepted,
+    store_url,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.origins import ListedOrigin, parse_listed_origin
 
-T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 VALID = {"url": "https://e.org/r.git", "visit_type": "git", "extra_loader_arguments": {"branch": "main"},
          "last_update": "2026-01-02T03:04:05Z", "enabled": True, "is_fork": False, "forked_from_url": "https://e.org/up.git"}
 FIELDS = sorted(VALID)

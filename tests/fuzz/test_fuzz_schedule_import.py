@@ -10,20 +10,21 @@ schedule leaves every table as it was.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, strategies as st
-
 from fuzz_helpers import dump, fuzz_settings, garbage_lines, json_line, mutated, rejected_or_accepted, store_url
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.schedule_records import schedule_from_dict
 from ostinato.domain.schedules import Schedule, ScheduleTiming, assess
 from ostinato.domain.tasks import TaskArguments, TaskType
 
-T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 PERIODIC = {"name": "nightly-report", "kind": "periodic", "task_type": "report", "created_at": "2026-01-01T00:00:00Z",
             "scheduling_period": 86400, "cooldown_duration": 3600, "tz": "Europe/Paris", "mode": "run",
             "arguments": {"args": [1, "a"], "kwargs": {"depth": 2}}, "enabled": True,
@@ -65,9 +66,9 @@ BAD_SCHEDULE_FIELDS = {
     "task_type": st.sampled_from(["", "a\x00", "\ud800", 5]),
     "tz": st.sampled_from(["Europe", "Nope/Nope", "a" * 300, "../../etc/passwd", "\x00"]),
     "scheduling_period": st.sampled_from([timedelta(0), timedelta(days=-1), timedelta(days=999_999), 5]),
-    "created_at": st.sampled_from([datetime(9999, 12, 31, tzinfo=timezone.utc), datetime(1, 1, 1, tzinfo=timezone.utc),
+    "created_at": st.sampled_from([datetime(9999, 12, 31, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC),
                                    datetime(2026, 1, 1), "2026-01-01"]),
-    "last_good_start_at": st.sampled_from([datetime(9999, 1, 1, tzinfo=timezone.utc), datetime(2026, 1, 1)]),
+    "last_good_start_at": st.sampled_from([datetime(9999, 1, 1, tzinfo=UTC), datetime(2026, 1, 1)]),
     "average_good_duration": st.sampled_from([timedelta(days=10**6), timedelta(seconds=-1)]),
     "arguments": st.sampled_from([TaskArguments((float("nan"),)), TaskArguments(("\x00",)), TaskArguments((), {"a": "\ud800"}),
                                   {"args": []}]),

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from hypothesis import given, strategies as st
-
 from fuzz_helpers import BAD_VALUES, fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ostinato.config import Settings
 from ostinato.domain.errors import ValidationError
 

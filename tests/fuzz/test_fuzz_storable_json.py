@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import enum
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from hypothesis import given, strategies as st
+from fuzz_helpers import fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.limits import check_json_value
 from ostinato.domain.tasks import TaskArguments, canonical_json, storable_json
-
-from fuzz_helpers import fuzz_settings
 
 
 class Colour(enum.Enum):
@@ -22,7 +22,7 @@ class Colour(enum.Enum):
 
 
 ODD = st.sampled_from([float("nan"), float("inf"), -float("inf"), b"x", {1, 2}, frozenset(), "a\x00b", "\ud800",
-                       "\\u0000", Colour.RED, uuid.UUID(int=3), datetime(2026, 1, 1, tzinfo=timezone.utc), 2**64,
+                       "\\u0000", Colour.RED, uuid.UUID(int=3), datetime(2026, 1, 1, tzinfo=UTC), 2**64,
                        -(2**70), -0.0, object()])
 SCALARS = st.none() | st.booleans() | st.integers(-(2**66), 2**66) | st.floats() | st.text(max_size=8) | ODD
 KEYS = st.text(max_size=4) | st.integers(0, 3) | st.sampled_from(["k\x00", "\udc80", None])

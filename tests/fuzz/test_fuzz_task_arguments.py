@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, strategies as st
-
 from fuzz_helpers import BAD_VALUES, NESTED, deep, dump, fuzz_settings, garbage_lines
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ostinato.cli.tasks import build_arguments
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskType
 
-T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 
 def _text(value) -> str:
@@ -60,7 +61,7 @@ LOAD = TaskType("load-git", "Load git", "m.load_git", default_interval=timedelta
 BAD_TASK_FIELDS = {
     "arguments": st.sampled_from([TaskArguments(("\x00",)), TaskArguments((float("inf"),)), TaskArguments((), {"k": "\ud800"}),
                                   TaskArguments((deep(100),)), TaskArguments(({1, 2},))]),
-    "next_run": st.sampled_from([datetime(9999, 12, 31, tzinfo=timezone.utc), datetime(1, 1, 1, tzinfo=timezone.utc),
+    "next_run": st.sampled_from([datetime(9999, 12, 31, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC),
                                  datetime(2026, 1, 1)]),
     "current_interval": st.sampled_from([timedelta(0), timedelta(days=-1), timedelta(days=10**6)]),
     "retries_left": st.sampled_from([-1, 2**63]),

@@ -9,24 +9,33 @@ that was spoiled; nothing else escapes; a refused batch leaves every table as it
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import msgpack
 import pytest
 from click.testing import CliRunner
-from hypothesis import assume, given, strategies as st
-
-from fuzz_helpers import (  # noqa: F401  (loader_store_fixture: the fixture loader_store)
-    BAD_VALUES, ODD_TIMES, dump, fuzz_settings, garbage_lines, json_line, loader_store_fixture, mutated, rejected_or_accepted, store_url,
+from fuzz_helpers import (  # loader_store_fixture: the fixture loader_store
+    BAD_VALUES,
+    ODD_TIMES,
+    dump,
+    fuzz_settings,
+    garbage_lines,
+    json_line,
+    mutated,
+    rejected_or_accepted,
+    store_url,
     strict_json,
 )
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
 from ostinato.cli import cli
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus, parse_visit_status, plan_visit_feedback
 from ostinato.integrations.celery.app import Outcome
 from ostinato.integrations.kafka.journal_messages import decode_visit_status
 
-T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 VALID = {"origin": "https://e.org/r.git", "visit": 3, "type": "git", "status": "full", "date": "2026-03-04T05:06:07Z",
          "snapshot": "ab" * 20, "changes": 2}
 FIELDS = ["origin", "visit", "type", "status", "date", "snapshot", "changes"]
@@ -72,7 +81,7 @@ def test_journal_messages_are_decoded_or_refused_by_field(data, as_msgpack):
     record, touched = mutated(VALID, data, FIELDS)
     if as_msgpack and touched == "date" and data.draw(st.booleans()):
         record["date"] = data.draw(st.one_of(
-            st.datetimes(min_value=datetime(1, 1, 2), timezones=st.just(timezone.utc)),
+            st.datetimes(min_value=datetime(1, 1, 2), timezones=st.just(UTC)),
             st.builds(lambda d: {"swhtype": "datetime", "d": d}, BAD_VALUES),
             st.builds(lambda s: {"__datetime__": True, "s": s}, ODD_TIMES),
             st.builds(msgpack.Timestamp, st.integers(-(2**40), 2**40), st.integers(0, 10**9 - 1)),
@@ -112,8 +121,8 @@ BAD_STATUS_FIELDS = {
     "origin": st.one_of(st.sampled_from(["", " ", "a\x00b", "x" * 3000, "\ud800"]), BAD_VALUES),
     "type": st.one_of(st.sampled_from(["", "a\x00", "g" * 101, "\udfff"]), BAD_VALUES),
     "visit": st.one_of(st.sampled_from([-1, 2**63, 2**64, True]), BAD_VALUES),
-    "date": st.one_of(st.sampled_from([datetime(9999, 12, 31, tzinfo=timezone.utc), datetime(1, 1, 1, tzinfo=timezone.utc),
-                                       datetime(2026, 1, 1), datetime(1969, 12, 31, tzinfo=timezone.utc)]), BAD_VALUES),
+    "date": st.one_of(st.sampled_from([datetime(9999, 12, 31, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC),
+                                       datetime(2026, 1, 1), datetime(1969, 12, 31, tzinfo=UTC)]), BAD_VALUES),
     "snapshot": st.sampled_from([b"", "ab", 5]),
     "changes": st.one_of(st.sampled_from([-1, 2**63, True, 1.5]), BAD_VALUES),
 }

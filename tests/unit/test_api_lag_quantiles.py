@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ostinato.domain.origin_metrics import lag_quantile
-from ostinato.domain.origin_metrics import LAG_BOUNDS, bucket_label
+from ostinato.domain.origin_metrics import LAG_BOUNDS, bucket_label, lag_quantile
 
 HOUR, DAY = 3600.0, 86400.0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,7 +13,7 @@ from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, 
 from ostinato.services.archiver import archive_tasks
 from ostinato.store import open_store
 
-BASE = datetime(2026, 1, 1, tzinfo=timezone.utc)
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
 BEFORE = BASE + timedelta(days=1)
 
 

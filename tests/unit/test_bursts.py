@@ -5,7 +5,7 @@ next one comes a day later, unless its history looks Poisson or it changes again
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -20,7 +20,7 @@ from ostinato.domain.change_rates import (
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStats, VisitStatus, apply_visit_status
 
 MODEL = RevisitModel()
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def negative_binomial_tail(k: int, alpha: float, beta: float, days: float) -> float:

@@ -22,8 +22,8 @@ import functools
 import os
 import re
 import subprocess
-from datetime import datetime, timedelta, timezone
-from typing import Iterator
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -31,11 +31,12 @@ from croniter import croniter
 from cronsim import CronSim
 from dateutil import tz as dateutil_tz
 from dateutil.rrule import rrulestr
-from hypothesis import HealthCheck, given, note, settings, strategies as st
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 from ostinato.domain.calendars import CalendarRule
 
-UTC = timezone.utc
+UTC = UTC
 ZONES = ["Europe/Paris", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "Pacific/Chatham",
          "Antarctica/Troll", "America/Santiago", "Australia/Sydney", "UTC"]
 COUNT = 10  # firings compared per example
@@ -45,7 +46,7 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=
 
 
 # -- the zone's changes, found by scanning (not by Ostinato) ---------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def transitions(zone_name: str) -> tuple[datetime, ...]:
     """Every instant of 2026 to 2030 (and 1986 for Kathmandu) at which the zone's offset changes."""
     zone = ZoneInfo(zone_name)
@@ -125,7 +126,7 @@ def allowed_differences(walls: list[datetime], zone_name: str, repeating: bool) 
             change = gap_end(wall, zone_name)
             reasons["gap end"].add(change)
             for offset in offsets_around(zone, change):
-                reasons["in the gap"].add((wall.replace(tzinfo=UTC) - offset))
+                reasons["in the gap"].add(wall.replace(tzinfo=UTC) - offset)
     return reasons
 
 

@@ -6,17 +6,18 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ostinato.domain.calendars import CalendarRule, RuleKind, detect_kind, parse_zone, zone_suggestions
 from ostinato.domain.durations import parse_time
 from ostinato.domain.errors import ValidationError
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def t(text: str) -> datetime:

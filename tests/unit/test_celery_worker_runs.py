@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,11 +16,11 @@ from ostinato.domain.errors import ValidationError
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
 from ostinato.domain.tasks import RunEvent, TaskArguments, TaskRunStatus, TaskType
 from ostinato.domain.visits import JournalStatus, VisitStatus
-from ostinato.integrations.celery.app import Outcome
 from ostinato.execution.registry import TaskRegistry
+from ostinato.integrations.celery.app import Outcome
 from ostinato.integrations.celery.worker import WorkerRuntime, run_schedule_here
 
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SETTINGS = Settings().with_values({"schedule_ping_interval": "0.05s", "schedule_ping_timeout": "1s"})
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.append(str(ROOT / "bench"))  # last: bench/ holds names as common as tasks.py
 
-from chaos_checks import job_intervals, overlaps  # noqa: E402
-from chaos_jobs import schedule_job  # noqa: E402
+from chaos_checks import job_intervals, overlaps
+from chaos_jobs import schedule_job
 
 
 def _progress(record_dir: Path) -> dict[str, float]:

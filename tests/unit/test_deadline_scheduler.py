@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,7 +15,7 @@ from ostinato.domain.tasks import TaskArguments, TaskStatus, TaskType
 from ostinato.execution.registry import TaskRegistry
 from ostinato.services.deadline_scheduler import DeadlineScheduler
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # the clock fixture's start (tests/conftest.py)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)  # the clock fixture's start (tests/conftest.py)
 
 H = timedelta(hours=1)
 M = timedelta(minutes=1)

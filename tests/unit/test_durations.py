@@ -3,10 +3,11 @@ bare numbers refused wherever people write durations (options, settings)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ostinato.cli.output import format_elapsed, format_interval, humanize_delta
 from ostinato.config import Settings
@@ -101,5 +102,5 @@ def test_a_bare_number_in_the_environment_is_refused():
     (timedelta(hours=4), "in 4 hours"), (timedelta(days=-15), "15 days ago"),
 ])
 def test_times_read_relative_to_now_to_the_second(offset, text):
-    now = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, 12, tzinfo=UTC)
     assert humanize_delta(now + offset, now) == text

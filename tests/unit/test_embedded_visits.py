@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,15 +15,15 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskStatus, TaskType
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome
-from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import OriginNotFound, PermanentFailure, TaskRegistry, visit_status_of
+from ostinato.execution.worker_pool import EmbeddedExecutor
 
 SNAP = "9b922e6d8d5b803c1582aabe5525b7b91150788e"
 POLICY = FeedbackPolicy()
 NEVER = VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST
 
 #: the start of the ``clock`` fixture (a ManualClock)
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ outage, the grid of a periodic schedule the beats send, and the refusals naming 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -20,7 +20,7 @@ from ostinato.domain.firings import (
 )
 from ostinato.domain.schedules import RunMode, Schedule, ScheduleKind, ScheduleTiming, assess, get_schedule_start_times
 
-UTC = timezone.utc
+UTC = UTC
 T0 = datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
 H, M, S = timedelta(hours=1), timedelta(minutes=1), timedelta(seconds=1)
 GRACE = timedelta(seconds=10)

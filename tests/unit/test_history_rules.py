@@ -3,7 +3,7 @@ metrics, run counts per interval, the views' windows and the bound on rows per s
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -21,7 +21,7 @@ from ostinato.domain.history import (
 )
 from ostinato.domain.origin_metrics import OriginMetrics
 
-T = datetime(2026, 3, 1, 10, 7, 30, tzinfo=timezone.utc)
+T = datetime(2026, 3, 1, 10, 7, 30, tzinfo=UTC)
 M = timedelta(minutes=1)
 
 

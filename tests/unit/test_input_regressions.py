@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -25,7 +25,7 @@ from ostinato.domain.tasks import NewTask, TaskArguments, TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus, parse_visit_status
 from ostinato.integrations.celery.app import Outcome
 
-T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 STATUS = {"origin": "https://e.org/r.git", "visit": 3, "type": "git", "status": "full", "date": "2026-03-04T05:06:07Z",
           "snapshot": "ab" * 20}
 ORIGIN = {"url": "https://e.org/r.git", "visit_type": "git"}
@@ -89,7 +89,7 @@ def test_the_store_checks_statuses_made_in_code(store):
 def test_a_bad_status_after_the_first_chunk_writes_nothing(store):
     """The stores write 10,000 statuses per statement: the last one, bad, refuses them all."""
     good = [VisitStatus(f"https://e.org/{i}", 1, "git", JournalStatus.FULL, T0, b"\x01" * 20) for i in range(10_000)]
-    bad = VisitStatus("https://e.org/late", 1, "git", JournalStatus.FULL, datetime(9999, 1, 1, tzinfo=timezone.utc), None)
+    bad = VisitStatus("https://e.org/late", 1, "git", JournalStatus.FULL, datetime(9999, 1, 1, tzinfo=UTC), None)
     before = rows(store)
     with pytest.raises(ValidationError) as caught:
         store.record_visit_statuses([*good, bad], FeedbackPolicy(), now=T0)
@@ -190,12 +190,12 @@ def test_calendar_rules_that_hung_or_crashed_are_refused(text):
 
 def test_sub_daily_rules_anchored_in_range_find_their_next_firing():
     rule = CalendarRule.parse("DTSTART:19700101T000000\nRRULE:FREQ=SECONDLY;BYYEARDAY=366")
-    assert rule.next_fire_time(T0) == datetime(2028, 12, 31, tzinfo=timezone.utc)  # day 366: leap years only
+    assert rule.next_fire_time(T0) == datetime(2028, 12, 31, tzinfo=UTC)  # day 366: leap years only
 
 
 def test_rules_matching_rare_days_still_parse():
     rule = CalendarRule.parse("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO")
-    assert rule.next_fire_time(T0) == datetime(2044, 2, 29, tzinfo=timezone.utc)
+    assert rule.next_fire_time(T0) == datetime(2044, 2, 29, tzinfo=UTC)
 
 
 def test_zone_names_that_are_folders_or_too_long_are_refused():
@@ -215,7 +215,7 @@ def test_times_without_a_utc_form_or_not_text_are_refused():
     assert field_of(lambda: parse_iso_time("0001-01-01T00:00:00+01:00", "at")) == "at"
     assert field_of(lambda: parse_iso_time(5, "at")) == "at"  # AttributeError
     assert field_of(lambda: parse_time("-740000d", T0, "at")) == "at"
-    assert field_of(lambda: parse_time("-36525d", datetime(50, 1, 1, tzinfo=timezone.utc), "at")) == "at"
+    assert field_of(lambda: parse_time("-36525d", datetime(50, 1, 1, tzinfo=UTC), "at")) == "at"
 
 
 # -- task arguments, task types, settings ----------------------------------------------------
@@ -233,7 +233,7 @@ def test_the_store_checks_task_arguments_made_in_code(store):
     with pytest.raises(ValidationError) as caught:
         store.create_tasks(batch)
     assert (caught.value.field, caught.value.record) == ("arguments.kwargs", "task 1")
-    assert field_of(lambda: store.create_tasks([replace(batch[0], next_run=datetime(9999, 1, 1, tzinfo=timezone.utc))])) == "next_run"
+    assert field_of(lambda: store.create_tasks([replace(batch[0], next_run=datetime(9999, 1, 1, tzinfo=UTC))])) == "next_run"
     assert rows(store) == before
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import msgpack
 import orjson
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.visits import JournalStatus, VisitStatus
@@ -18,7 +19,7 @@ from ostinato.integrations.kafka.journal_messages import (
     encode_msgpack,
 )
 
-WHEN = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=UTC)
 SNAPSHOT = bytes(range(20))
 STATUS = VisitStatus("https://example.org/repo.git", 3, "git", JournalStatus.FULL, WHEN, SNAPSHOT)
 
@@ -51,7 +52,7 @@ def test_json_message_in_the_journal_shape():
 def test_json_with_leading_whitespace_and_null_snapshot():
     value = b'  \n{"origin": "u", "visit": 0, "type": "git", "status": "failed", "date": "2026-03-04T05:06:07Z", "snapshot": null}'
     got = decode_visit_status(value)
-    assert (got.status, got.snapshot, got.date) == (JournalStatus.FAILED, None, datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc))
+    assert (got.status, got.snapshot, got.date) == (JournalStatus.FAILED, None, datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC))
 
 
 def test_encode_json_round_trips():
@@ -85,7 +86,7 @@ def test_msgpack_datetime_encodings(date):
 @pytest.mark.parametrize("seconds", [0, 2**32 + 5, 1_700_000_000])
 def test_msgpack_timestamp_sizes(seconds):
     # 32-bit, 64-bit and 96-bit forms of the extension
-    when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds, microseconds=0 if seconds == 0 else 7)
+    when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds, microseconds=0 if seconds == 0 else 7)
     got = decode_visit_status(pack(swh_message(date=msgpack.Timestamp.from_datetime(when))))
     assert got.date == when
 
@@ -175,7 +176,7 @@ def test_arbitrary_bytes_never_raise_anything_but_validation_error(data):
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=20) | st.binary(max_size=20)
-    | st.datetimes(timezones=st.just(timezone.utc)) | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=9)),
+    | st.datetimes(timezones=st.just(UTC)) | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=9)),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5) | st.binary(max_size=5), inner, max_size=3),
     max_leaves=8,
 )
@@ -207,7 +208,7 @@ def test_arbitrary_maps_never_raise_anything_but_validation_error(message, as_js
     visit=st.integers(0, 2**63 - 1),
     type=st.sampled_from(["git", "hg", "svn", "tar"]),
     status=st.sampled_from(list(JournalStatus)),
-    date=st.datetimes(datetime(1970, 1, 2), datetime(2999, 12, 30), timezones=st.just(timezone.utc)),
+    date=st.datetimes(datetime(1970, 1, 2), datetime(2999, 12, 30), timezones=st.just(UTC)),
     snapshot=st.none() | st.binary(min_size=1, max_size=32),
 ), st.sampled_from(["json", "timestamp", "swhtype", "__datetime__"]))
 def test_every_status_round_trips(status, encoding):

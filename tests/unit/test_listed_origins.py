@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,7 +15,7 @@ def test_a_full_record():
         "url": "https://github.com/a/b", "visit_type": "git", "extra_loader_arguments": {"branch": "main"},
         "last_update": "2026-01-01T00:00:00Z", "enabled": True, "is_fork": True, "forked_from_url": "https://github.com/c/b",
     })
-    assert origin == ListedOrigin("https://github.com/a/b", "git", {"branch": "main"}, datetime(2026, 1, 1, tzinfo=timezone.utc),
+    assert origin == ListedOrigin("https://github.com/a/b", "git", {"branch": "main"}, datetime(2026, 1, 1, tzinfo=UTC),
                                   True, True, "https://github.com/c/b")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,8 +17,8 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskType
 from ostinato.domain.visit_policies import GrabOptions
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStatus
-from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import TaskRegistry
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.services.orchestrator import Orchestrator
 
 DAY = timedelta(days=1)
@@ -26,7 +26,7 @@ SNAP = "aa" * 20
 POLICY = FeedbackPolicy()
 
 #: the start of the ``clock`` fixture (a ManualClock)
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)

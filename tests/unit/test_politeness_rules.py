@@ -3,7 +3,7 @@ a host's room at a grab, the overrides, the Zipf world and the quota baselines' 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from ostinato.domain.errors import ValidationError
 from ostinato.domain.politeness import HostLimits, Politeness, check_politeness_setting, room
 from ostinato.sim.hosts import host_assignment, host_room, polite_choice
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)
 
 

@@ -5,19 +5,20 @@ exactly, and bad input is refused naming the field, on either side of the wire."
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta, timezone
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, time, timedelta, timezone
+from typing import Any
 
 import httpx
 import pytest
 
+from ostinato.api.tokens import SCOPES
+from ostinato.domain.blackouts import BlackoutPeriod
 from ostinato.domain.change_rates import RateSample
 from ostinato.domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
-from ostinato.domain.blackouts import BlackoutPeriod
-from ostinato.domain.schedules import RunMode, Schedule, ScheduleKind, ScheduleRun, RunStatus
+from ostinato.domain.schedules import RunMode, RunStatus, Schedule, ScheduleKind, ScheduleRun
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus
 from ostinato.domain.visits import JournalStatus, VisitStats, VisitStatus
-from ostinato.api.tokens import SCOPES
 from ostinato.remote import RemoteError, RemoteStore
 from ostinato.remote.codec import UnsupportedType, codec_for
 from ostinato.remote.store_client import ANSWERED_HERE
@@ -34,7 +35,7 @@ from ostinato.remote.verbs import (
 from ostinato.store import Store
 from ostinato.store.interface import ROLES
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 def round_trip(value: Any, hint: Any) -> Any:

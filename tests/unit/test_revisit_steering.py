@@ -5,7 +5,7 @@ the orchestrator measures what it dispatches; a failing steer never stops the gr
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,12 +15,12 @@ from ostinato.domain.change_rates import Objective, RevisitModel, estimated_rate
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import TaskType
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
-from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import TaskRegistry
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.services.orchestrator import Orchestrator
 from ostinato.services.revisit_steering import ThresholdSteering
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
 MODEL = RevisitModel()
 FEEDBACK = FeedbackPolicy(absolute_cooldown=timedelta(minutes=1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,7 +16,7 @@ from ostinato.domain.tasks import TaskType
 from ostinato.execution.registry import TaskRegistry
 from ostinato.services.deadline_scheduler import DeadlineScheduler, RunLease
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # the clock fixture's start (tests/conftest.py)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)  # the clock fixture's start (tests/conftest.py)
 S = timedelta(seconds=1)
 TIMING = ScheduleTiming(ping_timeout=30 * S, steal_grace=30 * S)
 

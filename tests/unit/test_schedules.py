@@ -4,13 +4,14 @@ blackout periods, the EWMA, overruns and the steal protocol."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ostinato.domain.errors import ValidationError
 from ostinato.domain.blackouts import BlackoutPeriod, parse_blackout_periods
+from ostinato.domain.errors import ValidationError
 from ostinato.domain.schedules import (
     DEFAULT_RETRY_BACKOFF,
     Overrun,
@@ -31,7 +32,7 @@ from ostinato.domain.schedules import (
     updated_average,
 )
 
-UTC = timezone.utc
+UTC = UTC
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # a Monday
 H = timedelta(hours=1)
 M = timedelta(minutes=1)

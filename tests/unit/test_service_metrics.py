@@ -15,8 +15,8 @@ from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.schedules import Schedule, ScheduleKind
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskType
 from ostinato.domain.visits import FeedbackPolicy
-from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.execution.registry import TaskRegistry
+from ostinato.execution.worker_pool import EmbeddedExecutor
 from ostinato.services import service_metrics
 from ostinato.services.deadline_scheduler import DeadlineScheduler
 from ostinato.services.orchestrator import Orchestrator

@@ -4,7 +4,7 @@ trailer's time, one origin per source package, undated and malformed entries ski
 from __future__ import annotations
 
 import gzip
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from ostinato.sim.debian import ORIGIN_PREFIX, debian_changes, distinct, parse_date
 
@@ -66,15 +66,15 @@ def test_changelogs_become_a_trace(tmp_path):
     trace = distinct(changes)
     assert [(c.origin, c.visit_type) for c in trace] == [(ORIGIN_PREFIX + "hello", "deb")] * 2 + [
         (ORIGIN_PREFIX + "tiny", "deb")]
-    when = [datetime.fromtimestamp(c.at, timezone.utc) for c in trace]
-    assert when == [datetime(2015, 12, 30, 14, 0, tzinfo=timezone.utc),
-                    datetime(2022, 11, 20, 17, 6, 6, tzinfo=timezone.utc),
-                    datetime(2024, 1, 1, tzinfo=timezone.utc)]
+    when = [datetime.fromtimestamp(c.at, UTC) for c in trace]
+    assert when == [datetime(2015, 12, 30, 14, 0, tzinfo=UTC),
+                    datetime(2022, 11, 20, 17, 6, 6, tzinfo=UTC),
+                    datetime(2024, 1, 1, tzinfo=UTC)]
 
 
 def test_dates_with_their_zone_or_none():
-    assert parse_date("Sun, 20 Nov 2022 18:06:06 +0100") == datetime(2022, 11, 20, 17, 6, 6, tzinfo=timezone.utc).timestamp()
-    assert parse_date("Sun, 20 Nov 2022 18:06:06 -0000") == datetime(2022, 11, 20, 18, 6, 6, tzinfo=timezone.utc).timestamp()
+    assert parse_date("Sun, 20 Nov 2022 18:06:06 +0100") == datetime(2022, 11, 20, 17, 6, 6, tzinfo=UTC).timestamp()
+    assert parse_date("Sun, 20 Nov 2022 18:06:06 -0000") == datetime(2022, 11, 20, 18, 6, 6, tzinfo=UTC).timestamp()
     when = datetime(2022, 11, 20, 18, 6, 6, tzinfo=timezone(timedelta(hours=-7)))
     assert parse_date("Sun, 20 Nov 2022 18:06:06 -0700") == when.timestamp()
     for bad in ("", "yesterday", "Sun, 99 Nov 2022 18:06:06 +0100", "Sun, 20 Nov 2022 25:06:06 +0100"):

@@ -10,14 +10,13 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from test_sim_trace import TRACE_CONFIG
 
 from ostinato.sim import burstiness
 from ostinato.sim.engine import SimulationConfig
 from ostinato.sim.hindsight import WindowHistory, _source_cost, age_bound, freshness_bound, measure, window_history
 from ostinato.sim.workloads import WORKLOADS
 from ostinato.sim.world import World, WorldConfig
-
-from test_sim_trace import TRACE_CONFIG
 
 
 def hand_history(visits: int, warmup_visits: int) -> WindowHistory:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ostinato.sim.engine import _apply_step
 from ostinato.sim.archive_tracker import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker
+from ostinato.sim.engine import _apply_step
 
 A = np.array
 

@@ -4,7 +4,7 @@ recorded births, changes and deaths, and the engine replays it through the same 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ from ostinato.sim.policies import policies_under_test
 from ostinato.sim.trace import Change, build_trace, csv_decoder, parse_change, trace_lines
 from ostinato.sim.trace_world import TraceWorld
 
-T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
 DAY = 86_400.0
 
 

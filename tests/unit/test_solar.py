@@ -5,7 +5,7 @@ night too; a bad rule names the field; without ``ephem`` a solar rule is refused
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from celery.schedules import solar
@@ -14,7 +14,7 @@ from ostinato.domain.calendars import CalendarRule, RuleKind
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.solar import EVENTS
 
-UTC = timezone.utc
+UTC = UTC
 PLACES = {"paris": (48.8566, 2.3522), "sydney": (-33.87, 151.21), "longyearbyen": (78.22, 15.65),
           "quito": (-0.18, -78.47), "anchorage": (61.22, -149.9)}
 STARTS = [datetime(2026, 3, 29, 0, 30, tzinfo=UTC), datetime(2026, 6, 21, 12, tzinfo=UTC),

@@ -3,7 +3,7 @@ every field of the protocol's model, in its order, and the same values."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -11,7 +11,7 @@ from ostinato.domain.tasks import Task, TaskArguments, TaskPolicy, TaskPriority,
 from ostinato.integrations.swh import models
 from ostinato.integrations.swh.tasks import task_model
 
-NOW = datetime(2026, 11, 28, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 28, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("priority, interval", [(None, timedelta(days=1)), (TaskPriority.HIGH, None)])

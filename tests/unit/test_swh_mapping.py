@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.visits import VisitOutcome
 from ostinato.integrations.swh.db_mapping import (
-    Cooldowns, Queues, cooldown_of, protocol_stats_of, queue_target, task_of, task_type_of, visit_stats_of,
+    Cooldowns,
+    Queues,
+    cooldown_of,
+    protocol_stats_of,
+    queue_target,
+    task_of,
+    task_type_of,
+    visit_stats_of,
 )
 
-NOW = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
 H, D = timedelta(hours=1), timedelta(days=1)
 COOLDOWNS = Cooldowns(absolute=12 * H, failed=D, not_found=7 * D, in_flight=D)
 QUEUES = Queues({"git": 1000}, {"git": NOW})

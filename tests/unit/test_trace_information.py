@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.append(str(ROOT / "bench"))  # last: bench/ holds names as common as tasks.py
 
-import trace_information as ti  # noqa: E402
+import trace_information as ti
 
 
 @pytest.mark.parametrize(("rate", "interval"), [(0.01, 150.0), (0.05, 40.0), (0.2, 12.5), (1.0, 3.0)])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.visits import (
@@ -18,7 +19,7 @@ from ostinato.domain.visits import (
     parse_visit_status,
 )
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
 POLICY = FeedbackPolicy()
 URL = "https://example.org/repo.git"
@@ -123,7 +124,7 @@ def test_parse_visit_status_accepts_the_journal_shape():
     message = {"origin": URL, "visit": 3, "type": "git", "status": "full", "date": "2026-01-01T10:00:00Z",
                "snapshot": "ab" * 20}
     parsed = parse_visit_status(message)
-    assert parsed == VisitStatus(URL, 3, "git", JournalStatus.FULL, datetime(2026, 1, 1, 10, tzinfo=timezone.utc), b"\xab" * 20)
+    assert parsed == VisitStatus(URL, 3, "git", JournalStatus.FULL, datetime(2026, 1, 1, 10, tzinfo=UTC), b"\xab" * 20)
     assert parse_visit_status({**message, "snapshot": b"\x01" * 20}).snapshot == b"\x01" * 20
     assert parse_visit_status({**message, "snapshot": None}).outcome is VisitOutcome.FAILED
     assert parse_visit_status({**message, "date": T0}).date == T0

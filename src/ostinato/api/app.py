@@ -14,14 +14,15 @@ The dashboard at ``/`` needs a read token too, given once in its sign-in form
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.staticfiles import StaticFiles
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -29,15 +30,14 @@ from ..config import Settings
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
 from ..store import Store
-from . import origins, schedules, store_rpc, tasks
+from . import dashboard_history, origins, schedules, store_rpc, tasks
 from .bodies import document_errors, request_error
-from .request_handling import READ, ApiContext, ApiError, context, json_safe, validation_body
 from .dashboard import router as dashboard_router
-from .dashboard_pages import router as dashboard_pages_router
 from .dashboard_actions import router as dashboard_actions_router
-from . import dashboard_history
+from .dashboard_pages import router as dashboard_pages_router
 from .metrics import RequestMetrics, StoreCollector, make_registry
 from .read_source import ReadSourceHeaders
+from .request_handling import READ, ApiContext, ApiError, context, json_safe, validation_body
 
 API_VERSION = "1"
 #: where /docs finds Swagger UI's own files

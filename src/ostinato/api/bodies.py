@@ -71,7 +71,7 @@ def _storable_json(value: Any) -> Any:
     return value
 
 
-def Text(max_length: int, min_length: int = 0) -> Any:  # noqa: N802 - a type factory
+def Text(max_length: int, min_length: int = 0) -> Any:  # a type factory
     """Text of at most ``max_length`` characters, storable (no NUL, valid Unicode)."""
     return Annotated[str, StringConstraints(min_length=min_length, max_length=max_length, pattern=NO_NUL),
                      AfterValidator(_storable)]

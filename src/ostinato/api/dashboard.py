@@ -34,10 +34,10 @@ from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from .request_handling import ApiContext, ApiError, _authorize, bearer, context
 from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
 from .read_source import read_note
+from .request_handling import ApiContext, ApiError, _authorize, bearer, context
 
 COOKIE = "ostinato_dashboard"
 COOKIE_MAX_AGE = 7 * 24 * 3600

@@ -9,9 +9,9 @@ lowest and highest values.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Callable, Sequence
 
 from markupsafe import Markup, escape
 

@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, \
-    has_fire_times
-from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow, totals_by_visit_type as visit_type_rows
+from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, has_fire_times
+from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
+from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
 from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess
 from .request_handling import ApiContext
-
 from .schedules import all_schedules
 
 #: what each state is written as, with a symbol, so that the page reads without colour

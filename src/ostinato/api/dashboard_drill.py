@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from ..domain import rate_posterior
 from ..domain.change_rates import (
@@ -199,7 +200,7 @@ class ListingFacts:
     listings: int
 
     @classmethod
-    def of(cls, listings: list[StoredListedOrigin]) -> "ListingFacts":
+    def of(cls, listings: list[StoredListedOrigin]) -> ListingFacts:
         updates = [item.origin.last_update for item in listings if item.origin.last_update is not None]
         return cls(any(item.origin.enabled for item in listings),
                    min((item.first_seen for item in listings), default=None), max(updates, default=None),

@@ -11,9 +11,10 @@ task types, the :data:`SERIES_SHOWN` with the most failures, then the latest, th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -95,7 +96,7 @@ _LINKS = {"visit_type": "/dashboard/visit-types/", "schedule": "/dashboard/sched
 
 def _view(series: str, samples: Sequence[HistorySample]) -> SeriesView:
     kind, _, name = series.partition(":")
-    total = lambda figure: sum(float(s.figures.get(figure, 0)) for s in samples)  # noqa: E731
+    total = lambda figure: sum(float(s.figures.get(figure, 0)) for s in samples)
     late = max((float(s.figures.get("late", 0)) for s in samples), default=0.0)
     return SeriesView(series, kind, name, _LINKS[kind] + name, charts_of(series, samples), total("failures"), late,
                       total("runs"))
@@ -135,7 +136,7 @@ def history_page(request: Request, window_name: str = Query("24h", alias="window
                                           status_code=400, headers=HEADERS)
     since, until, grouped = _read(ctx, resolution, chosen)
     views = [_view(name, samples) for name, samples in sorted(grouped.items())]
-    ranked = lambda kind: sorted((v for v in views if v.kind == kind),  # noqa: E731
+    ranked = lambda kind: sorted((v for v in views if v.kind == kind),
                                  key=lambda v: (-v.failures, -v.late, -v.runs, v.name))
     sections = [("visit_type", "Visit types", [v for v in views if v.kind == "visit_type"]),
                 ("schedule", "Schedules", ranked("schedule")[:SERIES_SHOWN]),

@@ -9,7 +9,7 @@ and an ``aria-label`` listing the buckets).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 

@@ -9,17 +9,18 @@ load (no task type ``load-<visit type>``) are refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
 
+from ..domain.durations import parse_duration
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.origins import Lister, parse_listed_origin
-from ..domain.durations import parse_duration
 from ..domain.politeness import Politeness
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy, visit_type_of_task_type
 from ..domain.visits import parse_visit_status

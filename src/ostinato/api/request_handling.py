@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Sequence, TypeVar
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -190,8 +191,8 @@ def parse_items(body: Any, parse: Callable[[Any], T]) -> list[T]:
 
 
 #: the times a request may name: later ones overflow once an interval or a cooldown is added
-EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
-LATEST = datetime(2999, 12, 31, tzinfo=timezone.utc)
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2999, 12, 31, tzinfo=UTC)
 
 
 def in_range(value: datetime | None, field: str) -> datetime | None:

@@ -21,6 +21,8 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..domain.durations import parse_time
 from ..domain.errors import ConflictError, NotFoundError, ValidationError
+from ..domain.firings import firing_to_dict
+from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..domain.schedules import (
     Condition,
     RunMode,
@@ -30,10 +32,20 @@ from ..domain.schedules import (
     assess,
     get_schedule_start_times,
 )
-from ..domain.firings import firing_to_dict
-from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from .bodies import ScheduleBody
-from .request_handling import ADMIN, DEFAULT_LIMIT, MAX_LIMIT, READ, ApiContext, check_object, context, in_range, int_cursor, iso, page
+from .request_handling import (
+    ADMIN,
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    READ,
+    ApiContext,
+    check_object,
+    context,
+    in_range,
+    int_cursor,
+    iso,
+    page,
+)
 
 router = APIRouter(prefix="/api/v1", tags=["schedules"])
 

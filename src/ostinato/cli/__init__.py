@@ -8,10 +8,32 @@ and ``output`` holds what they share: tables, JSON, formats of durations and tim
 
 from __future__ import annotations
 
+# Each module adds its commands to `cli` when imported (none is used by name here).
+from . import (  # noqa: F401 - imported for the commands they register
+    api,
+    audit,
+    calendar,
+    db,
+    demo,
+    example_install,
+    history,
+    imports,
+    journal,
+    origins,
+    politeness,
+    schedule_update,
+    schedules,
+    services,
+    simulate,
+    swh_rpc,
+    task_runs,
+    task_types,
+    tasks,
+    tokens,
+    visits,
+    workers,
+)
 from .app import AppContext, cli
-
-# Each module adds its commands to `cli` when imported.
-from . import api, audit, calendar, db, demo, example_install, history, imports, journal, origins, politeness, schedule_update, schedules, services, simulate, swh_rpc, task_runs, task_types, tasks, tokens, visits, workers  # noqa: E402,F401
 
 
 def main() -> None:

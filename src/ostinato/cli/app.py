@@ -12,8 +12,9 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 
@@ -167,7 +168,7 @@ def stop_on_signals(stop: threading.Event, message: str = "stopping") -> Iterato
     the main thread holds it (inside ``stop.wait()``), and a second Ctrl-C would
     otherwise deadlock; a short thread sets the event instead.
     """
-    def on_signal(signum: int, frame: Any) -> None:  # noqa: ARG001
+    def on_signal(signum: int, frame: Any) -> None:
         if stop.is_set():
             return
         logging.getLogger("ostinato").info("%s received: %s", signal.Signals(signum).name, message)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 import click
 
@@ -47,7 +47,7 @@ def calendar_next(app: AppContext, expression: str, tz: str, after: str | None, 
     firings = rule.next_fire_times(start, count)
     if as_json:
         echo_json({"expression": rule.expression, "kind": rule.kind.value, "tz": rule.tz, "after": start,
-                   "next": [{"at": f.at, "utc": f.at.astimezone(timezone.utc), "note": f.note, "moved": f.moved}
+                   "next": [{"at": f.at, "utc": f.at.astimezone(UTC), "note": f.note, "moved": f.moved}
                             for f in firings]})
         return
     click.echo(f"{rule.kind.value} rule {rule.expression!r} in {rule.zone_name}, after {start.astimezone(rule.zone).isoformat()}:")

@@ -11,7 +11,7 @@ changed since its last visit is visited again. Running it again changes nothing.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -70,7 +70,7 @@ EXAMPLE_LISTER = ("example", "local")
 #: a deadline-greedy schedule: keep "example-flaky" fresh within 2 minutes, at most every 20 s
 EXAMPLE_SCHEDULE = Schedule(
     name="example-heartbeat", kind=ScheduleKind.PERIODIC, task_type="example-flaky",
-    created_at=datetime(2000, 1, 1, tzinfo=timezone.utc), arguments=TaskArguments((), {"failure_rate": 0.2}),
+    created_at=datetime(2000, 1, 1, tzinfo=UTC), arguments=TaskArguments((), {"failure_rate": 0.2}),
     scheduling_period=timedelta(minutes=2), cooldown_duration=timedelta(seconds=20),
 )
 

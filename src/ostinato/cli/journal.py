@@ -25,8 +25,8 @@ from .. import extras
 from ..domain.errors import ValidationError
 from ..integrations.kafka.journal_messages import DEFAULT_TOPIC
 from .app import AppContext, cli, pass_app, stop_on_signals
-from .services import metrics_options
 from .output import DurationType, WholeNumberType, echo_json, key_values, plural, readable
+from .services import metrics_options
 
 
 def _setup_logging(verbose: bool) -> None:

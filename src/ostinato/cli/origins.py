@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
+from typing import IO, Any, TypeVar
 
 import click
 from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn

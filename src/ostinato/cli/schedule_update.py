@@ -15,12 +15,12 @@ from typing import Any
 
 import click
 
+from ..domain.blackouts import parse_blackout_periods
 from ..domain.durations import parse_duration
 from ..domain.errors import ValidationError
 from ..domain.firings import CatchUp
-from ..domain.blackouts import parse_blackout_periods
-from ..domain.schedules import RunMode, ScheduleKind
 from ..domain.schedule_records import schedule_to_dict
+from ..domain.schedules import RunMode, ScheduleKind
 from .app import AppContext, pass_app
 from .output import DurationType, echo_json, readable
 from .schedules import ADD_FLAGS, _blackouts, _get, _show, json_option, schedule

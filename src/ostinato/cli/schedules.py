@@ -14,17 +14,27 @@ import dataclasses
 import json
 import logging
 import threading
+from collections.abc import Sequence
 from datetime import datetime
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 import click
 
 from .. import extras
+from ..domain.blackouts import parse_blackout_periods
 from ..domain.calendars import MAX_PREVIEW
 from ..domain.durations import format_duration, parse_duration
-from ..domain.firings import CatchUp, cursor_of, describe_catch_up, describe_firing, fire_time_after, firing_to_dict, \
-    has_fire_times
 from ..domain.errors import NotFoundError, ValidationError
+from ..domain.firings import (
+    CatchUp,
+    cursor_of,
+    describe_catch_up,
+    describe_firing,
+    fire_time_after,
+    firing_to_dict,
+    has_fire_times,
+)
+from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..domain.schedules import (
     RunMode,
     Schedule,
@@ -36,11 +46,8 @@ from ..domain.schedules import (
     get_schedule_start_times,
     run_requested,
 )
-from ..domain.blackouts import parse_blackout_periods
-from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals
-from .services import metrics_options
 from .origins import read_json_lines
 from .output import (
     DurationType,
@@ -55,6 +62,7 @@ from .output import (
     print_rows,
     readable,
 )
+from .services import metrics_options
 from .tasks import build_arguments
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")

@@ -43,7 +43,7 @@ def read_trace(path: str):
     from ..sim.trace import build_trace, csv_decoder, parse_change
 
     try:
-        stream = open(path, "rb")  # noqa: SIM115 (closed below)
+        stream = open(path, "rb")  # closed below
     except OSError as exc:
         raise ValidationError("trace", "a readable file of changes (JSON lines or CSV)", f"{path}: {exc.strerror}") from None
     with stream:
@@ -141,8 +141,17 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, c
         extras.require("plots", "ostinato simulate --plots")
     from ..sim.engine import PolicyRun, SimulationConfig, run_simulation
     from ..sim.policies import policies_under_test
-    from ..sim.report import (QUALITY_COLUMNS, VISIT_COLUMNS, command_line, header_lines, hindsight_lines, quality_rows,
-                              report_dict, visit_rows, write_plots)
+    from ..sim.report import (
+        QUALITY_COLUMNS,
+        VISIT_COLUMNS,
+        command_line,
+        header_lines,
+        hindsight_lines,
+        quality_rows,
+        report_dict,
+        visit_rows,
+        write_plots,
+    )
 
     if trace_file is None and (trace_start is not None or not trace_deaths):
         raise ValidationError("trace_start" if trace_start is not None else "trace_deaths", "a --trace to apply to", "")
@@ -168,7 +177,7 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, c
         chosen = [p for p in chosen if p.name not in timed]
     err = console(stderr=True)
 
-    def done(run: "PolicyRun") -> None:
+    def done(run: PolicyRun) -> None:
         err.print(f"simulated {run.name} in {run.seconds:.1f}s", highlight=False)
 
     runs = run_simulation(config, chosen, jobs=jobs, done=done)

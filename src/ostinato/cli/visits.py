@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
+from ..domain.durations import format_duration
 from ..domain.errors import ValidationError
 from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy
-from ..domain.durations import format_duration
 from .app import AppContext, command_group, pass_app
 from .origins import check_visit_type, json_option, loader_visit_types, origin, resolve_lister
 from .output import DurationType, WholeNumberType, echo_json, format_time, plural, print_rows, readable

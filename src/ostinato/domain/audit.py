@@ -70,7 +70,7 @@ class AuditEvent:
     #: given by the store when it keeps the event; newer events have greater ids
     id: int | None = None
 
-    def validated(self) -> "AuditEvent":
+    def validated(self) -> AuditEvent:
         """The same event, checked: a ValidationError names the first field at fault."""
         if not isinstance(self.at, datetime) or self.at.tzinfo is None:
             raise ValidationError("at", f"a time with a zone, {TIME_RANGE}", self.at)
@@ -87,7 +87,7 @@ class AuditEvent:
             raise ValidationError("id", "the store's id of the event (a positive whole number), or none", self.id)
         return self
 
-    def kept(self, event_id: int) -> "AuditEvent":
+    def kept(self, event_id: int) -> AuditEvent:
         """The event with the id the store gave it."""
         return replace(self, id=event_id)
 

@@ -7,9 +7,10 @@ Where a moment falls relative to them is the schedule's rule (``domain.schedules
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import time
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .errors import ValidationError
 

@@ -28,9 +28,10 @@ import difflib
 import enum
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Iterator, NamedTuple
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from .errors import ValidationError
@@ -42,7 +43,7 @@ from .zones import ZONE_EXPECTED, did_you_mean, is_zone, parse_zone, zone_label,
 __all__ = ["CalendarRule", "FireTime", "RuleKind", "detect_kind", "parse_zone", "resolve_local", "zone_suggestions",
            "ZONE_EXPECTED", "HORIZON_YEARS", "MAX_PREVIEW"]
 
-UTC = timezone.utc
+UTC = UTC
 #: cron's named schedules, as five fields
 CRON_NICKNAMES = {
     "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
@@ -110,7 +111,7 @@ class CalendarRule:
     tz: str
 
     @classmethod
-    def parse(cls, text: str, tz: str = "UTC", *, kind: RuleKind | str | None = None, field: str = "calendar") -> "CalendarRule":
+    def parse(cls, text: str, tz: str = "UTC", *, kind: RuleKind | str | None = None, field: str = "calendar") -> CalendarRule:
         if not isinstance(text, str) or not text.strip():
             raise ValidationError(field, "a cron, systemd calendar or RRULE expression", text)
         check_stored_text(text, field, 1000)

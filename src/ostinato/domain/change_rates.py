@@ -59,10 +59,9 @@ from __future__ import annotations
 import enum
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Sequence
-
 
 from . import rate_posterior
 from .errors import ValidationError
@@ -96,7 +95,7 @@ class RevisitModel:
     #: observations older than this weigh e⁻¹ as much as a new one
     horizon: timedelta = timedelta(days=365)
 
-    def validated(self) -> "RevisitModel":
+    def validated(self) -> RevisitModel:
         if not isinstance(self.objective, Objective):
             try:
                 object.__setattr__(self, "objective", Objective(self.objective))

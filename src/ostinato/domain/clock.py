@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
@@ -17,7 +17,7 @@ class SystemClock:
     """The wall clock."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
 
 class ManualClock:
@@ -26,7 +26,7 @@ class ManualClock:
     def __init__(self, start: datetime):
         if start.tzinfo is None:
             raise ValueError("ManualClock needs a timezone-aware start time")
-        self._now = start.astimezone(timezone.utc)
+        self._now = start.astimezone(UTC)
         self._lock = threading.Lock()
 
     def now(self) -> datetime:
@@ -40,4 +40,4 @@ class ManualClock:
 
     def set(self, when: datetime) -> None:
         with self._lock:
-            self._now = when.astimezone(timezone.utc)
+            self._now = when.astimezone(UTC)

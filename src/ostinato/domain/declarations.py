@@ -46,7 +46,7 @@ class Declaration:
     schedules: tuple[Schedule, ...]
     force: bool = False
 
-    def validated(self) -> "Declaration":
+    def validated(self) -> Declaration:
         if not isinstance(self.source, str) or not _SOURCE.fullmatch(self.source):
             raise ValidationError("source", "a kind and a name, such as python:reports or beat:proj", self.source)
         checked, seen = [], set()

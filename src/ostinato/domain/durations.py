@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from .errors import ValidationError
 from .limits import MAX_DURATION
@@ -133,7 +133,7 @@ def parse_time(text: str | datetime, now: datetime, field: str = "time", *, zone
     if isinstance(text, datetime):
         if text.tzinfo is None:
             raise ValidationError(field, "a timezone-aware time", text.isoformat())
-        return text.astimezone(timezone.utc)
+        return text.astimezone(UTC)
     if not isinstance(text, str):
         raise ValidationError(field, TIME_FORMS, text)
     text = text.strip()
@@ -172,7 +172,7 @@ def parse_iso_time(text: str, field: str = "time", *, forms: str = ISO_TIME_FORM
             from .calendars import resolve_local
 
             value = resolve_local(value, zone)[0]
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:00+01:00 and 9999-12-31T23:59-01:00 have no UTC form
         raise ValidationError(field, "a time with a UTC form (within years 1 to 9999)", text) from None
 
@@ -181,4 +181,4 @@ def utc(value: datetime) -> datetime:
     """Normalise an aware datetime to UTC; refuse naive ones."""
     if value.tzinfo is None:
         raise ValueError("naive datetime: Ostinato works with timezone-aware times only")
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)

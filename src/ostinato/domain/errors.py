@@ -28,7 +28,7 @@ class ValidationError(OstinatoError, ValueError):
         got = "" if self.got is None else f", got {self.got!r}"
         return f"{where}{self.field}: expected {self.expected}{got}"
 
-    def at(self, record: str) -> "ValidationError":
+    def at(self, record: str) -> ValidationError:
         """The same error, located at ``record`` (e.g. ``line 12``)."""
         return ValidationError(self.field, self.expected, self.got, record=record)
 

@@ -59,19 +59,19 @@ class CatchUp:
     budget: int | None = None
 
     @classmethod
-    def latest(cls) -> "CatchUp":
+    def latest(cls) -> CatchUp:
         return cls(CatchUpKind.LATEST)
 
     @classmethod
-    def all(cls, budget: int) -> "CatchUp":
+    def all(cls, budget: int) -> CatchUp:
         return cls(CatchUpKind.ALL, budget).validated()
 
     @classmethod
-    def skip(cls) -> "CatchUp":
+    def skip(cls) -> CatchUp:
         return cls(CatchUpKind.SKIP)
 
     @classmethod
-    def parse(cls, value: Any, field: str = "catch_up") -> "CatchUp":
+    def parse(cls, value: Any, field: str = "catch_up") -> CatchUp:
         """``latest``, ``skip``, ``all:N`` (or a :class:`CatchUp`); ValidationError naming ``field``."""
         if isinstance(value, CatchUp):
             return value.validated(field)
@@ -84,7 +84,7 @@ class CatchUp:
             raise ValidationError(field, CATCH_UP_FORMS, value) from None
         return rule.validated(field)
 
-    def validated(self, field: str = "catch_up") -> "CatchUp":
+    def validated(self, field: str = "catch_up") -> CatchUp:
         try:
             kind = CatchUpKind(self.kind)
         except ValueError:
@@ -141,19 +141,19 @@ class Due:
         return None if self.earlier is None else self.earlier + len(self.tail)
 
 
-def has_fire_times(schedule: "Schedule") -> bool:
+def has_fire_times(schedule: Schedule) -> bool:
     """Calendar schedules, and periodic ones sent by the beats (their grid)."""
     from .schedules import RunMode, ScheduleKind
 
     return schedule.kind is ScheduleKind.CALENDAR or schedule.mode is RunMode.SEND
 
 
-def cursor_of(schedule: "Schedule") -> datetime:
+def cursor_of(schedule: Schedule) -> datetime:
     """The last fire time handled, or the schedule's creation."""
     return schedule.fired_through or schedule.created_at
 
 
-def fire_time_after(schedule: "Schedule", after: datetime) -> datetime | None:
+def fire_time_after(schedule: Schedule, after: datetime) -> datetime | None:
     """The schedule's first fire time strictly after ``after`` (None when its rule fires no more)."""
     from .schedules import ScheduleKind
 
@@ -164,7 +164,7 @@ def fire_time_after(schedule: "Schedule", after: datetime) -> datetime | None:
     return anchor + steps * period
 
 
-def due_fire_times(schedule: "Schedule", now: datetime, keep: int = KEEP_LIMIT + 1) -> Due:
+def due_fire_times(schedule: Schedule, now: datetime, keep: int = KEEP_LIMIT + 1) -> Due:
     """The fire times after the cursor and not after ``now``: the last ``keep`` and how many before."""
     from .schedules import ScheduleKind
 
@@ -201,7 +201,7 @@ def _walked(window: deque[datetime], seen: int, cursor: datetime, first: datetim
     return Due(tuple(items[1:]), items[0], seen - keep, first)
 
 
-def _calendar_tail(schedule: "Schedule", scanned: datetime, now: datetime,
+def _calendar_tail(schedule: Schedule, scanned: datetime, now: datetime,
                    keep: int) -> tuple[datetime, tuple[datetime, ...]]:
     """The last fire times not after ``now`` of a backlog too long to walk (more than
     :data:`SCAN_LIMIT`), read from ever further back until some are found, with the instant
@@ -235,7 +235,7 @@ def plan_catch_up(rule: CatchUp, due: Due, now: datetime, grace: timedelta) -> C
     return CatchUpPlan(run=kept, skipped=Skipped(oldest, last_skipped, skipped_count))
 
 
-def check_catch_up(schedule: "Schedule") -> None:
+def check_catch_up(schedule: Schedule) -> None:
     """A schedule's catch-up rule is ``latest`` unless it has fire times (ValidationError naming it)."""
     rule = schedule.catch_up
     if not isinstance(rule, CatchUp):
@@ -251,7 +251,7 @@ def check_catch_up(schedule: "Schedule") -> None:
 SEND_ALLOWANCE_FLOOR = timedelta(minutes=1)
 
 
-def send_deadline(schedule: "Schedule") -> datetime | None:
+def send_deadline(schedule: Schedule) -> datetime | None:
     """When a schedule sent by the beats is in ERROR unless its next fire time is sent: that fire
     time plus ``cron_max_schedule_duration`` (calendar) or its period, at least a minute (periodic)."""
     from .schedules import ScheduleKind

@@ -23,9 +23,9 @@ Pure rules: no store, no clock.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 
 from .errors import ValidationError
 from .origin_metrics import OriginMetrics, totals_by_visit_type
@@ -68,7 +68,7 @@ FIELDS: dict[str, str] = {
 #: the counts over a sample's interval (recounted when the interval is over: see services.history)
 COUNTS = ("runs", "failures", "duration_sum", "duration_max")
 SERIES_KINDS = ("visit_type", "schedule", "task_type")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,20 @@ locate it (``task 17``) and write nothing of the batch.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ValidationError
-from .limits import MAX_DURATION, MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text, check_time_range, check_whole
+from .limits import (
+    MAX_DURATION,
+    MAX_TYPE_BYTES,
+    MAX_URL_BYTES,
+    check_json_value,
+    check_stored_text,
+    check_time_range,
+    check_whole,
+)
 from .origin_metrics import OriginMetrics
 from .origins import Lister, StoredListedOrigin, check_listed_origin
 from .tasks import Task, TaskArguments, TaskPolicy, TaskPriority, TaskRun, TaskRunStatus, TaskStatus

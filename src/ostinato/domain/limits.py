@@ -18,8 +18,9 @@ forever, or crash a loop) nor a time whose arithmetic overflows:
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
-from typing import Any, Final, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
 
 from .errors import ValidationError
 
@@ -28,8 +29,8 @@ from .errors import ValidationError
 MAX_URL_BYTES: Final = 65_536
 #: a visit type
 MAX_TYPE_BYTES: Final = 100
-MIN_TIME: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
-MAX_TIME: Final = datetime(3000, 1, 1, tzinfo=timezone.utc)
+MIN_TIME: Final = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_TIME: Final = datetime(3000, 1, 1, tzinfo=UTC)
 #: the longest duration accepted anywhere (a period, an interval, a timeout)
 MAX_DURATION: Final = timedelta(days=36525)
 #: the largest whole number a ``bigint`` column holds

@@ -18,9 +18,10 @@ These follow swh-scheduler's rules where they differ from Ostinato's own
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import ValidationError
 from .visits import VisitOutcome
@@ -67,7 +68,7 @@ class ListingGrab:
     #: compat records of the visit types' queue positions, keyed by visit type, field ``position``
     queue_records: str | None = None
 
-    def validated(self) -> "ListingGrab":
+    def validated(self) -> ListingGrab:
         if not isinstance(self.visit_type, str) or not self.visit_type:
             raise ValidationError("visit_type", "a visit type such as git", self.visit_type)
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:

@@ -8,7 +8,7 @@ module only decides how many each is asked for.
 from __future__ import annotations
 
 import random
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from .errors import ValidationError
 

@@ -22,9 +22,9 @@ activity ends at the pass's minute, and "in flight" is exact.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 
 _HOUR = 3600.0
 _DAY = 24 * _HOUR
@@ -44,7 +44,7 @@ DAY_LAGS_FROM = timedelta(days=7)
 HOUR_BOUNDS = tuple(b for b in LAG_BOUNDS if b < DAY_LAGS_FROM.total_seconds())
 DAY_BOUNDS = tuple(b for b in LAG_BOUNDS if b >= DAY_LAGS_FROM.total_seconds())
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _ceil(value: datetime, unit: timedelta) -> int:

@@ -8,16 +8,17 @@ information and whether it is enabled. The store adds ``first_seen`` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import orjson
 
 from .durations import parse_iso_time
 from .errors import ValidationError
-from .politeness import check_host
 from .limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
+from .politeness import check_host
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ def parse_listed_origin(record: Any) -> ListedOrigin:
         if last_update.tzinfo is None:
             raise ValidationError("last_update", "a time with a zone", last_update.isoformat())
         try:
-            last_update = last_update.astimezone(timezone.utc)
+            last_update = last_update.astimezone(UTC)
         except OverflowError:
             raise ValidationError("last_update", "a time with a UTC form (within years 1 to 9999)",
                                   last_update.isoformat()) from None

@@ -13,9 +13,10 @@ stores count and lock, the simulator applies the same rules (``room``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ValidationError
 
@@ -67,7 +68,7 @@ class HostLimits:
     max_concurrent: int | None = None
     min_spacing: timedelta | None = None
 
-    def validated(self) -> "HostLimits":
+    def validated(self) -> HostLimits:
         return HostLimits(check_max_concurrent(self.max_concurrent, "max_concurrent"),
                           check_min_spacing(self.min_spacing, "min_spacing"))
 

@@ -4,12 +4,13 @@ reading back, checked field by field."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
+from .blackouts import parse_blackout_periods
 from .errors import ValidationError
 from .firings import CatchUp
-from .blackouts import parse_blackout_periods
 from .schedules import _TIME_FIELDS, RunMode, Schedule, ScheduleKind
 from .tasks import TaskArguments
 

@@ -47,9 +47,10 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .blackouts import BlackoutPeriod, check_blackouts
 from .calendars import CalendarRule, parse_zone, resolve_local
@@ -181,7 +182,7 @@ class Schedule:
     def rule(self) -> CalendarRule:
         return _parsed_rule(self.cron_schedule or "", self.tz)
 
-    def validated(self) -> "Schedule":
+    def validated(self) -> Schedule:
         """The same schedule, checked: a ValidationError names the first field at fault."""
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValidationError("name", "letters, digits and _ . @ : - (at most 200, not starting with a sign)", self.name)
@@ -227,7 +228,7 @@ class Schedule:
                 raise ValidationError("cooldown_duration", f"at most the scheduling_period ({self.scheduling_period})",
                                       self.cooldown_duration)
         else:
-            self.rule  # parses and checks the rule
+            _ = self.rule  # parses and checks the rule
             if self.cron_max_schedule_duration is None or self.cron_max_schedule_duration <= timedelta(0):
                 raise ValidationError("cron_max_schedule_duration", "a positive duration (how long after a firing "
                                       "the run must have completed)", self.cron_max_schedule_duration)
@@ -557,7 +558,7 @@ class ScheduleTiming:
     #: fire times due at once are a backlog (for the catch-up rule) only when the oldest is older than this
     catch_up_grace: timedelta = timedelta(seconds=10)
 
-    def validated(self) -> "ScheduleTiming":
+    def validated(self) -> ScheduleTiming:
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha <= 1:
             raise ValidationError("alpha", "a number above 0 and at most 1", self.alpha)
         if len(self.backoff) == 0 or any(not isinstance(b, timedelta) or b < timedelta(0) for b in self.backoff):

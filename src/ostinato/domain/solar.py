@@ -22,8 +22,9 @@ fire time is the next day it happens, looked for up to :data:`SEARCH_DAYS` days 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import datetime, timedelta
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 from .errors import ValidationError
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import enum
 import json
 import math
-
-import orjson
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any
+
+import orjson
 
 from .errors import ValidationError
 from .limits import MAX_DURATION, MAX_JSON_DEPTH, check_json_value, check_stored_text, check_time_range, check_whole
@@ -147,7 +148,7 @@ class TaskType:
     num_retries: int | None = None
     retry_delay: timedelta | None = None
 
-    def validated(self, *, strict: bool = True) -> "TaskType":
+    def validated(self, *, strict: bool = True) -> TaskType:
         """Return self if every field can be kept; raise ValidationError naming the field otherwise.
 
         ``strict`` (Ostinato's own interfaces) also asks for a consistent type: a default interval
@@ -256,7 +257,7 @@ class TaskArguments:
         return {"args": list(self.args), "kwargs": dict(self.kwargs)}
 
     @classmethod
-    def parse(cls, value: Any, field_name: str = "arguments") -> "TaskArguments":
+    def parse(cls, value: Any, field_name: str = "arguments") -> TaskArguments:
         """Accept a TaskArguments, a dict {"args": [...], "kwargs": {...}}, or its JSON text."""
         if isinstance(value, TaskArguments):
             return value

@@ -18,9 +18,10 @@ batch, never the number of origins cooling down.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ValidationError
 
@@ -83,7 +84,7 @@ class GrabRequest:
     policy: VisitPolicy
     count: int
 
-    def validated(self) -> "GrabRequest":
+    def validated(self) -> GrabRequest:
         policy = parse_policy(self.policy)
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
             raise ValidationError("count", "a whole number of 0 or more", self.count)
@@ -133,7 +134,7 @@ class GrabOptions:
     #: ``minimum_interval``: origins loaded once wait this long after that visit
     minimum_interval: timedelta = timedelta(days=1)
 
-    def validated(self) -> "GrabOptions":
+    def validated(self) -> GrabOptions:
         for name in ("in_flight_timeout", "minimum_interval"):
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):

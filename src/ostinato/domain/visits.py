@@ -22,9 +22,10 @@ duplicates and late arrivals are harmless.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from . import rate_posterior
 from .change_rates import (
@@ -32,8 +33,8 @@ from .change_rates import (
     RevisitModel,
     count_surprise,
     default_threshold,
-    follow_up_days,
     estimated_rate,
+    follow_up_days,
     observe,
     plans_from_evidence,
     prior_revisit_days,
@@ -123,7 +124,7 @@ def parse_visit_status(message: Any) -> VisitStatus:
         if date.tzinfo is None:
             raise ValidationError("date", "a time with a zone", date.isoformat())
         try:
-            date = date.astimezone(timezone.utc)
+            date = date.astimezone(UTC)
         except OverflowError:
             raise ValidationError("date", "a time with a UTC form (within years 1 to 9999)", date.isoformat()) from None
     elif isinstance(date, str):
@@ -204,7 +205,7 @@ class FeedbackPolicy:
     #: ``change_rate_optimal``: how change rates are learnt and revisits spaced
     revisit: RevisitModel = field(default_factory=RevisitModel)
 
-    def validated(self) -> "FeedbackPolicy":
+    def validated(self) -> FeedbackPolicy:
         if isinstance(self.adjust_factor, bool) or not isinstance(self.adjust_factor, (int, float)) or not self.adjust_factor > 1:
             raise ValidationError("adjust_factor", "a number greater than 1", self.adjust_factor)
         for name in ("minimum_interval", "failure_delay", "absolute_cooldown", "failed_cooldown", "not_found_cooldown"):
@@ -415,7 +416,7 @@ class VisitFeedbackPlan:
 
 
 def plan_visit_feedback(
-    current: Mapping[VisitKey, VisitStats], statuses: "list[VisitStatus] | tuple[VisitStatus, ...]", policy: FeedbackPolicy,
+    current: Mapping[VisitKey, VisitStats], statuses: list[VisitStatus] | tuple[VisitStatus, ...], policy: FeedbackPolicy,
     clock_now: datetime | None = None, thresholds: Mapping[str, float] | None = None,
 ) -> VisitFeedbackPlan:
     """Fold a batch of statuses, oldest first per (url, visit type), onto the stored stats

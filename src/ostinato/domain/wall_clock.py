@@ -24,11 +24,11 @@ for one moment.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Iterable
+from datetime import UTC, datetime, timedelta, tzinfo
 
-UTC = timezone.utc
+UTC = UTC
 
 
 @dataclass(frozen=True, slots=True)

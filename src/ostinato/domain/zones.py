@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import difflib
 import functools
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ValidationError
 
-UTC = timezone.utc
+UTC = UTC
 ZONE_EXPECTED = "an IANA time zone such as Europe/Paris or UTC"
 
 

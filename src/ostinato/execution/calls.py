@@ -22,8 +22,9 @@ import inspect
 import os
 import threading
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..domain.clock import Clock
 from ..domain.tasks import TaskArguments, TaskRunStatus

@@ -36,10 +36,11 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import entry_points
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..domain.errors import ValidationError
 from ..domain.tasks import TaskRunStatus

@@ -32,15 +32,17 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..domain.clock import Clock
 from ..domain.tasks import RunEvent, ScheduledRun, TaskRunStatus, TaskType
 from ..domain.visit_policies import NextVisit, loader_task_type
 from ..domain.visits import JournalStatus, VisitStatus
 from .calls import call_loader, call_task
-from .registry import TaskRegistry, registry as default_registry
+from .registry import TaskRegistry
+from .registry import registry as default_registry
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,9 @@ import dataclasses
 import enum
 import types
 import typing
+from collections.abc import Callable, Iterable
 from datetime import datetime, time, timedelta
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..domain.errors import ValidationError
 from .codec_values import (
@@ -54,6 +55,7 @@ from .codec_values import (
     fail,
     key_path,
 )
+
 
 class UnionCodec(Codec):
     """``A | B | None``: the first member that takes the value."""

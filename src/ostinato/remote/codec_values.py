@@ -12,7 +12,7 @@ import enum
 import json
 import math
 import re
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from ..domain.errors import ValidationError
@@ -20,7 +20,7 @@ from ..domain.errors import ValidationError
 #: the integers a store keeps (64-bit, signed)
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 #: times outside this range are refused: a store adds and subtracts durations of up to a century to them
-EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=timezone.utc), datetime(9000, 1, 1, tzinfo=timezone.utc)
+EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=UTC), datetime(9000, 1, 1, tzinfo=UTC)
 #: the longest duration carried, either sign (a century)
 LONGEST = timedelta(days=36_525)
 _HEX = re.compile(r"^(?:[0-9a-f]{2})*$")

@@ -18,7 +18,8 @@ import functools
 import json
 import re
 import socket
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import orjson

@@ -14,9 +14,10 @@ from __future__ import annotations
 import inspect
 import sys
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Mapping
+from typing import Any
 
 from ..domain import errors
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable, TextIO
+from typing import TextIO
 
 from ..domain.errors import ValidationError
 from ..store.interface import ArchivedTask, TaskStore

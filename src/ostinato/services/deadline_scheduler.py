@@ -37,9 +37,10 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..domain.clock import Clock
 from ..domain.schedules import (
@@ -53,7 +54,8 @@ from ..domain.schedules import (
 )
 from ..domain.tasks import NewTask, TaskPolicy, TaskStatus
 from ..execution.calls import call_schedule_job
-from ..execution.registry import TaskRegistry, registry as default_registry
+from ..execution.registry import TaskRegistry
+from ..execution.registry import registry as default_registry
 from ..store import Store
 from . import service_metrics as metrics
 

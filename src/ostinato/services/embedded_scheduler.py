@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from .. import extras
 from ..config import Settings
@@ -24,9 +25,9 @@ from ..domain.clock import Clock
 from ..domain.visits import VisitStatus
 from ..execution.worker_pool import EmbeddedExecutor
 from ..store import Store
+from .deadline_scheduler import DeadlineScheduler
 from .orchestrator import Orchestrator
 from .revisit_steering import ThresholdSteering
-from .deadline_scheduler import DeadlineScheduler
 from .runner import TaskRunner, recover_dead_executors
 from .service_metrics import counting_outcomes
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Iterable, Mapping
 
 from ..domain.clock import Clock
 from ..domain.history import (

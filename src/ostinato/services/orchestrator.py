@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from ..domain.clock import Clock
 from ..domain.errors import QueueUnavailable, ValidationError

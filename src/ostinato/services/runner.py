@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from ..domain.clock import Clock
-from ..domain.tasks import ScheduledRun, TaskType
 from ..domain.errors import QueueUnavailable
+from ..domain.tasks import ScheduledRun, TaskType
 from ..store.interface import TaskStore
 from . import service_metrics as metrics
 

@@ -25,7 +25,8 @@ failures in a row, and enable it again when a listing reports it.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timezone
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Iterable
 
 from .trace import Change
 
@@ -65,7 +65,7 @@ def parse_date(text: str) -> float | None:
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:  # "-0000": a time in UTC whose local zone is not known
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     try:
         return when.timestamp()
     except (OverflowError, ValueError, OSError):

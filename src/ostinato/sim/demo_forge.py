@@ -21,19 +21,20 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
 from ..config import Settings
 from ..domain.origins import ListedOrigin
 from ..domain.tasks import TaskType
-from ..execution.registry import OriginNotFound, registry as default_registry
+from ..execution.registry import OriginNotFound
+from ..execution.registry import registry as default_registry
 from ..services.embedded_scheduler import EmbeddedScheduler, prepare_embedded_schema
 from ..store import Store
 from .world import World, WorldConfig
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 LOADER_NAME = "ostinato-demo-forge"
 VISIT_TYPE = "git"
 _DAY = 86_400.0

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from multiprocessing import get_context
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -41,16 +42,16 @@ from ..config import Settings
 from ..domain.errors import ValidationError
 from ..domain.politeness import check_max_concurrent, check_min_spacing
 from ..store import DB_URL_FORMS, sqlite_path
+from .archive_tracker import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker, WindowMetrics
 from .baselines import MultiplicativeScheduler, OracleScheduler, UniformScheduler
 from .hosts import host_assignment
-from .archive_tracker import FAILED, NOT_FOUND, SUCCESS, ArchiveTracker, WindowMetrics
 from .oracle import allocate, expected_age, expected_freshness
 from .policies import Baseline, PolicyUnderTest, StorePolicy
 from .trace import Trace
 from .workloads import WORKLOADS
 from .world import World, WorldConfig
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
 #: random streams of the visits' durations and outcomes, and of the oracle's phases
 STREAM_VISITS, STREAM_PHASES = 5, 6
@@ -132,28 +133,28 @@ class SimulationConfig:
             return self.change_counts
         return True if self.trace is not None else WORKLOADS[self.workload].counts_changes
 
-    def validated(self) -> "SimulationConfig":
+    def validated(self) -> SimulationConfig:
         """Self (with a trace: its start and number of origins resolved), or ValidationError naming the
         option at fault."""
         if self.trace is not None:
             return self._resolved_trace()._validated()
         return self._validated()
 
-    def _resolved_trace(self) -> "SimulationConfig":
+    def _resolved_trace(self) -> SimulationConfig:
         from .trace_world import trace_population
 
         _check_number("days", self.days, minimum=0, above=True)
         _check_number("warmup", self.warmup, minimum=0)
         start = self.trace_start
         if start is None:
-            start = datetime.fromtimestamp(self.trace.end, timezone.utc) - timedelta(days=self.horizon)
+            start = datetime.fromtimestamp(self.trace.end, UTC) - timedelta(days=self.horizon)
         elif not isinstance(start, datetime) or start.tzinfo is None:
             raise ValidationError("trace_start", "a time with a zone", start)
         population = trace_population(self.trace, start.timestamp(), self.horizon, self.trace_deaths)
         return replace(self, trace_start=start, sources=int(population.origins.size), dead_share=0.0,
                        new_sources_per_day=0.0)
 
-    def _validated(self) -> "SimulationConfig":
+    def _validated(self) -> SimulationConfig:
         if self.workload not in WORKLOADS:
             raise ValidationError("workload", f"one of {', '.join(WORKLOADS)}", self.workload)
         _check_number("sources", self.sources, minimum=1, whole=True)

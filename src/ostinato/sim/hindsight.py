@@ -193,7 +193,7 @@ def _budget(config: SimulationConfig) -> tuple[int, int]:
     per_step = config.visits_per_day * dt
     steps = int(round(config.horizon / dt))
     first = min(steps, math.ceil(config.warmup / dt - 1e-9))
-    handed = lambda k: math.floor(per_step * k + 1e-9)  # noqa: E731
+    handed = lambda k: math.floor(per_step * k + 1e-9)
     return handed(first), handed(steps) - handed(first)
 
 

@@ -16,8 +16,9 @@ the multiplicative interval rule, and the oracle (``baselines.py``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..domain.orchestration import BY_LAG, NEVER_VISITED, WITHOUT_LAST_UPDATE
 from ..domain.visit_policies import POLICY_NAMES

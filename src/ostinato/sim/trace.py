@@ -24,9 +24,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -157,7 +158,7 @@ def build_trace(changes: Iterable[Change], label: str) -> Trace:
 
 def iso_time(seconds: float) -> str:
     """Seconds since the Unix epoch as an ISO 8601 UTC time."""
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
+    return datetime.fromtimestamp(seconds, UTC).isoformat()
 
 
 def trace_lines(changes: Iterable[Change]) -> Iterator[str]:

@@ -25,8 +25,9 @@ A month is 30 days, a year 365.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy (the ``sim`` extra) is imported where a world is drawn: the catalogue reads without it
     import numpy as np

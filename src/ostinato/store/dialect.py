@@ -16,11 +16,12 @@ Rows come back as mappings by column name (``row["name"]``).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
-import threading
+from typing import Any, Protocol
 
 from .migrations import Migration
 from .queries import Queries

@@ -20,10 +20,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from .interface import ROLES, Store
 
@@ -47,7 +48,7 @@ def _verbs(scope: str) -> frozenset[str]:
 
 #: where the reads of one request were served, when the caller collects them (the API's middleware sets a
 #: list here for each request; the worker thread that runs the request sees the same list)
-READS: ContextVar[list["ReadSource"] | None] = ContextVar("ostinato_reads", default=None)
+READS: ContextVar[list[ReadSource] | None] = ContextVar("ostinato_reads", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,7 @@ class ReadRoutingStore:
             lsn = self._written_lsn
         try:
             row = self.standby.db.read(_LAG, {"lsn": lsn})[0]  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001 - an unreachable standby sends reads to the primary
+        except Exception as exc:  # an unreachable standby sends reads to the primary
             log.warning("the read standby cannot be reached (%s: %s): reading from the primary for %.0f s",
                         type(exc).__name__, exc, RETRY_DOWN)
             return self._down()
@@ -162,7 +163,7 @@ class ReadRoutingStore:
         """The primary's WAL position after a write: reads wait for the standby to pass it."""
         try:
             lsn = self.primary.db.read("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0]["lsn"]  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - no position known: read from the primary until one is
+        except Exception:  # no position known: read from the primary until one is
             lsn = "FFFFFFFF/FFFFFFFF"
         with self._lock:
             self._written_lsn = lsn
@@ -175,7 +176,7 @@ class ReadRoutingStore:
         finally:
             self.primary.close()
 
-    def __enter__(self) -> "ReadRoutingStore":
+    def __enter__(self) -> ReadRoutingStore:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -26,16 +26,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from celery import Celery
 
-from ...domain.errors import QueueUnavailable, ValidationError
-from ...domain.tasks import RunEvent, TaskRunStatus
 from ...domain.durations import parse_iso_time
+from ...domain.errors import QueueUnavailable, ValidationError
 from ...domain.limits import check_json_value, check_stored_text, check_time_range, check_whole
+from ...domain.tasks import RunEvent, TaskRunStatus
 from ...domain.visits import VisitStatus, parse_visit_status
 
 log = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ class Outcome:
         return message
 
     @classmethod
-    def from_message(cls, message: Any) -> "Outcome":
+    def from_message(cls, message: Any) -> Outcome:
         """Read an outcome message; raise ValidationError naming the field at fault."""
         if not isinstance(message, Mapping) or not ({"run", "visit_status"} & set(message)):
             raise ValidationError("outcome", "an object with run and/or visit_status", message)
@@ -193,10 +194,9 @@ class Outcome:
 
 def event_time(timestamp: Any, fallback: datetime) -> datetime:
     """A Celery event's ``timestamp`` (seconds since the epoch, worker's clock) as a time."""
-    from datetime import timezone
 
     if isinstance(timestamp, (int, float)) and not isinstance(timestamp, bool) and timestamp > 0:
-        return datetime.fromtimestamp(timestamp, timezone.utc)
+        return datetime.fromtimestamp(timestamp, UTC)
     return fallback
 
 

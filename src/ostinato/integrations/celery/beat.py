@@ -35,9 +35,10 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 from celery import Celery
 from celery.beat import Scheduler

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
 
 from celery import Celery
 from celery import schedules as celery_schedules
@@ -51,7 +52,7 @@ _ENTRY_KEYS = {"task", "schedule", "args", "kwargs", "options", "relative"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,199}$")
 _WEEKDAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 #: created_at of a schedule read from code; the store gives a new one its creation time
-_UNSTORED = datetime(2000, 1, 1, tzinfo=timezone.utc)
+_UNSTORED = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def beat_schedules(app: Celery, entries: Mapping[str, Any] | None = None) -> tuple[Schedule, ...]:
@@ -187,7 +188,7 @@ def _solar_timing(value: celery_schedules.solar) -> dict[str, Any]:
 
 def zone_name(zone: Any) -> str:
     """An IANA name for a zone Celery holds (zoneinfo, pytz, dateutil, datetime.timezone.utc)."""
-    if zone is timezone.utc or zone == timezone.utc:
+    if zone is UTC or zone == UTC:
         return "UTC"
     name = getattr(zone, "key", None) or getattr(zone, "zone", None)
     if name is None and isinstance(zone, str):

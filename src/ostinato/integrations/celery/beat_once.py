@@ -19,7 +19,8 @@ with an expiry publish as kombu does, and keep the window.
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kombu import Connection
 from kombu.transport import redis as kombu_redis

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from celery import Celery
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 from datetime import datetime, timedelta
@@ -40,9 +39,9 @@ from ...domain.clock import Clock
 from ...domain.errors import ValidationError
 from ...domain.tasks import RunEvent, TaskRunStatus
 from ...domain.visits import FeedbackPolicy
-from .app import BACKEND_PREFIX, Outcome, dispatcher_id, event_time, worker_backend_id
-from ...store import Store
 from ...services import service_metrics as metrics
+from ...store import Store
+from .app import BACKEND_PREFIX, Outcome, dispatcher_id, event_time, worker_backend_id
 from .worker import outcomes_queue
 
 log = logging.getLogger(__name__)
@@ -108,7 +107,7 @@ class CeleryListener:
             while not stop.is_set():
                 try:
                     connection.drain_events(timeout=self.flush_interval)
-                except socket.timeout:
+                except TimeoutError:
                     pass
                 if pending and (len(pending) >= self.batch_size or time.monotonic() - last_flush >= self.flush_interval):
                     self._store_outcomes(pending, stop)

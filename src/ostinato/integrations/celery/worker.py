@@ -32,8 +32,9 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from celery import Celery
 from kombu import Queue
@@ -43,10 +44,11 @@ from ...domain.clock import Clock
 from ...domain.schedules import RunStatus
 from ...domain.tasks import RunEvent, TaskArguments, TaskRunStatus
 from ...execution.calls import call_loader, call_schedule_job, call_task
-from .app import HEADER, OUTCOMES_QUEUE, SCHEDULE_RUN_TASK, Outcome, worker_backend_id
-from ...execution.registry import TaskRegistry, registry as default_registry
-from ...store import Store, open_store
+from ...execution.registry import TaskRegistry
+from ...execution.registry import registry as default_registry
 from ...services.deadline_scheduler import RunLease, run_verdict
+from ...store import Store, open_store
+from .app import HEADER, OUTCOMES_QUEUE, SCHEDULE_RUN_TASK, Outcome, worker_backend_id
 
 log = logging.getLogger(__name__)
 

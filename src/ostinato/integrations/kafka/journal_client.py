@@ -40,8 +40,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Final, Mapping, Sequence
+from typing import Any, Final
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -99,7 +100,7 @@ class _Batch:
     offsets: dict[PartitionKey, int] = field(default_factory=dict)
     messages: int = 0
 
-    def without(self, gone: set[PartitionKey]) -> "_Batch | None":
+    def without(self, gone: set[PartitionKey]) -> _Batch | None:
         """The batch less what it read from partitions this client no longer owns (None if nothing is left)."""
         kept = [(k, s) for k, s in zip(self.keys, self.statuses) if k not in gone]
         offsets = {k: o for k, o in self.offsets.items() if k not in gone}
@@ -204,7 +205,7 @@ class JournalClient:
             self._unanchored.clear()
             self._assignment_complete = False
 
-    def __enter__(self) -> "JournalClient":
+    def __enter__(self) -> JournalClient:
         self.start()
         return self
 
@@ -343,7 +344,7 @@ class JournalClient:
             rejected = self.counters.rejected
             try:
                 changed = self._record(batch.statuses)
-            except Exception:  # noqa: BLE001 - whatever the store's trouble, keep the batch and try again
+            except Exception:  # whatever the store's trouble, keep the batch and try again
                 self.counters.store_failures += 1
                 self._failures_in_a_row += 1
                 log.exception("the store failed to record %d visit statuses (try %d); offsets not committed, "

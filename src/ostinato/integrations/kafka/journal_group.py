@@ -29,9 +29,10 @@ other member to leave (a rolling upgrade), then stops with :class:`GroupProtocol
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final, Iterable
+from typing import Any, Final
 
 from confluent_kafka import KafkaException, TopicPartition
 

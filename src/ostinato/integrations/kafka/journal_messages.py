@@ -37,8 +37,9 @@ beyond 64 bits.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Final, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
 
 import msgpack
 import orjson
@@ -98,7 +99,7 @@ def decode_message(value: bytes | bytearray | memoryview | None) -> dict[str, An
         try:
             record = msgpack.unpackb(data, raw=False, unicode_errors="surrogateescape", strict_map_key=False,
                                      timestamp=0, ext_hook=_ext_hook)
-        except Exception as exc:  # noqa: BLE001 - any msgpack failure means undecodable bytes
+        except Exception as exc:  # any msgpack failure means undecodable bytes
             why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise ValidationError("record", f"a JSON object or a msgpack map ({why})", _excerpt(data)) from None
     if not isinstance(record, dict):
@@ -146,7 +147,7 @@ def _date(value: Any) -> datetime:
     if value.tzinfo is None:
         raise ValidationError("date", "a time with a zone", value.isoformat())
     try:
-        value = value.astimezone(timezone.utc)
+        value = value.astimezone(UTC)
     except OverflowError:
         raise ValidationError("date", limits.TIME_RANGE, value.isoformat()) from None
     return limits.check_time_range(value, "date")

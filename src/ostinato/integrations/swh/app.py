@@ -19,8 +19,9 @@ a read token for the operations that only read, an admin token for the others;
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -34,7 +35,6 @@ from ...domain.errors import ConflictError, NotFoundError, OstinatoError, Valida
 from ...domain.visit_policies import GrabOptions
 from ...domain.visits import FeedbackPolicy
 from ...store import Store
-from . import origins, tasks, visits  # noqa: F401  (each module registers its operations)
 from .operations import REGISTRY, Context, StaleData, UnknownPolicy
 from .wire import WireError, dumps, loads
 

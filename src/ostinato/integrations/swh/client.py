@@ -27,9 +27,10 @@ import socket
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ...domain.errors import OstinatoError, ValidationError
@@ -74,7 +75,7 @@ def check_url(value: Any, name: str, what: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError(name, f"the URL of {what}, http://HOST:PORT/", value or None)
     try:
-        parts.port  # noqa: B018  (a port that is not a number raises here)
+        _ = parts.port  # a port that is not a number raises here
     except ValueError:
         raise ValidationError(name, f"the URL of {what}, http://HOST:PORT/ (a port from 1 to 65535)", value) from None
     return text

@@ -17,17 +17,27 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ...domain.errors import ValidationError
 from ...store.interface import CompatStore, ImportStore
 from .db_mapping import (
-    Cooldowns, Queues, listed_origin_of, lister_of, metrics_of, protocol_stats_of, task_of, task_run_of, task_type_of,
+    Cooldowns,
+    Queues,
+    listed_origin_of,
+    lister_of,
+    metrics_of,
+    protocol_stats_of,
+    task_of,
+    task_run_of,
+    task_type_of,
     visit_stats_of,
 )
 from .db_source import SwhSchedulerSource
+
 
 class ImportAndCompat(ImportStore, CompatStore):
     """The roles an import writes with: its own verbs, and the swh protocol's stats as they are."""
@@ -95,7 +105,7 @@ def _relocated(exc: ValidationError, table: str, rows: Sequence[tuple], key: Cal
 class _Copy:
     """One import run: the source, the target, the options and the report being filled."""
 
-    def __init__(self, source: SwhSchedulerSource, store: "ImportAndCompat", *, now: datetime, cooldowns: Cooldowns,
+    def __init__(self, source: SwhSchedulerSource, store: ImportAndCompat, *, now: datetime, cooldowns: Cooldowns,
                  batch_size: int, progress: Progress):
         self.source, self.store, self.now, self.cooldowns = source, store, now, cooldowns
         self.batch_size, self.progress = batch_size, progress
@@ -170,7 +180,7 @@ class _Copy:
         return self.report
 
 
-def import_swh_scheduler(source: SwhSchedulerSource, store: "ImportAndCompat", *, now: datetime, cooldowns: Cooldowns,
+def import_swh_scheduler(source: SwhSchedulerSource, store: ImportAndCompat, *, now: datetime, cooldowns: Cooldowns,
                          with_runs: bool = False, batch_size: int = DEFAULT_BATCH,
                          progress: Progress | None = None) -> ImportReport:
     """Copy ``source`` into ``store`` (see the module's documentation); ``now`` (the wall clock) only

@@ -17,9 +17,10 @@ Most fields carry over as they are. What differs:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TIME, MIN_TIME
@@ -27,7 +28,14 @@ from ...domain.listing_grabs import ProtocolVisitStats
 from ...domain.origin_metrics import OriginMetrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.tasks import (
-    PRIORITY_OF, Task, TaskArguments, TaskPolicy, TaskRun, TaskRunStatus, TaskStatus, TaskType,
+    PRIORITY_OF,
+    Task,
+    TaskArguments,
+    TaskPolicy,
+    TaskRun,
+    TaskRunStatus,
+    TaskStatus,
+    TaskType,
 )
 from ...domain.visits import VisitOutcome, VisitStats
 

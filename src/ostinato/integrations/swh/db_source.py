@@ -11,8 +11,9 @@ in ``scheduler_v38.sql``, written from the tables as ``swh db init`` makes them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row, tuple_row
@@ -95,7 +96,7 @@ class SwhSchedulerSource:
             self.conn.rollback()  # a read-only transaction: nothing to keep
             self.conn.close()
 
-    def __enter__(self) -> "SwhSchedulerSource":
+    def __enter__(self) -> SwhSchedulerSource:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -11,14 +11,23 @@ compared and keeps the first differences, each naming the row and the field.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ...domain.origins import StoredListedOrigin
 from ...store.interface import OriginStore, Store, TaskStore
 from .db_mapping import (
-    Cooldowns, Queues, listed_origin_of, lister_of, metrics_of, protocol_stats_of, task_of, task_run_of, task_type_of,
+    Cooldowns,
+    Queues,
+    listed_origin_of,
+    lister_of,
+    metrics_of,
+    protocol_stats_of,
+    task_of,
+    task_run_of,
+    task_type_of,
     visit_stats_of,
 )
 from .db_source import SwhSchedulerSource

@@ -10,9 +10,10 @@ carries, every field present, as the protocol's client rebuilds it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 from uuid import UUID
 
 from ...domain.errors import ValidationError

@@ -5,10 +5,11 @@ needs, and the function that maps it onto the store (see docs/reference/swh-comp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any
 from uuid import UUID
 
 from ...domain.clock import Clock

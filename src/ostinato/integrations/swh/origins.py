@@ -18,10 +18,9 @@ from typing import Any
 from uuid import UUID
 
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
-from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.listing_grabs import ListingGrab, ListingOrder
+from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from . import models, policies
-from .wire import Model, Page
 from .operations import (
     Context,
     Param,
@@ -35,6 +34,7 @@ from .operations import (
     time_arg,
     uuid_arg,
 )
+from .wire import Model, Page
 
 _UUID_PREFIX = 0x05715A70_0A11_4000 << 64
 _LOW64 = (1 << 64) - 1

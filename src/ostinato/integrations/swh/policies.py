@@ -15,8 +15,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from ...domain.errors import ValidationError
 from ...domain.listing_grabs import ProtocolVisitStats

@@ -5,7 +5,7 @@ docs/reference/swh-compat.md, "Tasks")."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from dateutil import parser as dateutil_parser
@@ -297,7 +297,7 @@ def _day_arg(value: Any, name: str) -> datetime | str:
     with or without a zone (UTC then), the words now, today, yesterday, tomorrow, epoch, or any other form
     of a date dateutil reads; the words are resolved against the clock by :func:`_resolve_day`."""
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, str):
         text = value.strip()
         if text.lower() in _TIME_WORDS or text.lower() == "epoch":
@@ -309,7 +309,7 @@ def _day_arg(value: Any, name: str) -> datetime | str:
                 parsed = dateutil_parser.parse(text)
             except (ValueError, OverflowError):
                 raise ValidationError(name, "a date or time, e.g. 2026-11-22 or 2026-11-22T10:00:00+00:00", value) from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     raise ValidationError(name, "a date or time, e.g. 2026-11-22", value)
 
 
@@ -317,10 +317,10 @@ def _resolve_day(value: datetime | str, now: datetime) -> datetime:
     if isinstance(value, datetime):
         return value
     if value == "epoch":
-        return datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return datetime(1970, 1, 1, tzinfo=UTC)
     if value == "now":
         return now
-    midnight = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    midnight = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     return midnight + timedelta(days=_TIME_WORDS[value])
 
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 from uuid import UUID
 
 import msgpack
@@ -292,4 +293,4 @@ def dumps(value: Any, accept: str) -> tuple[bytes, str]:
 
 def utc(value: datetime) -> datetime:
     """A zoned time in UTC (msgpack carries times as UTC timestamps)."""
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)

@@ -3,15 +3,15 @@ what each verb accepts, the same on every store, the first fault a ValidationErr
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_json_value, check_stored_text
 from ...domain.listing_grabs import ProtocolVisitStats
 from ...domain.tasks import NewTaskRun
 from ...domain.visits import VisitOutcome
-
 
 #: the longest key of a compat record
 MAX_KEY = 2000

@@ -9,24 +9,32 @@ accepts is checked first by ``checks.py`` beside this file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ...domain.errors import ValidationError
 from ...domain.listing_grabs import (
-    ListingCounts, ListingGrab, ListingOrder, ProtocolVisitStats, WalkedOrigin, cooldown_bounds, fold_protocol_stats,
+    ListingCounts,
+    ListingGrab,
+    ListingOrder,
+    ProtocolVisitStats,
+    WalkedOrigin,
+    cooldown_bounds,
+    fold_protocol_stats,
     take_walked,
 )
 from ...domain.origin_metrics import MetricClock
 from ...domain.origins import ListedOrigin, StoredListedOrigin
-from ...domain.visits import VisitOutcome
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
-from ..origins.rows import row_to_listed_origin
-from ..tasks.rows import run_of as row_to_run, task_of as row_to_task
+from ...domain.visits import VisitOutcome
 from ..dialect import Dialect, chunks
+from ..origins.rows import row_to_listed_origin
 from ..queries import Queries, statements
+from ..tasks.rows import run_of as row_to_run
+from ..tasks.rows import task_of as row_to_task
 from .checks import (
     check_namespace,
     check_new_runs,
@@ -37,6 +45,7 @@ from .checks import (
     position_of,
 )
 from .interface import CompatStore
+
 
 @dataclass(slots=True)
 class MergeRow:

@@ -7,13 +7,13 @@ The flow that implements it for the SQL stores is ``flow.py`` beside this file.
 from __future__ import annotations
 
 import abc
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
+
 from ...domain.listing_grabs import ListingCounts, ListingGrab, ProtocolVisitStats
 from ...domain.origins import StoredListedOrigin
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
-
-
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
 #: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.

@@ -8,8 +8,8 @@ from the newest runs by id, so the pass costs the same whatever the size of the 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 from ...domain.errors import ValidationError
 from ...domain.history import RESOLUTIONS, EndedRun, HistorySample, checked_figures

@@ -8,8 +8,8 @@ The flow that implements it for the SQL stores is ``flow.py`` beside this file.
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 from ...domain.history import EndedRun, HistorySample
 

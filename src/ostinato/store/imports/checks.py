@@ -3,9 +3,11 @@ located by its place or its id (see docs/reference/swh-import.md)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...domain.errors import ValidationError
+
 
 def checked_records(records: Sequence[Any], check: Callable[[Any], Any], where: Callable[[int, Any], str]) -> list[Any]:
     """Every record of an import batch checked before a store writes any: a bad one is a

@@ -10,24 +10,31 @@ these are the verbs an import of an archive's scheduler (10^6 origins and more) 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.imported import (
-    check_lister, check_origin_metrics, check_stored_listed_origin, check_task, check_task_run, check_visit_stats,
+    check_lister,
+    check_origin_metrics,
+    check_stored_listed_origin,
+    check_task,
+    check_task_run,
+    check_visit_stats,
 )
 from ...domain.origin_metrics import OriginMetrics
 from ...domain.origins import Lister, StoredListedOrigin
 from ...domain.tasks import Task, TaskRun, TaskType
 from ...domain.visit_policies import live_cooldown
 from ...domain.visits import VisitStats
-from ..origins.rows import row_to_lister
-from .checks import at_id, at_index, checked_records
 from ..dialect import Connection, Dialect, Row, chunks
+from ..origins.rows import row_to_lister
 from ..queries import Queries
+from .checks import at_id, at_index, checked_records
 from .interface import ImportStore
+
 
 def _listing(listed: StoredListedOrigin) -> dict[str, Any]:
     """A listing as ``import_listed_origins`` reads it (the dialect's ``json`` writes its times)."""

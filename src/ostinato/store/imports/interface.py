@@ -7,14 +7,13 @@ The flow that implements it for the SQL stores is ``flow.py`` beside this file.
 from __future__ import annotations
 
 import abc
-from typing import Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from ...domain.origins import Lister, StoredListedOrigin
+
 from ...domain.origin_metrics import OriginMetrics
-from ...domain.visits import VisitStats
+from ...domain.origins import Lister, StoredListedOrigin
 from ...domain.tasks import Task, TaskRun, TaskType
-
-
+from ...domain.visits import VisitStats
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
 #: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.

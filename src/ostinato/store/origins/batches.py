@@ -5,8 +5,9 @@ threshold and rate samples checked and thinned (see docs/design/origins.md)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ...domain.change_rates import RevisitThreshold
 from ...domain.errors import ValidationError

@@ -12,9 +12,10 @@ grab read by position.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
@@ -23,19 +24,32 @@ from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.politeness import Politeness, check_politeness_setting
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
-from .batches import (
-    FEEDBACK_PART, SAMPLE_OVERREAD, SMALL_TABLE, check_limit, check_revisit_threshold, latest_listed, next_visit,
-    run_picks, statuses_by_key, thin_sample,
-)
 from ..dialect import Dialect, chunks
 from ..queries import Queries, statements
+from .batches import (
+    FEEDBACK_PART,
+    SAMPLE_OVERREAD,
+    SMALL_TABLE,
+    check_limit,
+    check_revisit_threshold,
+    latest_listed,
+    next_visit,
+    run_picks,
+    statuses_by_key,
+    thin_sample,
+)
 from .interface import OriginStore
 from .polite_grab import PoliteGrab, read_politeness
 from .rows import (
-    metrics_params, rate_evidence, row_to_listed_origin, row_to_lister, row_to_metrics, row_to_threshold,
-    row_to_visit_stats, tuple_to_visit_stats,
+    metrics_params,
+    rate_evidence,
+    row_to_listed_origin,
+    row_to_lister,
+    row_to_metrics,
+    row_to_threshold,
+    row_to_visit_stats,
+    tuple_to_visit_stats,
 )
-
 
 #: one metrics pass at a time
 METRICS_LOCK = "origin-metrics"

@@ -7,16 +7,16 @@ The flow that implements it for the SQL stores is ``flow.py`` beside this file.
 from __future__ import annotations
 
 import abc
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
+
 from ...domain.change_rates import RateSample, RevisitThreshold
-from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.origin_metrics import OriginMetrics
+from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.politeness import Politeness
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
-
-
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
 #: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.

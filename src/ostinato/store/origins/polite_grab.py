@@ -18,9 +18,10 @@ statuses, releases and in-flight timeouts free a host's room with no counter to 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from ...domain.politeness import HostLimits, Politeness
 from ..dialect import Dialect

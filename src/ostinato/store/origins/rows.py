@@ -7,7 +7,8 @@ and import roles read listers and listed origins with these too.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ...domain.change_rates import RevisitThreshold
 from ...domain.origin_metrics import OriginMetrics, in_bucket_order

@@ -10,9 +10,10 @@ into :class:`~ostinato.store.schedules.flow.ScheduleFlow`, whose row conversions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from ...domain.declarations import Declaration, DeclarationOutcome, reconcile, retire
 from ...domain.firings import (

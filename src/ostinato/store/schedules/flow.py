@@ -10,14 +10,13 @@ written. SQL in ``sqlite.sql`` and ``postgresql.sql`` beside this file.
 from __future__ import annotations
 
 import threading
-from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
-from datetime import timedelta
-
+from ...domain.blackouts import parse_blackout_periods
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
-from ...domain.blackouts import parse_blackout_periods
 from ...domain.schedules import (
     RunMode,
     RunStatus,
@@ -27,8 +26,8 @@ from ...domain.schedules import (
     ScheduleTiming,
     StealStep,
     apply_run_end,
-    request_run,
     last_sign_of_life,
+    request_run,
     steal_step,
     stored_start_times,
 )

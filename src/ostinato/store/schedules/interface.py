@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import abc
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
+
 from ...domain.declarations import Declaration, DeclarationOutcome
 from ...domain.firings import Claim, FiringRecord
 from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
-
-
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
 #: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.

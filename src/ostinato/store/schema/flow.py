@@ -7,7 +7,7 @@ A fresh database gets the dialect's canonical schema (``store/<dialect>/schema.s
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ...domain.errors import ConflictError
 from ..dialect import Dialect
@@ -29,7 +29,7 @@ class SchemaFlow(SchemaStore):
         return SchemaState(self.db.read(self._schema.current_version)[0]["version"], latest)
 
     def init_schema(self) -> SchemaState:
-        applied_at = self.db.time(datetime.now(timezone.utc))  # when it happened, for the record only
+        applied_at = self.db.time(datetime.now(UTC))  # when it happened, for the record only
         with self.db.write() as conn:
             if conn.execute(self._schema.count_tables).fetchone()["tables"]:
                 raise ConflictError(f"{self.db.where} is not empty: use `ostinato db upgrade` on an existing database")
@@ -52,7 +52,7 @@ class SchemaFlow(SchemaStore):
                 self.db.run_script(conn, migration.sql)
                 conn.execute(self._schema.record_version, {
                     "version": migration.version, "description": migration.description,
-                    "applied_at": self.db.time(datetime.now(timezone.utc)),
+                    "applied_at": self.db.time(datetime.now(UTC)),
                 })
                 applied.append(migration.version)
         return applied

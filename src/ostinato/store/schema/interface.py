@@ -63,7 +63,7 @@ class SchemaStore(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> "SchemaStore":
+    def __enter__(self) -> SchemaStore:
         return self
 
     def __exit__(self, *exc: object) -> None:

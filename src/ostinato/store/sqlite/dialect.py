@@ -14,23 +14,23 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import fields
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import orjson
 
 from ...domain.errors import ValidationError
-from ..dialect import STORE_DIR
 from ...domain.politeness import host_of
+from ..dialect import STORE_DIR
 from ..migrations import load_migrations
 from ..queries import Queries
 from .connect import open_sqlite_file
-
 
 HERE = Path(__file__).parent
 MIGRATIONS = load_migrations(HERE / "migrations")
@@ -47,7 +47,7 @@ def to_db_time(value: datetime | None) -> str | None:
         return None
     if not isinstance(value, datetime) or value.tzinfo is None:
         raise ValidationError("time", "a timezone-aware time", value.isoformat() if isinstance(value, datetime) else value)
-    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def from_db_time(value: str | None) -> datetime | None:

@@ -3,9 +3,10 @@ their types and keyed for the duplicate check part by part, and the answer put b
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_TYPE_BYTES, check_stored_text

@@ -8,8 +8,9 @@ Rows become records in ``rows.py``, batches are checked and keyed in ``batches.p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.tasks import (

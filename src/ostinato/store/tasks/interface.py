@@ -7,10 +7,22 @@ The flow that implements it for the SQL stores is ``flow.py`` beside this file.
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from ...domain.tasks import NewTask, RunEvent, ScheduledRun, Task, TaskPolicy, TaskPriority, TaskRun, TaskRunStatus, TaskStatus, TaskType
+
+from ...domain.tasks import (
+    NewTask,
+    RunEvent,
+    ScheduledRun,
+    Task,
+    TaskPolicy,
+    TaskPriority,
+    TaskRun,
+    TaskRunStatus,
+    TaskStatus,
+    TaskType,
+)
 
 
 @dataclass(frozen=True, slots=True)

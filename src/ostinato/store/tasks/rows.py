@@ -3,10 +3,18 @@ through the dialect's read conversions (``store/dialect.py``)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ...domain.tasks import (
-    POLICY_OF, PRIORITY_OF, RUN_STATUS_OF, STATUS_OF, Task, TaskArguments, TaskRun, TaskType,
+    POLICY_OF,
+    PRIORITY_OF,
+    RUN_STATUS_OF,
+    STATUS_OF,
+    Task,
+    TaskArguments,
+    TaskRun,
+    TaskType,
 )
 from ..dialect import Dialect, Row
 

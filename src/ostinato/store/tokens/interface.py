@@ -7,10 +7,8 @@ The flow that implements it for the SQL stores is ``flow.py`` beside this file.
 from __future__ import annotations
 
 import abc
-from typing import Any
 from datetime import datetime, timedelta
-
-
+from typing import Any
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
 #: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
