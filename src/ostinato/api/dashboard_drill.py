@@ -389,7 +389,7 @@ def rate_view(stats: VisitStats, model: RevisitModel, threshold: RevisitThreshol
         except ValidationError:  # evidence a store would not keep: shown as none
             probabilities = None
     if probabilities is not None:
-        belief = [(r, p) for r, p in zip(rate_posterior.RATE_GRID, probabilities) if p >= BELIEF_SHOWN]
+        belief = [(r, p) for r, p in zip(rate_posterior.RATE_GRID, probabilities, strict=True) if p >= BELIEF_SHOWN]
         most_likely = rate_posterior.RATE_GRID[probabilities.index(max(probabilities))]
     if probabilities is not None and plans_from_evidence(model, stats.rate_evidence):
         days = rate_posterior.revisit_days(probabilities, mu, model.ceiling / timedelta(days=1))

@@ -85,7 +85,7 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, 
                             [all(" " not in line[i] for line in cells) for i in range(len(columns))],
                             out.width - 3 * len(columns) - 1)
     table = Table(title=title, show_lines=False)
-    for (_key, header), width in zip(columns, widths):
+    for (_key, header), width in zip(columns, widths, strict=True):
         table.add_column(header, width=width, overflow="fold")
     for line in cells:
         table.add_row(*line)

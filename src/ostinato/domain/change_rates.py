@@ -220,7 +220,7 @@ def follow_up_days(belief: Sequence[float], counted_rate: float) -> float | None
     days = FOLLOW_UP / timedelta(days=1)
     if rate_posterior.change_chance(belief, days) >= 0.5:
         return None
-    poisson_like = sum(p for p, rate in zip(belief, rate_posterior.RATE_GRID) if rate >= counted_rate / 2)
+    poisson_like = sum(p for p, rate in zip(belief, rate_posterior.RATE_GRID, strict=True) if rate >= counted_rate / 2)
     return None if poisson_like >= POISSON_LIKE else days
 
 

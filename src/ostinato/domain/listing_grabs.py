@@ -134,7 +134,7 @@ def fold_protocol_stats(updates: Sequence[ProtocolVisitStats]) -> list[tuple[Pro
             continue
         earlier, newest = seen
         merged = ProtocolVisitStats(*(new if new is not None else old for new, old in zip(
-            astuple_fields(update), astuple_fields(earlier))))
+            astuple_fields(update), astuple_fields(earlier), strict=True)))
         if update.last_visit is not None and (newest is None or update.last_visit > newest):
             newest = update.last_visit
         folded[key] = (merged, newest)

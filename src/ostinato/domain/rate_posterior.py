@@ -92,7 +92,7 @@ def observe(evidence: Sequence[float] | None, elapsed_days: float, *, changed: b
         gains = [math.log(-math.expm1(-mean)) if mean > 1e-300 else -690.0 for mean in means]
     else:
         gains = [-mean for mean in means]
-    new = [value * weight + gain for value, gain in zip(old, gains)]
+    new = [value * weight + gain for value, gain in zip(old, gains, strict=True)]
     top = max(new)
     return tuple([round(v - top, _DECIMALS) for v in new])
 
@@ -100,7 +100,7 @@ def observe(evidence: Sequence[float] | None, elapsed_days: float, *, changed: b
 def posterior(evidence: Sequence[float], prior_rate: float) -> list[float]:
     """The belief over :data:`RATE_GRID`: prior × faded likelihood, normalised."""
     _check_evidence(evidence)
-    logs = [p + e for p, e in zip(prior_log(prior_rate), evidence)]
+    logs = [p + e for p, e in zip(prior_log(prior_rate), evidence, strict=True)]
     top = max(logs)
     weights = [math.exp(v - top) for v in logs]
     total = sum(weights)
@@ -109,7 +109,7 @@ def posterior(evidence: Sequence[float], prior_rate: float) -> list[float]:
 
 def _cells(probabilities: Sequence[float]) -> list[tuple[float, float]]:
     """(probability, rate) of the cells the belief gives any weight (most hold none that matters)."""
-    return [(p, rate) for p, rate in zip(probabilities, RATE_GRID) if p > 1e-12]
+    return [(p, rate) for p, rate in zip(probabilities, RATE_GRID, strict=True) if p > 1e-12]
 
 
 def _gain(cells: Sequence[tuple[float, float]], days: float) -> tuple[float, float]:

@@ -136,12 +136,12 @@ class TupleCodec(Codec):
     def encode(self, value: Any, path: str) -> Any:
         if not isinstance(value, (tuple, list)) or len(value) != len(self.items):
             raise fail(path, f"{len(self.items)} values", value)
-        return [c.encode(v, f"{path}[{i}]") for i, (c, v) in enumerate(zip(self.items, value))]
+        return [c.encode(v, f"{path}[{i}]") for i, (c, v) in enumerate(zip(self.items, value, strict=True))]
 
     def decode(self, data: Any, path: str) -> Any:
         if not isinstance(data, list) or len(data) != len(self.items):
             raise fail(path, f"a JSON array of {len(self.items)} values", data if not isinstance(data, list) else len(data))
-        return tuple(c.decode(v, f"{path}[{i}]") for i, (c, v) in enumerate(zip(self.items, data)))
+        return tuple(c.decode(v, f"{path}[{i}]") for i, (c, v) in enumerate(zip(self.items, data, strict=True)))
 
     def schema(self) -> dict[str, Any]:
         # not "prefixItems": the tools that read the description do not all know it; the codec checks each position

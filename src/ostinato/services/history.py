@@ -109,7 +109,7 @@ class HistoryPass:
     def _roll_up(self, moments: Iterable[datetime]) -> int:
         """Each coarser resolution's samples over the intervals of ``moments``, from the next finer one."""
         written = 0
-        for fine, coarse in zip(RESOLUTIONS, RESOLUTIONS[1:]):
+        for fine, coarse in zip(RESOLUTIONS, RESOLUTIONS[1:], strict=False):
             starts = {interval_start(moment, coarse.step) for moment in moments}
             samples = []
             for start in sorted(starts):

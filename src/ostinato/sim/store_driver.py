@@ -217,7 +217,7 @@ class StoreScheduler:
             mine = self.reports_last_update[sources] == reports
             origins = [ListedOrigin(self.url(int(s)), self.visit_type, last_update=self.when(c) if reports else None,
                                     host=None if self.source_hosts is None else host_name(self.source_hosts[s]))
-                       for s, c in zip(sources[mine].tolist(), last_change[mine].tolist())]
+                       for s, c in zip(sources[mine].tolist(), last_change[mine].tolist(), strict=True)]
             if origins:
                 self.store.record_listed_origins(lister_id, origins, now)
 
@@ -227,7 +227,7 @@ class StoreScheduler:
         statuses = []
         for source, end, outcome, version, changes, number in zip(
                 visits["source"].tolist(), visits["end"].tolist(), visits["outcome"].tolist(),
-                visits["version"].tolist(), visits["changes"].tolist(), visits["number"].tolist()):
+                visits["version"].tolist(), visits["changes"].tolist(), visits["number"].tolist(), strict=True):
             success = outcome == SUCCESS
             statuses.append(VisitStatus(
                 self.url(source), number, self.visit_type, _STATUS[outcome], self.when(end),

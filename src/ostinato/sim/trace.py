@@ -92,7 +92,7 @@ def csv_decoder(header: bytes) -> Callable[[bytes, bytes], dict[str, str]]:
             raise ValidationError("record", f"one CSV row ({exc})", _excerpt(raw)) from None
         if len(rows) != 1 or len(rows[0]) != len(names):
             raise ValidationError("record", f"one CSV row of {len(names)} fields ({', '.join(names)})", _excerpt(raw))
-        return dict(zip(names, (value.strip() for value in rows[0])))
+        return dict(zip(names, (value.strip() for value in rows[0]), strict=True))
 
     return decode
 

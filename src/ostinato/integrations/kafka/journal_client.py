@@ -102,7 +102,7 @@ class _Batch:
 
     def without(self, gone: set[PartitionKey]) -> _Batch | None:
         """The batch less what it read from partitions this client no longer owns (None if nothing is left)."""
-        kept = [(k, s) for k, s in zip(self.keys, self.statuses) if k not in gone]
+        kept = [(k, s) for k, s in zip(self.keys, self.statuses, strict=True) if k not in gone]
         offsets = {k: o for k, o in self.offsets.items() if k not in gone}
         if not offsets:
             return None

@@ -339,7 +339,7 @@ def copy_tasks(report: CopyReport, swh: SwhRpcClient) -> CopyReport:
         for item in swh.create_tasks(sent):
             if isinstance(item, Model):
                 answered.setdefault(_key(item.fields), []).append(item.fields.get("id"))
-        for copied, model in zip(chunk, sent):
+        for copied, model in zip(chunk, sent, strict=True):
             ids = answered.get(_key(model.fields))
             if ids:
                 copied.swh_id = ids.pop(0) if len(ids) > 1 else ids[0]

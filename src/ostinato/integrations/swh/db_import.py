@@ -158,7 +158,7 @@ class _Copy:
 
         def write_listers(listers: list[Any]) -> int:
             stored, changed = store.import_listers(listers)
-            self.lister_ids.update(zip((row[0] for row in lister_rows), (lister.id for lister in stored)))
+            self.lister_ids.update(zip((row[0] for row in lister_rows), (lister.id for lister in stored), strict=True))
             return changed
 
         self.table("listers", [lister_rows] if lister_rows else [], lister_of, write_listers, lambda r: f"{r[1]}/{r[2]}")

@@ -161,7 +161,7 @@ class CompatFlow(CompatStore):
             if added:
                 rows = [RunRow(None, checked[i].task, checked[i].backend_id, checked[i].scheduled,
                                _metadata(checked[i].metadata)) for i in added]
-                for index, row in zip(added, conn.execute(q.insert_runs, {"rows": db.records(rows)})):
+                for index, row in zip(added, conn.execute(q.insert_runs, {"rows": db.records(rows)}), strict=True):
                     written[index] = read_run(row)
         return written if answer else []  # type: ignore[return-value]
 

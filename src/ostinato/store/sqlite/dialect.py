@@ -219,7 +219,7 @@ class SQLiteDialect:
 
     @staticmethod
     def columns(**columns: Sequence[Any]) -> dict[str, Any]:
-        return {"rows": json_text([list(row) for row in zip(*columns.values())])}
+        return {"rows": json_text([list(row) for row in zip(*columns.values(), strict=True)])}
 
     @staticmethod
     def is_unique_violation(exc: BaseException, column: str | None = None) -> bool:
