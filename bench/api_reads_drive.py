@@ -101,7 +101,7 @@ class Cell:
                           timeout=60) as client:
             while time.perf_counter() < self.deadline:
                 pick = rng.random() * total
-                name = next(n for n, c in zip(self.names, self.cumulative) if pick < c)
+                name = next(n for n, c in zip(self.names, self.cumulative, strict=True) if pick < c)
                 path, params = self.routes[name](rng)
                 began = time.perf_counter()
                 try:

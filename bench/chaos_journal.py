@@ -156,7 +156,7 @@ def handed_out_twice(visits: list[Visit], in_flight_timeout: float, slack: float
     pairs = []
     for runs in by_url.values():
         runs.sort(key=lambda v: v.start)
-        pairs += [(a, b) for a, b in zip(runs, runs[1:]) if b.start - a.start < in_flight_timeout - slack]
+        pairs += [(a, b) for a, b in zip(runs, runs[1:], strict=False) if b.start - a.start < in_flight_timeout - slack]
     return pairs
 
 

@@ -181,7 +181,7 @@ class FaceScheduler:
         for index, reports in enumerate((True, False)):
             mine = self.reports_last_update[sources] == reports
             origins = [[self.url(s), self.when(c).isoformat() if reports else None]
-                       for s, c in zip(sources[mine].tolist(), last_change[mine].tolist())]
+                       for s, c in zip(sources[mine].tolist(), last_change[mine].tolist(), strict=True)]
             if origins:
                 self._listings.append([index, origins])
 
@@ -189,7 +189,7 @@ class FaceScheduler:
         """The ended visits' statuses: for swh's journal client, sent with the next step's call; for
         Ostinato's, given to the store behind the face now (after the listings kept so far)."""
         rows = list(zip(visits["source"].tolist(), visits["end"].tolist(), visits["outcome"].tolist(),
-                        visits["version"].tolist(), visits["number"].tolist()))
+                        visits["version"].tolist(), visits["number"].tolist(), strict=True))
         self.fed += len(rows)
         if self.spec["feed"] == "swh":
             self._messages.extend(

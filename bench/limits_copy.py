@@ -106,7 +106,7 @@ def shaped_listed_rows(lister_id: int, now: Any, origins: Sequence[ListedOrigin]
 def shaped_task_rows(ids: TaskIds, tasks: Sequence[NewTask], default_interval: Any) -> tuple[list[tuple]]:
     """The task rows with the digest of their arguments, as the store writes them (its canonical JSON and digest)."""
     return ([(*row[:3], PostgresDialect.digest(t.arguments.to_json()), *row[3:])
-             for row, t in zip(task_rows(ids, tasks, default_interval), tasks)],)
+             for row, t in zip(task_rows(ids, tasks, default_interval), tasks, strict=True)],)
 
 
 def shaped_stats_rows(stats: Sequence[VisitStats]) -> list[tuple]:
@@ -135,14 +135,14 @@ class TaskIds:
 
 
 def task_rows(ids: TaskIds, tasks: Sequence[NewTask], default_interval: Any) -> Iterator[tuple]:
-    for task_id, t in zip(ids.take(len(tasks)), tasks):
+    for task_id, t in zip(ids.take(len(tasks)), tasks, strict=True):
         yield (task_id, t.type, list(t.arguments.args), t.next_run, t.current_interval or default_interval,
                "next_run_not_scheduled", t.policy.value, t.retries_left or 0,
                t.priority.value if t.priority else None)
 
 
 def run_rows(ids: TaskIds, grabbed: Sequence[ScheduledRun]) -> Iterator[tuple]:
-    for run_id, g in zip(ids.take(len(grabbed)), grabbed):
+    for run_id, g in zip(ids.take(len(grabbed)), grabbed, strict=True):
         yield (run_id, g.task.id, g.run.backend_id, g.run.scheduled, g.run.status.value)
 
 
@@ -160,7 +160,7 @@ def copy_rows(cur: psycopg.Cursor, table: str, columns: Sequence[tuple[str, str]
 
 def copy_shaped(cur: psycopg.Cursor, kind: str, table_name: Any, rows: Sequence[Sequence[tuple]]) -> None:
     """COPY each of the store's tables' rows for ``kind`` into the table ``table_name(store_table)`` names."""
-    for (table, columns), table_rows in zip(SHAPED[kind], rows):
+    for (table, columns), table_rows in zip(SHAPED[kind], rows, strict=True):
         copy_rows(cur, table_name(table), columns, iter(table_rows))
 
 

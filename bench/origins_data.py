@@ -288,7 +288,7 @@ class Checker:
             self.warn(f"{label}: {len(bad_listing)} origins with a wrong listing (last_update, extra arguments or lister), "
                       f"e.g. {bad_listing[0]}")
         # ordered by the policy's key (1 ms of slack: SQLite orders the lag by julianday differences)
-        if any(b[0] < a[0] or (b[0] == a[0] and b[1] < a[1] - 0.001) for a, b in zip(keys, keys[1:])):
+        if any(b[0] < a[0] or (b[0] == a[0] and b[1] < a[1] - 0.001) for a, b in zip(keys, keys[1:], strict=False)):
             self.warn(f"{label}: origins not in the policy's order")
         if not dry_run:
             for visit in visits:

@@ -115,9 +115,9 @@ def print_summary(result: dict[str, Any]) -> None:
                      *(counts["deliberate"].get(n, 0) for n in names), counts["unexplained"],
                      counts["after_divergence"]])
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(header)]
-    say("  ".join(str(h).rjust(w) if i else str(h).ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    say("  ".join(str(h).rjust(w) if i else str(h).ljust(w) for i, (h, w) in enumerate(zip(header, widths, strict=True))))
     for row in rows:
-        say("  ".join(str(v).rjust(w) if i else str(v).ljust(w) for i, (v, w) in enumerate(zip(row, widths))))
+        say("  ".join(str(v).rjust(w) if i else str(v).ljust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))))
     for name in names:
         say(f"  deliberate {name}: {result['deliberate'][name]}")
     kinds: dict[str, list[dict[str, Any]]] = {}

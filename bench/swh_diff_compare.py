@@ -222,7 +222,7 @@ def differences(peer: Any, ours: Any, path: str = "", limit: int = 8) -> list[st
                 return
             if len(a) != len(b):
                 found.append(f"{where}: {len(a)} items ≠ {len(b)} items")
-            for i, (x, y) in enumerate(zip(a, b)):
+            for i, (x, y) in enumerate(zip(a, b, strict=False)):  # lengths may differ (noted above): the common part
                 walk(x, y, f"{where}[{i}]")
         elif a != b or type(a) is not type(b):
             found.append(f"{where}: {short(a)} ≠ {short(b)}")
@@ -318,7 +318,7 @@ def _last_seen_kept(d: Difference) -> bool:
     if not isinstance(d.peer, list) or not isinstance(d.ours, list) or len(d.peer) != len(d.ours):
         return False
     differ = False
-    for p, o in zip(as_multiset(d.peer), as_multiset(d.ours)):
+    for p, o in zip(as_multiset(d.peer), as_multiset(d.ours), strict=True):
         if {k: v for k, v in p.items() if k != "last_seen"} != {k: v for k, v in o.items() if k != "last_seen"}:
             return False
         if p["last_seen"] != o["last_seen"]:
@@ -418,7 +418,7 @@ def _archive_pages(d: Difference) -> bool:
 
 def _stuck(pages: list[dict[str, Any]]) -> bool:
     tokens = [page.get("next_page_token") for page in pages]
-    return any(a is not None and a == b for a, b in zip(tokens, tokens[1:]))
+    return any(a is not None and a == b for a, b in zip(tokens, tokens[1:], strict=False))
 
 
 def _not_sampled(d: Difference) -> bool:

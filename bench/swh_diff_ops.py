@@ -188,7 +188,7 @@ class Generator:
             return self.get_or_create_lister()
         if not m.task_types and self.rng.random() < 0.5:
             return self.create_task_type()
-        names, weights = zip(*self.ops.items())
+        names, weights = zip(*self.ops.items(), strict=True)
         while True:
             name = self.rng.choices(names, weights)[0]
             op = getattr(self, name)()

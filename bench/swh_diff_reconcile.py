@@ -109,11 +109,11 @@ class Reconciler:
             labels.append(f"t{self.labels['tasks']}")
         for server in self.servers:
             if server.name in anew:  # a face: its ids, in its answer's order
-                for task, label in zip(anew[server.name], labels):
+                for task, label in zip(anew[server.name], labels, strict=True):
                     server.side.tasks[int(str(task["id"]).split(":", 1)[1])] = label
             elif server.dsn:
                 with psycopg.connect(server.dsn, autocommit=True) as conn:
-                    for task, label in zip(first, labels):
+                    for task, label in zip(first, labels, strict=True):
                         arguments = {"args": task["arguments"]["args"], "kwargs": task["arguments"]["kwargs"]}
                         [(ident,)] = conn.execute(
                             "INSERT INTO task (type, arguments, next_run, status, current_interval, policy, retries_left,"
@@ -122,7 +122,7 @@ class Reconciler:
                              from_plain(task["current_interval"]), task["policy"], task["retries_left"],
                              task["priority"])).fetchall()
                         server.side.tasks[ident] = label
-        for task, label in zip(first, labels):
+        for task, label in zip(first, labels, strict=True):
             self.model.tasks.setdefault(label, {"type": task["type"], "policy": task["policy"],
                                                 "priority": task["priority"]})
 

@@ -148,7 +148,7 @@ def print_table(first: Any, first_s: float, again: Any, again_s: float, verify_s
     for name, justify in (("table", "left"), ("rows", "right"), ("seconds", "right"), ("rows/s", "right"),
                           ("again: changed", "right"), ("again: rows/s", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for one, two in zip(first.tables, again.tables):
+    for one, two in zip(first.tables, again.tables, strict=True):
         table.add_row(one.table, f"{one.read:,}", f"{one.seconds:,.1f}", f"{one.rate:,.0f}" if one.rate else "-",
                       f"{two.changed:,}", f"{two.rate:,.0f}" if two.rate else "-")
     table.add_row("total", f"{first.read:,}", f"{first_s:,.1f}", f"{first.read / first_s:,.0f}", f"{again.changed:,}",

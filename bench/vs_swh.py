@@ -389,7 +389,7 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
     # only the calls that returned a full batch (not the last, short or empty, ones)
     c.samples["grab tasks + runs"], c.returned["grab tasks + runs"] = {}, {}
     for side in SIDES:
-        full = [(ms, got) for ms, got in zip(c.samples[latency][side], c.returned[latency][side]) if got == args.task_grab_batch]
+        full = [(ms, got) for ms, got in zip(c.samples[latency][side], c.returned[latency][side], strict=True) if got == args.task_grab_batch]
         c.samples[latency][side] = [ms for ms, _ in full]
         c.returned[latency][side] = [got for _, got in full]
         c.samples["grab tasks + runs"][side] = [got / ms * 1000 for ms, got in full]

@@ -252,7 +252,7 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
     # only the calls that returned a full batch (not the last, short or empty, ones)
     c.samples["grab tasks + runs"], c.returned["grab tasks + runs"] = {}, {}
     for side in SIDES:
-        full = [(ms, got) for ms, got in zip(c.samples[latency][side], c.returned[latency][side]) if got == args.task_grab_batch]
+        full = [(ms, got) for ms, got in zip(c.samples[latency][side], c.returned[latency][side], strict=True) if got == args.task_grab_batch]
         c.samples[latency][side] = [ms for ms, _ in full]
         c.returned[latency][side] = [got for _, got in full]
         c.samples["grab tasks + runs"][side] = [got / ms * 1000 for ms, got in full]
@@ -261,7 +261,7 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
         for key, index in (("grab_ready_tasks, latency", 0), ("mass_schedule_task_runs, latency", 1)):
             c.samples.setdefault(key, {})[side] = [p[index] * 1000 for p in parts]
             c.returned.setdefault(key, {})[side] = [p[2] for p in parts]
-        full_timings = [t for t, got in zip(split_timings[side], [p[2] for p in split[side]]) if got == args.task_grab_batch]
+        full_timings = [t for t, got in zip(split_timings[side], [p[2] for p in split[side]], strict=True) if got == args.task_grab_batch]
         for key, which in (("grab_ready_tasks, latency", "grab"), ("mass_schedule_task_runs, latency", "runs")):
             c.timings.setdefault(key, {s: [] for s in SIDES})[side] = [t[which] for t in full_timings if t[which]]
         if total[side] != args.tasks or len(ids[side]) != args.tasks:

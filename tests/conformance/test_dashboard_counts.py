@@ -85,7 +85,7 @@ def types(store):
 def fail_runs(store, task_type, statuses, at):
     runs = store.grab_ready_tasks(task_type, at, len(statuses))
     assert len(runs) == len(statuses)
-    store.record_run_events([RunEvent(r.run.id, status, at) for r, status in zip(runs, statuses)])
+    store.record_run_events([RunEvent(r.run.id, status, at) for r, status in zip(runs, statuses, strict=True)])
     return [r.run.id for r in runs]
 
 

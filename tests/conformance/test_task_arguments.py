@@ -108,7 +108,7 @@ def test_duplicates_and_new_tasks_mixed_across_parts_come_back_in_input_order(st
     urls = [f"https://example.org/{i}" for i in range(3 * CREATE_PART)]
     created = store.create_tasks([new(u) for u in urls] + [new(urls[5]), new(urls[3])])
     by_url = {t.arguments.args[0]: t.id for t in first}
-    for url, task in zip(urls, created):
+    for url, task in zip(urls, created, strict=False):  # created ends with the two sent again, checked below
         assert task.arguments.args == (url,)
         if url in by_url:
             assert task.id == by_url[url]

@@ -66,7 +66,7 @@ def _run(dsn: str, seconds: float) -> tuple[list[tuple[str, float, float]], list
                     done = datetime.now(UTC)
                     store.record_visit_statuses([
                         VisitStatus(v.url, i, "git", JournalStatus.FULL, done, i.to_bytes(20, "big"))
-                        for v, i in zip(grabbed, ids)], FEEDBACK, now=done)
+                        for v, i in zip(grabbed, ids, strict=True)], FEEDBACK, now=done)
                     with lock:
                         visits.extend((host_of(v.url), after, before) for v in grabbed)
         except BaseException as exc:  # reported below
@@ -114,6 +114,6 @@ def test_concurrent_grabs_space_the_starts_on_a_host(pg_dsn):
         by_host[host].append(now)
     for host, times in by_host.items():
         times.sort()
-        gaps = [b - a for a, b in zip(times, times[1:])]
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         assert len(times) >= 10, (host, len(times))
         assert min(gaps) >= SPACED, (host, min(gaps))

@@ -143,7 +143,7 @@ def test_processes_with_two_versions_of_the_code_do_not_fight(pg_dsn, tmp_path):
     ticks = sorted((float(a), float(b)) for _, a, b, *_ in (line.split() for line in log.read_text().splitlines()
                                                              if line.startswith("tick")))
     assert len(ticks) >= 5
-    assert all(end <= next_start for (_, end), (next_start, _) in zip(ticks, ticks[1:])), ticks  # never two at once
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(ticks, ticks[1:], strict=False)), ticks  # never two at once
 
 
 def test_a_periodic_declaration_without_cooldown_runs_once_a_period():

@@ -70,7 +70,7 @@ def test_killed_schedulers_never_cause_overlapping_runs(pg_dsn, tmp_path):
     assert len(runs) == SCHEDULES, sorted(runs)  # every schedule ran
     for name, intervals in runs.items():
         intervals.sort()
-        for (_, end), (begin, _) in zip(intervals, intervals[1:]):
+        for (_, end), (begin, _) in zip(intervals, intervals[1:], strict=False):
             assert begin >= end, f"{name}: a run began at {begin} before the previous one ended at {end}"
     with PostgresStore(pg_dsn) as store:
         check = datetime.now(UTC)

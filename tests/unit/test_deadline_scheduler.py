@@ -183,5 +183,5 @@ def test_an_hourly_schedule_over_a_simulated_day(types, clock, registry, cooldow
         clock.advance(M)
     runs = sorted(run.started_at for run in store.list_schedule_runs("hourly", limit=10_000))
     assert fewest <= len(runs) <= most, len(runs)
-    assert min(b - a for a, b in zip(runs, runs[1:])) >= closest
-    assert all(b - a <= H for a, b in zip(runs, runs[1:]))  # never stale
+    assert min(b - a for a, b in zip(runs, runs[1:], strict=False)) >= closest
+    assert all(b - a <= H for a, b in zip(runs, runs[1:], strict=False))  # never stale

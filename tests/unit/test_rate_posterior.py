@@ -23,7 +23,7 @@ def history(visits, evidence=None, horizon=365.0):
 
 
 def mean_rate(evidence) -> float:
-    return sum(p * r for p, r in zip(rp.posterior(evidence, PRIOR), rp.RATE_GRID))
+    return sum(p * r for p, r in zip(rp.posterior(evidence, PRIOR), rp.RATE_GRID, strict=True))
 
 
 def point_belief(cell: int) -> list[float]:
@@ -32,7 +32,7 @@ def point_belief(cell: int) -> list[float]:
 
 def test_the_grid_and_the_prior():
     assert len(rp.RATE_GRID) == 16 and rp.RATE_GRID[0] == pytest.approx(1e-4) and rp.RATE_GRID[-1] == pytest.approx(50)
-    ratios = {round(b / a, 9) for a, b in zip(rp.RATE_GRID, rp.RATE_GRID[1:])}
+    ratios = {round(b / a, 9) for a, b in zip(rp.RATE_GRID, rp.RATE_GRID[1:], strict=False)}
     assert len(ratios) == 1  # log-spaced
     prior = [math.exp(v) for v in rp.prior_log(PRIOR)]
     assert sum(prior) == pytest.approx(1)
@@ -95,10 +95,10 @@ def test_a_belief_split_on_whether_the_page_is_worth_visiting_is_probed():
     # found changed every 6 days, 20 times: "somewhat fast" (worth visiting) or "too fast" (not)
     belief = rp.posterior(history([(6, True)] * 20), PRIOR)
     mu = 0.75
-    worth = sum(p for p, r in zip(belief, rp.RATE_GRID) if r < 1 / mu)
+    worth = sum(p for p, r in zip(belief, rp.RATE_GRID, strict=True) if r < 1 / mu)
     assert rp.PROBE_WORTH[0] < worth < rp.PROBE_WORTH[1]
     days = rp.revisit_days(belief, mu, 60.0)
-    chance = sum(p * -math.expm1(-r * days) for p, r in zip(belief, rp.RATE_GRID))
+    chance = sum(p * -math.expm1(-r * days) for p, r in zip(belief, rp.RATE_GRID, strict=True))
     assert chance == pytest.approx(0.5, abs=1e-6)  # the visit where a change is as likely as not
     assert days < 1 / float(rp.demand(np.array([belief]), mu, 60.0)[0])  # sooner than planned without probing
     # once a few probes found it changed, it is given up on

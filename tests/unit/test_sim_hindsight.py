@@ -30,7 +30,7 @@ def hand_history(visits: int, warmup_visits: int) -> WindowHistory:
 def test_the_freshness_bound_by_hand():
     # gaps: A [0,2) (a warm-up visit may cover it) [2,5) [5,10); B [4,7) [7,10); C [0,10) (warm-up)
     lengths, warm = hand_history(2, 1).gaps()
-    assert sorted(zip(lengths.tolist(), warm.tolist())) == [(2, True), (3, False), (3, False), (3, False), (5, False),
+    assert sorted(zip(lengths.tolist(), warm.tolist(), strict=True)) == [(2, True), (3, False), (3, False), (3, False), (5, False),
                                                             (10, True)]
     # one warm-up visit takes C's 10 days; two window visits the longest two of the rest: 5 and 3
     assert freshness_bound(hand_history(2, 1)) == pytest.approx((10 + 5 + 3) / 26)

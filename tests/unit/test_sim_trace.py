@@ -97,7 +97,7 @@ def test_a_trace_world_follows_births_changes_and_deaths():
     assert changes.sources.tolist() == [0] and changes.times.tolist() == [7.0]
     assert world.last_change[0] == 7.0 and world.version.tolist() == [2, 0, 0]
     sources, times = world.recorded(0.0, 12.0)
-    assert sorted(zip(sources.tolist(), times.tolist())) == [(0, 4.0), (0, 7.0), (1, 1.0), (2, 5.0), (2, 9.0)]
+    assert sorted(zip(sources.tolist(), times.tolist(), strict=True)) == [(0, 4.0), (0, 7.0), (1, 1.0), (2, 5.0), (2, 9.0)]
     alive = TraceWorld(tiny_trace(), start=at(0), horizon=12.0, deaths=False)
     assert alive.size == 4 and np.isinf(alive.death).all()  # c stays, quiet, from its one change
 

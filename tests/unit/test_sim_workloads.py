@@ -39,7 +39,7 @@ def test_web_cho2000_bin_shares_and_log_uniform_within_bins():
     rates, bins = web_cho2000_components(rng, SIZE)
     intervals = 1 / rates
     edges = [(1 / 50, 1), (1, 7), (7, 30), (30, 120), (120, 3650)]
-    for (low, high), (b_low, b_high, share) in zip(edges, WEB_BINS):
+    for (low, high), (b_low, b_high, share) in zip(edges, WEB_BINS, strict=True):
         assert (low, high) == pytest.approx((b_low, b_high))
         in_bin = (intervals >= low) & (intervals <= high)
         assert in_bin.mean() == pytest.approx(share, abs=0.005)

@@ -38,7 +38,7 @@ def test_fire_times_are_celerys_solar_events(event, place):
         for _ in range(3):
             at = celerys_next(event, lat, lon, at + timedelta(seconds=1))
             theirs.append(at)
-        assert len(ours) == 3 and all(abs((a - b).total_seconds()) <= 1 for a, b in zip(ours, theirs)), (
+        assert len(ours) == 3 and all(abs((a - b).total_seconds()) <= 1 for a, b in zip(ours, theirs, strict=True)), (
             event, place, start, ours, theirs)
 
 
