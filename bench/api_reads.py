@@ -124,9 +124,9 @@ def ratios(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     keys = sorted({(r["workload"], r["clients"]) for r in results}, key=lambda k: (k[0] != "mix", k[0], k[1]))
     for workload, clients in keys:
-        def median(mode: str, figure: Any) -> float:
+        def median(mode: str, figure: Any, cell: tuple[Any, Any] = (workload, clients)) -> float:
             return statistics.median(figure(r) for r in results
-                                     if (r["mode"], r["workload"], r["clients"]) == (mode, workload, clients))
+                                     if (r["mode"], r["workload"], r["clients"]) == (mode, *cell))
 
         rate = {m: median(m, lambda r: r["requests_per_s"]) for m in MODES}
         p50 = {m: median(m, lambda r: r["latency_ms"]["p50"]) for m in MODES}

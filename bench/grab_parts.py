@@ -124,7 +124,7 @@ def build(cluster: PostgresCluster, n: int) -> None:
         with psycopg.connect(cluster.dsn("grabs_split"), autocommit=True) as conn:
             for statement in filter(str.strip, SPLIT_SCHEMA.split(";")):
                 conn.execute(statement)
-            for pick, (where, key, _) in PICK_COLUMNS.items():
+            for where, key, _ in PICK_COLUMNS.values():
                 conn.execute(f"CREATE INDEX ON origin_ready {key} WHERE {where}")
             conn.execute("VACUUM ANALYZE")
 

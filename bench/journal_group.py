@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         seed(cluster.dsn("template_group"), data, now, 10_000, args.hash_parts)
         ends = produce(broker, data, args.statuses, 10_000)
         console.print(f"{args.origins:,} origins, {sum(ends.values()):,} statuses in {args.partitions} partitions; "
-                      f"visit stats {'hash-partitioned in %d parts' % args.hash_parts if args.hash_parts else 'as the store has them'}")
+                      f"visit stats {f'hash-partitioned in {args.hash_parts:d} parts' if args.hash_parts else 'as the store has them'}")
         for k in args.clients:
             name = f"run_{k}"
             with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as conn:

@@ -259,7 +259,7 @@ def run_tasks(store: Store, limit: Any, m: int, args: argparse.Namespace, now: d
     grabbed = 0
     grab_s = grab_limit_s = 0.0
     with progress("grab and record tasks", m) as advance:
-        for number in range(m // args.grab_batch + 2):
+        for _ in range(m // args.grab_batch + 2):
             start = time.perf_counter()
             runs = store.grab_ready_tasks(TASK_TYPE, now, args.grab_batch, backend_id=BACKEND_ID)
             grab_s += time.perf_counter() - start

@@ -79,8 +79,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, help="seconds the services run before the quiet period "
                                                      "(default 30; --quick 15)")
     parser.add_argument("--visit-seconds", type=float, default=0.05,
-                        help="how long one simulated visit takes (default 0.05: with %d workers, at most %d visits/s)"
-                             % (WORKERS, WORKERS / 0.05))
+                        help=f"how long one simulated visit takes (default 0.05: with {WORKERS:d} workers, "
+                             f"at most {int(WORKERS / 0.05):d} visits/s)")
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--no-durable", dest="durable", action="store_false", help="PostgreSQL with fsync off")
     parser.add_argument("--out", nargs="?", type=Path, const=HERE / "results" / f"load-{date.today().isoformat()}.json",

@@ -212,7 +212,7 @@ class Generator:
         r = self.rng
         ids: list[Any] = [{"$lister_str": r.choice(self.model.listers)} for _ in range(r.randint(0, 3))]
         if r.random() < 0.3:
-            ids.append("2f1b5e38-6c7e-4b9e-9d51-6b0c3c0e0a%02d" % r.randrange(100))
+            ids.append(f"2f1b5e38-6c7e-4b9e-9d51-6b0c3c0e0a{r.randrange(100):02d}")
         return Op("get_listers_by_id", {"lister_ids": ids})
 
     def update_lister(self) -> Op:

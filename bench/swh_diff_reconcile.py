@@ -104,7 +104,7 @@ class Reconciler:
 
         first = next(tasks for tasks in anew.values() if tasks)
         labels = []
-        for task in first:
+        for _task in first:
             self.labels["tasks"] += 1
             labels.append(f"t{self.labels['tasks']}")
         for server in self.servers:

@@ -58,7 +58,7 @@ def settle(predicate, timeout: float, what: str) -> None:
 
 def test_tasks_visits_and_a_schedule_run_go_through_celery_and_come_back(pg_dsn, rabbitmq, tmp_path):
     log = check_tasks_visits_and_a_schedule_run(pg_dsn, rabbitmq.url, tmp_path)
-    assert "amqp://guest:**@127.0.0.1:%d//" % rabbitmq.port in log.read_text()
+    assert f"amqp://guest:**@127.0.0.1:{rabbitmq.port:d}//" in log.read_text()
 
 
 def test_queue_depths_are_read_from_rabbitmq(rabbitmq):

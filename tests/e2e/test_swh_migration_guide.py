@@ -175,7 +175,7 @@ def test_the_migration_guide_runs_as_written(swh, pg_server, tmp_path):
         copied = rows(swh["dsn"], "SELECT id, arguments, policy::text, priority::text, status::text FROM task "
                                   f"WHERE id <> ALL(ARRAY{sorted(swh_tasks_before) or [0]}::bigint[])")
         by_url = {}
-        for id_, arguments, policy, priority, status in copied:
+        for _id, arguments, policy, priority, status in copied:
             url = (arguments.get("kwargs") or {}).get("url") or (arguments.get("args") or [None])[0]
             by_url[url] = (policy, priority, status)
         assert {url: v[:2] for url, v in by_url.items()} == CREATED_AFTER_CUT_OVER, copied

@@ -134,7 +134,7 @@ class SlowPicks:
         self._mono.now += self._seconds
         self._clock.advance(timedelta(seconds=self._seconds))
         if self._stolen:
-            for schedule, run in picked:
+            for _ in picked:
                 self._store.release_owner_schedules(kwargs["node"], kwargs["owner_name"], self._clock.now(), TIMING)
         return picked
 

@@ -68,7 +68,7 @@ def check_blackouts(periods: tuple[BlackoutPeriod, ...]) -> tuple[BlackoutPeriod
             raise ValidationError(f"blackout_periods[{index}]", "an end different from its start", period.to_dict())
         intervals += [(a, b, index) for a, b in _minutes_covered(period) if a < b]
     intervals.sort()
-    for (a1, b1, i1), (a2, b2, i2) in zip(intervals, intervals[1:], strict=False):
+    for (_a1, b1, i1), (a2, _b2, i2) in zip(intervals, intervals[1:], strict=False):
         if a2 < b1:
             raise ValidationError(f"blackout_periods[{max(i1, i2)}]",
                                   f"no overlap with blackout_periods[{min(i1, i2)}]", periods[max(i1, i2)].to_dict())

@@ -94,12 +94,12 @@ class UnionCodec(Codec):
 def _each(convert: Callable[[Any, str], Any], items: Iterable[Any], path: str) -> list[Any]:
     """``convert`` (an item codec's encode or decode) of every item; an error names the item's
     place, ``path[index]`` (paths are built only then, not for every item)."""
-    converted, index = [], 0
+    converted: list[Any] = []
     try:
-        for index, item in enumerate(items):
+        for item in items:
             converted.append(convert(item, ""))
-    except CodecError as error:
-        raise _within(f"{path}[{index}]", error) from None
+    except CodecError as error:  # the item that failed is the next one: at len(converted)
+        raise _within(f"{path}[{len(converted)}]", error) from None
     return converted
 
 
