@@ -51,6 +51,7 @@ class Client:
         from swh.scheduler.api.client import RemoteScheduler
 
         logging.disable(logging.ERROR)  # swh's Celery configuration complains, on import, that no worker file is set
+        import swh.scheduler.celery_backend.recurrent_visits  # noqa: F401 - loaded with logging off: its later imports stay quiet
         logging.disable(logging.NOTSET)
         random.seed(seed)  # swh's journal client fudges queue positions by random.uniform
         headers = {"Authorization": f"Bearer {token}"} if token else None

@@ -17,6 +17,14 @@ from datetime import timedelta
 import pytest
 import requests
 from swh.scheduler.api.client import RemoteScheduler
+from swh.scheduler.conftest import (  # noqa: F401 - fixtures the tests take, from swh-scheduler itself
+    listed_origins,
+    listed_origins_by_type,
+    listed_origins_with_non_enabled,
+    stored_lister,
+    task_types,
+    visit_types,
+)
 from swh.scheduler.model import TaskType
 
 TASK_NAMES = ["ping", "multiping", "add", "error", "echo"]

@@ -13,13 +13,14 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 from click.testing import CliRunner
-from fuzz_helpers import (  # loader_store_fixture: the fixture loader_store
+from fuzz_helpers import (
     BAD_VALUES,
     deep,
     dump,
     fuzz_settings,
     garbage_lines,
     json_line,
+    loader_store_fixture,  # noqa: F401 - the fixture loader_store, found by pytest among this module's names
     mutated,
     rejected_or_accepted,
     store_url,

@@ -35,6 +35,7 @@ from ...domain.errors import ConflictError, NotFoundError, OstinatoError, Valida
 from ...domain.visit_policies import GrabOptions
 from ...domain.visits import FeedbackPolicy
 from ...store import Store
+from . import origins, tasks, visits  # noqa: F401 - each module registers its operations on import
 from .operations import REGISTRY, Context, StaleData, UnknownPolicy
 from .wire import WireError, dumps, loads
 
