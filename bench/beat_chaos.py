@@ -115,7 +115,7 @@ class Harness:
                 with PostgresStore(self.dsn) as store:
                     store.init_schema()
                 self.wait_ready()
-                self.beats = [None] * BEATS  # type: ignore[list-item]
+                self.beats = [None] * BEATS  # type: ignore[list-item]  # a slot per beat, each filled by start_beat just below
                 for index in range(BEATS):
                     self.start_beat(index)
                 self.began = time.time()

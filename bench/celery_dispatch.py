@@ -419,7 +419,7 @@ def report(results: dict[str, Any], args: argparse.Namespace, versions: dict[str
     table = Table(title=title, caption=caption)
     for column, justify in (("phase", "left"), ("tasks", "right"), ("seconds", "right"), ("tasks/s", "right"),
                             ("× ceiling", "right"), ("CPU µs/task", "right"), ("where the dispatch time went", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]  # rich's justify is a Literal of these values
     for result in results.values():
         cpu = result["cpu_us_per_task"]
         cpu_cell = " / ".join(f"{cpu[k]:,.0f}" for k in ("dispatcher", "redis", "postgresql", "worker") if k in cpu)
@@ -463,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         if need_pg:
             cluster = stack.enter_context(PostgresCluster(durable=args.durable, settings={"shared_buffers": args.shared_buffers}))
             with psycopg.connect(cluster.dsn()) as conn:
-                versions["postgresql"] = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]
+                versions["postgresql"] = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]  # SHOW always returns a row
             postmaster = int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
         assert server.process is not None
         meter = CpuMeter(server.process.pid, postmaster)

@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         cluster = stack.enter_context(PostgresCluster(durable=False))
         with psycopg.connect(cluster.dsn()) as conn:
-            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]
+            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]  # SHOW always returns a row
         ctx: dict[str, Any] = {"cluster": cluster, "python": str(python), "listers": []}
         from ostinato.sim.store_driver import FORGE_WITH_LAST_UPDATE, FORGE_WITHOUT_LAST_UPDATE
 

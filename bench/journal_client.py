@@ -194,7 +194,7 @@ def run_store(store: Store, broker: TansuBroker, statuses: list[VisitStatus], ba
         finally:
             store_seconds += time.perf_counter() - began
 
-    store.record_visit_statuses = timed_record  # type: ignore[method-assign]
+    store.record_visit_statuses = timed_record  # type: ignore[method-assign]  # wrapped on this instance, to time the store's share
     try:
         start = time.perf_counter()
         with journal, progress("journal client", n) as advance:
@@ -223,7 +223,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> dict[str, float
                         + (f", PostgreSQL durable={args.durable}" if "postgresql" in args.stores else ""))
     for column, justify in (("consumer", "left"), ("statuses/s", "right"), ("seconds", "right"),
                             ("in the store", "right"), ("÷ peer (decode)", "right")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]  # rich's justify is a Literal of these values
     table.add_row("peer: read only", f"{results['peer_read']['statuses_per_s']:,.0f}",
                   f"{results['peer_read']['seconds']:.1f}", "", "")
     table.add_row("peer: read + decode", f"{peer:,.0f}", f"{results['peer_decode']['seconds']:.1f}", "", "1.00×")

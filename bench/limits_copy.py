@@ -259,7 +259,7 @@ def _sqlite_value(value: Any) -> Any:
 
 @contextlib.contextmanager
 def limit_writer(store_name: str, dsn: str | None, db_path: Path) -> Iterator[PostgresLimit | SQLiteLimit]:
-    writer: PostgresLimit | SQLiteLimit = PostgresLimit(dsn) if store_name == "postgresql" else SQLiteLimit(db_path)  # type: ignore[arg-type]
+    writer: PostgresLimit | SQLiteLimit = PostgresLimit(dsn) if store_name == "postgresql" else SQLiteLimit(db_path)  # type: ignore[arg-type]  # postgresql comes with its dsn
     try:
         yield writer
     finally:

@@ -191,7 +191,7 @@ def planner_statistics(store_name: str, store: Store, db_path: Path, analyze: bo
             analyzed = {t: bool(has_stat and conn.execute("SELECT count(*) FROM sqlite_stat1 WHERE tbl = ?", (t,)).fetchone()[0])
                         for t in tables}
         return {"analyze": False, "analyzed": analyzed}
-    with psycopg.connect(store.dsn, autocommit=True) as conn:  # type: ignore[attr-defined]
+    with psycopg.connect(store.dsn, autocommit=True) as conn:  # type: ignore[attr-defined]  # not SQLite: a PostgresStore, which has a dsn
         if analyze:
             conn.execute("ANALYZE")
         rows = conn.execute("SELECT relname, last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL, n_mod_since_analyze "

@@ -107,7 +107,7 @@ def run_file(python: Path, module: str, url: str, token: str, work: Path) -> dic
         if case.find("failure") is not None or case.find("error") is not None:
             failed.append(name)
         elif case.find("skipped") is not None:
-            exempted.append(f"{name}: {case.find('skipped').get('message', '')}")  # type: ignore[union-attr]
+            exempted.append(f"{name}: {case.find('skipped').get('message', '')}")  # type: ignore[union-attr]  # checked not None just above
         else:
             passed.append(name)
     return {"passed": len(passed), "failed": len(failed), "exempted": len(exempted), "failed_tests": failed,

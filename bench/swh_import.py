@@ -147,7 +147,7 @@ def print_table(first: Any, first_s: float, again: Any, again_s: float, verify_s
     table = Table(title=title, caption="rows/s: rows read from the source, mapped and written, per second of that table")
     for name, justify in (("table", "left"), ("rows", "right"), ("seconds", "right"), ("rows/s", "right"),
                           ("again: changed", "right"), ("again: rows/s", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]  # rich's justify is a Literal of these values
     for one, two in zip(first.tables, again.tables, strict=True):
         table.add_row(one.table, f"{one.read:,}", f"{one.seconds:,.1f}", f"{one.rate:,.0f}" if one.rate else "-",
                       f"{two.changed:,}", f"{two.rate:,.0f}" if two.rate else "-")
@@ -178,13 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with PostgresCluster(durable=args.durable, settings={"shared_buffers": args.shared_buffers}) as cluster:
         with psycopg.connect(cluster.dsn()) as conn:
-            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]
+            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]  # SHOW always returns a row
         source_dsn = swh_peer.create_peer_database(python, cluster.dsn("postgres"), SOURCE_DB, log=_log)
         fill_start = time.monotonic()
         fill = fill_source(python, source_dsn, args, now)
         fill_s = time.monotonic() - fill_start
         with psycopg.connect(source_dsn, autocommit=True) as conn:
-            counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in  # type: ignore[index]
+            counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in  # type: ignore[index]  # count(*) always returns a row
                       ("task_type", "task", "task_run", "listers", "listed_origins", "origin_visit_stats", "scheduler_metrics")}
             conn.execute("ANALYZE")
         _log(f"source filled in {fill_s / 60:.1f} min: " + ", ".join(f"{t} {n:,}" for t, n in counts.items()))

@@ -510,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with PostgresCluster(durable=args.durable, settings={"shared_buffers": args.shared_buffers}) as cluster:
         with psycopg.connect(cluster.dsn()) as conn:
-            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]
+            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]  # SHOW always returns a row
         console.print(f"PostgreSQL {pg_version} on port {cluster.port}: the peer's database")
         peer_dsn = create_peer_database(cluster, python)
         console.print("Ostinato's database")

@@ -329,7 +329,7 @@ def print_table(results: dict[str, Any], args: argparse.Namespace, versions: dic
     table = Table(title=title, caption="ratio: how many times faster Ostinato is (above 1: Ostinato faster)")
     for name, justify in (("operation", "left"), ("unit", "left"), ("swh-scheduler", "right"), ("Ostinato", "right"),
                           ("ratio", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]  # rich's justify is a Literal of these values
     for entry in results.values():
         ratio = entry["ratio_ostinato_faster"]
         table.add_row(entry["title"], entry["unit"], fmt(entry["peer_median"], entry["unit"]),
@@ -342,7 +342,7 @@ def print_wal(results: dict[str, Any]) -> None:
     table = Table(title="WAL written per call (medians, kB)",
                   caption="the cluster's WAL insert position before and after each call (calls run one at a time)")
     for name, justify in (("operation", "left"), ("swh-scheduler", "right"), ("Ostinato", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]  # rich's justify is a Literal of these values
     for entry in results.values():
         wal = entry.get("wal_bytes_median")
         if wal:
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         cluster = stack.enter_context(PostgresCluster(durable=args.durable,
                                                       settings={"shared_buffers": args.shared_buffers, **extra}))
         with psycopg.connect(cluster.dsn()) as conn:
-            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]
+            pg_version = conn.execute("SHOW server_version").fetchone()[0].split()[0]  # type: ignore[index]  # SHOW always returns a row
         console.print(f"PostgreSQL {pg_version} on port {cluster.port}")
         peer_dsn = create_peer_database(cluster, python)
         cluster.create_database(OSTINATO_DB)
@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         init = {"n": args.origins, "tasks": args.tasks, "seed": args.seed, "now": now.isoformat()}
         versions = clients["peer"]("init", url=peer_url, token=None, **init)["versions"]
         clients["ostinato"]("init", url=our_url, token=token, **init)
-        comparison = Comparison(clients["peer"], None)  # type: ignore[arg-type]
+        comparison = Comparison(clients["peer"], None)  # type: ignore[arg-type]  # both sides are RPC clients, set on the next line
         comparison.sides = dict(clients)  # both sides are the same client, each on its server
         comparison.wal_conn = stack.enter_context(psycopg.connect(cluster.dsn(), autocommit=True))
         behaviour = run_comparison(comparison, args, data, tasks, [peer_dsn, our_dsn])

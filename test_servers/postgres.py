@@ -408,7 +408,7 @@ class PostgresStandby(PostgresCluster):
     serves reads (hot standby) on its own port. ``promote()`` makes it a primary (failover)."""
 
     def __init__(self, primary: PostgresCluster, **kwargs: object) -> None:
-        super().__init__(durable=primary.durable, settings=dict(primary.settings), **kwargs)  # type: ignore[arg-type]
+        super().__init__(durable=primary.durable, settings=dict(primary.settings), **kwargs)  # type: ignore[arg-type]  # PostgresCluster's own keywords, passed on
         self.primary = primary
 
     def _initdb(self) -> None:

@@ -48,7 +48,7 @@ def logged_by(name: str) -> Iterator[list[logging.LogRecord]]:
     """The records of logger ``name`` and its children while the block runs."""
     records: list[logging.LogRecord] = []
     handler = logging.Handler(logging.INFO)
-    handler.emit = records.append  # type: ignore[method-assign]
+    handler.emit = records.append  # type: ignore[method-assign]  # this handler keeps its records: emit appends
     logger = logging.getLogger(name)
     logger.addHandler(handler)
     try:

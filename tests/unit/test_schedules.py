@@ -193,11 +193,11 @@ def test_the_timing_knobs_are_required():
     """Forgetting the configured ping timeout or backoff is an error, not a silent OK."""
     s = periodic()
     with pytest.raises(TypeError):
-        get_schedule_condition(s, T0)  # type: ignore[call-arg]
+        get_schedule_condition(s, T0)  # type: ignore[call-arg]  # left out on purpose: the TypeError is the test
     with pytest.raises(TypeError):
-        get_schedule_start_times(s, T0)  # type: ignore[call-arg]
+        get_schedule_start_times(s, T0)  # type: ignore[call-arg]  # left out on purpose: the TypeError is the test
     with pytest.raises(TypeError):
-        assess(s, T0)  # type: ignore[call-arg]
+        assess(s, T0)  # type: ignore[call-arg]  # left out on purpose: the TypeError is the test
 
 
 def test_assess_uses_the_configured_ping_timeout_and_backoff():
