@@ -50,11 +50,17 @@ example: install
 system-deps:
 	scripts/install-system-deps
 
+# the tests run in parallel, in TEST_WORKERS processes (pytest-xdist): most of a test's time is spent
+# waiting on the servers and processes it starts, so more workers than the machine's 2 cores keep them busy
+TEST_WORKERS ?= 4
+
+# ruff's rules (pyproject.toml) on every Python file, and mypy's checks on src/ at its default strictness
 lint: install-test
 	$(BIN)/ruff check src tests bench test_servers
+	$(BIN)/mypy
 
 test: system-deps install-test lint docs
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 # the documentation site (mkdocs.yml, docs/) into site/, every warning an error (broken links,
 # pages missing from the nav); `.venv/bin/mkdocs serve` serves it while you edit.

@@ -25,6 +25,7 @@ def test_there_are_pages_with_commands():
     assert all(SH_BLOCK.search(p.read_text()) for p in PAGES)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_a_getting_started_page_runs_as_written(page, tmp_path):
     script = "\n".join(SH_BLOCK.findall(page.read_text(encoding="utf-8")))

@@ -106,6 +106,7 @@ def operations(schema) -> list:
     return [result.ok() for result in schema.get_all_operations()]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
 def test_schemathesis_finds_nothing(request, store_kind, clock):
     store = request.getfixturevalue({"sqlite": "sqlite_store", "postgresql": "pg_store"}[store_kind])

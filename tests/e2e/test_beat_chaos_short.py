@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.long
 def test_three_beats_under_chaos_send_each_fire_time_once(tmp_path):
     out = tmp_path / "chaos.json"
     result = subprocess.run([sys.executable, str(ROOT / "bench" / "beat_chaos.py"), "--quick", "--out", str(out)],

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: the documented differences in the quick window: (side, entry, local fire time)
@@ -23,6 +25,7 @@ DOCUMENTED = {
 }
 
 
+@pytest.mark.long
 def test_the_same_fire_times_as_celerys_beat_but_the_daylight_saving_choices(tmp_path):
     out = tmp_path / "compare.json"
     result = subprocess.run([sys.executable, str(ROOT / "bench" / "beat_compare.py"), "--quick", "--out", str(out)],

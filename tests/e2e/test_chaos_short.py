@@ -11,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.long
 def test_short_chaos_run_keeps_every_invariant():
     result = subprocess.run([sys.executable, str(ROOT / "bench" / "chaos.py"), "--minutes", "2", "--quick"],
                             cwd=ROOT, capture_output=True, text=True, timeout=1200)
@@ -38,6 +41,7 @@ def assert_journal_kept(stdout: str, output: str) -> None:
     assert twice is not None and int(twice.group(1)) == 0, output[-6000:]
 
 
+@pytest.mark.long
 def test_short_failover_run_keeps_every_invariant():
     """The same services on a primary and a synchronous standby: the primary killed with SIGKILL, the standby
     promoted, a new standby built, twice; no overlapping run, no lost run left, the journal's replay unchanged."""

@@ -13,12 +13,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from face_month import DEFAULT_SCHEDULERS
 
 
+@pytest.mark.long
 def test_face_month_short(tmp_path):
     out = tmp_path / "face-month.json"
     result = subprocess.run([sys.executable, str(ROOT / "bench" / "face_month.py"), "--sources", "300", "--days", "2",

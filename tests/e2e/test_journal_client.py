@@ -147,6 +147,7 @@ class FlakyStore:
 
 
 # -- tests ----------------------------------------------------------------------
+@pytest.mark.long
 def test_statuses_from_json_and_msgpack_end_up_in_the_visit_stats(store, broker, topic, clock, tmp_path):
     items = statuses()
     produce_statuses(broker, topic, items)

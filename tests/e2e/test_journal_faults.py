@@ -113,6 +113,7 @@ def run_until_caught_up(journal: JournalClient, timeout: float = 30.0) -> None:
 
 
 # -- 1. a broker that forgets the group's offsets -----------------------------------------------------------
+@pytest.mark.long
 def test_a_forgotten_group_reads_everything_again_once_and_says_so(store, broker, topic, group, clock, tmp_path,
                                                                    caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)

@@ -145,6 +145,7 @@ def broker():
         yield running
 
 
+@pytest.mark.long
 def test_three_clients_share_the_partitions_one_killed_mid_batch_one_added_nothing_lost(broker, pg_server, pg_template,
                                                                                          pg_dsn):
     topic, group = f"visits-{uuid.uuid4().hex[:8]}", f"grp-{uuid.uuid4().hex[:6]}"

@@ -11,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.long
 def test_swh_scheduler_suite_through_its_client(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "bench" / "swh_compat.py"), "--stores", "sqlite,postgresql",
                              "--json-out", str(tmp_path / "swh-compat.json")],

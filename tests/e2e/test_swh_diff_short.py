@@ -12,10 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS, OPS = 3, 150
 
 
+@pytest.mark.long
 def test_swh_diff_short(tmp_path):
     out = tmp_path / "swh-diff.json"
     result = subprocess.run([sys.executable, str(ROOT / "bench" / "swh_diff.py"), "--seeds", str(SEEDS), "--ops",

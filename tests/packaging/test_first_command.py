@@ -81,6 +81,7 @@ def importable(python: Path, module: str, cwd: Path) -> bool:
     return run([str(python), "-c", f"import {module}"], cwd).returncode == 0
 
 
+@pytest.mark.long
 def test_make_run_works_in_a_fresh_clone_even_after_an_interrupted_install(tmp_path):
     clone = fresh_clone(tmp_path / "ostinato")
     env_python = clone / ".venv" / "bin" / "python"
@@ -114,6 +115,7 @@ def test_make_run_works_in_a_fresh_clone_even_after_an_interrupted_install(tmp_p
     assert "pip install 'ostinato[postgresql]'" in pg.stderr and len(pg.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.long
 def test_the_built_wheel_installs_and_runs_in_a_clean_virtualenv(tmp_path):
     clone = fresh_clone(tmp_path / "ostinato")
     dist = tmp_path / "dist"

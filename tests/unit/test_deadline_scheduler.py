@@ -171,6 +171,7 @@ def test_runs_left_by_a_dead_process_end_at_its_restart(types, clock, registry):
     (timedelta(0), 24 * 60, 10 * 24 * 60, timedelta(0)),  # cooldown 0s asks for back to back: again at each pass
     (30 * M, 40, 50, 30 * M),  # a cooldown given: that wait after each good run
 ])
+@pytest.mark.long
 def test_an_hourly_schedule_over_a_simulated_day(types, clock, registry, cooldown, fewest, most, closest):
     store = types
     store.create_schedule(schedule("hourly", "ok", scheduling_period=H, cooldown_duration=cooldown,
