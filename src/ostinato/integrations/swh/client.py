@@ -208,7 +208,7 @@ def _url(item: Any) -> str:
 class TaskReads(Protocol):
     """The store's reads this needs (any store, the remote one too)."""
 
-    def search_tasks(self, *, after_id: int = 0, limit: int = 100, **filters: Any) -> list[Task]: ...
+    def search_tasks(self, *, after_id: int = 0, limit: int = 100) -> list[Task]: ...
 
 
 @dataclass
