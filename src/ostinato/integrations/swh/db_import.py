@@ -38,7 +38,6 @@ from .db_mapping import (
 )
 from .db_source import SwhSchedulerSource
 
-
 #: the roles an import writes with: its own verbs (ImportStore), and the swh protocol's stats as they are
 #: (CompatStore); every Store has both (a class deriving from the two would fit no Store)
 ImportAndCompat = Store
