@@ -183,16 +183,13 @@ class Schedule:
         return _parsed_rule(self.cron_schedule or "", self.tz)
 
     @property
-    def period(self) -> timedelta:
-        """A periodic schedule's ``scheduling_period``, which every valid periodic schedule has."""
+    def period(self) -> timedelta:  # a periodic schedule's scheduling_period, which every valid one has
         assert self.scheduling_period is not None, f"periodic schedule {self.name!r} without a scheduling_period"
         return self.scheduling_period
 
     @property
-    def cron_max_duration(self) -> timedelta:
-        """A calendar schedule's ``cron_max_schedule_duration``, which every valid calendar schedule has."""
-        assert self.cron_max_schedule_duration is not None, \
-            f"calendar schedule {self.name!r} without a cron_max_schedule_duration"
+    def cron_max_duration(self) -> timedelta:  # a calendar schedule's cron_max_schedule_duration, as above
+        assert self.cron_max_schedule_duration is not None, f"calendar schedule {self.name!r} without one"
         return self.cron_max_schedule_duration
 
     def validated(self) -> Schedule:
@@ -411,13 +408,11 @@ def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequ
         due = next_cron_time(schedule, _reference(schedule))
         if due is None:
             return _requested_only(schedule)
-        if schedule.fired_through is not None:  # the next fire time not yet handled (domain.firings)
-            unhandled = fire_time_after(schedule, schedule.fired_through)
-            if unhandled is None:
-                return _requested_only(schedule)
-            can = unhandled
-        else:
-            can = due
+        # the next fire time not yet handled (domain.firings)
+        unhandled = due if schedule.fired_through is None else fire_time_after(schedule, schedule.fired_through)
+        if unhandled is None:
+            return _requested_only(schedule)
+        can = unhandled
         should = due + schedule.cron_max_duration - average
     retry = retry_at(schedule, backoff)
     if retry is not None:
@@ -431,9 +426,7 @@ def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequ
 def _requested_only(schedule: Schedule) -> StartTimes | None:
     """A calendar rule that fires no more: only a run asked for now starts."""
     asked = _pending_request(schedule)
-    if asked is None:
-        return None
-    return StartTimes(out_of_blackout(schedule, asked), asked)
+    return None if asked is None else StartTimes(out_of_blackout(schedule, asked), asked)
 
 
 def run_requested(schedule: Schedule) -> bool:
@@ -442,11 +435,9 @@ def run_requested(schedule: Schedule) -> bool:
 
 
 def _pending_request(schedule: Schedule) -> datetime | None:
-    """When a run was asked for now, if none has started since; else None."""
-    asked = schedule.run_requested_at
-    if asked is not None and (schedule.last_start_at is None or schedule.last_start_at < asked):
-        return asked
-    return None
+    """When a run was asked for now, if none has started since (else None)."""
+    asked, started = schedule.run_requested_at, schedule.last_start_at
+    return asked if asked is not None and (started is None or started < asked) else None
 
 
 def request_run(schedule: Schedule, now: datetime) -> Schedule:
