@@ -462,7 +462,8 @@ def apply_run_end(schedule: Schedule, started: datetime, ended: datetime, succee
                   alpha: float = DEFAULT_ALPHA) -> Schedule:
     """The schedule after a run that started at ``started`` ended; its ownership is released."""
     released: dict[str, Any] = dict(owner_started_at=None, owner_node=None, owner_name=None, owner_tag=None,
-                    owner_last_ping_at=None, steal_start_at=None, last_start_at=started, last_end_at=ended)
+                                    owner_last_ping_at=None, steal_start_at=None, last_start_at=started,
+                                    last_end_at=ended)
     if succeeded:
         return replace(schedule, **released, last_good_start_at=started, last_good_end_at=ended, failure_count=0,
                        fired_through=_fire_time_run(schedule, started),

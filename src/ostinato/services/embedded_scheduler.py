@@ -175,7 +175,8 @@ class EmbeddedScheduler:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             runs_now, visits_now = self._finished()
-            if runs_now is None or runs_before is None or (runs_now - runs_before >= runs and visits_now - visits_before >= visits):
+            if (runs_now is None or runs_before is None
+                    or (runs_now - runs_before >= runs and visits_now - visits_before >= visits)):
                 break
             time.sleep(0.05)
         if self.deadline_scheduler is not None:

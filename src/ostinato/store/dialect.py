@@ -32,6 +32,7 @@ CHUNK = 10_000
 #: the folder holding each role's package (``store/<role>/sqlite.sql`` and ``postgresql.sql``)
 STORE_DIR = Path(__file__).parent
 
+
 class Row(Protocol):
     """A row read by column name, ``row["name"]`` (an ``sqlite3.Row``; a dict on PostgreSQL)."""
 
