@@ -240,7 +240,9 @@ class Settings:
 
     def revisit_model(self) -> RevisitModel:
         """change_rate_optimal's knobs (errors name the revisit_* setting)."""
-        return RevisitModel(objective=self.revisit_objective, prior_changes=self.revisit_prior_changes,
+        # validated() reads the objective's name (and names the setting when it is none)
+        return RevisitModel(objective=self.revisit_objective,  # type: ignore[arg-type]  # a name, read by validated()
+                            prior_changes=self.revisit_prior_changes,
                             prior_days=self.revisit_prior_days, ceiling=self.revisit_ceiling,
                             horizon=self.revisit_horizon).validated()
 

@@ -71,7 +71,7 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     _add_docs(app)
     app.state.ostinato = ctx
     default_openapi = app.openapi
-    app.openapi = lambda: document_errors(default_openapi())  # type: ignore[method-assign]
+    app.openapi = lambda: document_errors(default_openapi())  # type: ignore[method-assign]  # FastAPI's documented override
     collector = StoreCollector(lambda: ctx.store, ctx.clock.now, lambda: schedules.all_schedules(ctx),
                                lambda: ctx.settings.schedule_timing())
     registry, requests, latency = make_registry(collector)

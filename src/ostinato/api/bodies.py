@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -71,19 +71,29 @@ def _storable_json(value: Any) -> Any:
     return value
 
 
-def Text(max_length: int, min_length: int = 0) -> Any:  # a type factory
-    """Text of at most ``max_length`` characters, storable (no NUL, valid Unicode)."""
-    return Annotated[str, StringConstraints(min_length=min_length, max_length=max_length, pattern=NO_NUL),
-                     AfterValidator(_storable)]
+def _text(max_length: int, min_length: int = 0) -> StringConstraints:
+    """The bounds of a text field: at most ``max_length`` characters, at least ``min_length``,
+    no NUL (the field's type adds :func:`_storable`, which also refuses unpaired surrogates)."""
+    return StringConstraints(min_length=min_length, max_length=max_length, pattern=NO_NUL)
 
 
-Name = Text(200, 1)
-VisitType = Text(64, 1)
-Url = Annotated[Text(URL_MAX_BYTES, 1), AfterValidator(_url_bytes)]
+# Each text field's type is spelled out as ``Annotated[str, bounds, storable]`` (rather than made by
+# a function) so that type checkers read it as the ``str`` it is.
+Name = Annotated[str, _text(200, 1), AfterValidator(_storable)]
+#: a short text of 1 to 64 characters (a visit type, a time, a time zone, a written duration)
+ShortText = Annotated[str, _text(64, 1), AfterValidator(_storable)]
+VisitType = ShortText
+Url = Annotated[str, _text(URL_MAX_BYTES, 1), AfterValidator(_storable), AfterValidator(_url_bytes)]
 #: a time: ISO 8601 with a zone, ``now`` or an offset such as ``+2h``
-Time = Text(64, 1)
+Time = ShortText
 #: a duration: seconds, or written ``90s``, ``12h``, ``1d12h``, ``P1DT2H``
-Duration = Annotated[float, Field(ge=0, le=MAX_SECONDS)] | Text(64, 1)
+Duration = Annotated[float, Field(ge=0, le=MAX_SECONDS)] | ShortText
+#: a task type's backend name, a host's name
+LongName = Annotated[str, _text(255, 1), AfterValidator(_storable)]
+Description = Annotated[str, _text(2000), AfterValidator(_storable)]
+#: a time of day (a blackout period's start or end)
+TimeOfDay = Annotated[str, _text(8, 1), AfterValidator(_storable)]
+CronExpression = Annotated[str, _text(1000, 1), AfterValidator(_storable)]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 JsonObject = Annotated[dict[str, Any], Field(max_length=1000), AfterValidator(_storable_json)]
 JsonArray = Annotated[list[Any], Field(max_length=1000), AfterValidator(_storable_json)]
@@ -104,8 +114,8 @@ class ArgumentsBody(Strict):
 
 class TaskTypeBody(Strict):
     type: Name
-    backend_name: Text(255, 1)
-    description: Text(2000) = ""
+    backend_name: LongName
+    description: Description = ""
     default_interval: Duration | None = None
     min_interval: Duration | None = None
     max_interval: Duration | None = None
@@ -125,8 +135,8 @@ class TaskBody(Strict):
 
 
 class BlackoutBody(Strict):
-    start: Text(8, 1)
-    end: Text(8, 1)
+    start: TimeOfDay
+    end: TimeOfDay
 
 
 class ScheduleBody(Strict):
@@ -137,9 +147,9 @@ class ScheduleBody(Strict):
     mode: Literal["run", "submit", "send"] | None = None
     scheduling_period: Duration | None = None
     cooldown_duration: Duration | None = None
-    cron_schedule: Text(1000, 1) | None = None
+    cron_schedule: CronExpression | None = None
     cron_max_schedule_duration: Duration | None = None
-    tz: Text(64, 1) | None = None
+    tz: ShortText | None = None
     enabled: bool = True
     max_expected_duration: Duration | None = None
     max_allowed_duration: Duration | None = None
@@ -163,7 +173,7 @@ class ListedOriginBody(Strict):
     enabled: bool | None = None
     is_fork: bool | None = None
     forked_from_url: Url | None = None
-    host: Text(255, 1) | None = None
+    host: LongName | None = None
 
 
 class VisitStatusBody(Strict):
@@ -176,7 +186,12 @@ class VisitStatusBody(Strict):
     changes: Annotated[int, Field(ge=0, le=MAX_ID)] | None = None
 
 
-PolicyName = Literal[tuple(policy.value for policy in VisitPolicy)]  # type: ignore[valid-type]
+#: a policy's name: one of VisitPolicy's values. The Literal is built from the enum when the module
+#: runs; a type checker cannot build it, and reads the plain ``str`` it is.
+if TYPE_CHECKING:
+    PolicyName = str
+else:
+    PolicyName = Literal[tuple(policy.value for policy in VisitPolicy)]
 
 
 class GrabBody(Strict):

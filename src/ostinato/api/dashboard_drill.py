@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..domain import rate_posterior
 from ..domain.change_rates import (
@@ -60,6 +60,11 @@ _ERROR = re.compile(r"([A-Za-z_][\w.]*): (.*)", re.DOTALL)
 
 
 # -- input ---------------------------------------------------------------------------
+# a required value is never None; an optional one is None when missing
+@overload
+def whole_number(value: str | None, field: str, *, required: Literal[True] = True) -> int: ...
+@overload
+def whole_number(value: str | None, field: str, *, required: bool) -> int | None: ...
 def whole_number(value: str | None, field: str, *, required: bool = True) -> int | None:
     """An id from a URL (a whole number from 1), or ValidationError naming ``field``."""
     expected = f"a whole number from 1 to {MAX_WHOLE}"
@@ -73,6 +78,11 @@ def whole_number(value: str | None, field: str, *, required: bool = True) -> int
     return int(text)
 
 
+# a required value is never None; an optional one is None when missing
+@overload
+def text(value: str | None, field: str, max_bytes: int, *, required: Literal[True] = True) -> str: ...
+@overload
+def text(value: str | None, field: str, max_bytes: int, *, required: bool) -> str | None: ...
 def text(value: str | None, field: str, max_bytes: int, *, required: bool = True) -> str | None:
     """Text from a URL a store can look up (no NUL, not too long), or ValidationError naming ``field``."""
     if value is None or not value.strip():
@@ -124,7 +134,8 @@ def gather_visit_type(ctx: ApiContext, visit_type: str) -> VisitTypePage | None:
                               found.instance_name if found else (m.lister_instance_name or ""),
                               visit_type_rows([m])[0]))
     rows.sort(key=lambda r: (r.name, r.instance_name, r.lister_id))
-    return VisitTypePage(ctx.clock.now(), visit_type, (visit_type_rows(metrics) or [None])[0], rows, loader,
+    totals = visit_type_rows(metrics)
+    return VisitTypePage(ctx.clock.now(), visit_type, totals[0] if totals else None, rows, loader,
                          ratio_rows(ctx.settings.ratios(visit_type)),
                          store.get_revisit_thresholds().get(visit_type))
 
@@ -245,13 +256,15 @@ def policy_verdict(policy: str, ratio: float, stats: VisitStats, facts: ListingF
     """What ``policy``'s index walk (``domain.visit_policies.POLICY_PICKS``, the stores' ``pick_*``)
     makes of an enabled origin whose cooldown is over (times written relative to ``now``)."""
     update, success = facts.last_update, stats.last_successful
-    changed = update is not None and success is not None and update > success
+    changed, lag = False, ""
+    if update is not None and success is not None and update > success:
+        changed = True
+        lag = (f"last_update {_at(update, now)}, last successful visit {_at(success, now)}, a lag of "
+               f"{human_duration(update - success)}; the largest lag first")
 
     def verdict(picks: bool, short: str, detail: str = "", due: datetime | None = None) -> PolicyVerdict:
         return PolicyVerdict(policy, ratio, picks, due, short, short + (f": {detail}" if detail else ""))
 
-    lag = (f"last_update {_at(update, now)}, last successful visit {_at(success, now)}, a lag of "
-           f"{human_duration(update - success)}; the largest lag first" if changed else "")
     if policy in (VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG.value, VisitPolicy.CHANGE_RATE_OPTIMAL.value) and changed:
         return verdict(True, "changes pending since last_update", lag)
     if policy == VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST.value:

@@ -103,7 +103,8 @@ def _serve(request: Request, credentials: HTTPAuthorizationCredentials | None, c
     if isinstance(token, Response):
         return token
     base = {"token_name": token["name"], "title": title, "page": None}
-    status, extra = 200, {}
+    status = 200
+    extra: dict[str, Any] = {}
     try:
         built = build()
         if isinstance(built, Response):

@@ -195,7 +195,10 @@ EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST = datetime(2999, 12, 31, tzinfo=UTC)
 
 
-def in_range(value: datetime | None, field: str) -> datetime | None:
+_MaybeTime = TypeVar("_MaybeTime", datetime, None)
+
+
+def in_range(value: _MaybeTime, field: str) -> _MaybeTime:
     """``value`` if between :data:`EARLIEST` and :data:`LATEST` (or None); else a ValidationError."""
     if value is not None and not EARLIEST <= value <= LATEST:
         raise ValidationError(field, f"a time from {EARLIEST.date()} to {LATEST.date()}", value)

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,13 +24,16 @@ from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
 from ..store import Store, open_store, shown_url
 
+if TYPE_CHECKING:
+    from ..store.read_routing import ReadRoutingStore
+
 
 @dataclass
 class AppContext:
     settings: Settings
     clock: Clock = field(default_factory=SystemClock)
     _store: Store | None = None
-    _read_store: Any = None
+    _read_store: ReadRoutingStore | None = None
 
     def store(self, *, check_schema: bool = True, create: bool = False) -> Store:
         """The store of ``settings.db``, or the API's at ``settings.url`` (which wins), opened on first use.
@@ -55,7 +58,7 @@ class AppContext:
 
             standby = open_store(self.settings.read_db, create=False)
             self._read_store = ReadRoutingStore(primary, standby, self.settings.read_max_lag)
-        return self._read_store  # type: ignore[return-value]
+        return self._read_store  # type: ignore[return-value]  # a Store by Store.register (its __getattr__)
 
     def close(self) -> None:
         if self._read_store is not None:
@@ -73,7 +76,7 @@ def open_settings_store(settings: Settings, *, create: bool = False) -> Store:
         extras.require("remote", "--url (working through the API)")
         from ..remote import RemoteStore
 
-        return RemoteStore(settings.url, settings.token)
+        return RemoteStore(settings.url, settings.token)  # type: ignore[abstract]  # its verbs are set on import
     return open_store(settings.db, create=create)
 
 

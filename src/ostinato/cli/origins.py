@@ -335,8 +335,8 @@ def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float |
 
     Example line: {"origin": "https://github.com/turtl/mobile", "visit": 3, "type": "git", "status": "full", "date": "2026-01-02T03:04:05Z", "snapshot": "9b92…"}
     """
-    overrides = {"adjust_factor": adjust_factor, "minimum_interval": minimum_interval, "failure_delay": failure_delay,
-                 "max_failures": max_failures}
+    overrides: dict[str, Any] = {"adjust_factor": adjust_factor, "minimum_interval": minimum_interval,
+                                 "failure_delay": failure_delay, "max_failures": max_failures}
     try:
         policy = dataclasses.replace(app.settings.feedback_policy(),
                                      **{k: v for k, v in overrides.items() if v is not None}).validated()
@@ -379,7 +379,7 @@ def check_visit_type(visit_type: str, known: set[str], field: str = "visit_type"
 
 
 def _with_loader(item: T, field: str, known: set[str]) -> T:
-    check_visit_type(item.visit_type if field == "visit_type" else item.type, known, field)
+    check_visit_type(getattr(item, field), known, field)  # ``field``: the item's attribute of that name
     return item
 
 

@@ -323,6 +323,7 @@ def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None
     now = app.clock.now()
     if found.kind is ScheduleKind.PERIODIC:
         times = get_schedule_start_times(found, now, backoff=app.settings.schedule_timing().backoff)
+        assert times is not None, "a periodic schedule always has start times (None: a calendar rule's end)"
         echo_json({"can_start_by": times.can_start_by, "should_start_by": times.should_start_by}) if as_json else \
             click.echo(f"can start by {format_time(times.can_start_by)}, should start by {format_time(times.should_start_by)}")
         return

@@ -36,7 +36,9 @@ def metrics_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--metrics-port`` and ``--metrics-host`` for a service command (put it right above ``@pass_app``)."""
     @functools.wraps(command)
     def with_metrics(*args: Any, metrics_port: int | None = None, metrics_host: str | None = None, **kwargs: Any) -> Any:
-        serve_metrics(click.get_current_context().find_object(AppContext), metrics_port, metrics_host)
+        app = click.get_current_context().find_object(AppContext)
+        assert app is not None, "the command runs under the ostinato group, which makes the AppContext"
+        serve_metrics(app, metrics_port, metrics_host)
         return command(*args, **kwargs)
 
     with_metrics = click.option("--metrics-host", metavar="ADDRESS",

@@ -10,7 +10,7 @@ import threading
 import click
 
 from .. import extras
-from ..domain.errors import NotFoundError
+from ..domain.errors import NotFoundError, OstinatoError
 from .app import AppContext, cli, open_settings_store, pass_app, stop_on_signals
 from .output import plural
 from .services import _setup_logging, metrics_options
@@ -51,10 +51,10 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
     if task_types:
         missing = sorted(set(task_types) - {t.type for t in known})
         if missing:
-            raise NotFoundError(f"no task type {', '.join(missing)} (see `ostinato task-type list`)")
+            raise NotFoundError("task type", f"{', '.join(missing)} (see `ostinato task-type list`)")
         known = [t for t in known if t.type in task_types]
     if not known:
-        raise NotFoundError("no task type to serve: add one with `ostinato task-type add`")
+        raise OstinatoError("no task type to serve: add one with `ostinato task-type add`")
     backends = sorted({t.backend_name for t in known})
     queues = [queue_name(b, priority=p) for b in backends for p in (False, True)]
     celery_app = make_celery_app(broker_url)

@@ -361,9 +361,11 @@ def _rrule_times(expression: str, start: datetime, field: str, *, shown: str | N
         raise ValidationError(field, f"an RFC 5545 RRULE such as FREQ=DAILY;BYHOUR=2 ({exc})", expression) from None
     if not isinstance(rule, rrule):
         raise ValidationError(field, "a single RRULE (no RDATE, EXDATE or several rules)", expression)
-    if rule._interval < 1:  # dateutil would loop forever
+    interval = rule._interval  # type: ignore[attr-defined]  # dateutil keeps INTERVAL private, out of its stubs
+    if interval < 1:  # dateutil would loop forever
         raise ValidationError(field, "an RRULE with INTERVAL of 1 or more", expression)
-    if has_dtstart and not MIN_TIME.replace(tzinfo=None) <= rule._dtstart < MAX_TIME.replace(tzinfo=None):
+    dtstart = rule._dtstart  # type: ignore[attr-defined]  # dateutil keeps DTSTART private, out of its stubs
+    if has_dtstart and not MIN_TIME.replace(tzinfo=None) <= dtstart < MAX_TIME.replace(tzinfo=None):
         # an anchor in year 1 makes dateutil walk two thousand years of a sub-daily rule's firings
         raise ValidationError(field, f"an RRULE whose DTSTART is {TIME_RANGE}", expression)
     _check_anchor(rule, has_dtstart, expression, field)

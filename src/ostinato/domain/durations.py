@@ -168,7 +168,7 @@ def parse_iso_time(text: str, field: str = "time", *, forms: str = ISO_TIME_FORM
     if value.tzinfo is None and zone is None:
         raise ValidationError(field, "a time with a zone, e.g. 2026-11-22T10:00:00+00:00", text)
     try:
-        if value.tzinfo is None:
+        if value.tzinfo is None and zone is not None:  # a wall time of ``zone`` (without a zone, refused above)
             from .calendars import resolve_local
 
             value = resolve_local(value, zone)[0]

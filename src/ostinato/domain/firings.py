@@ -159,7 +159,7 @@ def fire_time_after(schedule: Schedule, after: datetime) -> datetime | None:
 
     if schedule.kind is ScheduleKind.CALENDAR:
         return schedule.rule.next_fire_time(after)
-    period, anchor = schedule.scheduling_period, cursor_of(schedule)
+    period, anchor = schedule.period, cursor_of(schedule)
     steps = max((after - anchor) // period + 1, 1)
     return anchor + steps * period
 
@@ -170,7 +170,7 @@ def due_fire_times(schedule: Schedule, now: datetime, keep: int = KEEP_LIMIT + 1
 
     cursor = cursor_of(schedule)
     if schedule.kind is not ScheduleKind.CALENDAR:
-        period = schedule.scheduling_period
+        period = schedule.period
         count = max((now - cursor) // period, 0)
         shown = min(count, keep)
         tail = tuple(cursor + (count - shown + i + 1) * period for i in range(shown))
@@ -260,8 +260,8 @@ def send_deadline(schedule: Schedule) -> datetime | None:
     if due is None:
         return None
     if schedule.kind is ScheduleKind.CALENDAR:
-        return due + schedule.cron_max_schedule_duration
-    return due + max(schedule.scheduling_period, SEND_ALLOWANCE_FLOOR)
+        return due + schedule.cron_max_duration
+    return due + max(schedule.period, SEND_ALLOWANCE_FLOOR)
 
 
 class FiringStatus(str, enum.Enum):

@@ -10,6 +10,7 @@ locate it (``task 17``) and write nothing of the batch.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -48,7 +49,7 @@ def check_duration(value: Any, field: str, *, nullable: bool = True) -> timedelt
     return value
 
 
-def _check_enum(value: Any, enum_cls: type, field: str, *, nullable: bool = False) -> None:
+def _check_enum(value: Any, enum_cls: type[enum.Enum], field: str, *, nullable: bool = False) -> None:
     if value is None and nullable:
         return
     if not isinstance(value, enum_cls):

@@ -199,7 +199,8 @@ def walk_bound(order: ListingOrder, origin: WalkedOrigin) -> tuple:
     if order is ListingOrder.NEVER_VISITED_OLDEST_UPDATE_FIRST:
         return (origin.oldest_update,)
     if order is ListingOrder.ALREADY_VISITED_ORDER_BY_LAG:
-        return (-(origin.newest_update - origin.last_successful),)  # type: ignore[operator]
+        # the walk of this order passes only origins updated after their last successful visit
+        return (-(origin.newest_update - origin.last_successful),)  # type: ignore[operator]  # the walk sets both
     return (_nulls_first(origin.queue_position), origin.first_listed)
 
 

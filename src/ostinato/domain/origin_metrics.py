@@ -22,7 +22,7 @@ activity ends at the pass's minute, and "in flight" is exact.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -173,7 +173,7 @@ class OriginMetrics:
         return self.eventful_visits_last_hour / successful if successful else None
 
 
-def fold_metrics(now: datetime, rows: list[Mapping]) -> list[OriginMetrics]:
+def fold_metrics(now: datetime, rows: Sequence[Mapping]) -> list[OriginMetrics]:
     """Add up the stores' aggregate rows into one record per (lister, visit type).
 
     Each row has lister_id, visit_type, bucket (the lag bucket of origins with

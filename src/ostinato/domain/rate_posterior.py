@@ -38,8 +38,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .errors import ValidationError
+
+if TYPE_CHECKING:
+    from numpy import ndarray
 
 #: the rates (changes a day) the belief is kept at
 RATE_GRID: tuple[float, ...] = tuple(math.exp(math.log(1e-4) + i * (math.log(50.0) - math.log(1e-4)) / 15)
@@ -211,7 +215,7 @@ def demand(beliefs: Sequence[Sequence[float]], threshold: float, ceiling_days: f
         return [1 / planned_days(belief, threshold, ceiling_days) for belief in beliefs]
     rates = np.asarray(RATE_GRID)[None, :]
 
-    def gain(days: np.ndarray) -> np.ndarray:
+    def gain(days: ndarray) -> ndarray:
         x = rates * days[:, None]
         h = np.where(x < 1e-3, x * x / 2 - x ** 3 / 3, -np.expm1(-x) - x * np.exp(-x))
         return (beliefs * h / rates).sum(axis=1)

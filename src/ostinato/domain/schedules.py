@@ -182,6 +182,16 @@ class Schedule:
     def rule(self) -> CalendarRule:
         return _parsed_rule(self.cron_schedule or "", self.tz)
 
+    @property
+    def period(self) -> timedelta:  # a periodic schedule's scheduling_period, which every valid one has
+        assert self.scheduling_period is not None, f"periodic schedule {self.name!r} without a scheduling_period"
+        return self.scheduling_period
+
+    @property
+    def cron_max_duration(self) -> timedelta:  # a calendar schedule's cron_max_schedule_duration, as above
+        assert self.cron_max_schedule_duration is not None, f"calendar schedule {self.name!r} without one"
+        return self.cron_max_schedule_duration
+
     def validated(self) -> Schedule:
         """The same schedule, checked: a ValidationError names the first field at fault."""
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -317,9 +327,9 @@ def deadline(schedule: Schedule) -> datetime | None:
     if schedule.mode is RunMode.SEND:
         return send_deadline(schedule)
     if schedule.kind is ScheduleKind.PERIODIC:
-        return _reference(schedule) + schedule.scheduling_period
+        return _reference(schedule) + schedule.period
     due = next_cron_time(schedule, _reference(schedule))
-    return None if due is None else due + schedule.cron_max_schedule_duration
+    return None if due is None else due + schedule.cron_max_duration
 
 
 def last_sign_of_life(schedule: Schedule) -> datetime | None:
@@ -360,9 +370,9 @@ def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: t
 
 def describe_start_rule(schedule: Schedule) -> str:
     """How a periodic schedule's runs follow each other, in words (``schedule show``, the dashboard)."""
-    period = format_duration(schedule.scheduling_period)
+    period = format_duration(schedule.period)
     if schedule.cooldown_duration is None:
-        spare = format_duration(schedule.scheduling_period * PERIOD_SPARE, resolution=timedelta(seconds=1))
+        spare = format_duration(schedule.period * PERIOD_SPARE, resolution=timedelta(seconds=1))
         return (f"once every {period}, at most {period} stale: a run starts {spare} (a tenth of the period) before "
                 "it must, not before the last good run ended; after a failure, by the retry backoff (no cooldown "
                 "given)")
@@ -386,44 +396,48 @@ def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequ
     ``backoff`` is the setting ``schedule_retry_backoff`` (required, as the ping timeout of the condition)."""
     average = schedule.average_good_duration or timedelta(0)
     if schedule.kind is ScheduleKind.PERIODIC:
-        should = _reference(schedule) + schedule.scheduling_period - average
+        should = _reference(schedule) + schedule.period - average
         if schedule.last_good_end_at is None:
             can = schedule.created_at
         elif schedule.cooldown_duration is None:  # once a period: a tenth of it to spare (module docstring)
             can = schedule.last_good_end_at if schedule.failure_count else \
-                max(schedule.last_good_end_at, should - schedule.scheduling_period * PERIOD_SPARE)
+                max(schedule.last_good_end_at, should - schedule.period * PERIOD_SPARE)
         else:
             can = schedule.last_good_end_at + schedule.cooldown_duration
     else:
         due = next_cron_time(schedule, _reference(schedule))
         if due is None:
             return _requested_only(schedule)
-        if schedule.fired_through is not None:  # the next fire time not yet handled (domain.firings)
-            can = fire_time_after(schedule, schedule.fired_through)
-            if can is None:
-                return _requested_only(schedule)
-        else:
-            can = due
-        should = due + schedule.cron_max_schedule_duration - average
+        # the next fire time not yet handled (domain.firings)
+        unhandled = due if schedule.fired_through is None else fire_time_after(schedule, schedule.fired_through)
+        if unhandled is None:
+            return _requested_only(schedule)
+        can = unhandled
+        should = due + schedule.cron_max_duration - average
     retry = retry_at(schedule, backoff)
     if retry is not None:
         can = max(can, retry)
-    if run_requested(schedule):
-        can, should = min(can, schedule.run_requested_at), min(should, schedule.run_requested_at)
+    asked = _pending_request(schedule)
+    if asked is not None:
+        can, should = min(can, asked), min(should, asked)
     return StartTimes(out_of_blackout(schedule, can), should)
 
 
 def _requested_only(schedule: Schedule) -> StartTimes | None:
     """A calendar rule that fires no more: only a run asked for now starts."""
-    if not run_requested(schedule):
-        return None
-    return StartTimes(out_of_blackout(schedule, schedule.run_requested_at), schedule.run_requested_at)
+    asked = _pending_request(schedule)
+    return None if asked is None else StartTimes(out_of_blackout(schedule, asked), asked)
 
 
 def run_requested(schedule: Schedule) -> bool:
     """A run was asked for now and none has started since (module docstring)."""
-    asked = schedule.run_requested_at
-    return asked is not None and (schedule.last_start_at is None or schedule.last_start_at < asked)
+    return _pending_request(schedule) is not None
+
+
+def _pending_request(schedule: Schedule) -> datetime | None:
+    """When a run was asked for now, if none has started since (else None)."""
+    asked, started = schedule.run_requested_at, schedule.last_start_at
+    return asked if asked is not None and (started is None or started < asked) else None
 
 
 def request_run(schedule: Schedule, now: datetime) -> Schedule:
@@ -447,8 +461,9 @@ def updated_average(previous: timedelta | None, duration: timedelta, alpha: floa
 def apply_run_end(schedule: Schedule, started: datetime, ended: datetime, succeeded: bool, *,
                   alpha: float = DEFAULT_ALPHA) -> Schedule:
     """The schedule after a run that started at ``started`` ended; its ownership is released."""
-    released = dict(owner_started_at=None, owner_node=None, owner_name=None, owner_tag=None,
-                    owner_last_ping_at=None, steal_start_at=None, last_start_at=started, last_end_at=ended)
+    released: dict[str, Any] = dict(owner_started_at=None, owner_node=None, owner_name=None, owner_tag=None,
+                                    owner_last_ping_at=None, steal_start_at=None, last_start_at=started,
+                                    last_end_at=ended)
     if succeeded:
         return replace(schedule, **released, last_good_start_at=started, last_good_end_at=ended, failure_count=0,
                        fired_through=_fire_time_run(schedule, started),

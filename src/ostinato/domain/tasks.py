@@ -180,9 +180,9 @@ class TaskType:
         if strict and default is not None and hi is not None and default > hi:
             raise ValidationError("default_interval", f"at most max_interval ({hi})", default)
         if self.backoff_factor is not None:
-            lowest = 1 if strict else 0
+            least = 1 if strict else 0
             if (isinstance(self.backoff_factor, bool) or not isinstance(self.backoff_factor, (int, float))
-                    or not lowest <= self.backoff_factor < math.inf or self.backoff_factor == 0):
+                    or not least <= self.backoff_factor < math.inf or self.backoff_factor == 0):
                 raise ValidationError("backoff_factor", "a finite number of at least 1 (1: a fixed interval)" if strict
                                       else "a finite positive number", self.backoff_factor)
         if self.max_queue_length is not None:

@@ -379,7 +379,7 @@ def _revisit_days(rate_changes: float | None, rate_days: float | None, evidence:
     """Until the next visit: the interval the belief asks for at the threshold, or, after a visit that
     counted changes of an origin that changes in bursts, a follow-up (``change_rates.follow_up_days``)."""
     ceiling = model.ceiling / timedelta(days=1)
-    if plans_from_evidence(model, evidence):
+    if evidence is not None and plans_from_evidence(model, evidence):
         days = rate_posterior.revisit_days(rate_posterior.posterior(evidence, model.prior_rate), threshold, ceiling)
     else:
         rate = estimated_rate(rate_changes, rate_days, model)  # the prior's, for every origin not yet observed

@@ -82,7 +82,8 @@ def call_task(registry: TaskRegistry, backend_name: str, task_type: str, argumen
         kwargs = {"lister_name": None, "lister_instance_name": None, **kwargs}
     result: Any = None
     error: BaseException | None = None
-    status, metadata = TaskRunStatus.FAILED, {}
+    status = TaskRunStatus.FAILED
+    metadata: dict[str, Any] = {}
     try:
         fn = registry.resolve(backend_name)
         result = fn(*arguments.args, **kwargs)

@@ -279,7 +279,10 @@ class EmbeddedExecutor:
         backoff = self._flush_interval
 
         def take(item: RunEvent | _VisitReport) -> None:
-            (visits if isinstance(item, _VisitReport) else runs).append(item)
+            if isinstance(item, _VisitReport):
+                visits.append(item)
+            else:
+                runs.append(item)
 
         while True:
             stopping = self._reporter_stop.is_set()

@@ -109,7 +109,9 @@ class Codec:
     def encode(self, value: Any, path: str) -> Any:
         raise NotImplementedError
 
-    def decode(self, data: Any, path: str) -> Any:
+    # positional (as every caller passes them), so that a codec whose decoding is its encoding can say
+    # ``decode = encode``
+    def decode(self, data: Any, path: str, /) -> Any:
         raise NotImplementedError
 
     def schema(self) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def _not_served(role: type, name: str, why: str) -> Callable[..., Any]:
     def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:
         raise RemoteError(f"{name} is not served by the Ostinato API at {self.url}: {why}")
 
-    method.__isabstractmethod__ = False  # type: ignore[attr-defined]
+    method.__isabstractmethod__ = False  # type: ignore[attr-defined]  # a function takes any attribute
     return method
 
 
@@ -167,8 +167,8 @@ def _remote_method(verb: Verb) -> Callable[..., Any]:
     def method(self: RemoteStore, *args: Any, **kwargs: Any) -> Any:
         return self.call(verb, args, kwargs)
 
-    method.__isabstractmethod__ = False  # type: ignore[attr-defined]
-    method.verb = verb  # type: ignore[attr-defined]
+    method.__isabstractmethod__ = False  # type: ignore[attr-defined]  # a function takes any attribute
+    method.verb = verb  # type: ignore[attr-defined]  # a function takes any attribute
     return method
 
 
@@ -178,6 +178,6 @@ for _entry in ROLE_VERBS:
             setattr(RemoteStore, _name, _not_served(_entry.role, _name, _why))
 for _name, _verb in store_verbs().items():
     setattr(RemoteStore, _name, _remote_method(_verb))
-abc.update_abstractmethods(RemoteStore)
+abc.update_abstractmethods(RemoteStore)  # type: ignore[type-abstract]  # concrete from here on: every verb is set
 
 __all__ = ["ANSWERED_HERE", "RemoteAuthError", "RemoteError", "RemoteStore", "RemoteUnavailable"]

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import TextIO
+from typing import IO
 
 from ..domain.errors import ValidationError
 from ..store.interface import ArchivedTask, TaskStore
@@ -27,7 +27,7 @@ def archive_line(item: ArchivedTask) -> str:
 def archive_tasks(
     store: TaskStore,
     before: datetime,
-    out: TextIO,
+    out: IO[str],
     *,
     batch_size: int = 1000,
     delete: bool = True,
@@ -63,7 +63,7 @@ def archive_tasks(
     return total
 
 
-def _flush(out: TextIO) -> None:
+def _flush(out: IO[str]) -> None:
     out.flush()
     try:
         fd = out.fileno()

@@ -297,7 +297,7 @@ class DeadlineScheduler:
                          if r.status is RunStatus.SUBMITTED and "task_id" in r.detail), None)
         pending = previous is not None and any(
             t.status in _PENDING for t in self.store.get_tasks([previous.detail["task_id"]]))
-        if pending:
+        if previous is not None and pending:
             detail: dict[str, Any] = {"skipped": f"task {previous.detail['task_id']} is still pending or running",
                                       "task_id": previous.detail["task_id"]}
         else:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import extras
 from ..config import Settings
@@ -86,10 +86,10 @@ class EmbeddedScheduler:
         self.clock = clock
         feedback = settings.feedback_policy()
 
-        def report_visits(statuses: Sequence[VisitStatus]) -> int:
+        def record_visits(statuses: Sequence[VisitStatus]) -> int:
             return store.record_visit_statuses(statuses, feedback, now=clock.now())
 
-        report_visits = counting_outcomes("visit", report_visits)
+        report_visits = counting_outcomes("visit", record_visits)
         report_runs = counting_outcomes("run", store.record_run_events)
 
         self.celery_app = None
@@ -111,7 +111,8 @@ class EmbeddedScheduler:
         else:
             self.executor = EmbeddedExecutor(report_runs, clock, node=settings.node, workers=settings.workers,
                                              report_visits=report_visits, release_visits=store.release_visits)
-        options = dict(task_types=task_types, batch_size=settings.batch_size, lost_run_timeout=settings.lost_run_timeout)
+        options: dict[str, Any] = dict(task_types=task_types, batch_size=settings.batch_size,
+                                       lost_run_timeout=settings.lost_run_timeout)
         self.runners: list[TaskRunner] = []
         if normal:
             self.runners.append(TaskRunner(store, self.executor, clock, priority=False, **options))
@@ -174,7 +175,8 @@ class EmbeddedScheduler:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             runs_now, visits_now = self._finished()
-            if runs_now is None or (runs_now - runs_before >= runs and visits_now - visits_before >= visits):
+            if (runs_now is None or runs_before is None
+                    or (runs_now - runs_before >= runs and visits_now - visits_before >= visits)):
                 break
             time.sleep(0.05)
         if self.deadline_scheduler is not None:
@@ -223,6 +225,7 @@ class EmbeddedScheduler:
 
     def _run_schedules(self, stop: threading.Event) -> None:
         scheduler = self.deadline_scheduler
+        assert scheduler is not None
         while not stop.is_set():
             try:
                 scheduler.run_once()

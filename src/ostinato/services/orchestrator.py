@@ -118,8 +118,8 @@ class Orchestrator:
 
     def served(self) -> list[tuple[str, TaskType]]:
         """(visit type, its loader's task type) for every visit type served."""
-        loaders = {visit_type_of_task_type(t.type): t for t in self.store.list_task_types()}
-        loaders.pop(None, None)
+        loaders = {visit_type: t for t in self.store.list_task_types()
+                   if (visit_type := visit_type_of_task_type(t.type)) is not None}
         if self.visit_types is None:
             return sorted(loaders.items())
         missing = [v for v in self.visit_types if v not in loaders]

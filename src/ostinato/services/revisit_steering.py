@@ -82,7 +82,8 @@ class ThresholdSteering:
             return None
         rates = [estimated_rate(changes, days, self.model) for changes, days, evidence in sample.beliefs
                  if not plans_from_evidence(self.model, evidence)]
-        evidences = [evidence for _, _, evidence in sample.beliefs if plans_from_evidence(self.model, evidence)]
+        evidences = [evidence for _, _, evidence in sample.beliefs
+                     if evidence is not None and plans_from_evidence(self.model, evidence)]
         beliefs = rate_posterior.posteriors(evidences, self.model.prior_rate) if evidences else None
         visits = capacity * share
         threshold = RevisitThreshold(

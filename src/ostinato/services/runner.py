@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from ..domain.clock import Clock
@@ -56,7 +56,7 @@ class TaskRunner:
         self.batch_size = batch_size
         self.lost_run_timeout = lost_run_timeout
         self.reap_every = reap_every
-        self._last_reap = None
+        self._last_reap: datetime | None = None
         self.dispatched = 0
 
     @property

@@ -86,6 +86,7 @@ class _QuotaScheduler:
 
     def _polite_pick(self, t: float, candidates: np.ndarray, quota: int) -> np.ndarray:
         """The order's best candidates that their hosts' room allows (``hosts.polite_choice``)."""
+        assert self.polite is not None  # pick() calls this only then
         hosts, max_per_host, min_spacing = self.polite
         in_flight = np.bincount(hosts[self.busy], minlength=self.host_last_start.size)
         room = host_room(in_flight, self.host_last_start, t, max_per_host, min_spacing)

@@ -137,20 +137,20 @@ class SimulationConfig:
         """Self (with a trace: its start and number of origins resolved), or ValidationError naming the
         option at fault."""
         if self.trace is not None:
-            return self._resolved_trace()._validated()
+            return self._resolved_trace(self.trace)._validated()
         return self._validated()
 
-    def _resolved_trace(self) -> SimulationConfig:
+    def _resolved_trace(self, trace: Trace) -> SimulationConfig:
         from .trace_world import trace_population
 
         _check_number("days", self.days, minimum=0, above=True)
         _check_number("warmup", self.warmup, minimum=0)
         start = self.trace_start
         if start is None:
-            start = datetime.fromtimestamp(self.trace.end, UTC) - timedelta(days=self.horizon)
+            start = datetime.fromtimestamp(trace.end, UTC) - timedelta(days=self.horizon)
         elif not isinstance(start, datetime) or start.tzinfo is None:
             raise ValidationError("trace_start", "a time with a zone", start)
-        population = trace_population(self.trace, start.timestamp(), self.horizon, self.trace_deaths)
+        population = trace_population(trace, start.timestamp(), self.horizon, self.trace_deaths)
         return replace(self, trace_start=start, sources=int(population.origins.size), dead_share=0.0,
                        new_sources_per_day=0.0)
 
@@ -248,8 +248,10 @@ def make_world(config: SimulationConfig, share_last_update: float | None = None)
     if config.trace is not None:
         from .trace_world import TraceWorld
 
-        return TraceWorld(config.trace, start=config.trace_start.timestamp(), horizon=config.horizon,  # type: ignore[return-value]
-                          deaths=config.trace_deaths, share_last_update=share, seed=config.seed)
+        assert config.trace_start is not None  # validated(): a trace's start is resolved
+        # a TraceWorld has every attribute and method of a World that the engine reads, without being one
+        return TraceWorld(config.trace, start=config.trace_start.timestamp(),  # type: ignore[return-value]  # a World by its shape
+                          horizon=config.horizon, deaths=config.trace_deaths, share_last_update=share, seed=config.seed)
     return World(WorldConfig(config.workload, config.sources, config.seed, config.horizon, config.new_per_day,
                              config.dead_share, share))
 

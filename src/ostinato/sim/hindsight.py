@@ -123,7 +123,9 @@ def _source_cost(events: list[float], end: float, price: float, fresh_first: boo
                 slopes.pop(), heights.pop(), counts.pop()
             else:
                 break
-        slopes.append(slope), heights.append(height), counts.append(visits + 1)
+        slopes.append(slope)
+        heights.append(height)
+        counts.append(visits + 1)
         pointer = min(pointer, len(slopes) - 1)
         x = events[j + 1]
         while pointer + 1 < len(slopes) and slopes[pointer + 1] * x + heights[pointer + 1] <= slopes[pointer] * x + heights[pointer]:
@@ -203,6 +205,9 @@ def run_changes(config: SimulationConfig) -> tuple[np.ndarray, np.ndarray]:
     run include each origin's first and last (its birth and death), which the world does not replay."""
     world = make_world(config)
     if config.trace is not None:
+        from .trace_world import TraceWorld
+
+        assert isinstance(world, TraceWorld)  # make_world: a trace's world
         return world.recorded(0.0, config.horizon)
     dt = config.step_days
     found = [world.advance(k * dt, (k + 1) * dt) for k in range(int(round(config.horizon / dt)))]

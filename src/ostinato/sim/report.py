@@ -42,9 +42,12 @@ SHOWN_SETTINGS = ("absolute_cooldown", "minimum_interval", "orchestrator_thresho
 
 def command_line(config: SimulationConfig, policies: Sequence[str] | None = None) -> str:
     """The ``ostinato simulate`` command that runs this configuration again."""
-    world = ([f"--trace {config.trace.label}", f"--trace-start {config.trace_start.isoformat()}"]
-             + ([] if config.trace_deaths else ["--no-trace-deaths"]) if config.trace is not None
-             else [f"--workload {config.workload}", f"--sources {config.sources}"])
+    if config.trace is not None:
+        assert config.trace_start is not None  # validated(): a trace's start is resolved
+        world = ([f"--trace {config.trace.label}", f"--trace-start {config.trace_start.isoformat()}"]
+                 + ([] if config.trace_deaths else ["--no-trace-deaths"]))
+    else:
+        world = [f"--workload {config.workload}", f"--sources {config.sources}"]
     parts = ["ostinato simulate", *world,
              *([f"--capacity {config.capacity:.12g}"] if config.capacity is not None else []),
              f"--days {config.days:g}", f"--warmup {config.warmup:g}",

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, overload
 
 from .migrations import Migration
 from .queries import Queries
@@ -32,7 +32,11 @@ CHUNK = 10_000
 #: the folder holding each role's package (``store/<role>/sqlite.sql`` and ``postgresql.sql``)
 STORE_DIR = Path(__file__).parent
 
-Row = Mapping[str, Any]
+
+class Row(Protocol):
+    """A row read by column name, ``row["name"]`` (an ``sqlite3.Row``; a dict on PostgreSQL)."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
 
 
 class Connection(Protocol):
@@ -41,7 +45,12 @@ class Connection(Protocol):
     def execute(self, sql: str, params: Any = ..., /) -> Any: ...
 
 
-class Dialect(Protocol):
+#: the dialect's own connection type (``sqlite3.Connection``, ``psycopg.Connection``), which its
+#: methods take; the flows see only the part that :class:`Connection` describes
+ConnT = TypeVar("ConnT", bound=Connection)
+
+
+class Dialect(Protocol[ConnT]):
     """A database as the flows see it (see the module docstring)."""
 
     #: "sqlite" or "postgresql"
@@ -60,13 +69,13 @@ class Dialect(Protocol):
         """The canonical schema a fresh database gets (``store/<dialect>/schema.sql``)."""
         ...
 
-    def run_script(self, conn: Connection, script: str) -> None:
+    def run_script(self, conn: ConnT, script: str) -> None:
         """Run a schema script or migration (several statements) inside the transaction ``conn``."""
         ...
 
     # -- transactions --------------------------------------------------------
     def write(self, *, batch: bool = False, rollback: bool = False,
-              horizon: datetime | None = None) -> AbstractContextManager[Connection]:
+              horizon: datetime | None = None) -> AbstractContextManager[ConnT]:
         """A write transaction, committed on success; with ``rollback`` always rolled back (a dry
         run). ``batch``: a transaction of batch joins (on PostgreSQL, joins planned as index-driven
         nested loops; nothing on SQLite). ``horizon``: no metrics pass after this transaction counts
@@ -75,23 +84,23 @@ class Dialect(Protocol):
         Concurrent writers of one row wait for each other."""
         ...
 
-    def read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+    def read(self, sql: str, params: Mapping[str, Any] | None = None) -> Sequence[Row]:
         """The rows of one query, outside any transaction."""
         ...
 
-    def pipeline(self, conn: Connection) -> AbstractContextManager[Any]:
+    def pipeline(self, conn: ConnT) -> AbstractContextManager[Any]:
         """Inside, the statements of ``conn``'s transaction are sent without waiting for each to finish
         (PostgreSQL's pipeline mode), so that the client prepares the next while the server runs them;
         their rows are read, and an error raised, at the latest when the block ends (the transaction
         then fails whole). SQLite runs each at once."""
         ...
 
-    def lock(self, conn: Connection, name: str) -> None:
+    def lock(self, conn: ConnT, name: str) -> None:
         """Serialise, until the transaction ends, every transaction that takes the lock ``name``
         (a PostgreSQL advisory lock; SQLite's write transaction already holds the only lock)."""
         ...
 
-    def notify(self, conn: Connection, channel: str) -> None:
+    def notify(self, conn: ConnT, channel: str) -> None:
         """Tell listeners of ``channel`` when the transaction commits (PostgreSQL's NOTIFY;
         nothing on SQLite, whose processes poll)."""
         ...
@@ -103,18 +112,18 @@ class Dialect(Protocol):
 
     def close(self) -> None: ...
 
-    def tuples(self, conn: Connection, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+    def tuples(self, conn: ConnT, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """The rows of one statement in the transaction ``conn``, each a tuple read by position (the
         order of its SELECT or RETURNING list): for the hot paths, no mapping made per row."""
         ...
 
-    def send(self, conn: Connection, sql: str, params: Mapping[str, Any]) -> Callable[[], list[Sequence[Any]]]:
+    def send(self, conn: ConnT, sql: str, params: Mapping[str, Any]) -> Callable[[], list[tuple[Any, ...]]]:
         """Run one statement in the transaction ``conn`` and answer how to read its rows (as ``tuples``) later:
         inside ``pipeline`` PostgreSQL sends it and goes on (the rows read at the latest when the block ends);
         SQLite runs it to the end at once, its rows kept for the reading."""
         ...
 
-    def execute_many(self, conn: Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+    def execute_many(self, conn: ConnT, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
         """Run ``sql`` once for each mapping of parameters of ``rows``, in order, in ``conn``'s
         transaction (DB-API ``executemany``: one statement, pipelined on PostgreSQL). For a batch whose
         rows must apply one after the other (one key twice); a batch of distinct keys is one
@@ -126,10 +135,19 @@ class Dialect(Protocol):
         """A timezone-aware time as a parameter (ValidationError naming ``time`` if naive)."""
         ...
 
+    # a NULL reads as None, any other value as a time (a duration): the overloads say so
+    @overload
+    def read_time(self, value: None) -> None: ...
+    @overload
+    def read_time(self, value: Any) -> datetime: ...
     def read_time(self, value: Any) -> datetime | None: ...
 
     def interval(self, value: timedelta | None) -> Any: ...
 
+    @overload
+    def read_interval(self, value: None) -> None: ...
+    @overload
+    def read_interval(self, value: Any) -> timedelta: ...
     def read_interval(self, value: Any) -> timedelta | None: ...
 
     def json(self, value: Any) -> Any:
@@ -172,7 +190,7 @@ class Dialect(Protocol):
         before 3.41)."""
         ...
 
-    def execute_records(self, conn: Connection, sql: str, records: Sequence[Any],
+    def execute_records(self, conn: ConnT, sql: str, records: Sequence[Any],
                         params: Mapping[str, Any] | None = None) -> int:
         """Run ``sql`` over a batch of records (dataclasses), ``params`` the same for each; the rows
         changed. On PostgreSQL one statement, the batch one JSON parameter ``rows`` (``records``,

@@ -99,7 +99,8 @@ class ReadRoutingStore:
                 return self._measured[1]
             lsn = self._written_lsn
         try:
-            row = self.standby.db.read(_LAG, {"lsn": lsn})[0]  # type: ignore[attr-defined]
+            standby = self.standby.db  # type: ignore[attr-defined]  # an SQL store's dialect (Store names none)
+            row = standby.read(_LAG, {"lsn": lsn})[0]
         except Exception as exc:  # an unreachable standby sends reads to the primary
             log.warning("the read standby cannot be reached (%s: %s): reading from the primary for %.0f s",
                         type(exc).__name__, exc, RETRY_DOWN)
@@ -162,7 +163,8 @@ class ReadRoutingStore:
     def _note_write(self) -> None:
         """The primary's WAL position after a write: reads wait for the standby to pass it."""
         try:
-            lsn = self.primary.db.read("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0]["lsn"]  # type: ignore[attr-defined]
+            primary = self.primary.db  # type: ignore[attr-defined]  # an SQL store's dialect (Store names none)
+            lsn = primary.read("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0]["lsn"]
         except Exception:  # no position known: read from the primary until one is
             lsn = "FFFFFFFF/FFFFFFFF"
         with self._lock:

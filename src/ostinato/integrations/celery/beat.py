@@ -87,9 +87,9 @@ class OstinatoScheduler(Scheduler):
         self.monotonic = monotonic
         self._own_store = store is None
         # Celery makes a lazy instance only to print its banner: it opens no store (a pool left to the
-        # garbage collector warns from its own thread)
-        self.store = store if store is not None or kwargs.get("lazy") else \
-            self._waiting(lambda: open_store(self.settings.db))
+        # garbage collector warns from its own thread), and never reads it
+        self.store: Store = store if store is not None or kwargs.get("lazy") else \
+            self._waiting(lambda: open_store(self.settings.db))  # type: ignore[assignment]  # None only when lazy (never read)
         self.timing = self.settings.schedule_timing()
         self.sender = f"{self.settings.node}/beat-{os.getpid()}"
         #: sends the broker took whose record failed, by claim tag: recorded again at each tick
@@ -214,7 +214,8 @@ class OstinatoScheduler(Scheduler):
         task_id = send_task_id(claim.schedule, claim.nominal_at)
         task = self.app.tasks.get(claim.task)
         if task is not None:
-            return task.apply_async(list(claim.args), dict(claim.kwargs), producer=producer, task_id=task_id,
+            return task.apply_async(list(claim.args),  # type: ignore[arg-type]  # Celery takes a list or a tuple
+                                    dict(claim.kwargs), producer=producer, task_id=task_id,
                                     headers=headers, **options)
         return self.app.send_task(claim.task, list(claim.args), dict(claim.kwargs), producer=producer,
                                   task_id=task_id, headers=headers, **options)
@@ -248,7 +249,8 @@ class OstinatoScheduler(Scheduler):
 
     def _sleep(self) -> float:
         """Until the next fire time or the end of a claim's lease, at most ``beat_poll`` (new schedules)."""
-        poll = min(self.settings.beat_poll.total_seconds(), float(self.max_interval))
+        poll = min(self.settings.beat_poll.total_seconds(),
+                   float(self.max_interval))  # type: ignore[arg-type]  # Celery's __init__ sets a number
         try:
             upcoming = self.store.next_send_at()
         except Exception:

@@ -30,7 +30,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
+from typing import Any, TypeGuard
 
 from celery import Celery
 from celery import schedules as celery_schedules
@@ -62,7 +62,8 @@ def beat_schedules(app: Celery, entries: Mapping[str, Any] | None = None) -> tup
     if not isinstance(entries, Mapping):
         raise ValidationError("beat_schedule", "a mapping of entry names to entries", type(entries).__name__)
     default = CatchUp.parse(app.conf.get(CATCH_UP_OPTION) or "latest", CATCH_UP_OPTION)
-    read, names = [], {}
+    read: list[Schedule] = []
+    names: dict[str, str] = {}  # a schedule's name -> the entry that gave it
     for entry_name, entry in entries.items():
         try:
             schedule = entry_schedule(app, entry_name, entry, default)
@@ -155,10 +156,11 @@ def _timing(app: Celery, value: Any, relative: bool) -> dict[str, Any]:
         if value.relative:
             raise ValidationError("schedule.relative", "false: an interval rounded to its resolution has no fixed "
                                                        "fire times to claim", True)
-        seconds = value.run_every.total_seconds()
+        every: timedelta = value.run_every  # type: ignore[attr-defined]  # set by schedule(); the stubs omit it
+        seconds = every.total_seconds()
         if seconds < 1:
             raise ValidationError("schedule", "an interval of at least 1 second", seconds)
-        return {"kind": ScheduleKind.PERIODIC, "scheduling_period": value.run_every}
+        return {"kind": ScheduleKind.PERIODIC, "scheduling_period": every}
     raise ValidationError("schedule", "a number of seconds, a timedelta, a schedule or a crontab",
                           f"{type(value).__module__}.{type(value).__qualname__}")
 
@@ -178,12 +180,16 @@ def _crontab_timing(app: Celery, value: celery_schedules.crontab) -> dict[str, A
 def _solar_timing(value: celery_schedules.solar) -> dict[str, Any]:
     """A solar schedule as a solar calendar rule, checked (its event and place, and ephem installed)."""
     event, latitude, longitude = (getattr(value, name, None) for name in ("event", "lat", "lon"))
-    if not isinstance(event, str) or any(isinstance(v, bool) or not isinstance(v, (int, float))
-                                         for v in (latitude, longitude)):
+    if not isinstance(event, str) or not _is_number(latitude) or not _is_number(longitude):
         raise ValidationError("schedule", "a solar event with a latitude and a longitude", repr(value))
     rule = CalendarRule.parse(solar_text(event, latitude, longitude), "UTC", field="schedule")
     return {"kind": ScheduleKind.CALENDAR, "cron_schedule": f"solar:{rule.expression}", "tz": "UTC",
             "cron_max_schedule_duration": SEND_DEADLINE}
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    """A number (int or float), not a bool."""
+    return not isinstance(value, bool) and isinstance(value, (int, float))
 
 
 def zone_name(zone: Any) -> str:

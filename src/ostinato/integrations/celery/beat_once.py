@@ -60,10 +60,12 @@ class OnceChannel(kombu_redis.Channel):
         headers = message.get("headers") or {}
         task_id, fire = headers.get("id"), headers.get(FIRE_TIME_HEADER)
         expires = getattr(self, "_expires", None)
+        prefix = getattr(self, "global_keyprefix", "")
         if (not isinstance(task_id, str) or fire is None or kwargs.get("_publish_batch") is not None
-                or getattr(self, "global_keyprefix", "") or (expires and queue in expires)):
+                or prefix or (expires and queue in expires)):
             return super()._put(queue, message, **kwargs)
-        key = self._q_for_pri(queue, self._get_message_priority(message, reverse=False))
+        key = self._q_for_pri(  # type: ignore[attr-defined]  # kombu's Redis channel has it; its stubs omit it
+            queue, self._get_message_priority(message, reverse=False))
         sender = fire.get("sender", "") if isinstance(fire, dict) else ""
         with self.conn_or_acquire() as client:
             pushed = client.eval(_PUBLISH_ONCE, 2, marker_key(task_id), key, dumps(message), sender or "-",
@@ -76,7 +78,8 @@ class OnceChannel(kombu_redis.Channel):
     def recorded(self, task_ids: Iterable[str]) -> None:
         """The sends of these task ids are recorded in the store: their markers may go sooner."""
         ids = list(task_ids)
-        if not ids or getattr(self, "global_keyprefix", ""):
+        prefix = getattr(self, "global_keyprefix", "")
+        if not ids or prefix:
             return
         with self.conn_or_acquire() as client:
             with client.pipeline(transaction=False) as pipe:
@@ -100,5 +103,5 @@ def once_connection(connection: Connection) -> Connection:
     """The beat's broker connection, made to publish each fire time once when the broker is Redis."""
     name = connection.transport_cls
     if isinstance(name, str) and name in _ONCE:
-        connection.transport_cls = _ONCE[name]
+        connection.transport_cls = _ONCE[name]  # type: ignore[assignment]  # kombu takes a class as well as a name
     return connection

@@ -79,7 +79,8 @@ class CeleryListener:
         while not stop.is_set():
             try:
                 with self.app.connection_for_read() as connection:
-                    connection.ensure_connection(max_retries=1, interval_start=0.2, interval_step=0.2, timeout=5)
+                    connection.ensure_connection(max_retries=1, timeout=5,
+                                                 interval_start=0.2, interval_step=0.2)  # type: ignore[arg-type]  # kombu takes float seconds
                     self._consume_outcomes(connection, stop)
             except Exception as exc:
                 if stop.is_set():
@@ -151,7 +152,8 @@ class CeleryListener:
         while not stop.is_set():
             try:
                 with self.app.connection_for_read() as connection:
-                    connection.ensure_connection(max_retries=1, interval_start=0.2, interval_step=0.2, timeout=5)
+                    connection.ensure_connection(max_retries=1, timeout=5,
+                                                 interval_start=0.2, interval_step=0.2)  # type: ignore[arg-type]  # kombu takes float seconds
                     receiver = self.app.events.Receiver(connection, handlers=handlers)
                     self._events_since = self.clock.now()
                     # kombu calls on_iteration at least once a second, events or not

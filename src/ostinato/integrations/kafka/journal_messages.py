@@ -113,10 +113,11 @@ def _normalised(record: Mapping[str, Any]) -> dict[str, Any]:
     for name in _TEXT_FIELDS:
         value = message[name]
         if isinstance(value, (bytes, bytearray)):  # an old "raw" msgpack writer: text as bytes
+            raw = bytes(value)
             try:
-                message[name] = value = bytes(value).decode("utf-8")
+                message[name] = raw.decode("utf-8")
             except UnicodeDecodeError:
-                raise ValidationError(name, "UTF-8 text", _excerpt(bytes(value))) from None
+                raise ValidationError(name, "UTF-8 text", _excerpt(raw)) from None
     if message["date"] is not None:
         message["date"] = _date(message["date"])
     for name, value in message.items():
@@ -213,6 +214,7 @@ def encode_msgpack(status: VisitStatus, *, date_encoding: str = "timestamp", byt
         raise ValueError(f"date_encoding: expected timestamp, swhtype or __datetime__, got {date_encoding!r}")
     message = {"origin": status.origin, "visit": status.visit, "type": status.type, "status": status.status.value,
                "date": date, "snapshot": status.snapshot, "metadata": None}
+    keyed: dict[str, Any] | dict[bytes, Any] = message
     if bytes_keys:
-        message = {key.encode(): value for key, value in message.items()}
-    return msgpack.packb(message, use_bin_type=True, datetime=True)
+        keyed = {key.encode(): value for key, value in message.items()}
+    return msgpack.packb(keyed, use_bin_type=True, datetime=True)

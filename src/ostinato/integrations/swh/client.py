@@ -208,7 +208,7 @@ def _url(item: Any) -> str:
 class TaskReads(Protocol):
     """The store's reads this needs (any store, the remote one too)."""
 
-    def search_tasks(self, *, after_id: int = 0, limit: int = 100, **filters: Any) -> list[Task]: ...
+    def search_tasks(self, *, after_id: int = 0, limit: int = 100) -> list[Task]: ...
 
 
 @dataclass
@@ -291,7 +291,7 @@ def tasks_after_cut_over(store: TaskReads, swh: SwhRpcClient) -> CopyReport:
         held_ids = []
         for start in range(0, len(tasks), BATCH):
             chunk = tasks[start:start + BATCH]
-            by_id = {t.id: t for t in chunk}
+            by_id: dict[int | None, Task] = {t.id: t for t in chunk}  # looked up by the answer's id, maybe None
             for item in swh.get_tasks([t.id for t in chunk]):
                 task = by_id.get(item.fields.get("id")) if isinstance(item, Model) else None
                 if task is not None and _same_task(task, item):
@@ -335,7 +335,7 @@ def copy_tasks(report: CopyReport, swh: SwhRpcClient) -> CopyReport:
     for start in range(0, len(report.tasks), BATCH):
         chunk = report.tasks[start:start + BATCH]
         sent = [swh_task(c.task) for c in chunk]
-        answered: dict[tuple, list[int]] = {}
+        answered: dict[tuple, list[int | None]] = {}
         for item in swh.create_tasks(sent):
             if isinstance(item, Model):
                 answered.setdefault(_key(item.fields), []).append(item.fields.get("id"))

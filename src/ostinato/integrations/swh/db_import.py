@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from ...domain.errors import ValidationError
-from ...store.interface import CompatStore, ImportStore
+from ...store.interface import Store
 from .db_mapping import (
     Cooldowns,
     Queues,
@@ -38,9 +38,9 @@ from .db_mapping import (
 )
 from .db_source import SwhSchedulerSource
 
-
-class ImportAndCompat(ImportStore, CompatStore):
-    """The roles an import writes with: its own verbs, and the swh protocol's stats as they are."""
+#: the roles an import writes with: its own verbs (ImportStore), and the swh protocol's stats as they are
+#: (CompatStore); every Store has both (a class deriving from the two would fit no Store)
+ImportAndCompat = Store
 
 
 #: rows read and written per batch (one transaction of the target each)

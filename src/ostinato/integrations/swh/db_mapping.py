@@ -17,6 +17,7 @@ Most fields carry over as they are. What differs:
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -43,7 +44,7 @@ _FAILED, _NOT_FOUND, _SUCCESSFUL = "failed", "not_found", "successful"
 _LAST_TIME = MAX_TIME - timedelta(microseconds=1)
 
 
-def _enum(cls: type, value: Any, field: str) -> Any:
+def _enum(cls: type[enum.Enum], value: Any, field: str) -> Any:
     try:
         return cls(value)
     except ValueError:

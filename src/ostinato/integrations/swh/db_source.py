@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row, tuple_row
@@ -56,6 +56,15 @@ def check_source_url(url: Any) -> str:
                       f"got {shown}")
 
 
+_Row = TypeVar("_Row")
+
+
+def _one(row: _Row | None) -> _Row:
+    """The row of a query that always answers one (an aggregate)."""
+    assert row is not None, "an aggregate query answers one row"
+    return row
+
+
 class SwhSchedulerSource:
     """A read-only, repeatable-read connection to an swh-scheduler database at :data:`SCHEMA_VERSION`."""
 
@@ -82,10 +91,10 @@ class SwhSchedulerSource:
 
     def _check_version(self) -> int:
         with self.conn.cursor(row_factory=dict_row) as cur:
-            if not cur.execute(QUERIES.has_dbversion).fetchone()["present"]:
+            if not _one(cur.execute(QUERIES.has_dbversion).fetchone())["present"]:
                 raise SourceError(f"{self.shown} is not an swh-scheduler database (it has no dbversion table); "
                                   f"expected schema version {SCHEMA_VERSION} ({PEER})")
-            version = cur.execute(QUERIES.dbversion).fetchone()["version"]
+            version = _one(cur.execute(QUERIES.dbversion).fetchone())["version"]
         if version != SCHEMA_VERSION:
             raise SourceError(f"swh-scheduler schema version {version} found in {self.shown}, version "
                               f"{SCHEMA_VERSION} expected ({PEER}, as `swh db init` makes it)")
@@ -104,7 +113,7 @@ class SwhSchedulerSource:
 
     def count(self, table: str) -> int:
         """Rows of ``table`` in the snapshot (one of the tables the importer reads)."""
-        return int(self.conn.execute(getattr(QUERIES, f"count_{table}")).fetchone()[0])
+        return int(_one(self.conn.execute(getattr(QUERIES, f"count_{table}")).fetchone())[0])
 
     def all(self, name: str) -> list[tuple]:
         """Every row of a small query (task types, listers, queue positions, metrics)."""

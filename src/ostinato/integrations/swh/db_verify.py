@@ -145,11 +145,12 @@ def _verify_origins(check: Verification, source: SwhSchedulerSource, origins: St
                           theirs.get((row[0], row[1])), again=True)
     metrics = {(m.lister_id, m.visit_type): m for m in origins.get_origin_metrics()}
     for row in source.all("scheduler_metrics"):
-        expected = metrics_of(row, lister_ids) if row[0] in lister_ids else None
-        got = metrics.get((expected.lister_id, expected.visit_type)) if expected else None
-        if got is not None:  # the store names the lister in its answer: not a field of the source
-            got = replace(got, lister_name=None, lister_instance_name=None)
-        check.compare("scheduler_metrics", f"metrics of lister {row[0]}, {row[1]}", expected, got)
+        expected_metrics = metrics_of(row, lister_ids) if row[0] in lister_ids else None
+        stored_metrics = (metrics.get((expected_metrics.lister_id, expected_metrics.visit_type))
+                          if expected_metrics else None)
+        if stored_metrics is not None:  # the store names the lister in its answer: not a field of the source
+            stored_metrics = replace(stored_metrics, lister_name=None, lister_instance_name=None)
+        check.compare("scheduler_metrics", f"metrics of lister {row[0]}, {row[1]}", expected_metrics, stored_metrics)
 
 
 def _verify_listings(check: Verification, source: SwhSchedulerSource, origins: OriginStore, lister_ids: Mapping[Any, int],

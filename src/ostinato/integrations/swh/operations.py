@@ -54,8 +54,10 @@ class Context:
 
     def timed(self, spent: list[float]) -> Context:
         """This context with every store verb's time added up in ``spent[0]`` (a call's "store" phase)."""
-        return replace(self, tasks=_Timed(self.tasks, spent), origins=_Timed(self.origins, spent),  # type: ignore[arg-type]
-                       compat=_Timed(self.compat, spent))  # type: ignore[arg-type]
+        # a _Timed answers every verb of the role it wraps (through __getattr__), which mypy cannot see
+        return replace(self, tasks=_Timed(self.tasks, spent),  # type: ignore[arg-type]  # a role by its verbs
+                       origins=_Timed(self.origins, spent),  # type: ignore[arg-type]  # a role by its verbs
+                       compat=_Timed(self.compat, spent))  # type: ignore[arg-type]  # a role by its verbs
 
 
 class _Timed:
@@ -115,7 +117,8 @@ class Operation:
 class Registry:
     operations: dict[str, Operation] = field(default_factory=dict)
 
-    def add(self, route: str, scope: str = "admin", **params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def add(self, route: str, scope: str = "admin", /,
+            **params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
             self.operations[route] = Operation(function.__name__, route, scope, params, function)
             return function

@@ -13,7 +13,7 @@ _KEPT = ("schema_version", "api_token")
 
 def empty_store(store: Store) -> None:
     if store.dialect == "sqlite":
-        db: Any = store.db  # type: ignore[attr-defined]  (a SQL store's dialect)
+        db: Any = store.db  # type: ignore[attr-defined]  # an SQL store's dialect (Store names none)
         conn = db.conn
         with db.lock_:
             tables = [r[0] for r in conn.execute(
@@ -30,7 +30,7 @@ def empty_store(store: Store) -> None:
             finally:
                 conn.execute("PRAGMA foreign_keys=ON")
         return
-    with store.db.write() as conn:  # type: ignore[attr-defined]
+    with store.db.write() as conn:  # type: ignore[attr-defined]  # an SQL store's dialect (Store names none)
         tables = [r["tablename"] for r in conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()").fetchall()]
         wiped = [f'"{t}"' for t in tables if t not in _KEPT]

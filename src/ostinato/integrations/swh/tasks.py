@@ -109,10 +109,10 @@ def create_tasks(ctx: Context, tasks: list[dict[str, Any]], policy: str) -> list
     created = ctx.tasks.create_tasks(new, one_shot_by_next_run=True, clamp=False)
     seen: set[int] = set()
     answer = []
-    for task in created:  # the protocol answers each task once, however often it was given
-        if task.id not in seen:
-            seen.add(task.id)
-            answer.append(task_model(task))
+    for stored in created:  # the protocol answers each task once, however often it was given
+        if stored.id not in seen:
+            seen.add(stored.id)
+            answer.append(task_model(stored))
     return answer
 
 
@@ -163,7 +163,8 @@ def search_tasks(ctx: Context, task_id: list[int] | None, task_type: list[str] |
     if task_id:
         found = [t for t in ctx.tasks.get_tasks(sorted(set(task_id))) if wanted(t)]
     else:
-        for one_type in (task_type or [None]):
+        types: list[str | None] = list(task_type) if task_type else [None]  # None: every type
+        for one_type in types:
             after_id = 0
             while True:
                 page = ctx.tasks.search_tasks(task_type=one_type, status=statuses, policy=TaskPolicy(policy) if policy else None,

@@ -123,7 +123,8 @@ def get_metrics(ctx: Context, lister_id: UUID | None, visit_type: str | None) ->
     ours = lister_id_of(lister_id) if lister_id is not None else None
     if lister_id is not None and ours is None:
         return []
-    found, after = [], ""
+    found: list[dict[str, Any]] = []
+    after = ""
     while True:
         page = ctx.compat.list_compat_records(METRICS, after=after, limit=1000)
         found.extend(r for r in page.values() if (ours is None or r["lister_id"] == ours)

@@ -163,10 +163,10 @@ class CompatFlow(CompatStore):
                                _metadata(checked[i].metadata)) for i in added]
                 for index, row in zip(added, conn.execute(q.insert_runs, {"rows": db.records(rows)}), strict=True):
                     written[index] = read_run(row)
-        return written if answer else []  # type: ignore[return-value]
+        return written if answer else []  # type: ignore[return-value]  # adopted or added: every slot is set
 
     def get_task_runs_by_backend_id(self, backend_ids: Sequence[str]) -> list[TaskRun]:
-        runs = []
+        runs: list[TaskRun] = []
         for chunk in chunks(list(backend_ids)):
             rows = self.db.read(self._compat.runs_by_backend_id, {"backend_ids": self.db.array(chunk)})
             runs.extend(row_to_run(self.db, r) for r in rows)
@@ -210,7 +210,7 @@ class CompatFlow(CompatStore):
     # -- compat records --------------------------------------------------------------------
     def get_compat_records(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         check_namespace(namespace)
-        found = {}
+        found: dict[str, dict[str, Any]] = {}
         for chunk in chunks(list(keys)):
             rows = self.db.read(self._compat.get_compat_records, {"namespace": namespace, "keys": self.db.array(chunk)})
             found.update((row["key"], self.db.read_json(row["value"])) for row in rows)

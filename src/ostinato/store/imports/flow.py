@@ -45,6 +45,12 @@ def _listing(listed: StoredListedOrigin) -> dict[str, Any]:
             "forked_from_url": o.forked_from_url}
 
 
+def _metadata(run: TaskRun) -> dict[str, Any]:
+    """A checked run's metadata (``check_task_run`` takes only a JSON object)."""
+    assert run.metadata is not None, "a checked run has its metadata"
+    return dict(run.metadata)
+
+
 class ImportFlow(ImportStore):
     db: Dialect
 
@@ -176,7 +182,7 @@ class ImportFlow(ImportStore):
         return self.db.columns(
             ids=[r.id for r in chunk], tasks=[r.task for r in chunk], backend_ids=[r.backend_id for r in chunk],
             scheduleds=[time(r.scheduled) for r in chunk], starteds=[time(r.started) for r in chunk],
-            endeds=[time(r.ended) for r in chunk], metadatas=[json(dict(r.metadata)) for r in chunk],
+            endeds=[time(r.ended) for r in chunk], metadatas=[json(_metadata(r)) for r in chunk],
             statuses=[r.status.value for r in chunk])
 
     def _check_listers(self, conn: Connection, ids: set[int]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from ...domain.change_rates import RevisitThreshold
 from ...domain.errors import ValidationError
@@ -63,12 +63,17 @@ def check_limit(limit: int | None, requests: Sequence[GrabRequest]) -> int:
     return limit
 
 
+#: a picked origin as the grab reads it: its URL, lister id, loader arguments and last_update
+PickedOrigin = tuple[str, int | None, Mapping[str, Any] | None, datetime | None]
+_Picked = TypeVar("_Picked")
+
+
 def run_picks(requests: Sequence[GrabRequest], total: int,
-              pick: Callable[[str, int], Sequence[tuple]]) -> list[tuple[VisitPolicy, tuple]]:
+              pick: Callable[[str, int], Sequence[_Picked]]) -> list[tuple[VisitPolicy, _Picked]]:
     """A grab's walk through its requests: each policy's picks tried in order, none taking more
     than the request's count or the room left under ``total``. ``pick(name, limit)`` runs the
     named pick (and marks what it took) and returns its rows."""
-    picked: list[tuple[VisitPolicy, tuple]] = []
+    picked: list[tuple[VisitPolicy, _Picked]] = []
     for request in requests:
         remaining = min(request.count, total - len(picked))
         for name in POLICY_PICKS[request.policy]:

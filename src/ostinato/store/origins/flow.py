@@ -30,6 +30,7 @@ from .batches import (
     FEEDBACK_PART,
     SAMPLE_OVERREAD,
     SMALL_TABLE,
+    PickedOrigin,
     check_limit,
     check_revisit_threshold,
     latest_listed,
@@ -139,7 +140,7 @@ class OriginFlow(OriginStore):
         return len(unique)
 
     def get_listings(self, keys: Sequence[tuple[int, str, str]]) -> list[StoredListedOrigin]:
-        found = []
+        found: list[StoredListedOrigin] = []
         for chunk in chunks(list(keys)):
             columns = self.db.columns(lister_ids=[k[0] for k in chunk], urls=[k[1] for k in chunk],
                                       visit_types=[k[2] for k in chunk])
@@ -231,7 +232,7 @@ class OriginFlow(OriginStore):
             politeness = read_politeness(self.db, conn, q, visit_type)
             polite = None if politeness.off else PoliteGrab(self.db, conn, q, politeness, params, now)
 
-            def pick(name: str, limit: int) -> list[tuple]:
+            def pick(name: str, limit: int) -> list[PickedOrigin]:
                 if polite is not None:
                     return [(r[0], r[1], read_json(r[2]), read_time(r[3])) for r in polite.pick(getattr(q, name), limit)]
                 grab, *marking = grab_statements(template, getattr(q, name))

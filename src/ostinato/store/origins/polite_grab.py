@@ -85,8 +85,8 @@ class PoliteGrab:
         if not got:
             return
         mine = {**self.params, "hosts": self.db.array(sorted(got))}
-        fresh = dict(self.db.tuples(self.conn, self.q.in_flight_of_hosts, mine))
-        starts = dict(self.db.tuples(self.conn, self.q.starts_of_hosts, mine))
+        fresh: dict[str, int] = dict(self.db.tuples(self.conn, self.q.in_flight_of_hosts, mine))
+        starts: dict[str, Any] = dict(self.db.tuples(self.conn, self.q.starts_of_hosts, mine))  # times as stored
         for host in got:
             self.in_flight[host] = fresh.get(host, 0)
             when = starts.get(host)

@@ -16,11 +16,11 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row, tuple_row
+from psycopg.rows import DictRow, dict_row, tuple_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
@@ -35,6 +35,9 @@ from .connect import check_reachable, connect_options
 #: (a fresh table has none and looks tiny)
 INDEX_DRIVEN_BATCHES = "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off"
 
+
+#: a connection of the pool: its rows are dicts (the pool's row factory), but for ``tuples``
+Connection = psycopg.Connection[DictRow]
 
 HERE = Path(__file__).parent
 MIGRATIONS = load_migrations(HERE / "migrations")
@@ -66,7 +69,7 @@ def _too_large(exc: psycopg.errors.ProgramLimitExceeded) -> Exception:
                            message[:200])
 
 
-def _configure(conn: psycopg.Connection) -> None:
+def _configure(conn: Connection) -> None:
     set_json_loads(orjson.loads, conn)
     conn.execute("SET TIME ZONE 'UTC'")
     # short, index-driven statements: compiling them costs more than it saves
@@ -90,7 +93,7 @@ class PostgresDialect:
         self.dsn = dsn
         options = connect_options(dsn)
         check_reachable(dsn, options)  # before the pool, which would only retry until its timeout
-        self.pool = ConnectionPool(
+        self.pool: ConnectionPool[Connection] = ConnectionPool(
             dsn,
             min_size=min_size,
             max_size=max_size,
@@ -108,13 +111,13 @@ class PostgresDialect:
     def schema_script(self) -> str:
         return (HERE / "schema.sql").read_text(encoding="utf-8")
 
-    def run_script(self, conn: psycopg.Connection, script: str) -> None:
+    def run_script(self, conn: Connection, script: str) -> None:
         conn.execute(script)
 
     # -- transactions --------------------------------------------------------
     @contextmanager
     def write(self, *, batch: bool = False, rollback: bool = False,
-              horizon: datetime | None = None) -> Iterator[psycopg.Connection]:
+              horizon: datetime | None = None) -> Iterator[Connection]:
         settings = [INDEX_DRIVEN_BATCHES] if batch else []
         if horizon is not None:  # read by the metric triggers (migrations/0012, 0013), in one round trip with the rest
             settings.append(f"SET LOCAL ostinato.metrics_horizon = '{self.time(horizon).isoformat()}'")
@@ -131,13 +134,13 @@ class PostgresDialect:
             return conn.execute(sql, params).fetchall()
 
     @staticmethod
-    def pipeline(conn: psycopg.Connection) -> AbstractContextManager[Any]:
+    def pipeline(conn: Connection) -> AbstractContextManager[Any]:
         return conn.pipeline()
 
-    def lock(self, conn: psycopg.Connection, name: str) -> None:
+    def lock(self, conn: Connection, name: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (name,))
 
-    def notify(self, conn: psycopg.Connection, channel: str) -> None:
+    def notify(self, conn: Connection, channel: str) -> None:
         conn.execute(f"NOTIFY {channel}")
 
     def listen(self, channel: str, wake: Callable[[], None], stop: threading.Event) -> bool:
@@ -157,27 +160,39 @@ class PostgresDialect:
         self.pool.close()
 
     @staticmethod
-    def tuples(conn: psycopg.Connection, sql: str, params: Mapping[str, Any]) -> list[tuple]:
+    def tuples(conn: Connection, sql: str, params: Mapping[str, Any]) -> list[tuple]:
         return conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall()
 
     @staticmethod
-    def send(conn: psycopg.Connection, sql: str, params: Mapping[str, Any]) -> Callable[[], list[tuple]]:
+    def send(conn: Connection, sql: str, params: Mapping[str, Any]) -> Callable[[], list[tuple]]:
         cursor = conn.cursor(row_factory=tuple_row)
         cursor.execute(sql, params, binary=True)
         return cursor.fetchall
 
     @staticmethod
-    def execute_many(conn: psycopg.Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+    def execute_many(conn: Connection, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
         with conn.cursor() as cur:
             cur.executemany(sql, rows)
 
     # -- values in and out ---------------------------------------------------
+    @overload
+    @staticmethod
+    def time(value: None) -> None: ...
+    @overload
+    @staticmethod
+    def time(value: datetime) -> datetime: ...
     @staticmethod
     def time(value: datetime | None) -> datetime | None:
         if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
             raise ValidationError("time", "a timezone-aware time", value.isoformat() if isinstance(value, datetime) else value)
         return value
 
+    @overload
+    @staticmethod
+    def read_time(value: None) -> None: ...
+    @overload
+    @staticmethod
+    def read_time(value: datetime) -> datetime: ...
     @staticmethod
     def read_time(value: Any) -> datetime | None:
         return value
@@ -186,6 +201,12 @@ class PostgresDialect:
     def interval(value: timedelta | None) -> timedelta | None:
         return value
 
+    @overload
+    @staticmethod
+    def read_interval(value: None) -> None: ...
+    @overload
+    @staticmethod
+    def read_interval(value: timedelta) -> timedelta: ...
     @staticmethod
     def read_interval(value: Any) -> timedelta | None:
         return value
@@ -227,6 +248,6 @@ class PostgresDialect:
         return orjson.dumps(values, default=_hex).decode()
 
     @classmethod
-    def execute_records(cls, conn: psycopg.Connection, sql: str, records: Sequence[Any],
+    def execute_records(cls, conn: Connection, sql: str, records: Sequence[Any],
                         params: Mapping[str, Any] | None = None) -> int:
         return conn.execute(sql, {**(params or {}), "rows": cls.records(records)}).rowcount

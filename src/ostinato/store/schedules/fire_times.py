@@ -10,6 +10,7 @@ into :class:`~ostinato.store.schedules.flow.ScheduleFlow`, whose row conversions
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -36,11 +37,16 @@ CHANNEL = "ostinato_schedules"
 
 class FireTimeFlow:
     db: Dialect
-    _schedules: Queries
 
     # provided by ScheduleFlow
+    @property
+    @abstractmethod
+    def _schedules(self) -> Queries: ...  # pragma: no cover
+    @abstractmethod
     def _schedule(self, row: Row) -> Schedule: ...  # pragma: no cover
+    @abstractmethod
     def _schedule_params(self, schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[str, Any]: ...  # pragma: no cover
+    @abstractmethod
     def _state_params(self, schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[str, Any]: ...  # pragma: no cover
 
     # -- declarations ----------------------------------------------------------

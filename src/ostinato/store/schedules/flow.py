@@ -156,7 +156,9 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
                  detail: Mapping[str, Any], timing: ScheduleTiming) -> None:
         """The schedule's state moved by the run's end (ownership released) and its run closed;
         only the run-state columns are written, never the definition."""
-        after = apply_run_end(schedule, schedule.owner_started_at, ended, status.succeeded, alpha=timing.alpha)
+        started = schedule.owner_started_at
+        assert started is not None, f"schedule {schedule.name!r} is running without its run's start"
+        after = apply_run_end(schedule, started, ended, status.succeeded, alpha=timing.alpha)
         conn.execute(self._schedules.update_run_state,
                      {**self._state_params(after, ended, timing), "expected_tag": schedule.owner_tag})
         self._close_run(conn, schedule.owner_tag, status, ended, detail)
@@ -181,9 +183,11 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
                                  {"name": schedule.name, "tag": schedule.owner_tag, "now": self.db.time(now)})
                     marked.append(schedule.name)
                 elif step is StealStep.TAKE:
+                    last = last_sign_of_life(schedule)
+                    assert last is not None, f"schedule {schedule.name!r} is running without its run's start"
                     self._end_run(conn, schedule, RunStatus.LOST, now,
                                   {"reason": f"no sign of life from {schedule.owner_node}/{schedule.owner_name} "
-                                             f"since {last_sign_of_life(schedule).isoformat()}"}, timing)
+                                             f"since {last.isoformat()}"}, timing)
                     taken.append(schedule.name)
         return {"marked": marked, "taken": taken}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from typing import Self
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ class SchemaStore(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> SchemaStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

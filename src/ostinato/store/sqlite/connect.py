@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TypedDict
 from urllib.request import pathname2url
 
 from ...domain.errors import NoDatabase, StoreUnavailable
 
 EXPECTED = "expected a SQLite database file (one `ostinato db init` creates)"
+
+
+class _ConnectOptions(TypedDict):
+    """What every connection is opened with (``sqlite3.connect``'s keywords)."""
+
+    timeout: float
+    isolation_level: None
+    check_same_thread: bool
 
 
 def open_sqlite_file(path: str, timeout: float, *, create: bool) -> sqlite3.Connection:
@@ -21,7 +30,7 @@ def open_sqlite_file(path: str, timeout: float, *, create: bool) -> sqlite3.Conn
     Without ``create`` a missing file is refused; with it the file and its directories are created.
     Any failure is a :class:`StoreUnavailable` naming the path and what was expected.
     """
-    options = {"timeout": timeout, "isolation_level": None, "check_same_thread": False}
+    options: _ConnectOptions = {"timeout": timeout, "isolation_level": None, "check_same_thread": False}
     if path == ":memory:":
         return sqlite3.connect(path, **options)
     file = Path(path).expanduser().absolute()

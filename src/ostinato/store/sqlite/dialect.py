@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import orjson
 
@@ -50,16 +50,8 @@ def to_db_time(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def from_db_time(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
 def to_db_interval(value: timedelta | None) -> float | None:
     return None if value is None else value.total_seconds()
-
-
-def from_db_interval(value: float | None) -> timedelta | None:
-    return None if value is None else timedelta(seconds=value)
 
 
 def _json_default(value: Any) -> Any:
@@ -106,7 +98,7 @@ def _json_record_value(value: Any) -> Any:
 def record_params(record: Any, params: Mapping[str, Any]) -> dict[str, Any]:
     """A record's fields as named parameters, after ``params``."""
     row = dict(params)
-    for name in _field_names(type(record)):
+    for name in _field_names(type(record)):  # type: ignore[arg-type]  # classes are hashable
         value = getattr(record, name)
         write = _RECORD_VALUES.get(type(value))
         row[name] = write(value) if write else value.value if isinstance(value, Enum) else value
@@ -197,9 +189,28 @@ class SQLiteDialect:
 
     # -- values in and out ---------------------------------------------------
     time = staticmethod(to_db_time)
-    read_time = staticmethod(from_db_time)
+
+    @overload
+    @staticmethod
+    def read_time(value: None) -> None: ...
+    @overload
+    @staticmethod
+    def read_time(value: str) -> datetime: ...
+    @staticmethod
+    def read_time(value: str | None) -> datetime | None:
+        return None if value is None else datetime.fromisoformat(value)
+
     interval = staticmethod(to_db_interval)
-    read_interval = staticmethod(from_db_interval)
+
+    @overload
+    @staticmethod
+    def read_interval(value: None) -> None: ...
+    @overload
+    @staticmethod
+    def read_interval(value: float) -> timedelta: ...
+    @staticmethod
+    def read_interval(value: float | None) -> timedelta | None:
+        return None if value is None else timedelta(seconds=value)
 
     @staticmethod
     def json(value: Any) -> str:
@@ -235,7 +246,8 @@ class SQLiteDialect:
 
     @staticmethod
     def records(values: Sequence[Any]) -> str:
-        rows = [[getattr(value, name) for name in _field_names(type(value))] for value in values]
+        rows = [[getattr(value, name) for name in _field_names(type(value))]  # type: ignore[arg-type]  # classes are hashable
+                for value in values]
         return orjson.dumps(rows, default=_json_record_value, option=orjson.OPT_PASSTHROUGH_DATETIME).decode()
 
     @staticmethod

@@ -110,4 +110,4 @@ class TaskBatch:
 
     def in_input_order(self) -> list[Task]:
         found = self.found
-        return [found[slot] for slot in self.slots]  # type: ignore[misc]
+        return [found[slot] for slot in self.slots]  # type: ignore[misc]  # the parts received filled every slot

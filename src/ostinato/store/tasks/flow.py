@@ -105,7 +105,8 @@ class TaskFlow(TaskStore):
                     self._receive_part(conn, *sent, batch.found, one_shot_by_next_run)
         return batch.in_input_order()
 
-    def _send_part(self, conn: Connection, part: list[Part], apart: bool) -> tuple:
+    def _send_part(self, conn: Connection, part: list[Part],
+                   apart: bool) -> tuple[list[Part], Callable[[], list[tuple[Any, ...]]]]:
         """Send the part's insert (``insert_tasks``: a task with a pending duplicate is skipped); its rows are
         read later (``_receive_part``), the server writing meanwhile."""
         params = {"rows": self.db.records([row for _, _, row in part]), "apart": apart}
