@@ -236,16 +236,17 @@ def test_a_failed_commit_is_tried_again_without_storing_twice(store, broker, top
     seen = FlakyStore(store)
     with client(seen, broker, topic, clock, "g7", batch_size=100, batch_timeout=1.0,
                 consumer_factory=CommitFailsOnce) as journal:
-        assert journal.run_once() == len(items)  # stored; the commit failed
+        # the first batch is stored and its commit fails (on a loaded machine it may hold only the partitions
+        # fetched first: the rest comes in the next batches)
+        assert journal.run_once() > 0
         assert journal.counters.commit_failures == 1 and committed_total(broker, "g7", topic) == 0
-        journal.run_once(timeout=0.2)  # nothing new: the commit is tried again
-        assert committed_total(broker, "g7", topic) == len(items)
-        for _ in range(20):  # the partitions' ends, as the broker reports them
-            if journal.caught_up:
-                break
+        for _ in range(50):  # the commit is tried again with the next batch; then the partitions' ends
             journal.run_once(timeout=0.2)
-        assert journal.caught_up
-    assert len(seen.calls) == 1
+            if journal.caught_up and committed_total(broker, "g7", topic) == len(items):
+                break
+        assert committed_total(broker, "g7", topic) == len(items) and journal.caught_up
+    stored = [(s.origin, s.visit) for call in seen.calls for s in call]
+    assert sorted(stored) == sorted((s.origin, s.visit) for s in items)  # each status stored once
 
 
 def test_a_restarted_client_resumes_at_the_committed_offset(store, broker, topic, clock, tmp_path):
