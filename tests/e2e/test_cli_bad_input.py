@@ -114,3 +114,16 @@ def test_the_valid_versions_of_those_commands_work(url):
         assert len(store.list_task_types()) == 2
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--task-type", "nope"], "task type not found: nope"),
+    ([], "no task type to serve"),
+])
+def test_a_worker_with_no_task_type_to_serve_says_so_in_one_line(fresh_url, args, said):
+    with open_store(fresh_url) as store:
+        store.init_schema()
+    result = run(fresh_url, "worker", "--broker", "redis://127.0.0.1:1/0", *args)
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert said in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
