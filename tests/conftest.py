@@ -127,30 +127,13 @@ def pytest_generate_tests(metafunc) -> None:
     metafunc.definition.add_marker(pytest.mark.parametrize("store", CONFORMANCE_STORES, indirect=True))
 
 
-def _module_fixtures(item: pytest.Item) -> bool:
-    """Whether ``item`` takes a fixture of module (or class) scope that its own file defines: a server or
-    a process the file starts once for all its tests."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return False
-    here = item.nodeid.split("::", 1)[0]
-    return any(d.scope in ("module", "class") and d.baseid.startswith(here)
-               for defs in info.name2fixturedefs.values() for d in defs)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a parallel run (pytest-xdist's ``-n``; ``make test`` runs one), two rules, kept here:
-
-    - the tests of a file that starts a server or a process once for all of them (a fixture of module
-      scope) run on one worker, so it is started once (``xdist_group``, honoured by ``--dist loadgroup``);
-    - the tests marked ``long`` are sent out first, so that the run does not end waiting on one of them.
-    """
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    for item in items:
-        if _module_fixtures(item) and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+@pytest.hookimpl(tryfirst=True)  # after every reordering of the items, before pytest-xdist sends their order
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """In a parallel run (pytest-xdist's ``-n``; ``make test`` runs one), the files of the tests marked ``long``
+    are sent out first, so that the run does not end waiting on one of them (``--dist loadfile`` sends each
+    file's tests to one worker, which runs them one after the other, wherever they stand in this order)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session.items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(scope="session")
