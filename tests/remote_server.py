@@ -5,11 +5,11 @@ server serves a whole session and each test its own store behind its own API."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import uvicorn
+from waiting import wait_until
 
 from test_servers.postgres import free_port
 
@@ -42,11 +42,13 @@ class ThreadedServer:
 
     def __enter__(self) -> ThreadedServer:
         self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
+
+        def started() -> bool:
+            if not self.thread.is_alive():
                 raise RuntimeError("the test API server did not start")
-            time.sleep(0.01)
+            return self.server.started
+
+        wait_until(started, timeout=30, interval=0.01, what="the test API server to start")
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -10,12 +10,12 @@ import contextlib
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import uvicorn
+from waiting import wait_until
 
 from test_servers.postgres import free_port
 
@@ -29,10 +29,12 @@ def serve(app: Any, name: str = "dashboard-uvicorn") -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name=name, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
+
+    def started() -> bool:
+        assert thread.is_alive(), "uvicorn did not start"
+        return server.started
+
+    wait_until(started, timeout=30, interval=0.01, what="uvicorn to start")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

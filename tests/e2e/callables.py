@@ -9,7 +9,7 @@ import time
 def record(path: str, key: str, delay: float = 0.0) -> bool:
     """Append `key pid` to `path` (one O_APPEND write: atomic), after `delay` seconds."""
     if delay:
-        time.sleep(delay)
+        time.sleep(delay)  # the task's work: a run that lasts `delay` seconds
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, f"{key} {os.getpid()}\n".encode())
@@ -24,7 +24,7 @@ def interval(path: str, name: str, seconds: float = 0.3, stop=None) -> bool:
     start = time.time()
     deadline = start + seconds
     while time.time() < deadline and not (stop is not None and stop.is_set()):
-        time.sleep(0.01)
+        time.sleep(0.01)  # the job's work, `seconds` of real time, looking at `stop` between steps
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, f"{name} {start:.6f} {time.time():.6f} {os.getpid()}\n".encode())
@@ -54,5 +54,5 @@ def slow_once(path: str, key: str, seconds: float = 60.0, stop=None) -> bool:
     os.close(fd)
     deadline = time.time() + seconds
     while time.time() < deadline and not (stop is not None and stop.is_set()):
-        time.sleep(0.05)
+        time.sleep(0.05)  # the run to kill: it lasts until stopped, looking at `stop` between steps
     return True

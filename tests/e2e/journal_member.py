@@ -25,7 +25,7 @@ class SlowStore:
 
     def record_visit_statuses(self, statuses, policy, *, now=None):
         print(f"recording {len(statuses)}", flush=True)
-        time.sleep(self.delay)
+        time.sleep(self.delay)  # a slow store: the batch stays read and not stored while a test kills the member
         changed = self._store.record_visit_statuses(statuses, policy, now=now)
         print(f"recorded {len(statuses)}", flush=True)
         return changed

@@ -7,10 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC
 
 import httpx
+from waiting import wait_until
 
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.store import open_store
@@ -67,14 +67,12 @@ def store_now():  # the wall clock: the server reads it too
 
 
 def wait_until_up(server: subprocess.Popen, url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def answers() -> bool:
         if server.poll() is not None:
             raise AssertionError(f"the server exited with {server.returncode}: {server.stdout.read()}")
         try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
+            return httpx.get(url, timeout=1).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"the server did not answer {url} within {timeout} s")
+            return False
+
+    wait_until(answers, timeout=timeout, interval=0.05, what=f"the server to answer {url}")

@@ -13,13 +13,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from test_celery_path import stop_process
+from waiting import tail, wait_for_line, wait_until
 
 from ostinato.store.postgresql import PostgresStore
 from test_servers.redis import RedisServer
@@ -27,6 +28,7 @@ from test_servers.redis import RedisServer
 HERE = Path(__file__).parent
 SRC = HERE.parents[1] / "src"
 SCHEDULER = "ostinato.integrations.celery.beat:OstinatoScheduler"
+LEASE = 3  # seconds: OSTINATO_BEAT_LEASE of beat_env
 pytestmark = pytest.mark.postgresql
 
 
@@ -39,7 +41,7 @@ def redis():
 def beat_env(dsn: str, broker: str, receipts: Path, variant: str = "short", **extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{HERE}", "BEAT_BROKER": broker,
             "BEAT_RECEIPTS": str(receipts), "BEAT_VARIANT": variant, "OSTINATO_DB": dsn,
-            "OSTINATO_BEAT_LEASE": "3s", "OSTINATO_BEAT_POLL": "0.2s", **extra}
+            "OSTINATO_BEAT_LEASE": f"{LEASE}s", "OSTINATO_BEAT_POLL": "0.2s", **extra}
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -57,10 +59,7 @@ def start_beat(env: dict[str, str], log: Path) -> subprocess.Popen:
 
 def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
     proc = start(["worker", "-P", "threads", "-c", "4", "-l", "info"], env, log)
-    deadline = time.monotonic() + 60
-    while " ready." not in log.read_text(errors="replace"):
-        assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
-        time.sleep(0.1)
+    wait_for_line(log, " ready.", timeout=60, alive=lambda: proc.poll() is None)
     return proc
 
 
@@ -71,6 +70,12 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> int | None:
 
 def receipts(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def receipts_so_far(path: Path) -> list[dict]:
+    """What the worker has written while it runs: its complete lines (one it is writing is left out)."""
+    text = path.read_text() if path.exists() else ""
+    return [json.loads(line) for line in text.split("\n")[:-1]]
 
 
 def fire_times(received: list[dict]) -> dict[str, list[datetime]]:
@@ -87,19 +92,41 @@ def test_three_beats_send_each_fire_time_once_and_pick_up_changes(pg_dsn, redis,
     worker = start_worker(env, tmp_path / "worker.log")
     beats = [start_beat(env, tmp_path / f"beat{i}.log") for i in range(3)]
     try:
-        time.sleep(6)
+        first = f"/beat-{beats[0].pid}"  # the end of its sender's name
+        wait_until(lambda: any(r["fire"]["sender"].endswith(first) for r in receipts_so_far(got)), timeout=60,
+                   what="the first beat to send", detail=lambda: tail(tmp_path / "beat0.log"))
         stop(beats[0], signal.SIGKILL)  # its claims, if any, go to another beat after the lease
+        killed_at = datetime.now(UTC)
         added = subprocess.run([sys.executable, "-m", "ostinato", "schedule", "add", "from-the-cli", "beat_project.record",
                                 "from-the-cli", "--every", "2s", "--mode", "send"], env=env, capture_output=True,
                                text=True)
         assert added.returncode == 0, added.stderr
-        time.sleep(5)
+
+        def sent_past_the_lease() -> bool:
+            """The second-level schedules sent without a gap from their first fire time to one well past the
+            killed beat's lease (what it held was sent by another), and the schedule added sent too."""
+            times = fire_times(receipts_so_far(got))
+            after = killed_at + timedelta(seconds=LEASE + 1)
+            return "from-the-cli" in times and len(times.get("every-1s", ())) >= 8 and all(
+                name in times and times[name][-1] >= after
+                and all((b - a).total_seconds() <= period for a, b in pairwise(times[name]))
+                for name, period in [("every-1s", 1), ("every-2s", 2)])
+
+        wait_until(sent_past_the_lease, timeout=60, interval=0.1, what="the beats to send past the killed one's lease",
+                   detail=lambda: fire_times(receipts_so_far(got)))
         newer = start_beat({**env, "BEAT_VARIANT": "none"}, tmp_path / "beat-newer.log")  # a newer beat_schedule
         beats.append(newer)
-        time.sleep(5)
+        with PostgresStore(pg_dsn) as store:
+            wait_until(lambda: store.get_schedule("every-1s").enabled is False, timeout=60, interval=0.1,
+                       what="the newer beat_schedule (empty) to pause every-1s",
+                       detail=lambda: tail(tmp_path / "beat-newer.log"))
+            codes = [stop(b) for b in beats[1:]]
+            sent_through = store.get_schedule("every-1s").fired_through
+        wait_until(lambda: max(fire_times(receipts_so_far(got))["every-1s"]) == sent_through, timeout=30,
+                   what=f"the worker to take what was sent last (every-1s through {sent_through})")
     finally:
-        codes = [stop(b) for b in beats[1:]]
-        time.sleep(1.5)  # the worker takes what was sent last
+        for beat in beats:
+            stop(beat)
         stop(worker)
     assert codes == [0, 0, 0], [(tmp_path / f"beat{i}.log").read_text()[-2000:] for i in range(3)]
     for i in (1, 2):  # a clean start and stop: no traceback, no "Exception ignored" from a pool left behind

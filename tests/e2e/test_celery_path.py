@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 
 from ostinato.config import Settings
 from ostinato.domain.clock import SystemClock
@@ -75,12 +76,7 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
 
 
 def wait_for(predicate, timeout: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    wait_until(predicate, timeout=timeout, what=what, interval=0.1)
 
 
 class Services:
@@ -246,7 +242,7 @@ def test_a_broker_restart_and_a_listener_down_lose_nothing(pg_dsn, redis, tmp_pa
         late = store.create_tasks([NewTask("rec", now, TaskArguments((str(out), f"late{i}")), policy=TaskPolicy.ONESHOT)
                                    for i in range(5)])
         redis.kill()
-        time.sleep(0.3)  # past the cached depth
+        time.sleep(0.3)  # past the cached depth (queue_depth_cache 0.2 s): time that must pass before the broker is read
         assert sum(r.run_once() for r in dispatcher.runners) == 0
         assert all(not store.list_task_runs(task_id=t.id) for t in late)
         redis.start()

@@ -16,6 +16,7 @@ from test_celery_path import (
     settings_for,
     wait_for,
 )
+from waiting import wait_until
 
 from ostinato.domain.clock import SystemClock
 from ostinato.domain.errors import QueueUnavailable
@@ -37,14 +38,17 @@ def rabbitmq():
 
 def depth_eventually(depths: QueueDepths, queue: str, timeout: float = 15.0) -> int:
     """The queue's depth once the broker answers again (the first read after a restart may fail)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    refusals: list[QueueUnavailable] = []
+
+    def read() -> tuple[int] | None:  # in a tuple: a depth of 0 is an answer too
         try:
-            return depths.depth(queue)
-        except QueueUnavailable:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+            return (depths.depth(queue),)
+        except QueueUnavailable as exc:
+            refusals.append(exc)
+            return None
+
+    return wait_until(read, timeout=timeout, what=f"the broker to answer the depth of {queue}", interval=0.2,
+                      detail=lambda: f"last refusal: {refusals[-1]!r}")[0]
 
 
 def settle(predicate, timeout: float, what: str) -> None:

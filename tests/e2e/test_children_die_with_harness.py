@@ -7,17 +7,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = """
 import subprocess, sys, time
 sys.path.insert(0, sys.argv[1])
 from test_servers.processes import die_with_parent
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], preexec_fn=die_with_parent())
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], preexec_fn=die_with_parent())  # a service, until killed
 print(child.pid, flush=True)
-time.sleep(120)
+time.sleep(120)  # a harness that lives until the test kills it
 """
 
 
@@ -37,7 +38,4 @@ def test_a_service_dies_with_its_harness_killed():
     assert alive(child)
     harness.send_signal(signal.SIGKILL)  # no cleanup of its own
     harness.wait()
-    deadline = time.monotonic() + 10
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child)
+    wait_until(lambda: not alive(child), timeout=10, what="the child to die with its harness")

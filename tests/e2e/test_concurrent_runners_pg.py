@@ -7,10 +7,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from waiting import wait_until
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskStatus, TaskType
 from ostinato.store.postgresql import PostgresStore
@@ -57,12 +58,10 @@ def test_two_runner_processes_never_run_a_task_twice(pg_dsn, tmp_path):
         procs = [subprocess.Popen([sys.executable, "-m", "ostinato", "runner"], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
         try:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and all(p.poll() is None for p in procs):
-                done = sum(1 for t in store.search_tasks(status=[TaskStatus.COMPLETED], limit=n + 1))
-                if done == n:
-                    break
-                time.sleep(0.2)
+            # every task done, or a runner gone (its exit status is checked below)
+            wait_until(lambda: any(p.poll() is not None for p in procs)
+                       or len(store.search_tasks(status=[TaskStatus.COMPLETED], limit=n + 1)) == n,
+                       timeout=120, interval=0.1, what=f"the {n} tasks to be done")
         finally:
             for p in procs:
                 p.send_signal(signal.SIGTERM)

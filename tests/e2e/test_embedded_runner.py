@@ -5,10 +5,10 @@ is lost when the executor stops or dies."""
 from __future__ import annotations
 
 import threading
-import time
 from datetime import timedelta
 
 import pytest
+from waiting import wait_until
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus, TaskType
 from ostinato.execution.registry import PermanentFailure, TaskRegistry, TaskResult
@@ -49,9 +49,7 @@ def run_pass(store, clock, registry, *, priority=False, workers=2, **runner_kw):
     executor.start()
     runner = TaskRunner(store, executor, clock, priority=priority, **runner_kw)
     dispatched = runner.run_once()
-    deadline = time.monotonic() + 30
-    while executor.completed < dispatched and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: executor.completed >= dispatched, timeout=30, interval=0.01, what=f"{dispatched} runs to end")
     executor.stop()
     return dispatched, executor
 
@@ -90,9 +88,7 @@ def test_never_more_than_the_free_room_of_the_queue(store, clock, registry):
     runner = TaskRunner(store, executor, clock)
     try:
         assert runner.run_once() == 3
-        deadline = time.monotonic() + 5
-        while executor.waiting("slow") != 2 and time.monotonic() < deadline:  # one started, two wait
-            time.sleep(0.01)
+        wait_until(lambda: executor.waiting("slow") == 2, timeout=5, interval=0.01, what="one to start, two to wait")
         assert executor.waiting("slow") == 2
         assert runner.run_once() == 1  # room for one more
         assert runner.run_once() == 0
@@ -131,8 +127,8 @@ def test_stopping_reports_queued_runs_as_lost(store, clock, registry):
     executor = EmbeddedExecutor(store.record_run_events, clock, node="test", workers=1, registry=registry, flush_interval=0.02)
     executor.start()
     assert TaskRunner(store, executor, clock).run_once() == 5
-    time.sleep(0.1)
-    threading.Timer(0.3, release.set).start()
+    wait_until(lambda: executor.waiting("block") == 4, timeout=5, interval=0.01, what="one to start, four to wait")
+    threading.Timer(0.3, release.set).start()  # the running one ends while the executor stops
     executor.stop(grace=5)
     statuses = sorted(r.status.value for r in store.list_task_runs())
     assert statuses == ["lost"] * 4 + ["uneventful"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -20,6 +19,7 @@ import msgpack
 import pytest
 from cli_helpers import ok, run
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from waiting import wait_until
 
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
 from ostinato.integrations.kafka.journal_client import JournalClient
@@ -365,9 +365,8 @@ def test_ostinato_run_runs_the_journal_client_when_brokers_are_set(broker, topic
     scheduler = EmbeddedScheduler(sqlite_store, settings, clock, normal=False, priority=False, journal=True)
     scheduler.start()
     try:
-        deadline = time.monotonic() + 30
-        while scheduler.journal_client.counters.consumed < len(items) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: scheduler.journal_client.counters.consumed >= len(items), timeout=30,
+                   what=f"the journal client to consume {len(items)} statuses")
     finally:
         scheduler.stop(5)
     assert scheduler.journal_client.counters.consumed == len(items)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import uuid
 
 import pytest
@@ -22,6 +21,7 @@ from cli_helpers import ok, run
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from test_journal_client import PARTITIONS, POLICY, client, committed, committed_total, drain, keys_of, produce_statuses, statuses
+from waiting import wait_until
 
 from ostinato.integrations.kafka.journal_client import JournalClient
 from ostinato.integrations.kafka.journal_group import COMMIT_METADATA
@@ -222,10 +222,8 @@ class EagerMember:
                     self.errors.append(message.error().code())
 
     def wait(self, condition, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert condition(), (self.assigned, self.errors)
+        wait_until(condition, timeout=timeout, interval=0.05, what="the other consumer's condition",
+                   detail=lambda: (self.assigned, self.errors))
 
     def close(self) -> None:
         self.stop.set()

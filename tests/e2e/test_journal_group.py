@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from waiting import wait_until
 
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
@@ -85,7 +86,8 @@ class Member:
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -131,8 +133,12 @@ def single_client_stats(broker: TansuBroker, topic: str, dsn: str, keys):
                            group_id=f"single-{uuid.uuid4().hex[:6]}", topics=[topic], batch_size=50,
                            batch_timeout=0.2, session_timeout=6) as journal:
             stop = threading.Event()
-            threading.Timer(90, stop.set).start()
-            journal.run_forever(stop, until_caught_up=True)
+            timer = threading.Timer(90, stop.set)  # a deadline; cancelled after, or it would hold the exit of pytest
+            timer.start()
+            try:
+                journal.run_forever(stop, until_caught_up=True)
+            finally:
+                timer.cancel()
             assert journal.caught_up and not stop.is_set()
         return {(s.url, s.visit_type): s for s in store.get_visit_stats(keys)}
     finally:
@@ -158,22 +164,26 @@ def test_three_clients_share_the_partitions_one_killed_mid_batch_one_added_nothi
         victim.wait_for("recording")  # read, in the store's hands, not committed
         victim.process.send_signal(signal.SIGKILL)
         victim.process.wait(timeout=10)
-        time.sleep(2)
-        members.append(Member(pg_dsn, broker, topic, group))  # one more joins later
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            offsets = group_offsets(broker, group, topic)
-            if all(offsets.get(p, -1) >= end for p, end in ends.items()):
-                break
-            time.sleep(1)
-        else:
-            raise AssertionError(f"the group did not commit every partition to its end: {offsets} against {ends}; "
-                                 + "; ".join(" | ".join(m.seen[-5:]) for m in members))
+        survivors = [members[0], members[2]]
+        printed = [len(m.drain()) for m in survivors]
+        wait_until(lambda: any(line.startswith("recorded") for m, n in zip(survivors, printed, strict=True)
+                               for line in m.drain()[n:]), timeout=60, what="a survivor to record a batch after the kill")
+        members.append(Member(pg_dsn, broker, topic, group))  # one more joins later, the group going on without the victim
+        offsets: dict[int, int] = {}
+
+        def committed_to_the_end() -> bool:
+            offsets.update(group_offsets(broker, group, topic))
+            return all(offsets.get(p, -1) >= end for p, end in ends.items())
+
+        wait_until(committed_to_the_end, timeout=120, interval=0.5, what="the group to commit every partition to its end",
+                   detail=lambda: f"{offsets} against {ends}; " + "; ".join(" | ".join(m.seen[-5:]) for m in members))
     finally:
         for member in members:
             member.stop()
     assert victim.process.returncode == -signal.SIGKILL
-    time.sleep(0.5)
+    for member in members:  # every line it printed read (its output ends with it)
+        member.reader.join(10)
+        assert not member.reader.is_alive()
     lines = [m.drain() for m in members]
     # the partitions were shared: several members had some, each recorded batches
     sharing = [i for i, seen in enumerate(lines) if any(line.startswith("assigned [") and line != "assigned []"

@@ -58,7 +58,7 @@ def _run(dsn: str, seconds: float) -> tuple[list[tuple[str, float, float]], list
                     grabbed = store.grab_next_visits("git", [GrabRequest(VisitPolicy.OLDEST_SCHEDULED_FIRST, 8)], now,
                                                      options=OPTIONS)
                     after = time.monotonic()
-                    time.sleep(0.005 * (1 + index))
+                    time.sleep(0.005 * (1 + index))  # the visit's work, a different length per orchestrator
                     with lock:
                         starts.extend((host_of(v.url), now) for v in grabbed)
                         ids = [next(visit_ids) for _ in grabbed]

@@ -6,6 +6,7 @@ where the newest declarations win and no two runs of a schedule overlap."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -14,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from waiting import wait_for_line, wait_until
 
 import ostinato
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.firings import CatchUpKind
-from ostinato.domain.schedules import RunStatus, ScheduleKind
+from ostinato.domain.schedules import RunStatus, ScheduleKind, ScheduleTiming, assess
 from ostinato.store import open_store
 
 H = timedelta(hours=1)
@@ -83,7 +85,7 @@ jobs = ostinato.Schedules("jobs")
 
 def tick(path, seconds=0.2):
     start = time.time()
-    time.sleep(seconds)
+    time.sleep(seconds)  # the job's work: a run that lasts, so that two at once would overlap
     with open(path, "a") as log:
         log.write(f"tick {start:.6f} {time.time():.6f} {os.getpid()} {VERSION}\\n")
 
@@ -98,10 +100,15 @@ if VERSION == 1:
     jobs.periodic(every="1h", cooldown="1h", args=[sys.argv[2]])(old_job)
 
 if __name__ == "__main__":
-    import threading
+    import signal, threading
     stop = threading.Event()
-    threading.Timer(float(sys.argv[3]), stop.set).start()
+    timer = threading.Timer(float(sys.argv[3]), stop.set)  # its run time, unless SIGTERM stops it first
+    timer.start()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with open(sys.argv[2], "a") as log:
+        log.write(f"running {os.getpid()} {VERSION}\\n")
     jobs.run(sys.argv[1], node=f"node-{VERSION}", stop=stop)
+    timer.cancel()
 '''
 
 
@@ -127,11 +134,30 @@ def test_run_in_process_on_the_embedded_default(tmp_path):
 def test_processes_with_two_versions_of_the_code_do_not_fight(pg_dsn, tmp_path):
     script, log = tmp_path / "jobs.py", tmp_path / "ticks.log"
     script.write_text(textwrap.dedent(SCRIPT))
-    old = start(script, pg_dsn, log, 1, 8)
-    time.sleep(2.5)
-    new = start(script, pg_dsn, log, 2, 5.5)
-    time.sleep(2.5)
-    restarted_old = start(script, pg_dsn, log, 1, 3)  # an old process restarted during the deploy
+    old = start(script, pg_dsn, log, 1, 60)
+    processes = [old]
+    try:
+        wait_for_line(log, "old", timeout=60, alive=lambda: old.poll() is None)  # version 1 ran old_job
+        new = start(script, pg_dsn, log, 2, 60)
+        processes.append(new)
+        with open_store(pg_dsn) as store:
+            wait_until(lambda: store.get_schedule("tick").scheduling_period == timedelta(seconds=1), timeout=60,
+                       interval=0.05, what="the new version's declarations")
+        restarted_old = start(script, pg_dsn, log, 1, 60)  # an old process restarted during the deploy
+        processes.append(restarted_old)
+        wait_for_line(log, f"running {restarted_old.pid} ", timeout=60, alive=lambda: restarted_old.poll() is None)
+        since = time.time()
+
+        def ticked_three_times_since() -> bool:
+            """Three runs of tick begun with the three processes up (and five in all)."""
+            starts = [float(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("tick")]
+            return len(starts) >= 5 and sum(start >= since for start in starts) >= 3
+
+        wait_until(ticked_three_times_since, timeout=60, interval=0.05, what="three ticks with the three processes up",
+                   detail=log.read_text)
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)  # the stop event of jobs.run: a clean end
     outputs = [p.communicate(timeout=60)[0] for p in (old, new, restarted_old)]
     assert [p.returncode for p in (old, new, restarted_old)] == [0, 0, 0], outputs
     assert "not applied: newer ones" in outputs[2]
@@ -165,7 +191,8 @@ def test_a_script_run_as_main_stores_its_module_name_and_a_scheduler_elsewhere_r
         assert store.get_schedule("tick").task_type == "jobs:tick"
         assert {t.type for t in store.list_task_types()} >= {"jobs:tick", "jobs:old_job"}
         runs_before = len(store.list_schedule_runs("tick"))
-    time.sleep(2.2)  # the tick's period (2 s) has passed: it is due
+        due = assess(store.get_schedule("tick"), datetime.now(UTC), ScheduleTiming()).start_times.can_start_by
+    time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()) + 0.05)  # until the tick is due: its 2 s cooldown
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "JOBS_VERSION": "1"}
     env = {k: v for k, v in env.items() if k != "OSTINATO_DB"}
     elsewhere = subprocess.run([sys.executable, "-c", "from ostinato.cli import main; main()", "--db", db, "scheduler",

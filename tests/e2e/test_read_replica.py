@@ -6,12 +6,12 @@ stops. The API says where each answer's reads were served, and ``ostinato --read
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
+from waiting import wait_until
 
 from ostinato.api import create_app
 from ostinato.api.tokens import hash_secret, new_secret
@@ -19,7 +19,7 @@ from ostinato.config import Settings
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.schedules import Schedule, ScheduleKind
 from ostinato.store.postgresql import PostgresStore
-from ostinato.store.read_routing import READ_VERBS, WRITE_VERBS, ReadRoutingStore
+from ostinato.store.read_routing import MEASURE_EVERY, READ_VERBS, WRITE_VERBS, ReadRoutingStore
 from test_servers.postgres import PostgresCluster, PostgresStandby
 
 T0 = datetime(2026, 1, 1, 12, tzinfo=UTC)
@@ -48,11 +48,19 @@ def schedule(name: str) -> Schedule:
 
 def replayed(standby: PostgresStandby, name: str, timeout: float = 30) -> None:
     """Wait until the standby has the schedule ``name``."""
-    deadline = time.monotonic() + timeout
     with psycopg.connect(standby.dsn("ostinato"), autocommit=True) as conn:
-        while not conn.execute("SELECT 1 FROM schedule WHERE name = %s", (name,)).fetchone():
-            assert time.monotonic() < deadline, f"the standby never replayed {name}"
-            time.sleep(0.05)
+        wait_until(lambda: conn.execute("SELECT 1 FROM schedule WHERE name = %s", (name,)).fetchone(), timeout=timeout,
+                   what=f"the standby to replay {name}")
+
+
+def behind(standby: PostgresStandby, seconds: float, timeout: float = 30) -> None:
+    """Wait until the standby has received WAL it has not replayed, and its last replayed transaction is more
+    than ``seconds`` old: the lag the routing measures (``read_routing._LAG``)."""
+    with psycopg.connect(standby.dsn("ostinato"), autocommit=True) as conn:
+        wait_until(lambda: conn.execute(
+            "SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn() "
+            "AND now() - pg_last_xact_replay_timestamp() > make_interval(secs => %s)", (seconds,)).fetchone()[0],
+            timeout=timeout, what=f"the standby to be {seconds} s behind")
 
 
 def replay(standby: PostgresStandby, paused: bool) -> None:
@@ -87,10 +95,8 @@ def test_reads_are_served_by_the_standby_and_writes_never_go_there(stores, stand
     assert routing.last_read.where == "primary" and "last write" in routing.last_read.reason
     replay(standby, paused=False)
     replayed(standby, "mine")
-    deadline = time.monotonic() + 10
-    while routing.get_schedule("mine") is not None and routing.last_read.where != "standby":
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    wait_until(lambda: routing.get_schedule("mine") is not None and routing.last_read.where == "standby", timeout=10,
+               interval=0.1, what="this store to read its own write from the standby")
     # every verb that writes is routed to the primary; the reads are the verbs a read token is served
     assert not READ_VERBS & WRITE_VERBS
     assert {"create_schedule", "grab_next_visits", "record_visit_statuses", "request_schedule_run"} <= WRITE_VERBS
@@ -99,31 +105,32 @@ def test_reads_are_served_by_the_standby_and_writes_never_go_there(stores, stand
 
 def test_a_standby_too_far_behind_or_stopped_sends_reads_to_the_primary(primary, standby, stores, caplog):
     writer, _ = stores
+    ticks = [1000.0]  # the routing's monotonic clock: a measure is trusted until MEASURE_EVERY has passed on it
     routing = ReadRoutingStore(PostgresStore(primary.dsn("ostinato")), PostgresStore(standby.dsn("ostinato")),
-                               timedelta(seconds=1))
+                               timedelta(seconds=1), monotonic=lambda: ticks[0])
     try:
         writer.create_schedule(schedule("old"), T0)
         replayed(standby, "old")
         replay(standby, paused=True)
         writer.create_schedule(schedule("new"), T0)
-        time.sleep(1.6)  # the standby has received it, not replayed it: more than the bound behind
+        behind(standby, 1)  # it has received it, not replayed it: more than the bound behind
         assert {s.name for s in routing.list_schedules()} == {"old", "new"}
         source = routing.last_read
         assert source.where == "primary" and source.lag_seconds > 1 and "over the bound of 1 s" in source.reason
         said = [r.getMessage() for r in caplog.records if "behind, over read_max_lag" in r.getMessage()]
         assert len(said) == 1 and "reading from the primary until it catches up" in said[0]
         routing.list_schedules()
-        time.sleep(0.3)
+        ticks[0] += MEASURE_EVERY + 0.05
         routing.list_schedules()  # measured again, still behind: not said again
         assert sum("behind, over read_max_lag" in r.getMessage() for r in caplog.records) == 1
         replay(standby, paused=False)
         replayed(standby, "new")
-        time.sleep(0.3)
+        ticks[0] += MEASURE_EVERY + 0.05
         routing.list_schedules()
         assert routing.last_read.where == "standby"
         assert any("back within read_max_lag" in r.getMessage() for r in caplog.records)
         standby.stop()
-        time.sleep(0.3)  # past the time a measure of the standby is trusted for
+        ticks[0] += MEASURE_EVERY + 0.05  # past the time a measure of the standby is trusted for
         assert {s.name for s in routing.list_schedules()} == {"old", "new"}  # no error: the primary answers
         assert routing.last_read.where == "primary" and "cannot be reached" in routing.last_read.reason
     finally:

@@ -8,13 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
 from click.testing import CliRunner
+from waiting import wait_until
 
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.cli import cli
@@ -45,16 +45,15 @@ def server(tmp_path_factory):
                                 "--log-level", "warning"], cwd=tmp_path, env=clean_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
+
+    def answers() -> bool:
         assert process.poll() is None, process.stdout.read()
         try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
+            return httpx.get(f"{url}/health", timeout=1).status_code == 200
         except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.05)
+            return False
+
+    wait_until(answers, timeout=60, interval=0.05, what="the API to start")
     try:
         yield {"url": url, "db": db, "unused": tmp_path / "unused.db", **secrets}
     finally:

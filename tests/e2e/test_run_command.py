@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskRunStatus, TaskType
 from ostinato.store import open_store
@@ -25,10 +25,7 @@ def ostinato(*args: str, db: str, **kw) -> subprocess.Popen:
 
 
 def wait_for(predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
+    wait_until(predicate, timeout=timeout, what="the condition", interval=0.05)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -37,15 +34,16 @@ def test_run_creates_the_schema_runs_tasks_and_stops_cleanly(tmp_path, sig):
     out = tmp_path / "out.txt"
     proc = ostinato("run", "--workers", "2", db=db)
     try:
-        wait_for(lambda: (tmp_path / "fresh.db").exists())
+        wait_until(lambda: (tmp_path / "fresh.db").exists(), timeout=30, what="the database file")
         store = open_store(db)
-        wait_for(lambda: store.schema_state().current is not None)
+        wait_until(lambda: store.schema_state().current is not None, timeout=30, what="the schema")
         store.create_task_type(TaskType("rec", "record", "callables:record", default_interval=timedelta(hours=1)))
         now = datetime.now(UTC)
         store.create_tasks([NewTask("rec", now, TaskArguments((str(out), "quick"))),
                             NewTask("rec", now, TaskArguments((str(out), "slow", 1.5)), policy=TaskPolicy.ONESHOT)])
-        wait_for(lambda: out.exists() and "quick" in out.read_text())
-        time.sleep(0.3)  # the slow one is running now
+        wait_until(lambda: out.exists() and "quick" in out.read_text(), timeout=30, what="the quick task to run")
+        wait_until(lambda: TaskRunStatus.STARTED in {r.status for r in store.list_task_runs()}, timeout=30,
+                   what="the slow task to start")  # it runs when the signal comes
         proc.send_signal(sig)
         output = proc.communicate(timeout=60)[0]
     finally:

@@ -4,14 +4,15 @@ and the pick is an index walk on 200,000 stored schedules."""
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import psycopg
+from waiting import wait_until
 
 from ostinato.domain.schedules import Schedule, ScheduleKind
 from ostinato.store.postgresql import PostgresStore
 from ostinato.store.postgresql.dialect import role_queries
+from ostinato.store.schedules.fire_times import CHANNEL
 from ostinato.store.schedules.flow import PICK_WINDOW, pick_query
 
 QUERIES = role_queries("schedules")
@@ -131,7 +132,11 @@ def test_a_new_schedule_wakes_a_sleeping_scheduler(pg_dsn):
     with PostgresStore(pg_dsn) as store:
         listener = threading.Thread(target=store.listen_schedule_changes, args=(woken.set, stop), daemon=True)
         listener.start()
-        time.sleep(0.5)  # LISTEN in place
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:  # another session sees its LISTEN done
+            listening = ("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                         "AND state = 'idle' AND query = %s")
+            wait_until(lambda: conn.execute(listening, (f"LISTEN {CHANNEL}",)).fetchone(), timeout=30,
+                       what="the listener's LISTEN to be in place")
         assert not woken.is_set()
         store.create_schedule(Schedule("new", ScheduleKind.PERIODIC, "scrape", T0, scheduling_period=H), T0)
         assert woken.wait(5)

@@ -14,6 +14,8 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from waiting import wait_until
+
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind, ScheduleTiming, State, assess
 from ostinato.domain.tasks import TaskArguments, TaskType
 from ostinato.store.postgresql import PostgresStore
@@ -46,14 +48,23 @@ def test_killed_schedulers_never_cause_overlapping_runs(pg_dsn, tmp_path):
     try:
         deadline = time.monotonic() + 16
         while time.monotonic() < deadline:
-            time.sleep(rng.uniform(1.0, 3.0))
+            time.sleep(rng.uniform(1.0, 3.0))  # the behaviour under test: a kill at a random moment of the runs
             node = rng.choice(["n1", "n2"])  # n3 always survives
             procs[node].send_signal(signal.SIGKILL)
             procs[node].wait()
             kills += 1
-            time.sleep(rng.uniform(0.0, 1.0))
+            time.sleep(rng.uniform(0.0, 1.0))  # and a restart some random time after it
             procs[node] = start(node, env)
-        time.sleep(6)  # the survivors steal what the dead left (ping timeout + grace + backoff)
+            restarted = datetime.now(UTC)
+        # the survivors steal what the dead left (ping timeout + grace + backoff): every schedule has had a good
+        # run begun after the last restart
+        with PostgresStore(pg_dsn) as store:
+            def not_run_since() -> list[str]:
+                return [s.name for s in store.list_schedules(limit=SCHEDULES)
+                        if s.last_good_start_at is None or s.last_good_start_at < restarted]
+
+            wait_until(lambda: not not_run_since(), timeout=60, interval=0.1,
+                       what="every schedule to have a good run after the last restart", detail=not_run_since)
     finally:
         for proc in procs.values():
             proc.send_signal(signal.SIGTERM)

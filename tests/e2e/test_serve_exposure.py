@@ -5,15 +5,18 @@ the store (never its password) and whether tokens are required."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import signal
 import subprocess
 import sys
-import time
+import termios
 
 import pytest
 from cli_helpers import run
 from test_api_serve import LAUNCH, wait_until_up
+from waiting import wait_until
 
 from ostinato.cli.app import is_loopback, store_shown
 from ostinato.config import Settings
@@ -81,6 +84,13 @@ def test_a_listening_server_says_where_on_what_and_how(tmp_path, command, expect
     assert len(started) == 1 and started[0].startswith(expected.format(port=port, url=url)), output
 
 
+def unread(pipe) -> int:
+    """Bytes written to a pipe that its reader has not taken yet."""
+    count = array.array("i", [0])
+    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, count)
+    return count[0]
+
+
 def test_ctrl_c_exits_130_and_says_what_was_written(tmp_path):
     """A command stopped by Ctrl-C while it reads its input: status 130, one line, nothing written."""
     url = f"sqlite:///{tmp_path}/o.db"
@@ -96,7 +106,8 @@ def test_ctrl_c_exits_130_and_says_what_was_written(tmp_path):
     try:
         command.stdin.write('{"url": "https://x/a", "visit_type": "git"}\n')
         command.stdin.flush()
-        time.sleep(4)  # started (even on a loaded machine) and reading stdin, which stays open
+        # started and reading stdin, which stays open: it has taken the line from the pipe
+        wait_until(lambda: unread(command.stdin) == 0, timeout=60, what="the command to read its stdin")
         command.send_signal(signal.SIGINT)
         out, err = command.communicate(timeout=20)
     finally:

@@ -28,6 +28,7 @@ import pytest
 import redis as redis_client
 import swh_compat_data as data
 from celery_capture import Captured, capture, differences
+from waiting import wait_until
 
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.origins import ListedOrigin
@@ -109,11 +110,13 @@ def run_peer(peer_python: Path, dsn: str, broker: str, tmp_path: Path, now: date
         recurrent = subprocess.Popen([*swh, "schedule-recurrent"], env=env, stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         try:
-            deadline = time.monotonic() + 90
-            while waiting(broker) < sent_by_runners + len(data.origins(now)) and time.monotonic() < deadline:
+            def sent_every_origin() -> bool:
                 assert recurrent.poll() is None, log.read_text()
-                time.sleep(0.2)
-            time.sleep(0.5)  # anything more it would send
+                return waiting(broker) >= sent_by_runners + len(data.origins(now))
+
+            wait_until(sent_every_origin, timeout=90, interval=0.2, what="schedule-recurrent to send every origin",
+                       detail=lambda: f"{waiting(broker)} messages waiting; {log.read_text()[-2000:]}")
+            time.sleep(0.5)  # a window in which anything more it sent would come: the counts compared below catch it
         finally:
             recurrent.send_signal(signal.SIGTERM)
             recurrent.wait(30)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from waiting import wait_until
 
 from test_servers.postgres import free_port
 from test_servers.swh_peer import VENV_DIR, create_peer_database, ensure_peer_venv, peer_env
@@ -54,18 +55,18 @@ def rows(dsn: str, query: str) -> list[tuple]:
 
 
 def wait_for(url: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def answers() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"the server of {url} exited: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(url, timeout=2):
-                return
+                return True
         except urllib.error.HTTPError:
-            return  # it answers
+            return True  # it answers
         except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"{url} did not answer within 60 s")
+            return False
+
+    wait_until(answers, timeout=60, interval=0.05, what=f"{url} to answer")
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 #: modules that only the optional extras bring: none may be importable after `make run`
@@ -88,9 +88,8 @@ def test_make_run_works_in_a_fresh_clone_even_after_an_interrupted_install(tmp_p
     # a newcomer's first `make run`, interrupted (Ctrl-C) while the virtualenv is being made
     first = subprocess.Popen(["make", "run", "DEMO_ARGS=--seconds 5"], cwd=clone, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while not (clone / ".venv" / "bin" / "pip").exists() and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: (clone / ".venv" / "bin" / "pip").exists() or first.poll() is not None, timeout=300,
+               interval=0.05, what="make run to be making the virtualenv")
     os.killpg(first.pid, signal.SIGINT)
     first.wait(timeout=120)
     # … then run again: it must finish the install and run the demo

@@ -9,6 +9,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from waiting import wait_until
 
 from ostinato.config import Settings
 from ostinato.domain.clock import ManualClock
@@ -40,7 +41,7 @@ def world(store):
     def waits(stop: threading.Event) -> bool:
         calls.append("waits")
         while not stop.is_set() and not release.is_set():
-            time.sleep(0.01)
+            time.sleep(0.01)  # the job's work, until one of the two events ends it
         return True
 
     store.create_task_type(TaskType("job", "a job", "quick"))
@@ -83,8 +84,7 @@ def test_a_run_taken_over_while_it_runs_is_stopped_and_reports_nothing(world):
     worker = threading.Thread(target=lambda: result.update(run_schedule_here(
         runtime, name="s", tag=tag, backend_name="waits", arguments=TaskArguments())))
     worker.start()
-    while not calls:
-        time.sleep(0.01)
+    wait_until(lambda: calls, timeout=10, interval=0.01, what="the job to start")
     # the steal protocol ends the run (its owner looked silent) and frees the schedule
     store.end_schedule_run("s", tag, status=RunStatus.LOST, ended=clock.now(), detail={"lost": "silent"},
                            timing=SETTINGS.schedule_timing())
@@ -101,8 +101,7 @@ def test_a_run_past_max_allowed_duration_is_stopped_as_a_failure(world):
     worker = threading.Thread(target=lambda: result.update(run_schedule_here(
         runtime, name="s", tag=tag, backend_name="waits", arguments=TaskArguments())))
     worker.start()
-    while not calls:
-        time.sleep(0.01)
+    wait_until(lambda: calls, timeout=10, interval=0.01, what="the job to start")
     clock.advance(timedelta(minutes=11))
     worker.join(5)
     assert result == {"status": "stopped", "reason": "max_allowed_duration exceeded"}

@@ -18,6 +18,7 @@ sys.path.append(str(ROOT / "bench"))  # last: bench/ holds names as common as ta
 
 from chaos_checks import job_intervals, overlaps
 from chaos_jobs import schedule_job
+from waiting import wait_until
 
 
 def _progress(record_dir: Path) -> dict[str, float]:
@@ -35,7 +36,9 @@ def test_a_stopped_job_records_no_step_after_the_stop(tmp_path):
     stop = threading.Event()
     worker = threading.Thread(target=schedule_job, args=(str(tmp_path), "tidy", 30.0), kwargs={"stop": stop})
     worker.start()
-    threading.Event().wait(0.15)
+    progress = tmp_path / "progress"
+    wait_until(lambda: progress.is_dir() and any(p.stat().st_size for p in progress.iterdir()), timeout=10,
+               interval=0.01, what="the job's first step")  # it is working when stopped
     stop.set()
     worker.join(5)
     (run,) = job_intervals(tmp_path, killed={})

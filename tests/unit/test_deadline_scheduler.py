@@ -9,6 +9,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from waiting import wait_until
 
 from ostinato.domain.schedules import RunMode, RunStatus, Schedule, ScheduleKind, ScheduleTiming
 from ostinato.domain.tasks import TaskArguments, TaskStatus, TaskType
@@ -38,7 +39,7 @@ def registry():
     def slow(stop=None):
         # a cooperative job: returns when asked to stop, or when the test releases it
         while not release.is_set() and not (stop is not None and stop.is_set()):
-            time.sleep(0.01)
+            time.sleep(0.01)  # the job's work, until one of the two events ends it
         return True
 
     reg.register("jobs.ok", ok)
@@ -62,10 +63,7 @@ def schedule(name: str, task_type: str, **kw) -> Schedule:
 
 
 def settle(scheduler: DeadlineScheduler, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while scheduler.running() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not scheduler.running()
+    wait_until(lambda: not scheduler.running(), timeout=timeout, interval=0.01, what="the scheduler's runs to end")
 
 
 def test_runs_the_job_and_moves_the_schedule(types, clock, registry):

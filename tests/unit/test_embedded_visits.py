@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import waiting
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskRunStatus, TaskStatus, TaskType
@@ -136,10 +136,7 @@ def executor_for(store, clock, registry, *, workers=2, report_visits=None) -> Em
 
 
 def wait_until(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
+    waiting.wait_until(predicate, timeout=timeout, what="the condition", interval=0.01)
 
 
 def list_origins(store, names, **kw):

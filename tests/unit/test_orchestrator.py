@@ -9,6 +9,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from waiting import wait_until
 
 from ostinato.config import Settings
 from ostinato.domain.errors import ValidationError
@@ -193,9 +194,7 @@ def test_statuses_fed_back_move_the_next_visit_target(store, clock, registry):
     orchestrator = Orchestrator(store, executor, clock, threshold=0)
     clock.advance(timedelta(hours=1))
     assert visits_of(orchestrator.run_once()) == {"git": {NEVER_VISITED: 3}}
-    deadline = time.monotonic() + 30
-    while executor.visits_completed < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: executor.visits_completed >= 3, timeout=30, interval=0.01, what="the three visits to end")
     executor.stop()
     for stats in store.get_visit_stats([(url(f"never-{i}"), "git") for i in range(3)]):
         assert stats.last_visit_status is VisitOutcome.SUCCESSFUL and stats.last_snapshot == bytes.fromhex(SNAP)
@@ -324,7 +323,7 @@ def test_the_embedded_scheduler_runs_the_orchestrator_and_waits_for_its_visits(s
     from ostinato.services.embedded_scheduler import EmbeddedScheduler
 
     def slow_loader(url, **kw):
-        time.sleep(0.05)
+        time.sleep(0.05)  # the visit's work, which run_once must wait for
         return {"status": "full", "snapshot": SNAP}
 
     default_registry.register("test_orchestrator.slow_loader", slow_loader)

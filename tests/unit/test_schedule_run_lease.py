@@ -60,7 +60,7 @@ def long_schedule(store, clock, registry, mono, *, steps: int | None = None) -> 
             if stop.is_set():
                 break
             registry.worked_at.append(at)
-            time.sleep(0.005)
+            time.sleep(0.005)  # a step of the job's work
         registry.returned.set()
         return True
 

@@ -5,11 +5,11 @@ each test compares before and after."""
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from waiting import wait_until
 
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.schedules import Schedule, ScheduleKind
@@ -73,9 +73,8 @@ def test_a_runner_pass_counts_dispatches_times_the_grab_and_reads_the_queue(sqli
     ended = value("ostinato_outcomes_total", kind="run", status="eventful")
     queued.start()
     try:
-        deadline = time.monotonic() + 10
-        while value("ostinato_outcomes_total", kind="run", status="eventful") < ended + 4 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: value("ostinato_outcomes_total", kind="run", status="eventful") >= ended + 4, timeout=10,
+                   what="the four outcomes to be counted")
     finally:
         queued.stop()
     assert value("ostinato_outcomes_total", kind="run", status="eventful") == ended + 4
