@@ -9,6 +9,7 @@ missing PostgreSQL is an error, never a skip.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -134,6 +135,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     file's tests to one worker, which runs them one after the other, wherever they stand in this order)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         session.items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_as_found() -> Iterator[None]:
+    """Each test leaves the root logger as it found it: a command run in-process may configure logging (the
+    services' commands install a handler that writes to the standard output of the moment), and a later test
+    in the same worker would read its lines in another command's output."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
