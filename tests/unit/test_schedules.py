@@ -12,23 +12,20 @@ from hypothesis import strategies as st
 
 from ostinato.domain.blackouts import BlackoutPeriod, parse_blackout_periods
 from ostinato.domain.errors import ValidationError
+from ostinato.domain.schedule_watch import Overrun, StealStep, overruns, steal_step
 from ostinato.domain.schedules import (
     DEFAULT_RETRY_BACKOFF,
-    Overrun,
     Reason,
     Schedule,
     ScheduleKind,
     ScheduleTiming,
     State,
-    StealStep,
     apply_run_end,
     assess,
     deadline,
     get_schedule_condition,
     get_schedule_start_times,
     last_sign_of_life,
-    overruns,
-    steal_step,
     updated_average,
 )
 

@@ -43,14 +43,13 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..domain.clock import Clock
+from ..domain.schedule_watch import Overrun, overruns
 from ..domain.schedules import (
-    Overrun,
     RunMode,
     RunStatus,
     Schedule,
     ScheduleRun,
     ScheduleTiming,
-    overruns,
 )
 from ..domain.tasks import NewTask, TaskPolicy, TaskStatus
 from ..execution.calls import call_schedule_job

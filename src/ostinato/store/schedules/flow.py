@@ -17,6 +17,7 @@ from typing import Any
 from ...domain.blackouts import parse_blackout_periods
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
+from ...domain.schedule_watch import StealStep, steal_step
 from ...domain.schedules import (
     RunMode,
     RunStatus,
@@ -24,11 +25,9 @@ from ...domain.schedules import (
     ScheduleKind,
     ScheduleRun,
     ScheduleTiming,
-    StealStep,
     apply_run_end,
     last_sign_of_life,
     request_run,
-    steal_step,
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
