@@ -40,7 +40,7 @@ def _json_default(value: Any) -> Any:
 def read_trace(path: str):
     """The trace in the file at ``path``, JSON lines or CSV (by its first character); every line checked
     (``BadLines`` for the first 20 bad ones, each located at its line)."""
-    from ..sim.trace import build_trace, csv_decoder, parse_change
+    from ..sim.trace import build_trace, csv_decoder, parse_change, parse_changes
 
     try:
         stream = open(path, "rb")  # closed below
@@ -50,7 +50,7 @@ def read_trace(path: str):
         head = stream.read(4096).lstrip()
         stream.seek(0)
         if not head or head.startswith(b"{"):
-            changes = read_json_lines(stream, parse_change)
+            changes = [change for line in read_json_lines(stream, parse_changes) for change in line]
         else:
             header = stream.readline()
             try:
@@ -78,7 +78,7 @@ def _world_options(trace: str | None, workload: str | None, sources: int | None,
 @cli.command("simulate")
 @click.option("--workload", help=f"How sources change: {', '.join(WORKLOADS)} (default git_lognormal).")
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False),
-              help="Replay this recorded history (JSON lines or CSV: origin, visit_type, changed_at) instead of a workload.")
+              help="Replay this recorded history (JSON lines or CSV: origin, visit_type, changed_at; or JSON lines of origin, visit_type, changes) instead of a workload.")
 @click.option("--trace-start", help="The trace's time at day 0, ISO 8601 with a zone (default: the run ends at its last change).")
 @click.option("--trace-deaths/--no-trace-deaths", default=True, show_default=True,
               help="A trace's origins die at their last recorded change (else they stay, quiet, to the end).")

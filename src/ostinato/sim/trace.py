@@ -4,17 +4,22 @@ A trace lists changes, one a line, as JSON lines or CSV (docs/reference/simulato
 
     {"origin": "deb://Debian/packages/bash", "visit_type": "deb", "changed_at": "2023-01-02T13:06:21+01:00"}
 
+or, as JSON lines, each origin's changes on one line (``changes``: a list of such times)::
+
+    {"origin": "https://github.com/curl/curl", "visit_type": "git", "changes": ["2019-03-01T12:00:00Z", …]}
+
     origin,visit_type,changed_at
     deb://Debian/packages/bash,deb,2023-01-02T13:06:21+01:00
 
 ``origin`` is a non-empty URL, ``visit_type`` a non-empty name (one per trace: the
 simulated store has one loader), ``changed_at`` an ISO 8601 time with a zone. Lines
-may come in any order; the same origin at the same instant counts once. A CSV
-file starts with a header naming these three columns, in any order.
+may come in any order, the two JSON forms mixed; the same origin at the same instant
+counts once. A CSV file starts with a header naming these three columns, in any order.
 
-:func:`parse_change` reads one record (a decoded JSON object, or a CSV row
-decoded by :func:`csv_decoder`) and raises ValidationError naming the field;
-the command line locates it at its line. :func:`build_trace` gathers the
+:func:`parse_changes` reads one record (a decoded JSON object, or a CSV row
+decoded by :func:`csv_decoder`) into its changes and raises ValidationError naming
+the field (``changes[3]``: the fourth time of a line); the command line locates it
+at its line. :func:`build_trace` gathers the
 changes into a :class:`Trace`: each origin's change times, sorted, as numpy
 arrays of seconds since the Unix epoch. :func:`trace_lines` writes one back.
 """
@@ -35,7 +40,9 @@ from ..domain.durations import parse_iso_time
 from ..domain.errors import ValidationError
 
 FIELDS = ("origin", "visit_type", "changed_at")
-_RECORD_FORM = "an object with origin, visit_type and changed_at"
+#: the fields of a line that holds an origin's changes
+ORIGIN_FIELDS = ("origin", "visit_type", "changes")
+_RECORD_FORM = "an object with origin, visit_type and changed_at (or changes)"
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,27 @@ class Change:
     at: float
 
 
+def parse_changes(record: Any) -> list[Change]:
+    """The changes of one line of a trace: one change (``changed_at``), or an origin's (``changes``);
+    ValidationError names the field at fault."""
+    if isinstance(record, Mapping) and "changes" in record:
+        return _parse_origin_line(record)
+    return [parse_change(record)]
+
+
+def _parse_origin_line(record: Mapping[str, Any]) -> list[Change]:
+    unknown = sorted(set(record) - set(ORIGIN_FIELDS))
+    if unknown:
+        raise ValidationError(unknown[0], f"only the fields {', '.join(ORIGIN_FIELDS)} on a line of changes",
+                              record[unknown[0]])
+    origin, visit_type = _origin_and_type(record)
+    times = record.get("changes")
+    if not isinstance(times, list):
+        raise ValidationError("changes", "a list of ISO 8601 times with a zone", times)
+    return [Change(origin, visit_type, parse_iso_time(when, f"changes[{index}]").timestamp())
+            for index, when in enumerate(times)]
+
+
 def parse_change(record: Any) -> Change:
     """One change of a trace; ValidationError names the field at fault."""
     if not isinstance(record, Mapping):
@@ -53,17 +81,22 @@ def parse_change(record: Any) -> Change:
     unknown = sorted(set(record) - set(FIELDS))
     if unknown:
         raise ValidationError(unknown[0], f"only the fields {', '.join(FIELDS)}", record[unknown[0]])
+    origin, visit_type = _origin_and_type(record)
+    changed_at = record.get("changed_at")
+    if changed_at is None:
+        raise ValidationError("changed_at", "an ISO 8601 time with a zone (the field is required)", None)
+    when = parse_iso_time(changed_at, "changed_at")
+    return Change(origin, visit_type, when.timestamp())
+
+
+def _origin_and_type(record: Mapping[str, Any]) -> tuple[str, str]:
     origin = record.get("origin")
     if not isinstance(origin, str) or not origin.strip():
         raise ValidationError("origin", "a non-empty URL", origin)
     visit_type = record.get("visit_type")
     if not isinstance(visit_type, str) or not visit_type.strip():
         raise ValidationError("visit_type", "a visit type such as git or deb", visit_type)
-    changed_at = record.get("changed_at")
-    if changed_at is None:
-        raise ValidationError("changed_at", "an ISO 8601 time with a zone (the field is required)", None)
-    when = parse_iso_time(changed_at, "changed_at")
-    return Change(origin.strip(), visit_type.strip(), when.timestamp())
+    return origin.strip(), visit_type.strip()
 
 
 def _excerpt(raw: bytes, size: int = 80) -> str:
