@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from ostinato.cli import cli
 from ostinato.config import Settings
-from ostinato.sim.policies import policies_under_test
+from ostinato.sim.policies import TRACE_ONLY, policies_under_test
 
 TINY = ["simulate", "--sources", "500", "--warmup", "20", "--days", "10", "--seed", "3"]
 # change_rate_optimal's threshold steering costs tens of milliseconds a pass: once a simulated day is enough here
@@ -35,7 +35,8 @@ def report(tmp_path_factory):
 def test_every_policy_runs_and_reports_every_measure(report):
     data, _ = report
     names = [p["name"] for p in data["policies"]]
-    assert names == list(policies_under_test())
+    # without a trace, every policy but those that need one (the model oracle fits its models on a trace)
+    assert names == [name for name in policies_under_test() if name not in TRACE_ONLY] and "model_oracle" not in names
     for policy in data["policies"]:
         for key in ("freshness", "mean_age_days", "change_latency_days", "staleness_p99_days", "staleness_max_days",
                     "visits", "wasted", "never_visited", "first_visit_latency_days", "relative", "freshness_over_time"):
@@ -173,6 +174,40 @@ def test_a_trace_replays_and_is_set_against_the_hindsight_bound(tmp_path):
     assert "hindsight bound" in table.stdout and "of bound" in table.stdout
 
 
+def test_a_trace_of_origin_lines_replays_as_the_same_changes_one_a_line(tmp_path):
+    one_a_line = write_trace(tmp_path / "trace.jsonl", origins=8, days=30)
+    by_origin: dict[tuple[str, str], list[str]] = {}
+    for line in one_a_line.read_text().splitlines():
+        change = json.loads(line)
+        by_origin.setdefault((change["origin"], change["visit_type"]), []).append(change["changed_at"])
+    origin_lines = tmp_path / "origins.jsonl"
+    origin_lines.write_text("".join(json.dumps({"origin": o, "visit_type": t, "changes": c}) + "\n"
+                                    for (o, t), c in by_origin.items()))
+    digests = []
+    for trace in (one_a_line, origin_lines):
+        result = invoke("trace", "stats", str(trace), "--json")
+        assert result.exit_code == 0, (result.output, result.exception)
+        digests.append(json.loads(result.stdout)["sha256"])
+    assert digests[0] == digests[1]
+
+
+def test_the_model_oracle_replays_a_trace_and_needs_one(tmp_path):
+    trace = write_trace(tmp_path / "trace.jsonl")
+    result = invoke("simulate", "--trace", str(trace), "--trace-start", "2024-01-01T00:00:00Z", "--warmup", "20",
+                    "--days", "30", "--step", "6h", "--capacity", "3", "--policy", "model_oracle", "--policy",
+                    "uniform", "--json")
+    assert result.exit_code == 0, (result.output, result.exception)
+    data = json.loads(result.stdout)
+    runs = {policy["name"]: policy for policy in data["policies"]}
+    oracle = runs["model_oracle"]
+    assert oracle["visits"] > 0 and 0 < oracle["freshness"] <= data["hindsight"]["freshness"]
+    assert oracle["notes"]["distinct_models"] >= 1 and oracle["notes"]["multiplier"] > 0
+    # every change has a twin within hours: knowing it, the oracle waits for the twin, uniform does not
+    assert oracle["freshness"] > runs["uniform"]["freshness"]
+    refused = invoke("simulate", "--sources", "50", "--warmup", "1", "--days", "1", "--policy", "model_oracle")
+    assert refused.exit_code == 2 and "policy: expected a --trace" in refused.output
+
+
 @pytest.mark.parametrize("lines,message", [
     (['{"origin": "https://a", "visit_type": "git", "changed_at": "2024-01-01T00:00:00Z"}',
       '{"origin": "https://a", "visit_type": "git"}',
@@ -182,6 +217,10 @@ def test_a_trace_replays_and_is_set_against_the_hindsight_bound(tmp_path):
     (["origin,visit_type,changed_at", "https://a,git,2024-01-01T00:00:00Z", "https://a,,2024-01-02T00:00:00Z"],
      ["line 3: visit_type: expected"]),
     (["origin,type,date", "https://a,git,2024-01-01T00:00:00Z"], ["line 1: header: expected"]),
+    (['{"origin": "https://a", "visit_type": "git", "changes": ["2024-01-01T00:00:00Z", "soon"]}',
+      '{"origin": "https://b", "visit_type": "git", "changes": "2024-01-01T00:00:00Z"}',
+      '{"origin": "https://c", "visit_type": "git", "changes": [], "changed_at": "2024-01-01T00:00:00Z"}'],
+     ["line 1: changes[1]: expected", "line 2: changes: expected a list", "line 3: changed_at: expected only"]),
     (['{"origin": "https://a", "visit_type": "git", "changed_at": "2024-01-01T00:00:00Z"}',
       '{"origin": "https://b", "visit_type": "hg", "changed_at": "2024-01-01T00:00:00Z"}'], ["visit_type: expected one"]),
 ])

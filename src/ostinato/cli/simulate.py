@@ -140,7 +140,7 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, c
     if plots_dir:
         extras.require("plots", "ostinato simulate --plots")
     from ..sim.engine import PolicyRun, SimulationConfig, run_simulation
-    from ..sim.policies import policies_under_test
+    from ..sim.policies import TRACE_ONLY, policies_under_test
     from ..sim.report import (
         QUALITY_COLUMNS,
         VISIT_COLUMNS,
@@ -168,7 +168,8 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, c
     for name in policy_names:
         if name not in known:
             raise ValidationError("policy", f"one of {', '.join(known)}", name)
-    chosen = [known[name] for name in dict.fromkeys(policy_names)] if policy_names else list(known.values())
+    chosen = [known[name] for name in dict.fromkeys(policy_names)] if policy_names else \
+        [p for p in known.values() if config.trace is not None or p.name not in TRACE_ONLY]
     if config.polite:  # the oracles schedule by time, not by host: no politeness to apply to them
         timed = [p.name for p in chosen if getattr(p, "rule", None) == "oracle"]
         if timed and policy_names:

@@ -283,6 +283,14 @@ def _make_scheduler(policy: PolicyUnderTest, world: World, config: SimulationCon
         return UniformScheduler(world.size, settings.feedback_policy(), polite=polite)
     if policy.rule == "multiplicative":
         return MultiplicativeScheduler(world.size, settings.feedback_policy(), polite=polite)
+    if policy.rule == "model_oracle":
+        if config.trace is None:
+            raise ValidationError("policy", "a --trace to fit each origin's burst model on", policy.name)
+        from .model_oracle import ModelOracleScheduler
+
+        return ModelOracleScheduler(world.size, settings.feedback_policy(), polite=polite,
+                                    changes=world.recorded(0.0, config.horizon),  # type: ignore[attr-defined]  # a TraceWorld's
+                                    horizon=config.horizon, capacity=config.visits_per_day, shortest=config.step_days)
     if config.polite:
         raise ValidationError("policy", "with politeness per host, a store policy, uniform or multiplicative (the "
                               "oracles schedule by time, not by host)", policy.name)

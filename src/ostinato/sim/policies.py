@@ -43,7 +43,7 @@ class StorePolicy:
 class Baseline:
     name: str
     description: str
-    #: uniform, multiplicative or oracle
+    #: uniform, multiplicative, oracle or model_oracle
     rule: str
     #: the oracle's objective: freshness or age
     objective: str | None = None
@@ -85,7 +85,12 @@ BASELINES: tuple[Baseline, ...] = (
              "freshness", floor=True),
     Baseline("oracle_age", "direct: the age optimum for the true rates", "oracle", "age"),
     Baseline("oracle_age_floor", "direct: the age optimum with the maximum-gap floor", "oracle", "age", floor=True),
+    Baseline("model_oracle", "direct: the best revisits for each origin's burst model, fitted on its recorded "
+             "changes (a trace's only), not knowing the change times", "model_oracle"),
 )
+
+#: baselines that need a recorded history (left out of a run without one unless named)
+TRACE_ONLY = frozenset({"model_oracle"})
 
 
 def policies_under_test() -> dict[str, PolicyUnderTest]:
