@@ -127,3 +127,25 @@ def test_the_engine_replays_a_trace_with_its_deaths():
 def test_without_a_start_the_run_ends_at_the_traces_last_change():
     config = replace(TRACE_CONFIG, trace_start=None).validated()
     assert config.trace_start == T0 + timedelta(days=20 - 12)
+
+
+def test_replicas_are_shifted_copies_cut_at_the_common_end():
+    from ostinato.sim.trace import REPLICA_SHIFT, replicate
+
+    day = 86_400.0
+    trace = build_trace([Change(f"https://forge.example/{o}", "git", t * day) for o in ("a", "b")
+                         for t in (0.0, 100.0, 400.0, 800.0)], "two")
+    copies = replicate(trace, 5, seed=3)
+    assert copies.copies == 5 and copies.end <= trace.end and copies.label == "two"
+    assert set(copies.origins) <= {f"https://forge.example/{o}#{c}" for o in "ab" for c in range(1, 6)}
+    assert replicate(trace, 5, seed=3).time.tolist() == copies.time.tolist()
+    assert replicate(trace, 5, seed=4).time.tolist() != copies.time.tolist()
+    for index in range(len(copies.origins)):
+        times = copies.time[copies.source == index]
+        assert np.all(np.diff(times) > 0)
+        shift = times[0] - 0.0  # every copy's first change is its original first one, shifted
+        assert 0 <= shift < REPLICA_SHIFT and shift == int(shift)
+        # the shifted times keep the recorded gaps, cut at the trace's end
+        assert np.allclose(times - shift, np.array([0.0, 100.0, 400.0, 800.0])[: times.size] * day)
+    with pytest.raises(ValueError):
+        replicate(copies, 2, seed=0)

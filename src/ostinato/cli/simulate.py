@@ -80,6 +80,9 @@ def _world_options(trace: str | None, workload: str | None, sources: int | None,
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False),
               help="Replay this recorded history (JSON lines or CSV: origin, visit_type, changed_at; or JSON lines of origin, visit_type, changes) instead of a workload.")
 @click.option("--trace-start", help="The trace's time at day 0, ISO 8601 with a zone (default: the run ends at its last change).")
+@click.option("--trace-copies", type=WholeNumberType(1), default=1, show_default=True,
+              help="Replay this many copies of each origin of the trace, each shifted by its own random time "
+                   "below a year (from --seed) and cut at the trace's end.")
 @click.option("--trace-deaths/--no-trace-deaths", default=True, show_default=True,
               help="A trace's origins die at their last recorded change (else they stay, quiet, to the end).")
 @click.option("--sources", type=WholeNumberType(1), help="Sources at the start (N; default 10,000).")
@@ -121,7 +124,7 @@ def _world_options(trace: str | None, workload: str | None, sources: int | None,
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), help="Write freshness.png and age.png here.")
 @click.option("--bound/--no-bound", default=True, show_default=True,
               help="Measure the hindsight bounds and the changes' burstiness.")
-def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, capacity, days, warmup, step, seed,
+def simulate_command(workload, trace_file, trace_start, trace_deaths, trace_copies, sources, capacity, days, warmup, step, seed,
                      policy_names, share_last_update, new_sources_per_day, failure_rate, dead_share, max_gap,
                      listing_period, full_listing_period, visit_duration, change_counts, db_url, setting_values, hosts,
                      host_skew, max_per_host, min_spacing_per_host, jobs, as_json, out_file, plots_dir, bound):
@@ -153,12 +156,13 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, sources, c
         write_plots,
     )
 
-    if trace_file is None and (trace_start is not None or not trace_deaths):
-        raise ValidationError("trace_start" if trace_start is not None else "trace_deaths", "a --trace to apply to", "")
+    if trace_file is None and (trace_start is not None or not trace_deaths or trace_copies != 1):
+        name = "trace_start" if trace_start is not None else "trace_deaths" if not trace_deaths else "trace_copies"
+        raise ValidationError(name, "a --trace to apply to", "")
     config = SimulationConfig(
         **_world_options(trace_file, workload, sources, new_sources_per_day, dead_share),
         trace_start=parse_iso_time(trace_start, "trace_start") if trace_start is not None else None,
-        trace_deaths=trace_deaths, capacity=capacity, days=days, warmup=warmup, step=step, seed=seed,
+        trace_deaths=trace_deaths, trace_copies=trace_copies, capacity=capacity, days=days, warmup=warmup, step=step, seed=seed,
         share_last_update=share_last_update, failure_rate=failure_rate, max_gap=max_gap, listing_period=listing_period,
         full_listing_period=full_listing_period, visit_duration=visit_duration,
         change_counts=CHANGE_COUNTS[change_counts], db=db_url, hosts=hosts, host_skew=host_skew,

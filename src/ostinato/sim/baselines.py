@@ -39,7 +39,7 @@ from .oracle import Allocation, allocate
 RESOLVE_GROWTH = 0.005
 
 
-class _QuotaScheduler:
+class QuotaScheduler:
     """Shared by the uniform and multiplicative rules: discovery, in-flight visits, failures."""
 
     def __init__(self, size: int, feedback: FeedbackPolicy, *, polite: tuple | None = None):
@@ -118,7 +118,7 @@ class _QuotaScheduler:
         pass
 
 
-class UniformScheduler(_QuotaScheduler):
+class UniformScheduler(QuotaScheduler):
     def __init__(self, size: int, feedback: FeedbackPolicy, **kw: Any):
         super().__init__(size, feedback, **kw)
         self.last_pick = np.full(size, np.nan)
@@ -132,7 +132,7 @@ class UniformScheduler(_QuotaScheduler):
         self.last_pick[sources] = t
 
 
-class MultiplicativeScheduler(_QuotaScheduler):
+class MultiplicativeScheduler(QuotaScheduler):
     def __init__(self, size: int, feedback: FeedbackPolicy, **kw: Any):
         super().__init__(size, feedback, **kw)
         self.target = np.full(size, np.inf)

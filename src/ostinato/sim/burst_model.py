@@ -158,9 +158,9 @@ def solve_revisits(model: BurstModel, shortest: float, longest: float, intervals
             step += moved[rows, choice]
             system = np.eye(ages) - step
             system[:, -1] = grid[choice]  # the unknown g takes h(last)'s column
-            values = np.linalg.lstsq(system, reward[rows, choice] - mu, rcond=None)[0]
+            values = _solve(system, reward[rows, choice] - mu)
             gain, h = values[-1], np.concatenate([values[:-1], [0.0]])
-            q = reward - mu - gain * grid[None, :] + (moved * h[None, None, :]).sum(-1) + unchanged * h[grown]
+            q = reward - mu - gain * grid[None, :] + moved @ h + unchanged * h[grown]
             best = q.argmax(axis=1)
             keep = q[rows, choice] >= q[rows, best] - 1e-12
             new = np.where(keep, choice, best)
@@ -171,10 +171,19 @@ def solve_revisits(model: BurstModel, shortest: float, longest: float, intervals
         step[rows, grown[rows, choice]] += unchanged[rows, choice]
         step += moved[rows, choice]
         # the long-run share of visits at each age: the stationary law of the visits' chain
-        law = np.full(ages, 1 / ages)
-        for _ in range(500):
-            law = law @ step
-            law /= law.sum()
+        balance = (step - np.eye(ages)).T
+        balance[-1] = 1.0  # one balance equation is redundant: the law sums to 1 instead
+        law = np.maximum(_solve(balance, np.eye(ages)[-1]), 0.0)
+        law /= law.sum()
         results.append(grid[choice])
         demand.append(1.0 / float(law @ grid[choice]))
     return Revisits(np.array(results), np.array(demand))
+
+
+def _solve(system: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The solution of a square linear system, or its least-squares one where the system is singular
+    (ages the chain never reaches)."""
+    try:
+        return np.linalg.solve(system, right)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(system, right, rcond=None)[0]

@@ -99,6 +99,8 @@ class SimulationConfig:
     trace_start: datetime | None = None
     #: the trace's origins die at their last recorded change (else they stay, quiet, to the end)
     trace_deaths: bool = True
+    #: replicas of each origin of the trace, each shifted by its own random time (``trace.replicate``)
+    trace_copies: int = 1
     #: sources spread over this many hosts, Zipf-distributed with ``host_skew`` (0: the listers' two forges)
     hosts: int = 0
     host_skew: float = 1.5
@@ -141,8 +143,14 @@ class SimulationConfig:
         return self._validated()
 
     def _resolved_trace(self, trace: Trace) -> SimulationConfig:
+        from .trace import replicate
         from .trace_world import trace_population
 
+        _check_number("trace_copies", self.trace_copies, minimum=1, maximum=10_000, whole=True)
+        if trace.copies != self.trace_copies:
+            if trace.copies != 1:
+                raise ValidationError("trace_copies", f"the copies of the trace given ({trace.copies})", self.trace_copies)
+            trace = replicate(trace, self.trace_copies, self.seed)
         _check_number("days", self.days, minimum=0, above=True)
         _check_number("warmup", self.warmup, minimum=0)
         start = self.trace_start
@@ -151,7 +159,7 @@ class SimulationConfig:
         elif not isinstance(start, datetime) or start.tzinfo is None:
             raise ValidationError("trace_start", "a time with a zone", start)
         population = trace_population(trace, start.timestamp(), self.horizon, self.trace_deaths)
-        return replace(self, trace_start=start, sources=int(population.origins.size), dead_share=0.0,
+        return replace(self, trace=trace, trace_start=start, sources=int(population.origins.size), dead_share=0.0,
                        new_sources_per_day=0.0)
 
     def _validated(self) -> SimulationConfig:

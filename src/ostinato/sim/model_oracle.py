@@ -10,7 +10,8 @@ visit is planned at the best interval for that model and age
 solved again whenever the population changes so that the visits planned match the capacity. Each
 step it visits the quota of sources with the earliest planned visits, due or not (never visited
 first, in discovery order), as the multiplicative rule does; a failed visit is tried again the next
-step. No cooldown holds it back: the shortest interval is the simulation's step.
+step. No cooldown holds it back: the shortest interval is the simulation's step. The multiplier is
+solved again when the population has changed by ``baselines.RESOLVE_GROWTH``, as the rate oracle's.
 
 Fitted on the run's changes rather than on the whole recorded history: a repository's pace drifts
 over years (many of ``../shared/traces`` fall quiet), and a model of eight years of history would
@@ -26,7 +27,7 @@ import numpy as np
 
 from ..domain.visits import FeedbackPolicy
 from .archive_tracker import SUCCESS
-from .baselines import _QuotaScheduler
+from .baselines import RESOLVE_GROWTH, QuotaScheduler
 from .burst_model import MULTIPLIERS, BurstModel, Revisits, fit, solve_revisits
 
 #: the longest interval the oracle plans, days
@@ -50,7 +51,7 @@ def fitted_models(sources: np.ndarray, days: np.ndarray, size: int, horizon: flo
     return models
 
 
-class ModelOracleScheduler(_QuotaScheduler):
+class ModelOracleScheduler(QuotaScheduler):
     def __init__(self, size: int, feedback: FeedbackPolicy, *, changes: tuple[np.ndarray, np.ndarray],
                  horizon: float, capacity: float, shortest: float, **kw: Any):
         super().__init__(size, feedback, **kw)
@@ -64,6 +65,9 @@ class ModelOracleScheduler(_QuotaScheduler):
                 solved[key] = solve_revisits(BurstModel(*key), shortest, LONGEST)
             self.revisits.append(solved[key])
         self.distinct_models = len(solved)
+        #: each source's log visits a day at each multiplier of MULTIPLIERS (for the steering)
+        self._log_demand = np.log(np.array([revisits.visits_per_day for revisits in self.revisits])).reshape(
+            size, MULTIPLIERS.size)
         # what a visit sees: each source's change times, sorted (read only at a visit's end)
         order = np.lexsort((days, sources))
         self._seen_sources, self._seen_days = sources[order], days[order]
@@ -76,16 +80,20 @@ class ModelOracleScheduler(_QuotaScheduler):
     def _discovered(self, t: float, sources: np.ndarray) -> None:
         self.next_visit[sources] = self.discovered_at[sources] - 1e9  # never visited: first, in discovery order
         members = int(self.known.sum())
-        if members != self.solved_for:
+        if abs(members - self.solved_for) > self.solved_for * RESOLVE_GROWTH:
             self.multiplier = self._steer(np.flatnonzero(self.known))
             self.solved_for = members
 
     def _steer(self, members: np.ndarray) -> float:
         """μ at which the members' planned visits a day add up to the capacity (bisection on log μ)."""
         lo, hi = np.log(MULTIPLIERS[0]), np.log(MULTIPLIERS[-1])
+        table = self._log_demand[members]
+        grid = np.log(MULTIPLIERS)
 
         def excess(log_mu: float) -> float:
-            return sum(self.revisits[k].demand(float(np.exp(log_mu))) for k in members) - self.capacity
+            k = min(int(np.searchsorted(grid, log_mu, side="right")) - 1, grid.size - 2)
+            share = (log_mu - grid[k]) / (grid[k + 1] - grid[k])
+            return float(np.exp(table[:, k] + share * (table[:, k + 1] - table[:, k])).sum()) - self.capacity
 
         if excess(lo) <= 0:
             return float(np.exp(lo))

@@ -45,6 +45,7 @@ def command_line(config: SimulationConfig, policies: Sequence[str] | None = None
     if config.trace is not None:
         assert config.trace_start is not None  # validated(): a trace's start is resolved
         world = ([f"--trace {config.trace.label}", f"--trace-start {config.trace_start.isoformat()}"]
+                 + ([] if config.trace_copies == 1 else [f"--trace-copies {config.trace_copies}"])
                  + ([] if config.trace_deaths else ["--no-trace-deaths"]))
     else:
         world = [f"--workload {config.workload}", f"--sources {config.sources}"]

@@ -141,6 +141,8 @@ class Trace:
     #: index in ``origins`` of each change, and its time: grouped by origin, each origin's in time order
     source: np.ndarray
     time: np.ndarray
+    #: replicas of each recorded origin (:func:`replicate`); 1: the trace as recorded
+    copies: int = 1
 
     @property
     def changes(self) -> int:
@@ -160,7 +162,7 @@ class Trace:
         digest = hashlib.sha256()
         for index, origin in enumerate(self.origins):
             digest.update(origin.encode() + b"\0" + self.time[self.source == index].tobytes())
-        return {"label": self.label, "visit_type": self.visit_type, "origins": len(self.origins),
+        return {"label": self.label, "visit_type": self.visit_type, "copies": self.copies, "origins": len(self.origins),
                 "changes": self.changes, "first_change": iso_time(self.start), "last_change": iso_time(self.end),
                 "sha256": digest.hexdigest()}
 
@@ -199,3 +201,42 @@ def trace_lines(changes: Iterable[Change]) -> Iterator[str]:
     for change in changes:
         yield json.dumps({"origin": change.origin, "visit_type": change.visit_type,
                           "changed_at": iso_time(change.at)}, ensure_ascii=False) + "\n"
+
+
+#: replicas of a trace are shifted forward by less than this many seconds (a year)
+REPLICA_SHIFT = 365 * 86_400
+
+
+def replicate(trace: Trace, copies: int, seed: int) -> Trace:
+    """``copies`` replicas of each origin of ``trace``, each shifted forward by its own random whole
+    number of seconds below :data:`REPLICA_SHIFT` (drawn from ``seed``) and cut at the trace's common
+    end (its newest change): a larger population with the same kinds of history, its origins out of
+    step with each other. Replica ``c`` of ``origin`` is named ``origin#c`` (1-based); one copy is the
+    trace itself."""
+    if copies == 1:
+        return trace
+    if trace.copies != 1:
+        raise ValueError("replicas of a trace that is already replicated")
+    rng = np.random.default_rng([seed, 0x7E9])
+    n = len(trace.origins)
+    shifts = rng.integers(0, REPLICA_SHIFT, size=(copies, n)).astype(float)
+    end = trace.end
+    origins: list[str] = []
+    sources: list[np.ndarray] = []
+    times: list[np.ndarray] = []
+    for c in range(copies):
+        shifted = trace.time + shifts[c][trace.source]
+        keep = shifted <= end
+        sources.append(trace.source[keep] + c * n)
+        times.append(shifted[keep])
+        origins.extend(f"{origin}#{c + 1}" for origin in trace.origins)
+    source, time = np.concatenate(sources), np.concatenate(times)
+    # an origin whose every change moved past the end is left out; the rest renumbered, in name order
+    present = np.unique(source)
+    names = [origins[k] for k in present]
+    order = np.argsort(names, kind="stable")
+    number = np.full(copies * n, -1)
+    number[present[order]] = np.arange(present.size)
+    source = number[source]
+    by = np.lexsort((time, source))
+    return Trace(trace.label, trace.visit_type, tuple(names[k] for k in order), source[by], time[by], copies)
