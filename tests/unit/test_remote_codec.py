@@ -18,6 +18,7 @@ from ostinato.domain.change_rates import RateSample
 from ostinato.domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
 from ostinato.domain.schedules import RunMode, RunStatus, Schedule, ScheduleKind, ScheduleRun
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus
+from ostinato.domain.visit_changes import VisitChanges
 from ostinato.domain.visits import JournalStatus, VisitStats, VisitStatus
 from ostinato.remote import RemoteError, RemoteStore
 from ostinato.remote.codec import UnsupportedType, codec_for
@@ -119,6 +120,10 @@ def test_the_client_refuses_a_verb_not_served_naming_it(name):
     (ScheduleRun(4, "nightly", "tag", "node", "me", T0, None, RunStatus.RUNNING, {"k": [1]}), ScheduleRun),
     (VisitStatus("https://a", 3, "git", JournalStatus.FULL, T0.astimezone(timezone(timedelta(hours=-5))),
                  b"\x00\xff" * 10, changes=4), VisitStatus),
+    (VisitStatus("https://a", 3, "git", JournalStatus.FULL, T0, b"\x01" * 20, changes=4, newest_change_at=T0,
+                 change_times=(T0 - timedelta(days=400, microseconds=3), T0)), VisitStatus),
+    (VisitChanges("https://a", "git", T0, T0 - timedelta(hours=1), (T0 - timedelta(hours=1),)), VisitChanges),
+    (VisitChanges("https://a", "git", T0, None, None), VisitChanges),
     (RateSample([(1.0, None, None), (None, 2.5, (0.0,) * 15 + (-1.25,))], 12), RateSample),
     (VisitStats("https://a", "git", rate_changes=1.5, rate_days=30.0, rate_evidence=(-0.5,) * 16), VisitStats),
     ({("load-git", "disabled"): 3}, dict[tuple[str, str], int]),
