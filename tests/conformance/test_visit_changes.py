@@ -93,3 +93,16 @@ def test_a_bad_batch_writes_nothing(store, fields, field):
     assert info.value.field.endswith(field)
     keys = [(url(i), "git") for i in (*range(5), 9)]
     assert store.get_visit_changes(keys) == [] and store.get_visit_stats(keys) == []
+
+
+def test_the_swh_faces_statuses_say_nothing_of_changes(store):
+    """swh's visit stats have no change times: the statuses the face feeds carry None, and change nothing here."""
+    from ostinato.domain.listing_grabs import ProtocolVisitStats
+    from ostinato.domain.visits import VisitOutcome
+    from ostinato.integrations.swh.policies import statuses_of
+
+    fed = statuses_of([ProtocolVisitStats(url(i), "git", T0, VisitOutcome.SUCCESSFUL, T0, b"\x02" * 20) for i in range(3)])
+    assert len(fed) == 3 and all(s.newest_change_at is None and s.change_times is None for s in fed)
+    store.record_visit_statuses(fed, POLICY, now=T0)
+    assert len(store.get_visit_stats([(url(i), "git") for i in range(3)])) == 3
+    assert store.get_visit_changes([(url(i), "git") for i in range(3)]) == []
