@@ -108,7 +108,8 @@ def status(**fields) -> VisitStatus:
 
 
 def test_a_status_made_in_code_is_checked_and_kept_in_the_same_form():
-    checked = check_visit_status(status(change_times=[(T0 - HOUR).astimezone(PARIS), T0 - 2 * HOUR]))  # type: ignore[arg-type]
+    given = [(T0 - HOUR).astimezone(PARIS), T0 - 2 * HOUR]
+    checked = check_visit_status(status(change_times=given))  # type: ignore[arg-type]  # a list, as callers give: kept as a tuple
     assert checked.change_times == (T0 - 2 * HOUR, T0 - HOUR) and checked.newest_change_at == T0 - HOUR
     assert all(t.tzinfo is UTC for t in checked.change_times)
     plain = status()
