@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from ...domain.change_rates import RevisitThreshold
@@ -59,7 +59,8 @@ def changes_seen(statuses: Sequence[VisitStatus]) -> list[VisitChangesRecord]:
         kept = latest.get((status.origin, status.type))
         if kept is None or status.date > kept.date:
             latest[(status.origin, status.type)] = status
-    return [VisitChangesRecord(s.origin, s.type, s.date, s.newest_change_at, pack_times(s.change_times))
+    # the date in UTC, as the change times are: PostgreSQL refuses offsets beyond ±15:59, which Python allows
+    return [VisitChangesRecord(s.origin, s.type, s.date.astimezone(UTC), s.newest_change_at, pack_times(s.change_times))
             for s in latest.values()]
 
 
