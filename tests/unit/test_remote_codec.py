@@ -137,6 +137,12 @@ def test_domain_values_round_trip_exactly(value, hint):
     assert round_trip(value, hint) == value
 
 
+def test_a_time_is_read_in_utc_whatever_its_offset():
+    """PostgreSQL refuses offsets beyond ±15:59, which ISO 8601 allows: the instant is kept, in UTC."""
+    decoded = codec_for(datetime).decode("2000-01-01T00:00:00+16:00", "t")
+    assert decoded == datetime(1999, 12, 31, 8, tzinfo=UTC) and decoded.tzinfo is UTC
+
+
 def test_the_forms_on_the_wire_are_plain_json():
     event = RunEvent(7, TaskRunStatus.EVENTFUL, T0, metadata={"m": 1})
     assert codec_for(RunEvent).encode(event, "e") == {"run_id": 7, "status": "eventful", "at": "2026-01-01T12:00:00+00:00",
