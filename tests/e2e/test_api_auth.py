@@ -78,7 +78,7 @@ def test_openapi_lists_every_endpoint_and_the_docs_are_served(api):
         ("/api/v1/schedules/{name}/condition", "get"), ("/api/v1/history", "get"),
         ("/api/v1/schedules/{name}/next", "get"), ("/api/v1/schedules/{name}/runs", "get"),
         ("/api/v1/schedule-conditions", "get"), ("/api/v1/listers", "get"), ("/api/v1/listers", "post"),
-        ("/api/v1/listers/{lister_id}/origins", "post"), ("/api/v1/visit-statuses", "post"),
+        ("/api/v1/listers/{lister_id}/origins", "post"), ("/api/v1/visit-statuses", "post"), ("/api/v1/visit-changes", "get"),
         ("/api/v1/origins/grab-next", "post"), ("/api/v1/origin-metrics", "get"),
         ("/api/v1/origin-metrics/update", "post"), ("/health", "get"), ("/metrics", "get"),
         ("/api/v1/visit-types/{visit_type}/politeness", "get"),

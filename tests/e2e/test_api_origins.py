@@ -98,6 +98,41 @@ def test_a_bad_visit_status_is_answered_with_its_index_and_nothing_is_written(ap
     assert api.store.get_visit_stats([(ORIGINS[0]["url"], "git")])[0].last_status_date is None
 
 
+def test_what_a_visit_saw_of_its_changes_goes_in_and_comes_out(api):
+    url = ORIGINS[0]["url"]
+    path = f"/api/v1/visit-changes?url={url}&visit_type=git"
+    assert api.error("GET", path, status=404)["message"].startswith("visit changes not found")
+    times = ["2026-01-01T09:30:00+01:00", "2025-06-01T00:00:00Z", "2026-01-01T08:00:00.000250Z"]
+    api.ok("POST", "/api/v1/visit-statuses", [{**status(url, "2026-01-01T10:00:00Z"), "changes": 3, "change_times": times},
+                                              status(ORIGINS[1]["url"], "2026-01-01T10:00:00Z")])
+    assert api.ok("GET", path) == {
+        "url": url, "visit_type": "git", "status_date": "2026-01-01T10:00:00+00:00",
+        "newest_change_at": "2026-01-01T08:30:00+00:00",
+        "change_times": ["2025-06-01T00:00:00+00:00", "2026-01-01T08:00:00.000250+00:00", "2026-01-01T08:30:00+00:00"]}
+    api.ok("POST", "/api/v1/visit-statuses", [{**status(url, "2026-01-02T10:00:00Z"),
+                                               "newest_change_at": "2026-01-02T09:00:00Z"}])
+    assert api.ok("GET", path)["change_times"] is None
+    assert api.error("GET", f"/api/v1/visit-changes?url={ORIGINS[1]['url']}&visit_type=git", status=404)
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"change_times": ["2026-01-01T09:00:00Z", "yesterday"]}, "change_times[1]"),
+    ({"change_times": ["2026-01-01T09:00:00"]}, "change_times[0]"),
+    ({"change_times": ["2026-01-01T09:00:00Z", "2026-01-01T11:00:01Z"]}, "change_times[1]"),
+    ({"change_times": ["2026-01-01T09:00:00Z"] * 65}, "change_times"),
+    ({"change_times": ["2026-01-01T09:00:00Z"] * 2, "changes": 1}, "changes"),
+    ({"newest_change_at": "2026-01-01T08:00:00Z", "change_times": ["2026-01-01T09:00:00Z"]}, "newest_change_at"),
+    ({"newest_change_at": "2026-01-01T12:00:00Z"}, "newest_change_at"),
+])
+def test_a_bad_change_time_is_answered_naming_the_field_and_nothing_is_written(api, change, field):
+    url = ORIGINS[0]["url"]
+    good = {**status(url, "2026-01-01T10:00:00Z"), "change_times": ["2026-01-01T09:00:00Z"]}
+    error = api.error("POST", "/api/v1/visit-statuses", [good, {**status(ORIGINS[1]["url"], "2026-01-01T10:00:00Z"), **change}])
+    assert error["index"] == 1 and error["field"] == field and error["message"].startswith(f"item 1: {field}: ")
+    keys = [(url, "git"), (ORIGINS[1]["url"], "git")]
+    assert api.store.get_visit_changes(keys) == [] and api.store.get_visit_stats(keys) == []
+
+
 def test_grab_next(api, clock):
     lister_id = lister(api)["id"]
     api.ok("POST", f"/api/v1/listers/{lister_id}/origins", ORIGINS)

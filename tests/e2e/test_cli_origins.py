@@ -59,6 +59,11 @@ def stats(url, *keys):
         return store.get_visit_stats(list(keys))
 
 
+def changes_seen(url, *keys):
+    with open_store(url) as store:
+        return store.get_visit_changes(list(keys))
+
+
 # -- listers --------------------------------------------------------------------
 def test_lister_add_is_get_or_create(url):
     first = ok_json(url, "lister", "add", "github", "github")
@@ -194,6 +199,26 @@ def test_origin_show(url):
     assert "(2026-01-13 00:00:00+00:00)" in out and "Visits: none recorded" in out
 
 
+def test_what_a_visit_saw_of_its_changes_is_recorded_and_shown(url):
+    ok(url, "origin", "record", "--lister", "github/github", "-", input=lines(origin(A), origin(A, "hg")))
+    times = ["2025-12-31T23:00:00Z", "2025-11-02T08:00:00+02:00", "2025-12-31T22:00:00Z"]
+    ok(url, "visit-status", "record", "-", input=lines({**status(A, T0), "changes": 3, "change_times": times},
+                                                       status(A, T0, visit_type="hg")))
+    [seen] = changes_seen(url, (A, "git"), (A, "hg"))
+    assert seen.change_times == (datetime(2025, 11, 2, 6, tzinfo=UTC), datetime(2025, 12, 31, 22, tzinfo=UTC),
+                                 datetime(2025, 12, 31, 23, tzinfo=UTC))
+    git, hg = ok_json(url, "origin", "show", A)["visit_types"]
+    assert git["changes_seen"] == {"status_date": T0.isoformat(), "newest_change_at": "2025-12-31T23:00:00+00:00",
+                                   "change_times": ["2025-11-02T06:00:00+00:00", "2025-12-31T22:00:00+00:00",
+                                                    "2025-12-31T23:00:00+00:00"]}
+    assert hg["changes_seen"] is None
+    out = ok(url, "origin", "show", A).output
+    assert "      Changes seen (visit of 2026-01-01 00:00:00+00:00): newest " in out
+    assert ("(2025-12-31 23:00:00+00:00); 3 change times found, 2025-11-02 06:00:00+00:00 to "
+            "2025-12-31 23:00:00+00:00\n") in out
+    assert out.count("Changes seen") == 1
+
+
 def test_origin_show_unknown_url(url):
     result = run(url, "origin", "show", "https://nowhere/x")
     assert result.exit_code == 1 and result.output.strip() == "error: origin not found: https://nowhere/x"
@@ -259,6 +284,16 @@ BAD_STATUSES = {
     "bad snapshot": (json.dumps(status(A, T0, snapshot="xyz")), "snapshot", "hexadecimal text"),
     "bad visit": (json.dumps(status(A, T0, visit=-1)), "visit", "a whole number of 0 or more"),
     "JSON syntax error": ('{"origin": ', "record", "one JSON object per line"),
+    "bad change time": (json.dumps({**status(A, T0), "change_times": [T0.isoformat(), "noon"]}), "change_times[1]",
+                        "an ISO 8601 time"),
+    "change time later than the date": (json.dumps({**status(A, T0), "change_times": [(T0 + timedelta(hours=2)).isoformat()]}),
+                                        "change_times[0]", "a time at most 1h after the status's date"),
+    "too many change times": (json.dumps({**status(A, T0), "change_times": [T0.isoformat()] * 65}), "change_times",
+                              "at most 64 times"),
+    "count below the times": (json.dumps({**status(A, T0), "changes": 0, "change_times": [T0.isoformat()]}), "changes",
+                              "at least as many changes as change_times holds"),
+    "newest older than a time": (json.dumps({**status(A, T0), "newest_change_at": (T0 - timedelta(days=1)).isoformat(),
+                                             "change_times": [T0.isoformat()]}), "newest_change_at", "no older than"),
 }
 
 
@@ -267,11 +302,14 @@ def test_bad_status_line_writes_nothing(url, case):
     bad, field, expected = BAD_STATUSES[case]
     ok(url, "visit-status", "record", "-", input=lines(status(A, T0)))
     before = stats(url, (A, "git"), (B, "git"))
-    result = run(url, "visit-status", "record", "--batch-size", "1", "-", input=lines(GOOD_STATUS, bad, GOOD_STATUS))
+    good = json.dumps({**status(B, T0), "change_times": [T0.isoformat()]})
+    result = run(url, "visit-status", "record", "--batch-size", "1", "-", input=lines(good, bad, good))
     assert result.exit_code == 2, result.output
     message = result.output.strip()
     assert message.startswith(f"error: line 2: {field}: expected ") and expected in message, message
+    assert "\n" not in message
     assert stats(url, (A, "git"), (B, "git")) == before and len(before) == 1
+    assert changes_seen(url, (A, "git"), (B, "git")) == []
 
 
 @pytest.mark.parametrize("args, field, expected", [

@@ -303,6 +303,44 @@ def test_bad_messages_are_counted_logged_and_skipped(store, broker, topic, clock
     assert store.get_visit_stats(keys_of(good)) == expected_stats(tmp_path, good, clock)
 
 
+def test_a_bad_change_field_is_dropped_its_status_kept_and_each_kind_logged_once(store, broker, topic, clock, caplog):
+    def seen(i: int, **fields) -> VisitStatus:
+        return VisitStatus(f"https://forge.example/seen{i}", 1, "git", JournalStatus.FULL, T0, b"\x01" * 20, **fields)
+
+    good = [seen(0, change_times=(T0 - timedelta(days=3), T0 - timedelta(hours=1))), seen(1)]
+    late = [{"change_times": [(T0 - timedelta(hours=1)).isoformat(), (T0 + timedelta(hours=3, minutes=i)).isoformat()]}
+            for i in range(3)]
+    bad = [*late, {"change_times": ["soon"]}, {"newest_change_at": (T0 + timedelta(days=1)).isoformat(),
+                                               "change_times": [(T0 - timedelta(hours=2)).isoformat()]}]
+    values = [(s.origin, encode(s, i)) for i, s in enumerate(good)]
+    for i, fields in enumerate(bad, start=2):
+        values.append((f"seen{i}", json.dumps({**json.loads(encode_json(seen(i))), **fields}).encode()))
+    produce(broker, topic, values)
+    caplog.set_level(logging.WARNING, logger="ostinato.integrations.kafka.journal_client")
+    before = REGISTRY.get_sample_value("ostinato_journal_fields_dropped_total",
+                                       {"field": "change_times", "kind": "change_times: a time at most 1h after the "
+                                                                         "status's date"}) or 0
+    with client(store, broker, topic, clock, "g-drop") as journal:
+        drain(journal, len(values))
+    counters = journal.counters
+    assert (counters.consumed, counters.recorded, counters.rejected) == (len(values), len(values), 0)
+    too_late = "change_times: a time at most 1h after the status's date"
+    assert counters.fields_dropped[too_late] == 3 and sum(counters.fields_dropped.values()) == 5
+    assert set(counters.fields_dropped) == {too_late, next(k for k in counters.fields_dropped if k.startswith("change_times: an ISO")),
+                                            "newest_change_at: a time at most 1h after the status's date"}
+    warnings = [r for r in caplog.records if r.getMessage().startswith("dropped ")]
+    assert sorted(r.kind for r in warnings) == sorted(counters.fields_dropped)  # one line per kind
+    assert REGISTRY.get_sample_value("ostinato_journal_fields_dropped_total", {"field": "change_times", "kind": too_late}) == before + 3
+    # every status stored, the good times kept, the bad ones not
+    keys = [(f"https://forge.example/seen{i}", "git") for i in range(len(values))]
+    assert len(store.get_visit_stats(keys)) == len(values)
+    found = {c.url: c for c in store.get_visit_changes(keys)}
+    assert found[good[0].origin].change_times == good[0].change_times
+    assert found["https://forge.example/seen6"].change_times == (T0 - timedelta(hours=2),)  # only the newest dropped
+    assert found["https://forge.example/seen6"].newest_change_at == T0 - timedelta(hours=2)
+    assert sorted(found) == [good[0].origin, "https://forge.example/seen6"]
+
+
 def test_a_status_the_store_cannot_keep_is_rejected_and_the_rest_recorded(pg_store, broker, topic, clock, tmp_path):
     import random
 

@@ -119,6 +119,10 @@ SNAP = bytes.fromhex("9b922e6d8d5b803c1582aabe5525b7b91150788e")
     Outcome(run=RunEvent(7, TaskRunStatus.STARTED, T0, "celery:w1@n1", {})),
     Outcome(run=RunEvent(7, TaskRunStatus.FAILED, T0, "celery:w1@n1", {"error": "boom"}), started=T0 - timedelta(seconds=3)),
     Outcome(visit_status=VisitStatus("https://x.example/r", 2, "git", JournalStatus.FULL, T0, SNAP)),
+    Outcome(visit_status=VisitStatus("https://x.example/r", 2, "git", JournalStatus.FULL, T0, SNAP, 2,
+                                     T0 - timedelta(hours=1), (T0 - timedelta(days=9), T0 - timedelta(hours=1)))),
+    Outcome(visit_status=VisitStatus("https://x.example/r", 2, "git", JournalStatus.FULL, T0, SNAP,
+                                     newest_change_at=T0 - timedelta(hours=1))),
     Outcome(run=RunEvent(8, TaskRunStatus.PERMFAILED, T0, "celery:w1@n1", {"visit_status": "not_found"}),
             visit_status=VisitStatus("https://x.example/gone", 0, "git", JournalStatus.NOT_FOUND, T0, None)),
 ])

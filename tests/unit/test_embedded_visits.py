@@ -55,6 +55,14 @@ def test_a_loader_may_count_the_changes_it_found():
     assert visit_status_of({"status": "full", "snapshot": SNAP}, url=url("a"), visit_type="git", date=T0).status.changes is None
 
 
+def test_a_loader_may_say_when_the_changes_it_found_were_made():
+    times = [T0 - timedelta(days=30), (T0 - timedelta(hours=2)).isoformat()]
+    loaded = visit_status_of({"status": "full", "snapshot": SNAP, "changes": 2, "change_times": times},
+                             url=url("a"), visit_type="git", date=T0)
+    assert loaded.status.change_times == (T0 - timedelta(days=30), T0 - timedelta(hours=2))
+    assert loaded.status.newest_change_at == T0 - timedelta(hours=2)
+
+
 @pytest.mark.parametrize("result, field", [
     (None, "result"),
     (True, "result"),
@@ -67,6 +75,8 @@ def test_a_loader_may_count_the_changes_it_found():
     ({"status": "full", "snapshot": SNAP, "visit": "3"}, "visit"),
     ({"status": "full", "snapshot": SNAP, "changes": -1}, "changes"),
     ({"status": "full", "snapshot": SNAP, "changes": "4"}, "changes"),
+    ({"status": "full", "snapshot": SNAP, "change_times": ["noon"]}, "change_times[0]"),
+    ({"status": "full", "snapshot": SNAP, "newest_change_at": T0 + timedelta(days=1)}, "newest_change_at"),
 ])
 def test_a_bad_return_value_is_a_failed_visit_and_the_log_names_the_field(result, field, caplog):
     with caplog.at_level(logging.ERROR, logger="ostinato.execution.registry"):

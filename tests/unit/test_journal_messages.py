@@ -214,3 +214,67 @@ def test_arbitrary_maps_never_raise_anything_but_validation_error(message, as_js
 def test_every_status_round_trips(status, encoding):
     data = encode_json(status) if encoding == "json" else encode_msgpack(status, date_encoding=encoding)
     assert decode_visit_status(data) == status
+
+
+# -- what a visit saw of its changes: read when there, dropped (the status kept) when bad --------
+CHANGES = (WHEN - timedelta(days=40), WHEN - timedelta(hours=2, microseconds=5))
+SEEN = VisitStatus(STATUS.origin, 3, "git", JournalStatus.FULL, WHEN, SNAPSHOT, 2, CHANGES[-1], CHANGES)
+
+
+def drops_of(value) -> tuple[VisitStatus, list[tuple[str, str, str]]]:
+    drops: list[tuple[str, str, str]] = []
+    status = decode_visit_status(value, lambda name, error: drops.append((name, error.field, error.expected)))
+    return status, drops
+
+
+@pytest.mark.parametrize("encoding", ["json", "timestamp", "swhtype", "__datetime__"])
+def test_change_times_travel_in_every_encoding(encoding):
+    def encode(status):
+        return encode_json(status) if encoding == "json" else encode_msgpack(status, date_encoding=encoding)
+
+    assert drops_of(encode(SEEN)) == (SEEN, [])
+    newest_only = VisitStatus(STATUS.origin, 3, "git", JournalStatus.FULL, WHEN, SNAPSHOT, newest_change_at=WHEN)
+    assert drops_of(encode(newest_only)) == (newest_only, [])
+
+
+def test_change_times_in_the_archives_datetime_forms():
+    times = [{"swhtype": "datetime", "d": CHANGES[1].isoformat()}, msgpack.Timestamp.from_datetime(CHANGES[0])]
+    status, drops = drops_of(pack(swh_message(change_times=times, newest_change_at={b"__datetime__": True,
+                                                                                   b"s": CHANGES[1].isoformat()})))
+    assert drops == [] and status.change_times == CHANGES and status.newest_change_at == CHANGES[1]
+
+
+def test_an_old_message_reads_as_before():
+    assert drops_of(pack(swh_message())) == (STATUS, [])
+    assert drops_of(pack(swh_message(change_times=None, newest_change_at=None))) == (STATUS, [])
+
+
+@pytest.mark.parametrize("fields, dropped", [
+    ({"change_times": ["noon"]}, [("change_times", "change_times[0]")]),
+    ({"change_times": [WHEN, WHEN + timedelta(hours=2)]}, [("change_times", "change_times[1]")]),
+    ({"change_times": [WHEN] * 65}, [("change_times", "change_times")]),
+    ({"change_times": "2026-03-04T05:06:07Z"}, [("change_times", "change_times")]),
+    ({"change_times": [msgpack.ExtType(9, b"x")]}, [("change_times", "change_times[0]")]),
+    ({"change_times": [WHEN, WHEN], "changes": 1}, [("change_times", "changes")]),
+    ({"newest_change_at": WHEN + timedelta(days=1)}, [("newest_change_at", "newest_change_at")]),
+    ({"newest_change_at": 7, "change_times": [WHEN]}, [("newest_change_at", "newest_change_at")]),
+    ({"newest_change_at": WHEN - timedelta(days=1), "change_times": [WHEN]}, [("newest_change_at", "newest_change_at")]),
+    ({"newest_change_at": "later", "change_times": ["sooner"]},
+     [("newest_change_at", "newest_change_at"), ("change_times", "change_times[0]")]),
+])
+def test_a_bad_change_field_is_dropped_and_the_status_kept(fields, dropped):
+    status, drops = drops_of(pack(swh_message(**fields)))
+    assert [(name, field) for name, field, _ in drops] == dropped
+    assert (status.origin, status.date, status.snapshot) == (STATUS.origin, WHEN, SNAPSHOT)
+    kept = {name for name in ("newest_change_at", "change_times") if name in fields} - {name for name, _ in dropped}
+    assert (status.change_times is not None) == ("change_times" in kept)
+    if "change_times" in kept:  # the newest comes from the times kept
+        assert status.newest_change_at == max(status.change_times)
+    elif "newest_change_at" not in kept:
+        assert status.newest_change_at is None
+    assert status.changes == fields.get("changes")  # the count, an old field, stays
+
+
+def test_a_bad_old_field_still_refuses_the_message_whatever_the_change_times():
+    error = rejected(pack(swh_message(date="yesterday", change_times=[WHEN])))
+    assert error.field == "date"

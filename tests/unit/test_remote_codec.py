@@ -18,6 +18,7 @@ from ostinato.domain.change_rates import RateSample
 from ostinato.domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
 from ostinato.domain.schedules import RunMode, RunStatus, Schedule, ScheduleKind, ScheduleRun
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPriority, TaskRunStatus, TaskStatus
+from ostinato.domain.visit_changes import VisitChanges
 from ostinato.domain.visits import JournalStatus, VisitStats, VisitStatus
 from ostinato.remote import RemoteError, RemoteStore
 from ostinato.remote.codec import UnsupportedType, codec_for
@@ -119,6 +120,10 @@ def test_the_client_refuses_a_verb_not_served_naming_it(name):
     (ScheduleRun(4, "nightly", "tag", "node", "me", T0, None, RunStatus.RUNNING, {"k": [1]}), ScheduleRun),
     (VisitStatus("https://a", 3, "git", JournalStatus.FULL, T0.astimezone(timezone(timedelta(hours=-5))),
                  b"\x00\xff" * 10, changes=4), VisitStatus),
+    (VisitStatus("https://a", 3, "git", JournalStatus.FULL, T0, b"\x01" * 20, changes=4, newest_change_at=T0,
+                 change_times=(T0 - timedelta(days=400, microseconds=3), T0)), VisitStatus),
+    (VisitChanges("https://a", "git", T0, T0 - timedelta(hours=1), (T0 - timedelta(hours=1),)), VisitChanges),
+    (VisitChanges("https://a", "git", T0, None, None), VisitChanges),
     (RateSample([(1.0, None, None), (None, 2.5, (0.0,) * 15 + (-1.25,))], 12), RateSample),
     (VisitStats("https://a", "git", rate_changes=1.5, rate_days=30.0, rate_evidence=(-0.5,) * 16), VisitStats),
     ({("load-git", "disabled"): 3}, dict[tuple[str, str], int]),
@@ -130,6 +135,12 @@ def test_the_client_refuses_a_verb_not_served_naming_it(name):
 ])
 def test_domain_values_round_trip_exactly(value, hint):
     assert round_trip(value, hint) == value
+
+
+def test_a_time_is_read_in_utc_whatever_its_offset():
+    """PostgreSQL refuses offsets beyond ±15:59, which ISO 8601 allows: the instant is kept, in UTC."""
+    decoded = codec_for(datetime).decode("2000-01-01T00:00:00+16:00", "t")
+    assert decoded == datetime(1999, 12, 31, 8, tzinfo=UTC) and decoded.tzinfo is UTC
 
 
 def test_the_forms_on_the_wire_are_plain_json():

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from ..domain.limits import MAX_URL_BYTES
+from ..domain.limits import MAX_CHANGE_TIMES, MAX_URL_BYTES
 from ..domain.visit_policies import VisitPolicy
 from .request_handling import MAX_BULK
 
@@ -184,6 +184,9 @@ class VisitStatusBody(Strict):
     date: Time
     snapshot: Annotated[str, StringConstraints(max_length=128, pattern=r"^[0-9a-fA-F]*$")] | None = None
     changes: Annotated[int, Field(ge=0, le=MAX_ID)] | None = None
+    #: what the visit saw of its changes (domain.visit_changes checks them, naming change_times[N])
+    newest_change_at: Time | None = None
+    change_times: Annotated[list[Time], Field(max_length=MAX_CHANGE_TIMES)] | None = None
 
 
 #: a policy's name: one of VisitPolicy's values. The Literal is built from the enum when the module

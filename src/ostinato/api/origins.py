@@ -22,9 +22,20 @@ from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.origins import Lister, parse_listed_origin
 from ..domain.politeness import Politeness
+from ..domain.visit_changes import VisitChanges
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy, visit_type_of_task_type
 from ..domain.visits import parse_visit_status
-from .bodies import MAX_ID, GrabBody, HostPolitenessBody, ListedOrigins, ListerBody, PolitenessBody, Strict, VisitStatuses
+from .bodies import (
+    MAX_ID,
+    URL_MAX_BYTES,
+    GrabBody,
+    HostPolitenessBody,
+    ListedOrigins,
+    ListerBody,
+    PolitenessBody,
+    Strict,
+    VisitStatuses,
+)
 from .request_handling import (
     ADMIN,
     DEFAULT_LIMIT,
@@ -130,13 +141,32 @@ def record_listed_origins(lister_id: int = Path(..., ge=1, le=MAX_ID), body: Lis
 # -- visit statuses -----------------------------------------------------------------
 @router.post("/visit-statuses", dependencies=ADMIN, summary="Feed visit statuses back into the visit stats, in bulk")
 def record_visit_statuses(body: VisitStatuses = Body(..., description=f"A JSON array of at most {MAX_BULK} journal messages: "
-                          "origin, visit, type, status, date, snapshot (hex or null), changes", examples=[[
+                          "origin, visit, type, status, date, snapshot (hex or null), changes, newest_change_at, "
+                          "change_times (at most 64 times, none more than an hour after date)", examples=[[
                               {"origin": "https://github.com/turtl/mobile", "visit": 3, "type": "git", "status": "full",
                                "date": "2026-01-02T03:04:05Z", "snapshot": "9b92"}]]),
                           ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     statuses = sorted(parse_loadable_items(ctx, body, parse_visit_status, "type", "date"), key=lambda s: s.date)
     changed = ctx.store.record_visit_statuses(statuses, ctx.settings.feedback_policy(), now=ctx.clock.now()) if statuses else 0
     return {"statuses": len(statuses), "changed": changed, "ignored": len(statuses) - changed}
+
+
+def visit_changes_to_dict(found: VisitChanges) -> dict[str, Any]:
+    return {"url": found.url, "visit_type": found.visit_type, "status_date": iso(found.status_date),
+            "newest_change_at": iso(found.newest_change_at),
+            "change_times": None if found.change_times is None else [iso(t) for t in found.change_times]}
+
+
+@router.get("/visit-changes", dependencies=READ, summary="What the last successful visit that said so saw of an origin's changes",
+            description="The date of that visit's status, the newest change's time and the change times it found since "
+                        "its previous visit (ascending, UTC); 404 when no status of the origin said so.")
+def get_visit_changes(url: str = Query(..., min_length=1, max_length=URL_MAX_BYTES),
+                      visit_type: str = Query(..., min_length=1, max_length=64),
+                      ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    found = ctx.store.get_visit_changes([(url, visit_type)])
+    if not found:
+        raise NotFoundError("visit changes", f"{url} ({visit_type})")
+    return visit_changes_to_dict(found[0])
 
 
 # -- grabbing the next visits -------------------------------------------------------

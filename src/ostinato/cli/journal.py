@@ -122,6 +122,10 @@ def journal_client(app: AppContext, brokers: str, group_id: str, topics: tuple[s
     click.echo(f"stopped: {plural(counters.consumed, 'message')} read, {plural(counters.recorded, 'status', 'statuses')} "
                f"recorded ({counters.changed} changed the visit stats), {counters.rejected} rejected, "
                f"{plural(counters.batches, 'batch', 'batches')} in {time.monotonic() - started:.1f}s")
+    dropped = sum(counters.fields_dropped.values())
+    if dropped:
+        click.echo(f"{plural(dropped, 'bad change field')} dropped from statuses that were kept: "
+                   + "; ".join(f"{count} × {kind}" for kind, count in sorted(counters.fields_dropped.items())))
     if left_behind:
         click.echo("the store did not take the last batch: its offsets are not committed, it is read again on the next start",
                    err=True)

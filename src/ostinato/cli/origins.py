@@ -21,11 +21,23 @@ from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColum
 
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.origins import Lister, StoredListedOrigin, parse_listed_origin
+from ..domain.visit_changes import VisitChanges
 from ..domain.visit_policies import visit_type_of_task_type
 from ..domain.visits import VisitStats, parse_visit_status
 from ..store import Store
 from .app import AppContext, command_group, pass_app
-from .output import DurationType, NumberType, WholeNumberType, console, echo_json, format_when, plural, print_rows, readable
+from .output import (
+    DurationType,
+    NumberType,
+    WholeNumberType,
+    console,
+    echo_json,
+    format_time,
+    format_when,
+    plural,
+    print_rows,
+    readable,
+)
 
 T = TypeVar("T")
 
@@ -211,9 +223,11 @@ def origin_show(app: AppContext, url: str, as_json: bool) -> None:
     listers = {item.id: item for item in store.list_listers()}
     visit_types = sorted({item.origin.visit_type for item in listed})
     stats = {s.visit_type: s for s in store.get_visit_stats([(url, t) for t in visit_types])}
+    seen = {c.visit_type: c for c in store.get_visit_changes([(url, t) for t in visit_types])}
     entries = [
         {"visit_type": t, "listed": [_listed_to_dict(item, listers) for item in listed if item.origin.visit_type == t],
-         "stats": _stats_to_dict(stats[t]) if t in stats else None}
+         "stats": _stats_to_dict(stats[t]) if t in stats else None,
+         "changes_seen": _changes_to_dict(seen[t]) if t in seen else None}
         for t in visit_types
     ]
     if as_json:
@@ -255,6 +269,22 @@ def _stats_to_dict(stats: VisitStats) -> dict[str, Any]:
     }
 
 
+def _changes_to_dict(found: VisitChanges) -> dict[str, Any]:
+    return {"status_date": found.status_date, "newest_change_at": found.newest_change_at,
+            "change_times": None if found.change_times is None else list(found.change_times)}
+
+
+def _changes_lines(seen: dict[str, Any] | None, now: datetime) -> list[str]:
+    """What the last successful visit that said so saw of the changes: the newest, how many times, their span."""
+    if seen is None:
+        return []
+    times = seen["change_times"]
+    found = "" if times is None else f"; {plural(len(times), 'change time')} found" + (
+        f", {format_time(times[0])} to {format_time(times[-1])}" if times else "")
+    return [f"      Changes seen (visit of {format_time(seen['status_date'])}): "
+            f"newest {_when(seen['newest_change_at'], now, 'unknown')}{found}"]
+
+
 def _print_origin(url: str, entries: list[dict[str, Any]], now: datetime) -> None:
     lines = [f"Origin {url}"]
     for entry in entries:
@@ -292,6 +322,7 @@ def _print_origin(url: str, entries: list[dict[str, Any]], now: datetime) -> Non
             f"      Successful visits: {stats['successful_visits']}",
             f"      Last scheduled: {_when(stats['last_scheduled'], now)}",
             f"      Not grabbed before: {_when(stats['cooldown_until'], now, 'free now')}",
+            *_changes_lines(entry["changes_seen"], now),
         ]
     click.echo("\n".join(lines))
 
@@ -328,7 +359,8 @@ def visit_status_record(app: AppContext, file: IO[bytes], adjust_factor: float |
     """Apply visit statuses from FILE (JSON lines, - for stdin) to the visit stats.
 
     One journal message per line: origin, visit, type, status, date, snapshot
-    (hex or null). Only final statuses count; replaying a file, duplicates and
+    (hex or null), optionally changes (a count), newest_change_at and
+    change_times (at most 64 times with a zone). Only final statuses count; replaying a file, duplicates and
     late arrivals change nothing. The whole file is checked before anything is
     written, and applied oldest first. The feedback knobs and the cooldowns
     after a visit come from the settings (ostinato.toml); options override them.

@@ -12,7 +12,10 @@ forever, or crash a loop) nor a time whose arithmetic overflows:
   accepted duration (at most :data:`MAX_DURATION`) stays far from year 9999;
 - **whole numbers** stored in a ``bigint``: at most :data:`MAX_WHOLE`;
 - **JSON values** stored in a ``jsonb`` column: objects with text keys, arrays, finite
-  numbers, text as above, nested at most :data:`MAX_JSON_DEPTH` deep.
+  numbers, text as above, nested at most :data:`MAX_JSON_DEPTH` deep;
+- **what a visit saw of its changes** (``domain.visit_changes``): at most
+  :data:`MAX_CHANGE_TIMES` change times per status, none later than the status's own date
+  by more than :data:`CHANGE_TIME_SKEW`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ MAX_DURATION: Final = timedelta(days=36525)
 #: the largest whole number a ``bigint`` column holds
 MAX_WHOLE: Final = 2**63 - 1
 MAX_JSON_DEPTH: Final = 64
+#: the most change times one visit status may carry (a visit that saw more sends the newest ones):
+#: 512 bytes of a side row at most, whatever the origin's history
+MAX_CHANGE_TIMES: Final = 64
+#: how much later than the status's own date a change time may be: the loader's clock and the
+#: forge's (a committer's) are not the same clock, but a change from the future is a wrong clock
+CHANGE_TIME_SKEW: Final = timedelta(hours=1)
 _EXCERPT: Final = 80
 
 TIME_RANGE = f"a time from {MIN_TIME:%Y} to {MAX_TIME:%Y}"
@@ -105,5 +114,5 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
 
 
-__all__ = ["MAX_DURATION", "MAX_JSON_DEPTH", "MAX_TIME", "MAX_TYPE_BYTES", "MAX_URL_BYTES", "MAX_WHOLE", "MIN_TIME",
-           "TIME_RANGE", "check_json_value", "check_stored_text", "check_time_range", "check_whole"]
+__all__ = ["CHANGE_TIME_SKEW", "MAX_CHANGE_TIMES", "MAX_DURATION", "MAX_JSON_DEPTH", "MAX_TIME", "MAX_TYPE_BYTES",
+           "MAX_URL_BYTES", "MAX_WHOLE", "MIN_TIME", "TIME_RANGE", "check_json_value", "check_stored_text", "check_time_range", "check_whole"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,6 +43,7 @@ from .change_rates import (
 from .durations import parse_iso_time
 from .errors import ValidationError
 from .limits import MAX_TYPE_BYTES, MAX_URL_BYTES, check_stored_text, check_time_range, check_whole
+from .visit_changes import check_change_fields, parse_change_fields
 from .visit_policies import cooldown_until, live_cooldown
 
 
@@ -80,6 +81,10 @@ class VisitStatus:
     #: how many changes the loader found since the last archived snapshot (a git fetch counts new
     #: commits), when it can tell; None: only "changed or not" is known
     changes: int | None = None
+    #: the newest change's time the loader found, and the change times it found since its previous
+    #: visit (ascending, UTC, at most ``limits.MAX_CHANGE_TIMES``): see ``domain.visit_changes``
+    newest_change_at: datetime | None = None
+    change_times: tuple[datetime, ...] | None = None
 
     @property
     def outcome(self) -> VisitOutcome | None:
@@ -134,8 +139,9 @@ def parse_visit_status(message: Any) -> VisitStatus:
     changes = message.get("changes")
     if changes is not None and (isinstance(changes, bool) or not isinstance(changes, int) or changes < 0):
         raise ValidationError("changes", "a whole number of 0 or more, or null", changes)
-    return check_visit_status(
-        VisitStatus(origin, visit, visit_type, status, date, _parse_snapshot(message.get("snapshot")), changes))
+    newest, times = parse_change_fields(message)
+    return check_visit_status(VisitStatus(origin, visit, visit_type, status, date, _parse_snapshot(message.get("snapshot")),
+                                          changes, newest, times))
 
 
 def check_visit_statuses(statuses: Sequence[VisitStatus]) -> list[VisitStatus]:
@@ -144,7 +150,7 @@ def check_visit_statuses(statuses: Sequence[VisitStatus]) -> list[VisitStatus]:
     checked = list(statuses)
     for index, status in enumerate(checked):
         try:
-            check_visit_status(status)
+            checked[index] = check_visit_status(status)
         except ValidationError as exc:
             raise exc.at(f"status {index}") from None
     return checked
@@ -152,7 +158,8 @@ def check_visit_statuses(statuses: Sequence[VisitStatus]) -> list[VisitStatus]:
 
 def check_visit_status(status: VisitStatus) -> VisitStatus:
     """``status`` if a store can apply it (the rules of ``domain.limits``), however it was made:
-    every entry point (journal, files, HTTP, Celery outcomes, the stores themselves) applies these."""
+    every entry point (journal, files, HTTP, Celery outcomes, the stores themselves) applies these.
+    Its change times come back in their kept form (``domain.visit_changes``)."""
     for name, value, limit in (("origin", status.origin, MAX_URL_BYTES), ("type", status.type, MAX_TYPE_BYTES)):
         if not isinstance(value, str) or not value.strip():
             raise ValidationError(name, "a non-empty URL" if name == "origin" else "a visit type such as git", value)
@@ -166,7 +173,10 @@ def check_visit_status(status: VisitStatus) -> VisitStatus:
     if status.snapshot is not None and (not isinstance(status.snapshot, bytes) or not status.snapshot):
         raise ValidationError("snapshot", "a non-empty identifier (bytes) or null", status.snapshot)
     check_whole(status.changes, "changes", nullable=True)
-    return status
+    if status.newest_change_at is None and status.change_times is None:
+        return status
+    newest, times = check_change_fields(status.date, status.changes, status.newest_change_at, status.change_times)
+    return replace(status, newest_change_at=newest, change_times=times)
 
 
 def _parse_snapshot(value: Any) -> bytes | None:

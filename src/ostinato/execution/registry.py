@@ -15,11 +15,13 @@ loader arguments (a "save code now" task passes its own keyword arguments,
     {"status": "full" | "partial" | "not_found" | "failed",
      "snapshot": "<hex>" | bytes | None,
      "visit": 3,            # optional, the archive's visit number (default 0)
-     "changes": 12}         # optional, changes found since the last snapshot (new commits), when known
+     "changes": 12,         # optional, changes found since the last snapshot (new commits), when known
+     "change_times": [...], # optional, the change times found since the previous visit (at most 64)
+     "newest_change_at": t} # optional, the newest change's time (times: aware datetimes or ISO 8601)
 
 Raising means ``failed``; raising :class:`OriginNotFound` means ``not_found``.
-A bad return value (not a mapping, an unknown status, a bad snapshot or visit
-number) counts as ``failed`` and is logged with the field at fault.
+A bad return value (not a mapping, an unknown status, a bad snapshot, visit
+number or change time) counts as ``failed`` and is logged with the field at fault.
 :func:`visit_status_of` turns all of this into the journal's
 :class:`~ostinato.domain.visits.VisitStatus`; ``full``/``partial`` without a
 snapshot count as failed, as in the feedback loop.
@@ -171,7 +173,8 @@ def visit_status_of(result: Any, *, url: str, visit_type: str, date: datetime,
         visit = result.get("visit")
         status = parse_visit_status({"origin": url, "type": visit_type, "date": date, "status": result["status"],
                                      "visit": 0 if visit is None else visit, "snapshot": result.get("snapshot"),
-                                     "changes": result.get("changes")})
+                                     "changes": result.get("changes"), "change_times": result.get("change_times"),
+                                     "newest_change_at": result.get("newest_change_at")})
     except ValidationError as exc:
         log.error("loader of %s (%s) returned a bad value, counted as failed: %s", url, visit_type, exc)
         return failed(f"bad loader result: {exc}")

@@ -288,7 +288,9 @@ class DatetimeCodec(Codec):
             value = datetime.fromisoformat(data.upper())
         except ValueError:
             raise fail(path, self.EXPECTED, data) from None
-        return self._checked(value, path)
+        # in UTC, as every other way in reads a time: the same instant, and an offset PostgreSQL can take
+        # (it refuses those beyond ±15:59, which ISO 8601 and Python allow)
+        return self._checked(value, path).astimezone(UTC)
 
     def schema(self) -> dict[str, Any]:
         return {"type": "string", "format": "date-time"}

@@ -18,7 +18,10 @@ served over HTTP by ``--metrics-port`` (setting ``metrics_port``, ``OSTINATO_MET
   messages it has not stored and committed yet (the partition's end, as its last fetch saw it,
   less the committed offset), set at each commit;
 - ``ostinato_loop_seconds{loop}`` (histogram): time of one pass of a loop (the journal client's:
-  storing one batch and committing its offsets).
+  storing one batch and committing its offsets);
+- ``ostinato_journal_fields_dropped_total{field,kind}``: bad ``newest_change_at`` / ``change_times``
+  the journal client dropped from statuses it kept, by field and kind (the field at fault and what
+  was expected of it).
 
 Durations are read on the monotonic clock: they measure time spent, they are not moments the
 scheduling rules read (those come from the injected :class:`~ostinato.domain.clock.Clock`).
@@ -52,6 +55,8 @@ QUEUE_DEPTH = Gauge("ostinato_queue_depth", "Work waiting in an executor's queue
 JOURNAL_LAG = Gauge("ostinato_journal_lag_messages", "Messages of a journal partition this client has not stored and "
                     "committed yet (the partition's end less the committed offset), as of its last commit.",
                     ["topic", "partition"], registry=REGISTRY)
+FIELDS_DROPPED = Counter("ostinato_journal_fields_dropped", "Bad newest_change_at / change_times the journal client "
+                         "dropped from statuses it kept, by field and kind.", ["field", "kind"], registry=REGISTRY)
 LOOP_SECONDS = Histogram("ostinato_loop_seconds", "Time of one pass of a service loop.", ["loop"], buckets=BUCKETS,
                          registry=REGISTRY)
 
@@ -97,6 +102,10 @@ def queue_depth(queue: str, depth: int) -> None:
 
 def journal_lag(topic: str, partition: int, lag: int) -> None:
     JOURNAL_LAG.labels(topic, str(partition)).set(max(lag, 0))
+
+
+def field_dropped(field: str, kind: str) -> None:
+    FIELDS_DROPPED.labels(field=field, kind=kind).inc()
 
 
 def outcomes(kind: str, items: Sequence[Any]) -> None:

@@ -150,6 +150,10 @@ class Outcome:
                                        "snapshot": v.snapshot.hex() if v.snapshot is not None else None}
             if v.changes is not None:
                 message["visit_status"]["changes"] = v.changes
+            if v.newest_change_at is not None:
+                message["visit_status"]["newest_change_at"] = v.newest_change_at.isoformat()
+            if v.change_times is not None:
+                message["visit_status"]["change_times"] = [t.isoformat() for t in v.change_times]
         return message
 
     @classmethod

@@ -18,6 +18,12 @@ stops the client: it is logged once with its topic, partition, offset and the
 field at fault, counted in ``counters.rejected`` and committed past, since it
 can never succeed.
 
+What a visit saw of its changes (``newest_change_at``, ``change_times``) is the
+exception: a bad one is dropped and its status kept and stored. Drops are counted
+by kind (the field and what was expected of it) in ``counters.fields_dropped`` and
+``ostinato_journal_fields_dropped_total{field,kind}``, and each kind is logged once
+(a loader with a wrong clock would otherwise log every message).
+
 The client is a member of its consumer group (``subscribe``, with the cooperative-sticky
 assignment librdkafka offers): any number of clients with one group id share the topics'
 partitions, each partition read by one of them from the group's committed offset
@@ -38,6 +44,7 @@ client (:class:`~ostinato.integrations.kafka.journal_group.GroupProtocolConflict
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -60,6 +67,8 @@ log = logging.getLogger(__name__)
 RETRY_DELAYS: Final = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 PartitionKey = tuple[str, int]
+#: the index of a change time in the field an error names (``change_times[3]``): one kind for every index
+_INDEX = re.compile(r"\[\d+\]$")
 
 __all__ = ["DEFAULT_TOPIC", "GroupProtocolConflict", "JournalClient", "JournalCounters", "RETRY_DELAYS"]
 
@@ -86,8 +95,10 @@ class JournalCounters:
     partitions_without_offset: int = 0
     #: partitions whose committed offset another program committed (by the offset-commit metadata)
     partitions_committed_by_others: int = 0
+    #: bad newest_change_at / change_times dropped from statuses that were kept, by kind (``field: expected …``)
+    fields_dropped: dict[str, int] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -307,12 +318,22 @@ class JournalClient:
             batch.messages += 1
             batch.offsets[key] = max(batch.offsets.get(key, 0), offset + 1)
             try:
-                batch.statuses.append(decode_visit_status(message.value()))
+                batch.statuses.append(decode_visit_status(message.value(), self._dropped))
                 batch.keys.append(key)
             except ValidationError as exc:
                 self.counters.rejected += 1
                 log.warning("rejected message %s[%d]@%d: %s", key[0], key[1], offset, exc,
                             extra={"topic": key[0], "partition": key[1], "offset": offset, "field": exc.field})
+
+    def _dropped(self, name: str, error: ValidationError) -> None:
+        """A bad change field dropped from a status that is kept: counted by kind, the first of a kind logged."""
+        kind = f"{_INDEX.sub('', error.field)}: {error.expected}"
+        drops = self.counters.fields_dropped
+        drops[kind] = drops.get(kind, 0) + 1
+        metrics.field_dropped(name, kind)
+        if drops[kind] == 1:
+            log.warning("dropped %s from a visit status, the status kept (%s); further drops of this kind are "
+                        "counted, not logged", name, error, extra={"field": error.field, "kind": kind})
 
     def _anchor(self, key: PartitionKey, position: int, batch: _Batch) -> None:
         """Under ``latest``, commit the position a partition without a committed offset started at, once

@@ -23,7 +23,14 @@ else is read as msgpack):
   The archive's messages carry the visit type in ``type``; older ones have no
   ``type`` and are bad messages (they cannot say which visit stats they are for).
 
-Every failure is a :class:`~ostinato.domain.errors.ValidationError` naming the
+What a visit saw of its changes (``newest_change_at``, ``change_times``: see
+``domain.visit_changes``), where a message has it, is read in any of the forms
+``date`` may take. Unlike the other fields, a bad one is **dropped** and the
+status kept (the archive's statuses must not be lost to a loader's wrong clock):
+:func:`decode_visit_status` tells ``on_drop`` which field it dropped and why.
+Old messages, without them, read as before.
+
+Every other failure is a :class:`~ostinato.domain.errors.ValidationError` naming the
 field at fault (``record`` when the message cannot be decoded at all): a journal
 client counts and skips such a message, it never stops on one. What a store
 could never write (a store error would be retried forever) is refused by
@@ -37,7 +44,7 @@ beyond 64 bits.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -47,6 +54,7 @@ import orjson
 from ...domain import limits
 from ...domain.durations import parse_iso_time
 from ...domain.errors import ValidationError
+from ...domain.visit_changes import CHANGE_FIELDS
 from ...domain.visits import VisitStatus, parse_visit_status
 
 __all__ = [
@@ -63,7 +71,7 @@ MAX_VISIT: Final = limits.MAX_WHOLE
 MIN_DATE: Final = limits.MIN_TIME
 MAX_DATE: Final = limits.MAX_TIME
 
-_FIELDS: Final = ("origin", "visit", "type", "status", "date", "snapshot", "changes")
+_FIELDS: Final = ("origin", "visit", "type", "status", "date", "snapshot", "changes", *CHANGE_FIELDS)
 _TEXT_FIELDS: Final = ("origin", "type", "status")
 _JSON_START: Final = frozenset(b" \t\r\n")
 _EXCERPT_BYTES: Final = 80
@@ -74,13 +82,28 @@ _DATE_FORMS: Final = ("an ISO 8601 time with a zone, a msgpack timestamp, "
                       "or {swhtype: datetime, d: ISO} / {__datetime__: true, s: ISO}")
 
 
-def decode_visit_status(value: bytes | bytearray | memoryview | None) -> VisitStatus:
+def decode_visit_status(value: bytes | bytearray | memoryview | None,
+                        on_drop: Callable[[str, ValidationError], None] | None = None) -> VisitStatus:
     """One journal message (the Kafka message's value) as a VisitStatus.
 
     Raises ValidationError naming the field at fault; ``record`` when the bytes
-    are neither a JSON object nor a msgpack map.
+    are neither a JSON object nor a msgpack map. A bad ``newest_change_at`` or
+    ``change_times`` is dropped instead, the status kept without it:
+    ``on_drop(field, error)`` hears of each (``change_times`` is dropped too when
+    the count ``changes`` is below the number of its times).
     """
-    return parse_visit_status(_normalised(decode_message(value)))
+    message = _normalised(decode_message(value))
+    seen = {name: message.pop(name) for name in CHANGE_FIELDS if message.get(name) is not None}
+    status = parse_visit_status(message)
+    while seen:
+        try:
+            return parse_visit_status({**message, **{name: _change_value(name, v) for name, v in seen.items()}})
+        except ValidationError as exc:
+            name = "newest_change_at" if exc.field == "newest_change_at" else "change_times"
+            del seen[name]
+            if on_drop is not None:
+                on_drop(name, exc)
+    return status
 
 
 def decode_message(value: bytes | bytearray | memoryview | None) -> dict[str, Any]:
@@ -121,41 +144,47 @@ def _normalised(record: Mapping[str, Any]) -> dict[str, Any]:
     if message["date"] is not None:
         message["date"] = _date(message["date"])
     for name, value in message.items():
-        if isinstance(value, msgpack.ExtType):
+        if isinstance(value, msgpack.ExtType) and name not in CHANGE_FIELDS:  # those are dropped, not refused
             raise ValidationError(name, "a value of a known msgpack type", f"extension type {value.code}")
     return message
 
 
-def _date(value: Any) -> datetime:
+def _change_value(name: str, value: Any) -> Any:
+    """A change field with the archive's encodings of times undone (what is not a time is left for
+    ``parse_visit_status`` to refuse, and so is a list longer than the bound)."""
+    if name == "newest_change_at":
+        return _date(value, name)
+    if isinstance(value, list) and len(value) <= limits.MAX_CHANGE_TIMES:
+        return [_date(item, f"{name}[{index}]") for index, item in enumerate(value)]
+    return value
+
+
+def _date(value: Any, name: str = "date") -> datetime:
     if isinstance(value, msgpack.Timestamp):
         try:
             value = value.to_datetime()
         except (ValueError, OverflowError, OSError):
-            raise ValidationError("date", "a msgpack timestamp of a real time", f"{value.seconds}s") from None
+            raise ValidationError(name, "a msgpack timestamp of a real time", f"{value.seconds}s") from None
     elif isinstance(value, Mapping):
         value = _text_keys(value)
         if value.get("__datetime__") or value.get("swhtype") == "datetime":
             text = value.get("s") if value.get("__datetime__") else value.get("d")
             if not isinstance(text, str):
-                raise ValidationError("date", _DATE_FORMS, value)
-            value = _iso(text)
+                raise ValidationError(name, _DATE_FORMS, value)
+            value = parse_iso_time(text, name)
         else:
-            raise ValidationError("date", _DATE_FORMS, value)
+            raise ValidationError(name, _DATE_FORMS, value)
     elif isinstance(value, str):
-        value = _iso(value)
+        value = parse_iso_time(value, name)
     elif not isinstance(value, datetime):
-        raise ValidationError("date", _DATE_FORMS, value)
+        raise ValidationError(name, _DATE_FORMS, value if not isinstance(value, msgpack.ExtType) else f"extension type {value.code}")
     if value.tzinfo is None:
-        raise ValidationError("date", "a time with a zone", value.isoformat())
+        raise ValidationError(name, "a time with a zone", value.isoformat())
     try:
         value = value.astimezone(UTC)
     except OverflowError:
-        raise ValidationError("date", limits.TIME_RANGE, value.isoformat()) from None
-    return limits.check_time_range(value, "date")
-
-
-def _iso(text: str) -> datetime:
-    return parse_iso_time(text, "date")
+        raise ValidationError(name, limits.TIME_RANGE, value.isoformat()) from None
+    return limits.check_time_range(value, name)
 
 
 def _ext_hook(code: int, data: bytes) -> Any:
@@ -192,11 +221,18 @@ def _excerpt(data: bytes) -> str:
 
 # -- encoding: what tests, benchmarks and producers write ------------------------
 def encode_json(status: VisitStatus) -> bytes:
-    """A status as this project's JSON journal message."""
-    return orjson.dumps({
+    """A status as this project's JSON journal message (the count and the change times only when known)."""
+    message: dict[str, Any] = {
         "origin": status.origin, "visit": status.visit, "type": status.type, "status": status.status.value,
         "date": status.date.isoformat(), "snapshot": status.snapshot.hex() if status.snapshot is not None else None,
-    })
+    }
+    if status.changes is not None:
+        message["changes"] = status.changes
+    if status.newest_change_at is not None:
+        message["newest_change_at"] = status.newest_change_at.isoformat()
+    if status.change_times is not None:
+        message["change_times"] = [t.isoformat() for t in status.change_times]
+    return orjson.dumps(message)
 
 
 def encode_msgpack(status: VisitStatus, *, date_encoding: str = "timestamp", bytes_keys: bool = False) -> bytes:
@@ -214,6 +250,10 @@ def encode_msgpack(status: VisitStatus, *, date_encoding: str = "timestamp", byt
         raise ValueError(f"date_encoding: expected timestamp, swhtype or __datetime__, got {date_encoding!r}")
     message = {"origin": status.origin, "visit": status.visit, "type": status.type, "status": status.status.value,
                "date": date, "snapshot": status.snapshot, "metadata": None}
+    # what the archive's messages do not have, only when known (times as msgpack timestamps)
+    known = {"changes": status.changes, "newest_change_at": status.newest_change_at, "change_times": status.change_times}
+    message.update({name: list(value) if isinstance(value, tuple) else value for name, value in known.items()
+                    if value is not None})
     keyed: dict[str, Any] | dict[bytes, Any] = message
     if bytes_keys:
         keyed = {key.encode(): value for key, value in message.items()}

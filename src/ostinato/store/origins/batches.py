@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from ...domain.change_rates import RevisitThreshold
@@ -14,7 +14,8 @@ from ...domain.errors import ValidationError
 from ...domain.origins import ListedOrigin, check_listed_origin
 from ...domain.politeness import host_of
 from ...domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
-from ...domain.visits import VisitStatus
+from ...domain.visits import VisitOutcome, VisitStatus
+from .rows import VisitChangesRecord, pack_times
 
 
 def latest_listed(origins: Sequence[ListedOrigin]) -> list[ListedOrigin]:
@@ -44,6 +45,23 @@ def statuses_by_key(statuses: Sequence[VisitStatus], size: int) -> list[list[Vis
         by_key.setdefault((status.origin, status.type), []).append(status)
     groups = list(by_key.values())
     return [[s for group in groups[start:start + size] for s in group] for start in range(0, len(groups), size)]
+
+
+def changes_seen(statuses: Sequence[VisitStatus]) -> list[VisitChangesRecord]:
+    """What ``origin_visit_changes`` gets of a batch: per (url, visit_type), the newest successful status
+    that carries change times or a newest change (the others leave the table alone)."""
+    latest: dict[tuple[str, str], VisitStatus] = {}
+    for status in statuses:
+        if status.newest_change_at is None and status.change_times is None:
+            continue
+        if status.outcome is not VisitOutcome.SUCCESSFUL:
+            continue
+        kept = latest.get((status.origin, status.type))
+        if kept is None or status.date > kept.date:
+            latest[(status.origin, status.type)] = status
+    # the date in UTC, as the change times are: PostgreSQL refuses offsets beyond ±15:59, which Python allows
+    return [VisitChangesRecord(s.origin, s.type, s.date.astimezone(UTC), s.newest_change_at, pack_times(s.change_times))
+            for s in latest.values()]
 
 
 def next_visit(visit_type: str, policy: VisitPolicy, url: str, lister_id: int | None,

@@ -22,6 +22,7 @@ from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.origin_metrics import DAY_BOUNDS, HOUR_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.politeness import Politeness, check_politeness_setting
+from ...domain.visit_changes import VisitChanges
 from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
 from ..dialect import Dialect, chunks
@@ -31,6 +32,7 @@ from .batches import (
     SAMPLE_OVERREAD,
     SMALL_TABLE,
     PickedOrigin,
+    changes_seen,
     check_limit,
     check_revisit_threshold,
     latest_listed,
@@ -48,6 +50,7 @@ from .rows import (
     row_to_lister,
     row_to_metrics,
     row_to_threshold,
+    row_to_visit_changes,
     row_to_visit_stats,
     tuple_to_visit_stats,
 )
@@ -179,11 +182,18 @@ class OriginFlow(OriginStore):
                             conn.execute(q.disable_listed_origins, disable)
                             conn.execute(q.disable_visit_stats, disable)
                         changed += plan.changed
+                        seen = changes_seen(part)  # what the visits saw of their changes: off the stats' rows
+                        if seen:
+                            self.db.execute_records(conn, q.upsert_visit_changes, seen)
         return changed
 
     def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
         return [row_to_visit_stats(self.db, r) for chunk in chunks(list(keys))
                 for r in self.db.read(self._origins.visit_stats_in, self._keys(chunk))]
+
+    def get_visit_changes(self, keys: Sequence[tuple[str, str]]) -> list[VisitChanges]:
+        return [row_to_visit_changes(self.db, r) for chunk in chunks(list(keys))
+                for r in self.db.read(self._origins.visit_changes_in, self._keys(chunk))]
 
     # -- change_rate_optimal's threshold ---------------------------------------
     def get_revisit_thresholds(self) -> dict[str, RevisitThreshold]:

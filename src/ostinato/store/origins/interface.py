@@ -15,6 +15,7 @@ from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.origin_metrics import OriginMetrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
 from ...domain.politeness import Politeness
+from ...domain.visit_changes import VisitChanges
 from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 
@@ -24,8 +25,8 @@ from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 REMOTE_SCOPES: dict[str, str] = {
     "get_listed_origins": "read", "get_listings": "read", "get_or_create_lister": "admin", "get_origin_metrics": "read",
     "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "admin", "list_listers": "read",
-    "record_listed_origins": "admin", "record_listings": "admin", "record_visit_statuses": "admin", "release_visits": "admin",
-    "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin", "delete_lister": "admin",
+    "get_visit_changes": "read", "record_listed_origins": "admin", "record_listings": "admin",
+    "record_visit_statuses": "admin", "release_visits": "admin", "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin", "delete_lister": "admin",
     "update_origin_metrics": "admin", "get_politeness": "read", "set_visit_type_politeness": "admin",
     "set_host_politeness": "admin",
 }
@@ -92,11 +93,22 @@ class OriginStore(abc.ABC):
         (``policy``'s absolute, failed and not-found cooldowns); ``now``, the
         wall clock, lets a cooldown already over be stored as none. Returns how
         many statuses changed stats.
+
+        What a successful status saw of its changes (``newest_change_at``,
+        ``change_times``: ``domain.visit_changes``) is kept apart from the stats,
+        in the same transaction, per (url, visit_type) the newest such status's:
+        a status without them, an unsuccessful one, or one not newer than the
+        one kept leaves it alone (:meth:`get_visit_changes` reads it).
         """
 
     @abc.abstractmethod
     def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:
         """Stats of these (url, visit_type), those that exist, in key order."""
+
+    @abc.abstractmethod
+    def get_visit_changes(self, keys: Sequence[tuple[str, str]]) -> list[VisitChanges]:
+        """What the newest successful status of each of these (url, visit_type) that said so saw of its
+        changes (its date, the newest change's time, the change times), those that have one, in key order."""
 
     # -- scheduling policies ------------------------------------------------
     @abc.abstractmethod

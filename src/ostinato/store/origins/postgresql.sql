@@ -187,6 +187,26 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     next_optimal_visit = excluded.next_optimal_visit,
     rate_evidence = excluded.rate_evidence;
 
+-- name: upsert_visit_changes
+-- rows: a JSON array of rows.VisitChangesRecord objects (change_times packed, in hex: migrations/0020), one
+-- per origin: what the newest successful status of an origin that carried them saw of its changes; a status
+-- not newer than the one kept changes nothing
+INSERT INTO origin_visit_changes (url, visit_type, status_date, newest_change, change_times)
+SELECT r.url, r.visit_type, r.status_date, r.newest_change, decode(r.change_times, 'hex')
+FROM json_to_recordset(%(rows)s::json) AS r(
+    url text, visit_type text, status_date timestamptz, newest_change timestamptz, change_times text)
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    status_date = excluded.status_date,
+    newest_change = excluded.newest_change,
+    change_times = excluded.change_times
+WHERE excluded.status_date > origin_visit_changes.status_date;
+
+-- name: visit_changes_in
+SELECT c.url, c.visit_type, c.status_date, c.newest_change, c.change_times
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
+JOIN origin_visit_changes AS c ON c.url = k.url AND c.visit_type = k.visit_type
+ORDER BY k.n;
+
 -- name: disable_listed_origins
 UPDATE listed_origin AS o SET enabled = false
 FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)

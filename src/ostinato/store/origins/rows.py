@@ -7,12 +7,16 @@ and import roles read listers and listed origins with these too.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ...domain.change_rates import RevisitThreshold
 from ...domain.origin_metrics import OriginMetrics, in_bucket_order
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ...domain.visit_changes import VisitChanges
 from ...domain.visits import VisitOutcome, VisitStats
 from ..dialect import Dialect, Row
 
@@ -58,6 +62,44 @@ def tuple_to_visit_stats(db: Dialect, row: Sequence[Any]) -> VisitStats:
 def rate_evidence(db: Dialect, value: Any) -> tuple[float, ...] | None:
     """A change rate's evidence as stored (None: none yet)."""
     return None if value is None else tuple(db.read_array(value))
+
+
+# -- what a visit saw of its changes (migrations/0020) ------------------------------------------
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class VisitChangesRecord:
+    """A row of ``origin_visit_changes`` as written (``upsert_visit_changes``), in its columns' order."""
+
+    url: str
+    visit_type: str
+    status_date: datetime
+    newest_change: datetime | None
+    change_times: bytes | None
+
+
+def pack_times(times: Sequence[datetime] | None) -> bytes | None:
+    """Times (aware) as stored: big-endian signed 64-bit microseconds since 1970-01-01 UTC, in the order given."""
+    if times is None:
+        return None
+    return struct.pack(f">{len(times)}q", *((t - _EPOCH) // _MICROSECOND for t in times))
+
+
+def unpack_times(value: bytes | None) -> tuple[datetime, ...] | None:
+    """The times :func:`pack_times` stored, in UTC."""
+    if value is None:
+        return None
+    raw = bytes(value)
+    return tuple(_EPOCH + timedelta(microseconds=m) for m in struct.unpack(f">{len(raw) // 8}q", raw))
+
+
+def row_to_visit_changes(db: Dialect, row: Row) -> VisitChanges:
+    """A row of ``origin_visit_changes``, its times in UTC (PostgreSQL answers in the session's zone)."""
+    newest = row["newest_change"]
+    return VisitChanges(row["url"], row["visit_type"], db.read_time(row["status_date"]).astimezone(UTC),
+                        None if newest is None else db.read_time(newest).astimezone(UTC), unpack_times(row["change_times"]))
 
 
 def row_to_threshold(db: Dialect, row: Row) -> RevisitThreshold:

@@ -161,6 +161,23 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     next_optimal_visit = excluded.next_optimal_visit,
     rate_evidence = excluded.rate_evidence;
 
+-- name: upsert_visit_changes
+-- one record a run (rows.VisitChangesRecord): what the newest successful status of an origin that carried
+-- them saw of its changes, change_times packed (migrations/0020); a status not newer than the one kept
+-- changes nothing
+INSERT INTO origin_visit_changes (url, visit_type, status_date, newest_change, change_times)
+VALUES (:url, :visit_type, :status_date, :newest_change, :change_times)
+ON CONFLICT (url, visit_type) DO UPDATE SET
+    status_date = excluded.status_date,
+    newest_change = excluded.newest_change,
+    change_times = excluded.change_times
+WHERE excluded.status_date > origin_visit_changes.status_date;
+
+-- name: visit_changes_in
+SELECT c.url, c.visit_type, c.status_date, c.newest_change, c.change_times FROM json_each(:rows) AS k
+JOIN origin_visit_changes AS c ON c.url = k.value ->> 0 AND c.visit_type = k.value ->> 1
+ORDER BY k.key;
+
 -- name: disable_listed_origins
 UPDATE listed_origin SET enabled = 0
 WHERE enabled AND (url, visit_type) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:rows));

@@ -521,3 +521,15 @@ CREATE TABLE audit_event (
 ) STRICT;
 -- a target's newest events
 CREATE INDEX audit_event_target_idx ON audit_event (target, id);
+
+-- what a visit saw of its changes (0020): the latest successful status's that carried them, per origin;
+-- change_times packed as big-endian int64 microseconds since the epoch, ascending
+CREATE TABLE origin_visit_changes (
+    url TEXT NOT NULL,
+    visit_type TEXT NOT NULL,
+    -- the date of the status whose values these are
+    status_date TEXT NOT NULL,
+    newest_change TEXT,
+    change_times BLOB CHECK (change_times IS NULL OR length(change_times) % 8 = 0),
+    PRIMARY KEY (url, visit_type)
+) STRICT;
