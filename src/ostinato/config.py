@@ -120,6 +120,8 @@ class Settings:
     revisit_ceiling: timedelta = timedelta(days=60)
     #: change_rate_optimal: observations older than this weigh e⁻¹ as much as new ones
     revisit_horizon: timedelta = timedelta(days=365)
+    #: change_rate_optimal: where visits see change times, a change this long after the one before starts a burst
+    revisit_burst_gap: timedelta = timedelta(days=1)
     #: change_rate_optimal: visits a day per visit type to steer to (0: what the orchestrator measures it dispatches)
     revisit_capacity: float = 0.0
     #: change_rate_optimal: how often the orchestrator steers each visit type's threshold
@@ -244,7 +246,7 @@ class Settings:
         return RevisitModel(objective=self.revisit_objective,  # type: ignore[arg-type]  # a name, read by validated()
                             prior_changes=self.revisit_prior_changes,
                             prior_days=self.revisit_prior_days, ceiling=self.revisit_ceiling,
-                            horizon=self.revisit_horizon).validated()
+                            horizon=self.revisit_horizon, burst_gap=self.revisit_burst_gap).validated()
 
     def schedule_timing(self) -> ScheduleTiming:
         """The schedules' knobs that are not per schedule, for the deadline scheduler."""

@@ -145,3 +145,29 @@ def _fade(days: float) -> float:
 
 def test_the_prior_model_is_the_feedback_policys():
     assert isinstance(MODEL, RevisitModel)
+
+
+def test_change_times_count_bursts_from_the_newest_change_the_last_visit_saw(store, lister):
+    store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git") for i in (1, 2)], T0 - 100 * DAY)
+    first = T0 - 60 * DAY
+    store.record_visit_statuses([status(i, first, b"\x01" * 20) for i in (1, 2)], FEEDBACK, now=first)
+    # both saw a change an hour before the second visit; 30 days later each has 10 changes, an hour apart,
+    # origin 1's right after the newest its last visit saw (one burst going on), origin 2's in two bursts
+    second = first + 30 * DAY
+
+    def timed(i, at, snapshot, hours):
+        times = tuple(at + timedelta(hours=h) for h in hours)
+        return VisitStatus(url(i), 1, "git", JournalStatus.FULL, at, snapshot, len(times), change_times=times)
+
+    store.record_visit_statuses([timed(1, second, b"\x02" * 20, [-1.0]), timed(2, second, b"\x02" * 20, [-1.0])],
+                                FEEDBACK, now=second)
+    third = second + 30 * DAY
+    store.record_visit_statuses([timed(1, third, b"\x03" * 20, [-30 * 24 + 0.5 + h for h in range(10)]),
+                                 timed(2, third, b"\x03" * 20, [-20 * 24 + h for h in range(5)]
+                                       + [-5 * 24 + h for h in range(5)])], FEEDBACK, now=third)
+    one, two = store.get_visit_stats([(url(1), "git"), (url(2), "git")])
+    # the second visits counted one burst each; the third: none for origin 1, two for origin 2 (not 10 each)
+    assert two.rate_changes - one.rate_changes == pytest.approx(2.0, rel=1e-6)
+    assert one.rate_days == pytest.approx(two.rate_days)
+    assert one.rate_evidence is None and two.rate_evidence is None  # bursts are counted, not inferred from bits
+    assert store.get_visit_changes([(url(2), "git")])[0].newest_change_at == third - 5 * DAY + timedelta(hours=4)

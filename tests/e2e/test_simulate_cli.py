@@ -80,7 +80,7 @@ def test_the_table_names_every_policy_chosen():
     assert result.exit_code == 0, (result.output, result.exception)
     assert "Freshness and age" in result.stdout and "Visits and tails" in result.stdout
     assert "uniform" in result.stdout and "oldest_sche" in result.stdout and "oracle_age" not in result.stdout
-    assert "workload web_cho2000" in result.stdout and "change counts not reported" in result.stdout
+    assert "workload web_cho2000" in result.stdout and "visits see whether the source changed" in result.stdout
     assert "--policy uniform --policy oldest_scheduled_first" in result.stdout.replace("\n", "")
 
 
@@ -189,6 +189,26 @@ def test_a_trace_of_origin_lines_replays_as_the_same_changes_one_a_line(tmp_path
         assert result.exit_code == 0, (result.output, result.exception)
         digests.append(json.loads(result.stdout)["sha256"])
     assert digests[0] == digests[1]
+
+
+def test_visits_that_see_change_times_give_them_to_the_store_policy(tmp_path):
+    trace = write_trace(tmp_path / "trace.jsonl")
+    args = ["simulate", "--trace", str(trace), "--trace-start", "2024-01-01T00:00:00Z", "--warmup", "20", "--days",
+            "30", "--step", "6h", "--capacity", "3", "--max-gap", "30d", "--policy", "change_rate_optimal",
+            "--no-bound", "--setting", "revisit_steer_every=1d", "--json"]
+    runs = {}
+    for level in ("counts", "times"):
+        result = invoke(*args, "--visit-information", level)
+        assert result.exit_code == 0, (result.output, result.exception)
+        data = json.loads(result.stdout)
+        assert data["config"]["visit_information"] == level and f"--visit-information {level}" in data["command"]
+        runs[level] = data["policies"][0]
+    # the same visits' outcomes, but with times every change's twin hours later counts in the same burst:
+    # a different belief, so a different schedule
+    assert runs["times"]["visits"] == runs["counts"]["visits"]
+    assert runs["times"]["freshness"] != runs["counts"]["freshness"]
+    both = invoke(*args, "--visit-information", "times", "--change-counts", "no")
+    assert both.exit_code == 2 and "--change-counts: expected no value with visit_information" in both.output
 
 
 def test_the_model_oracle_replays_a_trace_and_needs_one(tmp_path):

@@ -215,3 +215,27 @@ def test_solve_threshold_refuses_what_it_cannot_use():
         solve_threshold([], 1.0, AGE)
     with pytest.raises(ValidationError, match="visits_per_origin_day"):
         solve_threshold([0.1], 0.0, AGE)
+
+
+def _at(hours: float):
+    from datetime import UTC, datetime, timedelta
+
+    return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=hours)
+
+
+def test_change_times_count_the_bursts_they_start():
+    from ostinato.domain.change_rates import burst_starts
+
+    model = RevisitModel()  # a burst gap of a day
+    # three bursts: hours 0–2, 40–41, 100; the first measured from nothing known before it
+    times = [_at(h) for h in (0, 1, 2, 40, 41, 100)]
+    assert burst_starts(times, None, None, model) == (3, _at(100))
+    # the newest change an earlier visit saw, 6 hours before: the first burst had begun then
+    assert burst_starts(times, _at(-6), None, model) == (2, _at(100))
+    # committer dates older than what was seen start no burst and leave the newest as it was
+    assert burst_starts([_at(-50), _at(-49)], _at(-6), None, model) == (0, _at(-6))
+    # 60 changes counted, 6 times given: the 54 left out start bursts as often as those given did
+    assert burst_starts(times, None, 60, model) == (30, _at(100))
+    assert burst_starts([], _at(-6), 0, model) == (0, _at(-6))
+    # a shorter burst gap splits more
+    assert burst_starts(times, None, None, RevisitModel(burst_gap=timedelta(minutes=30))) == (6, _at(100))

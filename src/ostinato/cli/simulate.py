@@ -106,6 +106,9 @@ def _world_options(trace: str | None, workload: str | None, sources: int | None,
 @click.option("--visit-duration", type=DurationType(), default="10m", show_default=True, help="Median visit duration.")
 @click.option("--change-counts", type=click.Choice(list(CHANGE_COUNTS)), default="auto", show_default=True,
               help="Statuses carry the number of changes found (auto: as the workload's loader can).")
+@click.option("--visit-information", type=click.Choice(["bits", "counts", "times"]),
+              help="What a visit sees of the changes: bits (changed or not), counts, or times (the changes' times "
+                   "and the newest change's, as a git fetch sees them). Default: counts where --change-counts says so.")
 @click.option("--db", "db_url", default="sqlite:///:memory:", show_default=True,
               help="Store of the store policies: sqlite:///:memory:, sqlite:///PATH (one new file per policy) or "
                    "postgresql://… (one new schema per policy, dropped afterwards).")
@@ -126,7 +129,7 @@ def _world_options(trace: str | None, workload: str | None, sources: int | None,
               help="Measure the hindsight bounds and the changes' burstiness.")
 def simulate_command(workload, trace_file, trace_start, trace_deaths, trace_copies, sources, capacity, days, warmup, step, seed,
                      policy_names, share_last_update, new_sources_per_day, failure_rate, dead_share, max_gap,
-                     listing_period, full_listing_period, visit_duration, change_counts, db_url, setting_values, hosts,
+                     listing_period, full_listing_period, visit_duration, change_counts, visit_information, db_url, setting_values, hosts,
                      host_skew, max_per_host, min_spacing_per_host, jobs, as_json, out_file, plots_dir, bound):
     """Simulate origin policies on a world of changing sources, or on a recorded history, and compare them.
 
@@ -165,7 +168,7 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, trace_copi
         trace_deaths=trace_deaths, trace_copies=trace_copies, capacity=capacity, days=days, warmup=warmup, step=step, seed=seed,
         share_last_update=share_last_update, failure_rate=failure_rate, max_gap=max_gap, listing_period=listing_period,
         full_listing_period=full_listing_period, visit_duration=visit_duration,
-        change_counts=CHANGE_COUNTS[change_counts], db=db_url, hosts=hosts, host_skew=host_skew,
+        change_counts=CHANGE_COUNTS[change_counts], visit_information=visit_information, db=db_url, hosts=hosts, host_skew=host_skew,
         max_per_host=max_per_host, min_spacing_per_host=min_spacing_per_host, settings=key_values(setting_values, "setting", "NAME=VALUE (a setting of `ostinato.toml`, e.g. absolute_cooldown=2h)"),
     ).validated()
     known = policies_under_test()

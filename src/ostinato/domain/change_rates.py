@@ -52,6 +52,16 @@ counts measure how often it changes: in bursts, the first is lower. It plans the
 freshness objective's intervals, and after an eventful visit it decides a
 follow-up (:func:`follow_up_days`): one more visit a day later archives the end
 of a burst the visit may have caught in the middle.
+
+**Change times.** Where a visit sees the times of the changes it brings (a git
+fetch sees each commit's date), the belief counts bursts, not changes
+(:func:`burst_starts`): a change that comes more than ``burst_gap`` (a day) after
+the one before it starts a burst, and the rest of the burst adds nothing. The
+Gamma belief is then exactly what freshness and age depend on — how often the
+origin becomes stale — measured rather than inferred from changed / unchanged, and
+the rules above plan from it unchanged. The newest change seen is kept, so that the
+first change a visit brings is measured against the last one the previous visit
+saw (docs/design/beyond.md, "Bursty change").
 """
 
 from __future__ import annotations
@@ -94,6 +104,8 @@ class RevisitModel:
     ceiling: timedelta = timedelta(days=60)
     #: observations older than this weigh e⁻¹ as much as a new one
     horizon: timedelta = timedelta(days=365)
+    #: where visits see change times: a change this long after the one before it starts a burst
+    burst_gap: timedelta = timedelta(days=1)
 
     def validated(self) -> RevisitModel:
         if not isinstance(self.objective, Objective):
@@ -105,7 +117,7 @@ class RevisitModel:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
                 raise ValidationError(f"revisit_{name}", "a positive number", value)
-        for name in ("ceiling", "horizon"):
+        for name in ("ceiling", "horizon", "burst_gap"):
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ValidationError(f"revisit_{name}", "a positive duration", value)
@@ -139,6 +151,29 @@ class RateSample:
 
 
 # -- the rate -----------------------------------------------------------------------
+def burst_starts(times: Sequence[datetime], newest_seen: datetime | None, counted: int | None,
+                 model: RevisitModel) -> tuple[int, datetime | None]:
+    """The bursts that the changes at ``times`` (ascending) started, and the newest change seen after them.
+
+    A change starts a burst when it comes more than ``model.burst_gap`` after the change before it (the
+    newest one seen so far, ``newest_seen``, for the first; with none known, the first starts one).
+    Where the loader counted more changes than it gave times for (``counted``: it gives the newest,
+    at most a bound), the older ones it left out are taken to start bursts as often as those given did.
+    """
+    if not times:
+        return 0, newest_seen
+    starts, before = 0, newest_seen
+    for when in times:
+        if before is None or when - before > model.burst_gap:
+            starts += 1
+        before = when if before is None else max(before, when)
+    left_out = (counted or 0) - len(times)
+    if left_out > 0:
+        starts += round(left_out * starts / len(times))
+    return starts, before
+
+
+
 def plans_from_evidence(model: RevisitModel, evidence: Sequence[float] | None) -> bool:
     """Whether an origin's next visit is planned from its bits' posterior (``rate_posterior``:
     the freshness objective, and evidence kept) rather than from the Gamma belief's mean."""

@@ -31,6 +31,7 @@ from . import rate_posterior
 from .change_rates import (
     BURST_SURPRISE,
     RevisitModel,
+    burst_starts,
     count_surprise,
     default_threshold,
     estimated_rate,
@@ -268,13 +269,16 @@ class Feedback:
 
 
 def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy,
-                       clock_now: datetime | None = None, threshold: float | None = None) -> Feedback | None:
+                       clock_now: datetime | None = None, threshold: float | None = None,
+                       newest_seen: datetime | None = None) -> Feedback | None:
     """The feedback for one final status; None when the status changes nothing.
 
     ``clock_now`` (the wall clock, when known) only lets a cooldown already
     over be stored as none. A successful visit also updates the change rate's
     belief and ``next_optimal_visit`` (``domain.change_rates``), at the visit
-    type's ``threshold`` (its default before one is steered).
+    type's ``threshold`` (its default before one is steered); where the status
+    gives change times, its bursts are counted from ``newest_seen``, the newest
+    change an earlier visit saw (``change_rates.burst_starts``).
     """
     outcome = status.outcome
     if outcome is None:
@@ -284,7 +288,7 @@ def apply_visit_status(stats: VisitStats, status: VisitStatus, policy: FeedbackP
     cooldown = _cooldown_after(stats, status.date, outcome, policy, clock_now)
     if outcome is not VisitOutcome.SUCCESSFUL:
         return _after_failure(stats, status.date, outcome, policy, cooldown)
-    return _after_success(stats, status, policy, cooldown, threshold)
+    return _after_success(stats, status, policy, cooldown, threshold, newest_seen)
 
 
 def _cooldown_after(stats: VisitStats, now: datetime, outcome: VisitOutcome, policy: FeedbackPolicy,
@@ -330,7 +334,7 @@ def _after_failure(stats: VisitStats, now: datetime, outcome: VisitOutcome, poli
 
 
 def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolicy, cooldown: datetime | None,
-                   threshold: float | None) -> Feedback:
+                   threshold: float | None, newest_seen: datetime | None = None) -> Feedback:
     """A successful visit: eventful when the snapshot changed; the next visit's target, the change
     rate's belief and the next optimal visit follow from it."""
     now = status.date
@@ -341,7 +345,7 @@ def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolic
     else:
         interval = since_success * policy.adjust_factor
     model = policy.revisit
-    rate_changes, rate_days, evidence = _learn(stats, status, eventful, model)
+    rate_changes, rate_days, evidence = _learn(stats, status, eventful, model, newest_seen)
     mu = threshold if threshold is not None else default_threshold(model)
     next_optimal = now + _revisit_days(rate_changes, rate_days, evidence, mu, model,
                                        follow_up=eventful and status.changes is not None
@@ -368,14 +372,20 @@ def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolic
     return Feedback(new, disable=False, eventful=eventful)
 
 
-def _learn(stats: VisitStats, status: VisitStatus, eventful: bool,
-           model: RevisitModel) -> tuple[float | None, float | None, tuple[float, ...] | None]:
+def _learn(stats: VisitStats, status: VisitStatus, eventful: bool, model: RevisitModel,
+           newest_seen: datetime | None = None) -> tuple[float | None, float | None, tuple[float, ...] | None]:
     """The change rate's belief and evidence after a successful visit (``domain.change_rates``)."""
     rate_changes, rate_days, evidence = stats.rate_changes, stats.rate_days, stats.rate_evidence
     if stats.last_successful is None:  # a first visit tells nothing of the rate
         return rate_changes, rate_days, evidence
     since = status.date - stats.last_successful
     counted = status.changes
+    if status.change_times is not None:
+        # the visit saw when its changes came: count the bursts (how often the origin became stale)
+        counted, _ = burst_starts(status.change_times, newest_seen, counted, model)
+        rate_changes, rate_days = observe(rate_changes, rate_days, since, changed=eventful, counted=counted,
+                                          model=model)
+        return rate_changes, rate_days, None
     if counted is None or evidence is not None or bursts_begin(stats, counted, since, model):
         # kept once a loader has not counted, or once an origin's changes came in a burst
         evidence = rate_posterior.observe(evidence, since / timedelta(days=1), changed=eventful, counted=None,
@@ -428,9 +438,11 @@ class VisitFeedbackPlan:
 def plan_visit_feedback(
     current: Mapping[VisitKey, VisitStats], statuses: list[VisitStatus] | tuple[VisitStatus, ...], policy: FeedbackPolicy,
     clock_now: datetime | None = None, thresholds: Mapping[str, float] | None = None,
+    newest_seen: Mapping[VisitKey, datetime] | None = None,
 ) -> VisitFeedbackPlan:
     """Fold a batch of statuses, oldest first per (url, visit type), onto the stored stats
-    (``thresholds``: ``change_rate_optimal``'s threshold per visit type, where one was steered)."""
+    (``thresholds``: ``change_rate_optimal``'s threshold per visit type, where one was steered;
+    ``newest_seen``: the newest change an earlier visit saw, where one said so)."""
     by_key: dict[VisitKey, list[VisitStatus]] = {}
     for status in statuses:
         by_key.setdefault((status.origin, status.type), []).append(status)
@@ -439,12 +451,16 @@ def plan_visit_feedback(
     changed = 0
     for key, group in by_key.items():
         stats = current.get(key) or VisitStats(*key)
+        newest = (newest_seen or {}).get(key)
         disabled_now = False
         touched = False
         for status in (group if len(group) == 1 else sorted(group, key=lambda s: s.date)):
-            feedback = apply_visit_status(stats, status, policy, clock_now, (thresholds or {}).get(status.type))
+            feedback = apply_visit_status(stats, status, policy, clock_now, (thresholds or {}).get(status.type),
+                                          newest)
             if feedback is None:
                 continue
+            if status.newest_change_at is not None and feedback.eventful is not None:
+                newest = status.newest_change_at if newest is None else max(newest, status.newest_change_at)
             stats, disabled_now, touched = feedback.stats, feedback.disable, True
             changed += 1
         if touched:

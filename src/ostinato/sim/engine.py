@@ -47,6 +47,7 @@ from .baselines import MultiplicativeScheduler, OracleScheduler, UniformSchedule
 from .hosts import host_assignment
 from .oracle import allocate, expected_age, expected_freshness
 from .policies import Baseline, PolicyUnderTest, StorePolicy
+from .sight import ChangeSight, Information
 from .trace import Trace
 from .workloads import WORKLOADS
 from .world import World, WorldConfig
@@ -89,6 +90,9 @@ class SimulationConfig:
     visit_duration: timedelta = timedelta(minutes=10)
     #: statuses carry the number of changes (None: as the workload's loader can)
     change_counts: bool | None = None
+    #: what a visit sees of the changes: bits, counts or times (None: counts where the loader counts,
+    #: as ``change_counts`` says, else bits)
+    visit_information: str | None = None
     db: str = "sqlite:///:memory:"
     #: settings over the simulation's, for every store policy
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -131,9 +135,18 @@ class SimulationConfig:
     @property
     def counts_changes(self) -> bool:
         """Statuses carry the number of changes; a trace's loader finds each recorded change."""
+        if self.visit_information is not None:
+            return self.visit_information != Information.BITS.value
         if self.change_counts is not None:
             return self.change_counts
         return True if self.trace is not None else WORKLOADS[self.workload].counts_changes
+
+    @property
+    def information(self) -> Information:
+        """What a visit sees of the changes (``sight``)."""
+        if self.visit_information is not None:
+            return Information(self.visit_information)
+        return Information.COUNTS if self.counts_changes else Information.BITS
 
     def validated(self) -> SimulationConfig:
         """Self (with a trace: its start and number of origins resolved), or ValidationError naming the
@@ -163,6 +176,12 @@ class SimulationConfig:
                        new_sources_per_day=0.0)
 
     def _validated(self) -> SimulationConfig:
+        if self.visit_information is not None:
+            if self.visit_information not in {i.value for i in Information}:
+                raise ValidationError("visit_information", "bits, counts or times", self.visit_information)
+            if self.change_counts is not None:
+                raise ValidationError("change_counts", "no value with visit_information (which says it)",
+                                      self.change_counts)
         if self.workload not in WORKLOADS:
             raise ValidationError("workload", f"one of {', '.join(WORKLOADS)}", self.workload)
         _check_number("sources", self.sources, minimum=1, whole=True)
@@ -344,14 +363,17 @@ class _Visits:
 
 
 def _apply_step(tracker: ArchiveTracker, changes_src: np.ndarray, changes_t: np.ndarray,
-                visits: dict[str, np.ndarray], capture_at: np.ndarray) -> None:
+                visits: dict[str, np.ndarray], capture_at: np.ndarray, sight: ChangeSight | None = None) -> None:
     """Apply a step's changes and the visits ending in it, in time order; adds each visit's
-    ``eventful``, ``changes`` and ``version`` to ``visits``. ``capture_at`` is a scratch array
-    of +inf, one per source, left as it was found."""
+    ``eventful``, ``changes`` and ``version`` to ``visits`` (and with ``sight``, what it saw:
+    ``newest``, the newest change's time, and ``times``, those of the changes it archived).
+    ``capture_at`` is a scratch array of +inf, one per source, left as it was found."""
     n = visits["source"].size
     eventful = np.zeros(n, dtype=bool)
     counted = np.full(n, -1, dtype=np.int64)
     version = np.full(n, -1, dtype=np.int64)
+    newest = np.full(n, -np.inf)
+    seen_times: list[tuple[float, ...] | None] = [None] * n
     success = np.flatnonzero(visits["outcome"] == SUCCESS)
     pending = np.ones(changes_src.size, dtype=bool)
     if success.size:
@@ -368,10 +390,20 @@ def _apply_step(tracker: ArchiveTracker, changes_src: np.ndarray, changes_t: np.
             tracker.apply_changes(changes_src[before], changes_t[before])
             pending &= ~before
             eventful[these], counted[these], version[these] = tracker.capture(src, end)
+            if sight is not None:
+                sight.apply_changes(changes_src[before], changes_t[before])
+                for visit, (newest_time, times) in zip(these.tolist(), sight.capture(src), strict=True):
+                    newest[visit], seen_times[visit] = newest_time, times
             capture_at[src] = np.inf
     tracker.apply_changes(changes_src[pending], changes_t[pending])
+    if sight is not None:
+        sight.apply_changes(changes_src[pending], changes_t[pending])
     tracker.count_outcomes(visits["end"], visits["outcome"], eventful)
     visits.update(eventful=eventful, changes=counted, version=version)
+    if sight is not None:
+        times_array = np.empty(n, dtype=object)
+        times_array[:] = seen_times
+        visits.update(newest=newest, times=times_array)
 
 
 def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
@@ -384,6 +416,7 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
     began = time.perf_counter()
     world = make_world(config, policy.world.get("share_last_update"))
     tracker = ArchiveTracker(world.birth, world.dead, config.warmup, config.horizon, world.death)
+    sight = ChangeSight(world.last_change) if config.information is Information.TIMES else None
     hosts = world_hosts(config, world)
     visits_by_host = np.zeros(int(hosts.max(initial=0)) + 1, dtype=np.int64)
     scheduler = scheduler_for(world, config) if scheduler_for is not None else _make_scheduler(policy, world, config)
@@ -441,7 +474,7 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
                               number=visit_numbers[sources])
             changes = world.advance(t, until)
             ended = in_flight.take_ending_before(until)
-            _apply_step(tracker, changes.sources, changes.times, ended, capture_at)
+            _apply_step(tracker, changes.sources, changes.times, ended, capture_at, sight)
             tracker.sample(until)
             spent["world_and_measures"] += clock() - began_part
             if progress is not None and (k % 24 == 0 or k == steps - 1):

@@ -40,6 +40,10 @@ SHOWN_SETTINGS = ("absolute_cooldown", "minimum_interval", "orchestrator_thresho
                   "revisit_steer_every")
 
 
+#: what the header says visits see, by level of information
+_SEEN = {"bits": "whether the source changed", "counts": "how many changes", "times": "the changes' times"}
+
+
 def command_line(config: SimulationConfig, policies: Sequence[str] | None = None) -> str:
     """The ``ostinato simulate`` command that runs this configuration again."""
     if config.trace is not None:
@@ -67,6 +71,8 @@ def command_line(config: SimulationConfig, policies: Sequence[str] | None = None
         parts.append(f"--visit-duration {format_duration(config.visit_duration)}")
     if config.change_counts is not None:
         parts.append(f"--change-counts {'yes' if config.change_counts else 'no'}")
+    if config.visit_information is not None:
+        parts.append(f"--visit-information {config.visit_information}")
     if config.hosts:
         parts.append(f"--hosts {config.hosts} --host-skew {config.host_skew:g}")
     if config.max_per_host is not None:
@@ -125,7 +131,8 @@ def report_dict(config: SimulationConfig, runs: Sequence[PolicyRun], *, command:
     every_day = max(1, int(round(1 / config.step_days)))
     config_dict = {f.name: getattr(config, f.name) for f in fields(config)}
     config_dict.update(capacity=config.visits_per_day, new_sources_per_day=config.new_per_day,
-                       change_counts=config.counts_changes, settings=dict(config.settings),
+                       change_counts=config.counts_changes, visit_information=config.information.value,
+                       settings=dict(config.settings),
                        trace=config.trace.label if config.trace is not None else None)
     for key, value in config_dict.items():
         config_dict[key] = _json_value(value)
@@ -252,7 +259,7 @@ def header_lines(config: SimulationConfig) -> list[str]:
         f"warm-up {config.warmup:g}d, window {config.days:g}d, seed {config.seed}",
         f"last_update from {config.share_last_update:.0%} of sources' forges, {world}, "
         f"failures {config.failure_rate:.1%}, oracle floor 1 visit/{format_duration(config.max_gap)}, "
-        f"change counts {'reported' if config.counts_changes else 'not reported'}, listings every "
+        f"visits see {_SEEN[config.information.value]}, listings every "
         f"{format_duration(config.listing_period)} (all sources every {format_duration(config.full_listing_period)}), "
         f"store {config.db}",
         f"store policies' settings: {shown}",

@@ -225,14 +225,20 @@ class StoreScheduler:
         """The loaders' statuses of the visits that ended before ``t``, through the feedback loop."""
         self.clock.set(self.when(t))
         statuses = []
-        for source, end, outcome, version, changes, number in zip(
+        seen = visits.get("times")
+        for k, (source, end, outcome, version, changes, number) in enumerate(zip(
                 visits["source"].tolist(), visits["end"].tolist(), visits["outcome"].tolist(),
-                visits["version"].tolist(), visits["changes"].tolist(), visits["number"].tolist(), strict=True):
+                visits["version"].tolist(), visits["changes"].tolist(), visits["number"].tolist(), strict=True)):
             success = outcome == SUCCESS
+            newest, times = None, None
+            if success and seen is not None and changes >= 0:  # what a git fetch sees: when each change came
+                times = tuple(self.when(t) for t in seen[k])
+                newest = self.when(visits["newest"][k]) if np.isfinite(visits["newest"][k]) else None
             statuses.append(VisitStatus(
                 self.url(source), number, self.visit_type, _STATUS[outcome], self.when(end),
                 snapshot_id(source, version) if success else None,
                 changes if success and self.counts_changes and changes >= 0 else None,
+                newest_change_at=newest, change_times=times,
             ))
         if statuses:
             self.store.record_visit_statuses(statuses, self.feedback, now=self.clock.now())

@@ -172,9 +172,16 @@ class OriginFlow(OriginStore):
                 keys = sorted({(s.origin, s.type) for s in chunk})
                 current = {(r[0], r[1]): tuple_to_visit_stats(self.db, r)
                            for r in self.db.tuples(conn, q.visit_stats_for_update, self._keys(keys))}
+                # where visits saw their changes' times, the newest change the last one saw (bursts are
+                # counted from it): read only for those statuses, off the stats' rows
+                timed = sorted({(s.origin, s.type) for s in chunk if s.change_times is not None})
+                newest_seen = {(seen.url, seen.visit_type): seen.newest_change_at
+                               for seen in (row_to_visit_changes(self.db, r)
+                                            for r in conn.execute(q.visit_changes_in, self._keys(timed)))
+                               if seen.newest_change_at is not None} if timed else None
                 with self.db.pipeline(conn):  # the rules of a part while the server writes the one before
                     for part in statuses_by_key(chunk, FEEDBACK_PART):
-                        plan = plan_visit_feedback(current, part, policy, now, thresholds)
+                        plan = plan_visit_feedback(current, part, policy, now, thresholds, newest_seen)
                         if plan.stats:
                             self.db.execute_records(conn, q.upsert_visit_stats, plan.stats)
                         if plan.disable:
