@@ -120,7 +120,8 @@ def main() -> None:
             table.append({"variant": variant, "capacity": label, "visits_per_day": cell["capacity"],
                           "copies": args.copies, "share_last_update": share, "policy": name,
                           "freshness": f / 100, "freshness_2se": fe / 100, "mean_age_days": a, "mean_age_2se": ae,
-                          "seeds": len(entry["freshness"])})
+                          "seeds": len(entry["freshness"]), "freshness_by_seed": entry["freshness"],
+                          "mean_age_by_seed": entry["mean_age_days"]})
     if args.json_out:
         args.json_out.write_text(json.dumps({"seeds": args.seeds, "copies": args.copies, "rows": table}, indent=1) + "\n")
 
