@@ -106,3 +106,13 @@ def test_the_swh_faces_statuses_say_nothing_of_changes(store):
     store.record_visit_statuses(fed, POLICY, now=T0)
     assert len(store.get_visit_stats([(url(i), "git") for i in range(3)])) == 3
     assert store.get_visit_changes([(url(i), "git") for i in range(3)]) == []
+
+
+def test_a_status_dated_in_any_offset_is_kept_at_its_instant(store):
+    # an offset PostgreSQL's own types refuse (beyond ±15:59) is still a valid ISO 8601 time
+    far_east = timezone(timedelta(hours=16, minutes=30))
+    store.record_visit_statuses([status(1, T0.astimezone(far_east), change_times=((T0 - HOUR).astimezone(far_east),))],
+                                POLICY, now=T0)
+    [stats] = store.get_visit_stats([(url(1), "git")])
+    assert stats.last_successful == T0 and stats.last_status_date == T0
+    assert store.get_visit_changes([(url(1), "git")])[0].status_date == T0

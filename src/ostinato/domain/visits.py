@@ -171,6 +171,8 @@ def check_visit_status(status: VisitStatus) -> VisitStatus:
     if not isinstance(status.date, datetime) or status.date.tzinfo is None:
         raise ValidationError("date", "a time with a zone", status.date)
     check_time_range(status.date, "date")
+    if status.date.utcoffset():  # the same instant in UTC: PostgreSQL refuses offsets beyond ±15:59
+        status = replace(status, date=status.date.astimezone(UTC))
     if status.snapshot is not None and (not isinstance(status.snapshot, bytes) or not status.snapshot):
         raise ValidationError("snapshot", "a non-empty identifier (bytes) or null", status.snapshot)
     check_whole(status.changes, "changes", nullable=True)
