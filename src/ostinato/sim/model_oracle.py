@@ -35,10 +35,8 @@ LONGEST = 1000.0
 
 
 def fitted_models(sources: np.ndarray, days: np.ndarray, size: int, horizon: float) -> list[BurstModel]:
-    """Each source's model, fitted on its changes (``sources``, ``days``: in time order per source)
+    """Each source's model, fitted on its changes (``sources``, ``days``: sorted by source, then time)
     before ``horizon`` (the gap still open then, censored)."""
-    order = np.lexsort((days, sources))
-    sources, days = sources[order], days[order]
     starts = np.searchsorted(sources, np.arange(size + 1))
     models = []
     for k in range(size):
@@ -55,7 +53,8 @@ class ModelOracleScheduler(QuotaScheduler):
     def __init__(self, size: int, feedback: FeedbackPolicy, *, changes: tuple[np.ndarray, np.ndarray],
                  horizon: float, capacity: float, shortest: float, **kw: Any):
         super().__init__(size, feedback, **kw)
-        sources, days = changes
+        order = np.lexsort((changes[1], changes[0]))
+        sources, days = changes[0][order], changes[1][order]
         self.models = fitted_models(sources, days, size, horizon)
         solved: dict[tuple[float, float, float], Revisits] = {}
         self.revisits = []
@@ -69,8 +68,7 @@ class ModelOracleScheduler(QuotaScheduler):
         self._log_demand = np.log(np.array([revisits.visits_per_day for revisits in self.revisits])).reshape(
             size, MULTIPLIERS.size)
         # what a visit sees: each source's change times, sorted (read only at a visit's end)
-        order = np.lexsort((days, sources))
-        self._seen_sources, self._seen_days = sources[order], days[order]
+        self._seen_sources, self._seen_days = sources, days
         self.capacity = capacity
         self.shortest = shortest
         self.multiplier = float(MULTIPLIERS[MULTIPLIERS.size // 2])
