@@ -9,7 +9,15 @@ import pytest
 from conftest import T0
 
 from ostinato.domain import rate_posterior
-from ostinato.domain.change_rates import Objective, RevisitModel, RevisitThreshold, default_threshold, revisit_interval
+from ostinato.domain.change_rates import (
+    Objective,
+    RevisitModel,
+    RevisitThreshold,
+    default_threshold,
+    estimated_rate,
+    hint_wait_days,
+    revisit_interval,
+)
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabRequest, VisitPolicy
@@ -84,21 +92,46 @@ def test_a_bad_threshold_is_refused_and_nothing_changes(store, bad, field):
     assert store.get_revisit_thresholds()["git"].threshold == 3.0
 
 
-def test_the_policy_takes_known_changes_then_new_origins_then_the_next_optimal_visits(store, lister):
+def test_the_policy_takes_new_origins_then_the_next_optimal_visits_which_a_reported_change_brings_forward(store, lister):
     store.record_listed_origins(lister.id, [ListedOrigin(url(i), "git") for i in range(1, 5)]
-                                + [ListedOrigin(url(6), "git", last_update=T0 - 50 * DAY)], T0 - 100 * DAY)
+                                + [ListedOrigin(url(6), "git", last_update=T0 - 95 * DAY)], T0 - 100 * DAY)
     base = T0 - 90 * DAY  # 3 is never visited
     store.record_visit_statuses([status(i, base, b"\x01" * 20) for i in (1, 2, 4, 6)], FEEDBACK, now=base)
     later = base + 30 * DAY  # 1 changed often, 4 once, 2 and 6 not at all
     store.record_visit_statuses([status(1, later, b"\x02" * 20, changes=40), status(2, later, b"\x01" * 20, changes=0),
                                  status(4, later, b"\x02" * 20, changes=1), status(6, later, b"\x01" * 20, changes=0)],
                                 FEEDBACK, now=later)
-    stats = {s.url: s for s in store.get_visit_stats([(url(i), "git") for i in (1, 2, 4)])}
+    stats = {s.url: s for s in store.get_visit_stats([(url(i), "git") for i in (1, 2, 4, 6)])}
     assert stats[url(1)].next_optimal_visit < stats[url(4)].next_optimal_visit < stats[url(2)].next_optimal_visit
-    assert grab(store, 1) == [url(6)]  # the forge says 6 changed (last_update after its last success): first
-    assert grab(store, 1) == [url(3)]  # then the never visited
-    assert grab(store) == [url(1), url(4), url(2)]  # then by next optimal visit, due or not
+    # 6's listing told the truth (no change since its visit, none found): it waits for the next reported change
+    six = stats[url(6)]
+    assert six.last_update == T0 - 95 * DAY and six.next_optimal_visit == later + MODEL.ceiling
+    wait = hint_wait_days(estimated_rate(six.rate_changes, six.rate_days, MODEL), default_threshold(MODEL), MODEL)
+    assert six.hint_wait_days == pytest.approx(wait) and 0 < wait < 1
+    # the forge reports a change of 6 after its last visit: the next visit comes hint_wait_days after it
+    changed = later + DAY / 2
+    store.record_listed_origins(lister.id, [ListedOrigin(url(6), "git", last_update=changed)], later + DAY)
+    [six] = store.get_visit_stats([(url(6), "git")])
+    assert abs(six.next_optimal_visit - (changed + timedelta(days=wait))) < timedelta(milliseconds=2)
+    assert six.next_optimal_visit < stats[url(1)].next_optimal_visit
+    # a listing that reports the same change again, or an older one, moves nothing
+    store.record_listed_origins(lister.id, [ListedOrigin(url(6), "git", last_update=changed - DAY / 4)], later + 2 * DAY)
+    store.record_listed_origins(lister.id, [ListedOrigin(url(6), "git", last_update=changed)], later + 3 * DAY)
+    assert store.get_visit_stats([(url(6), "git")])[0].next_optimal_visit == six.next_optimal_visit
+    assert grab(store, 1) == [url(3)]  # the never visited first
+    assert grab(store) == [url(6), url(1), url(4), url(2)]  # then by next optimal visit, due or not
     assert grab(store) == []  # all cooling down now
+
+
+def test_a_listing_that_missed_a_change_leaves_the_planned_interval(store, lister):
+    store.record_listed_origins(lister.id, [ListedOrigin(url(1), "git", last_update=T0 - 95 * DAY)], T0 - 100 * DAY)
+    base = T0 - 90 * DAY
+    store.record_visit_statuses([status(1, base, b"\x01" * 20)], FEEDBACK, now=base)
+    later = base + 30 * DAY  # a change its listing did not report
+    store.record_visit_statuses([status(1, later, b"\x02" * 20, changes=2)], FEEDBACK, now=later)
+    [one] = store.get_visit_stats([(url(1), "git")])
+    rate = estimated_rate(one.rate_changes, one.rate_days, MODEL)
+    assert one.next_optimal_visit == later + revisit_interval(rate, default_threshold(MODEL), MODEL)
 
 
 def test_a_rate_sample_reads_enabled_origins_of_the_visit_type(store, lister):

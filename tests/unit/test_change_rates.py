@@ -18,6 +18,7 @@ from ostinato.domain.change_rates import (
     default_threshold,
     estimated_rate,
     freshness_marginal,
+    hint_wait_days,
     observe,
     revisit_days,
     solve_threshold,
@@ -239,3 +240,26 @@ def test_change_times_count_the_bursts_they_start():
     assert burst_starts([], _at(-6), 0, model) == (0, _at(-6))
     # a shorter burst gap splits more
     assert burst_starts(times, None, None, RevisitModel(burst_gap=timedelta(minutes=30))) == (6, _at(100))
+
+
+@pytest.mark.parametrize("rate", [0.01, 0.3, 2.0, 40.0])
+@pytest.mark.parametrize("threshold", [0.05, 1.0, 20.0])
+def test_the_wait_after_a_reported_change_minimises_age_and_visits_at_the_threshold(rate, threshold):
+    model = RevisitModel(ceiling=timedelta(days=10_000))
+    wait = hint_wait_days(rate, threshold, model)
+
+    def cost(w):  # per day: the age accrued after the first change, and the visits' price, over a cycle
+        return (w * w / 2 + threshold) / (1 / rate + w)
+
+    grid = [wait * f for f in (0.5, 0.8, 0.95, 1.05, 1.25, 2.0)]
+    assert all(cost(wait) < cost(w) for w in grid)
+    # a quiet origin is visited soon after, a busy one √(2μ) after: its next change would come first anyway
+    assert wait < math.sqrt(2 * threshold)
+
+
+def test_the_wait_after_a_reported_change_for_freshness_is_at_once_or_never():
+    model = RevisitModel(objective=Objective.FRESHNESS)
+    assert hint_wait_days(0.1, 5.0, model) == 0.0
+    assert hint_wait_days(1.0, 5.0, model) is None
+    assert hint_wait_days(0.0, 5.0, model) is None and hint_wait_days(1.0, 0.0, RevisitModel()) is None
+    assert hint_wait_days(1e-3, 1e6, RevisitModel()) == RevisitModel().ceiling / timedelta(days=1)

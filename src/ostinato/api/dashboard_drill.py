@@ -265,7 +265,7 @@ def policy_verdict(policy: str, ratio: float, stats: VisitStats, facts: ListingF
     def verdict(picks: bool, short: str, detail: str = "", due: datetime | None = None) -> PolicyVerdict:
         return PolicyVerdict(policy, ratio, picks, due, short, short + (f": {detail}" if detail else ""))
 
-    if policy in (VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG.value, VisitPolicy.CHANGE_RATE_OPTIMAL.value) and changed:
+    if policy == VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG.value and changed:
         return verdict(True, "changes pending since last_update", lag)
     if policy == VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST.value:
         if success is not None:
@@ -310,10 +310,13 @@ def policy_verdict(policy: str, ratio: float, stats: VisitStats, facts: ListingF
     if policy == VisitPolicy.CHANGE_RATE_OPTIMAL.value:
         if success is None:
             return verdict(True, "never visited: queued by first_seen",
-                           f"first seen {_at(facts.first_seen, now)}, the earliest first, after the pending changes")
+                           f"first seen {_at(facts.first_seen, now)}, the earliest first")
+        reported = (f"; a change reported since its last successful visit brought it to last_update plus "
+                    f"{human_duration(timedelta(days=stats.hint_wait_days))}" if changed and stats.hint_wait_days is not None
+                    else "")
         return verdict(True, "queued by its next optimal visit",
-                       f"next_optimal_visit {_at(stats.next_optimal_visit, now)}, planned from its learnt change rate; "
-                       "taken in that order, due or not, after the pending changes and the never visited")
+                       f"next_optimal_visit {_at(stats.next_optimal_visit, now)}, planned from its learnt change rate"
+                       f"{reported}; taken in that order, due or not, after the never visited")
     return verdict(False, f"not picked: {policy} is no policy this page knows")
 
 

@@ -241,6 +241,28 @@ def count_surprise(counted: int, changes: float | None, days: float | None, inte
     return min(1.0, tail / -math.expm1(alpha * math.log(stay)))
 
 
+def hint_wait_days(rate: float, threshold: float, model: RevisitModel) -> float | None:
+    """Days after a change its lister reports (``last_update``) until the visit that archives it, for an
+    origin changing ``rate`` times a day at the threshold μ; None: a reported change is worth no visit
+    of its own (the ceiling's).
+
+    A reported change is known staleness: from the first change after a visit the origin's age grows
+    by a day a day, and nothing a later change does matters until the next visit. A policy that visits
+    ``w`` days after each first change pays, per cycle of mean length 1/λ + w, an age of w²/2 and the
+    visit's price μ (in the age objective's units, as :func:`revisit_days` reads it); the best ``w``
+    solves w²/2 + w/λ = μ, w = √(1/λ² + 2μ) − 1/λ, written here without the cancellation. A rarely
+    changing origin is visited at once, a busy one about √(2μ) after: its next change would come
+    before the visit anyway. For freshness the cost per cycle is w + μ, so the best ``w`` is 0 when
+    μλ < 1 and never otherwise.
+    """
+    if not rate > 0 or not threshold > 0:
+        return None
+    if model.objective is Objective.AGE:
+        slow = 1.0 / rate
+        return min(2.0 * threshold / (math.sqrt(slow * slow + 2.0 * threshold) + slow), model.ceiling / timedelta(days=1))
+    return 0.0 if threshold * rate < 1.0 else None
+
+
 def follow_up_days(belief: Sequence[float], counted_rate: float) -> float | None:
     """After an eventful visit of an origin that changes in bursts (``belief``: the ``rate_posterior``
     of its changed / unchanged history), the days to a follow-up visit, or None for none.

@@ -37,8 +37,8 @@ class VisitPolicy(str, enum.Enum):
     OLDEST_SCHEDULED_FIRST = "oldest_scheduled_first"
     #: one-shot visit types: until one visit succeeds, oldest scheduled first
     STOP_AFTER_SUCCESS = "stop_after_success"
-    #: ours (see docs/design/beyond.md): origins the forge says changed, then never visited ones, then by the revisit time
-    #: that spends the capacity optimally for their learnt change rates (see ``domain.change_rates``)
+    #: ours (see docs/design/beyond.md): never visited origins, then by the revisit time that spends the capacity
+    #: optimally for their learnt change rates and the changes their forges report (see ``domain.change_rates``)
     CHANGE_RATE_OPTIMAL = "change_rate_optimal"
 
 
@@ -47,9 +47,10 @@ POLICY_NAMES = frozenset(p.value for p in VisitPolicy)
 #: The index walks that make each policy, in the order they are tried. For
 #: ``origins_without_last_update``: never loaded (by first_seen), loaded once
 #: (by last visit, once ``minimum_interval`` has passed), loaded more than once
-#: (by next run target, once it is due). For ``change_rate_optimal``: a change
-#: the forge reported (by lag), never loaded (by first_seen), then every other
-#: by ``next_optimal_visit`` (due or not: the capacity is used in that order).
+#: (by next run target, once it is due). For ``change_rate_optimal``: never
+#: loaded (by first_seen), then every other by ``next_optimal_visit`` (due or not:
+#: the capacity is used in that order), which a change the forge reports brings
+#: forward by what a visit buys (``change_rates.hint_wait_days``).
 POLICY_PICKS: Mapping[VisitPolicy, tuple[str, ...]] = {
     VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST: ("pick_never_visited_oldest_update_first",),
     VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG: ("pick_already_visited_order_by_lag",),
@@ -61,7 +62,6 @@ POLICY_PICKS: Mapping[VisitPolicy, tuple[str, ...]] = {
     VisitPolicy.OLDEST_SCHEDULED_FIRST: ("pick_oldest_scheduled_first",),
     VisitPolicy.STOP_AFTER_SUCCESS: ("pick_stop_after_success",),
     VisitPolicy.CHANGE_RATE_OPTIMAL: (
-        "pick_already_visited_order_by_lag",
         "pick_change_rate_optimal_never_visited",
         "pick_change_rate_optimal_due",
     ),

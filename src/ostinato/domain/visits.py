@@ -36,6 +36,7 @@ from .change_rates import (
     default_threshold,
     estimated_rate,
     follow_up_days,
+    hint_wait_days,
     observe,
     plans_from_evidence,
     prior_revisit_days,
@@ -260,6 +261,11 @@ class VisitStats:
     rate_evidence: tuple[float, ...] | None = None
     #: when ``change_rate_optimal`` visits it next
     next_optimal_visit: datetime | None = None
+    #: days after a change its lister reports until ``change_rate_optimal`` visits (``change_rates.hint_wait_days``):
+    #: a listing that reports one moves ``next_optimal_visit`` to ``last_update`` plus this, if sooner; None: never
+    hint_wait_days: float | None = None
+    #: the newest ``last_update`` its listings report (written by the listings, read by the feedback loop)
+    last_update: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,6 +337,8 @@ def _after_failure(stats: VisitStats, now: datetime, outcome: VisitOutcome, poli
         rate_days=stats.rate_days,
         rate_evidence=stats.rate_evidence,
         next_optimal_visit=stats.next_optimal_visit,
+        hint_wait_days=stats.hint_wait_days,
+        last_update=stats.last_update,
     )
     return Feedback(new, disable=failures >= policy.max_failures, eventful=None)
 
@@ -349,9 +357,14 @@ def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolic
     model = policy.revisit
     rate_changes, rate_days, evidence = _learn(stats, status, eventful, model, newest_seen)
     mu = threshold if threshold is not None else default_threshold(model)
-    next_optimal = now + _revisit_days(rate_changes, rate_days, evidence, mu, model,
-                                       follow_up=eventful and status.changes is not None
-                                       and stats.last_successful is not None)
+    wait = hint_wait_days(estimated_rate(rate_changes, rate_days, model), mu, model)
+    if wait is not None and hints_told(stats, eventful):
+        # its lister's last_update told of this visit's changes, or of none: the next reported change wakes it
+        next_optimal = now + model.ceiling
+    else:
+        next_optimal = now + _revisit_days(rate_changes, rate_days, evidence, mu, model,
+                                           follow_up=eventful and status.changes is not None
+                                           and stats.last_successful is not None)
     new = VisitStats(
         stats.url, stats.visit_type,
         last_visit=now,
@@ -370,8 +383,21 @@ def _after_success(stats: VisitStats, status: VisitStatus, policy: FeedbackPolic
         rate_days=rate_days,
         rate_evidence=evidence,
         next_optimal_visit=next_optimal,
+        hint_wait_days=wait,
+        last_update=stats.last_update,
     )
     return Feedback(new, disable=False, eventful=eventful)
+
+
+def hints_told(stats: VisitStats, eventful: bool) -> bool:
+    """Whether the origin's listings told the truth about the visit just made: they report a
+    ``last_update`` newer than the previous successful visit exactly when the visit found a change.
+    Then ``change_rate_optimal`` leaves the origin to its hints (``change_rates.hint_wait_days``), the
+    ceiling as a safety net; where they missed a change or reported one that was not there (a lister
+    that reports no pushes, a listing not yet run), the visits keep their planned intervals."""
+    if stats.last_update is None or stats.last_successful is None:
+        return False
+    return eventful == (stats.last_update > stats.last_successful)
 
 
 def _learn(stats: VisitStats, status: VisitStatus, eventful: bool, model: RevisitModel,

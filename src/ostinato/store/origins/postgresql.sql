@@ -92,7 +92,14 @@ WITH listed AS (
                         ELSE s.failure_count END,
                    1 + count(o.*), excluded.host
             FROM listed_origin AS o
-            WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id)
+            WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id),
+        -- a change reported since the last successful visit, new to this row: change_rate_optimal's next
+        -- visit comes hint_wait_days after it, if sooner (domain.change_rates.hint_wait_days)
+        next_optimal_visit = CASE
+            WHEN s.hint_wait_days IS NOT NULL AND excluded.last_update > s.last_successful
+                 AND excluded.last_update > coalesce(s.last_update, '-infinity')
+            THEN least(s.next_optimal_visit, excluded.last_update + s.hint_wait_days * interval '1 day')
+            ELSE s.next_optimal_visit END
     WHERE NOT (excluded.listing_count = 0 AND s.enabled = excluded.enabled
                AND s.is_fork = excluded.is_fork AND s.last_update IS NOT DISTINCT FROM excluded.last_update
                AND s.oldest_update IS NOT DISTINCT FROM excluded.oldest_update
@@ -141,7 +148,8 @@ JOIN listed_origin AS o ON o.lister_id = k.lister_id AND o.url = k.url AND o.vis
 -- the fields of a VisitStats, in its order (read by position)
 SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_eventful,
        s.last_uneventful, s.failure_count, s.last_scheduled, s.next_visit_target, s.last_status_date, s.successful_visits,
-       s.cooldown_until, s.rate_changes, s.rate_days, s.rate_evidence, s.next_optimal_visit
+       s.cooldown_until, s.rate_changes, s.rate_days, s.rate_evidence, s.next_optimal_visit, s.hint_wait_days,
+       s.last_update
 FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
 JOIN origin_visit_stats AS s ON s.url = k.url AND s.visit_type = k.visit_type
 ORDER BY k.n
@@ -158,17 +166,17 @@ ORDER BY k.n;
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
                                 last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
-                                next_optimal_visit, rate_evidence)
+                                next_optimal_visit, rate_evidence, hint_wait_days)
 SELECT r.url, r.visit_type, r.last_visit, r.last_visit_status, r.last_successful, decode(r.last_snapshot, 'hex'),
        r.last_eventful, r.last_uneventful, r.failure_count, r.last_scheduled, r.next_visit_target,
        r.last_status_date, r.successful_visits, r.cooldown_until, r.rate_changes, r.rate_days, r.next_optimal_visit,
-       r.rate_evidence
+       r.rate_evidence, r.hint_wait_days
 FROM json_to_recordset(%(rows)s::json) AS r(
     url text, visit_type text, last_visit timestamptz, last_visit_status text, last_successful timestamptz,
     last_snapshot text, last_eventful timestamptz, last_uneventful timestamptz, failure_count integer,
     last_scheduled timestamptz, next_visit_target timestamptz, last_status_date timestamptz,
     successful_visits integer, cooldown_until timestamptz, rate_changes double precision,
-    rate_days double precision, next_optimal_visit timestamptz, rate_evidence real[])
+    rate_days double precision, next_optimal_visit timestamptz, rate_evidence real[], hint_wait_days double precision)
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit,
     last_visit_status = excluded.last_visit_status,
@@ -185,7 +193,8 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     rate_changes = excluded.rate_changes,
     rate_days = excluded.rate_days,
     next_optimal_visit = excluded.next_optimal_visit,
-    rate_evidence = excluded.rate_evidence;
+    rate_evidence = excluded.rate_evidence,
+    hint_wait_days = excluded.hint_wait_days;
 
 -- name: upsert_visit_changes
 -- rows: a JSON array of rows.VisitChangesRecord objects (change_times packed, in hex: migrations/0020), one

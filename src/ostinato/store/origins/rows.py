@@ -22,7 +22,7 @@ from ..dialect import Dialect, Row
 
 #: the times of a visit stats row
 VISIT_TIMES = ("last_visit", "last_successful", "last_eventful", "last_uneventful", "last_scheduled",
-               "next_visit_target", "last_status_date", "cooldown_until", "next_optimal_visit")
+               "next_visit_target", "last_status_date", "cooldown_until", "next_optimal_visit", "last_update")
 
 
 def row_to_lister(db: Dialect, row: Row) -> Lister:
@@ -45,18 +45,21 @@ def row_to_visit_stats(db: Dialect, row: Row) -> VisitStats:
     return VisitStats(row["url"], row["visit_type"], last_visit_status=VisitOutcome(status) if status else None,
                       last_snapshot=row["last_snapshot"], failure_count=row["failure_count"],
                       successful_visits=row["successful_visits"], rate_changes=row["rate_changes"],
-                      rate_days=row["rate_days"], rate_evidence=rate_evidence(db, row["rate_evidence"]), **times)
+                      rate_days=row["rate_days"], rate_evidence=rate_evidence(db, row["rate_evidence"]),
+                      hint_wait_days=row["hint_wait_days"], **times)
 
 
 def tuple_to_visit_stats(db: Dialect, row: Sequence[Any]) -> VisitStats:
     """Visit stats read by position, the fields in :class:`VisitStats`'s order (``visit_stats_for_update``)."""
     read_time = db.read_time
     (url, visit_type, last_visit, status, last_successful, snapshot, last_eventful, last_uneventful, failures,
-     last_scheduled, target, last_status_date, successes, cooldown, rate_changes, rate_days, evidence, optimal) = row
+     last_scheduled, target, last_status_date, successes, cooldown, rate_changes, rate_days, evidence, optimal,
+     hint_wait, last_update) = row
     return VisitStats(url, visit_type, read_time(last_visit), VisitOutcome(status) if status else None,
                       read_time(last_successful), snapshot, read_time(last_eventful), read_time(last_uneventful),
                       failures, read_time(last_scheduled), read_time(target), read_time(last_status_date), successes,
-                      read_time(cooldown), rate_changes, rate_days, rate_evidence(db, evidence), read_time(optimal))
+                      read_time(cooldown), rate_changes, rate_days, rate_evidence(db, evidence), read_time(optimal),
+                      hint_wait, read_time(last_update))
 
 
 def rate_evidence(db: Dialect, value: Any) -> tuple[float, ...] | None:

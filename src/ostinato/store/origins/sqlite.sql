@@ -76,7 +76,15 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     enabled = excluded.enabled, first_seen = excluded.first_seen, last_update = excluded.last_update,
     oldest_update = excluded.oldest_update, update_missing = excluded.update_missing,
     is_fork = excluded.is_fork, lister_id = excluded.lister_id, extra_loader_arguments = excluded.extra_loader_arguments,
-    listing_count = excluded.listing_count, host = excluded.host
+    listing_count = excluded.listing_count, host = excluded.host,
+    -- a change reported since the last successful visit, new to this row: change_rate_optimal's next
+    -- visit comes hint_wait_days after it, if sooner (domain.change_rates.hint_wait_days)
+    next_optimal_visit = CASE
+        WHEN s.hint_wait_days IS NOT NULL AND excluded.last_update > s.last_successful
+             AND (s.last_update IS NULL OR excluded.last_update > s.last_update)
+        THEN min(coalesce(s.next_optimal_visit, '9999'),
+                 strftime('%Y-%m-%dT%H:%M:%f000+00:00', julianday(excluded.last_update) + s.hint_wait_days))
+        ELSE s.next_optimal_visit END
 WHERE (s.enabled, s.first_seen, s.last_update, s.oldest_update, s.update_missing, s.is_fork, s.lister_id,
        s.extra_loader_arguments, s.listing_count, s.host)
       IS NOT (excluded.enabled, excluded.first_seen, excluded.last_update, excluded.oldest_update,
@@ -124,7 +132,8 @@ JOIN listed_origin AS o ON o.lister_id = k.value ->> 0 AND o.url = k.value ->> 1
 -- single writer lock: nobody changes them meanwhile
 SELECT s.url, s.visit_type, s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.last_eventful,
        s.last_uneventful, s.failure_count, s.last_scheduled, s.next_visit_target, s.last_status_date, s.successful_visits,
-       s.cooldown_until, s.rate_changes, s.rate_days, s.rate_evidence, s.next_optimal_visit
+       s.cooldown_until, s.rate_changes, s.rate_days, s.rate_evidence, s.next_optimal_visit, s.hint_wait_days,
+       s.last_update
 FROM json_each(:rows) AS k
 JOIN origin_visit_stats AS s ON s.url = k.value ->> 0 AND s.visit_type = k.value ->> 1
 ORDER BY k.key;
@@ -139,10 +148,11 @@ ORDER BY k.key;
 INSERT INTO origin_visit_stats (url, visit_type, last_visit, last_visit_status, last_successful, last_snapshot,
                                 last_eventful, last_uneventful, failure_count, last_scheduled, next_visit_target,
                                 last_status_date, successful_visits, cooldown_until, rate_changes, rate_days,
-                                next_optimal_visit, rate_evidence)
+                                next_optimal_visit, rate_evidence, hint_wait_days)
 VALUES (:url, :visit_type, :last_visit, :last_visit_status, :last_successful, :last_snapshot,
         :last_eventful, :last_uneventful, :failure_count, :last_scheduled, :next_visit_target, :last_status_date,
-        :successful_visits, :cooldown_until, :rate_changes, :rate_days, :next_optimal_visit, :rate_evidence)
+        :successful_visits, :cooldown_until, :rate_changes, :rate_days, :next_optimal_visit, :rate_evidence,
+        :hint_wait_days)
 ON CONFLICT (url, visit_type) DO UPDATE SET
     last_visit = excluded.last_visit,
     last_visit_status = excluded.last_visit_status,
@@ -159,7 +169,8 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
     rate_changes = excluded.rate_changes,
     rate_days = excluded.rate_days,
     next_optimal_visit = excluded.next_optimal_visit,
-    rate_evidence = excluded.rate_evidence;
+    rate_evidence = excluded.rate_evidence,
+    hint_wait_days = excluded.hint_wait_days;
 
 -- name: upsert_visit_changes
 -- one record a run (rows.VisitChangesRecord): what the newest successful status of an origin that carried

@@ -137,6 +137,8 @@ CREATE TABLE origin_visit_stats (
     -- (0016) what the listings say, for the protocol's grabs: the oldest last_update, and whether one has none
     oldest_update timestamptz,
     update_missing boolean NOT NULL DEFAULT false,
+    -- (0021) days after a change its lister reports until change_rate_optimal visits (NULL: never / not known)
+    hint_wait_days double precision,
     PRIMARY KEY (url, visit_type)
 );
 

@@ -126,6 +126,7 @@ CREATE TABLE origin_visit_stats (
     next_optimal_visit TEXT,
     rate_evidence TEXT CHECK (rate_evidence IS NULL OR json_valid(rate_evidence)),
     host TEXT, queue_position INTEGER, position_offset INTEGER, successive_visits INTEGER, oldest_update TEXT, update_missing INTEGER NOT NULL DEFAULT 0,
+    hint_wait_days REAL,
     PRIMARY KEY (url, visit_type)
 ) STRICT;
 
