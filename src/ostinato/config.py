@@ -121,6 +121,7 @@ class Settings:
     #: change_rate_optimal: observations older than this weigh e⁻¹ as much as new ones
     revisit_horizon: timedelta = timedelta(days=365)
     #: change_rate_optimal: where visits see change times, a change this long after the one before starts a burst
+    #: (at most: 3 % of the origin's mean gap where that is less)
     revisit_burst_gap: timedelta = timedelta(days=1)
     #: change_rate_optimal: visits a day per visit type to steer to (0: what the orchestrator measures it dispatches)
     revisit_capacity: float = 0.0

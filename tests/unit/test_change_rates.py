@@ -227,19 +227,29 @@ def _at(hours: float):
 def test_change_times_count_the_bursts_they_start():
     from ostinato.domain.change_rates import burst_starts
 
-    model = RevisitModel()  # a burst gap of a day
+    gap = timedelta(days=1)
     # three bursts: hours 0–2, 40–41, 100; the first measured from nothing known before it
     times = [_at(h) for h in (0, 1, 2, 40, 41, 100)]
-    assert burst_starts(times, None, None, model) == (3, _at(100))
+    assert burst_starts(times, None, None, gap) == (3, _at(100))
     # the newest change an earlier visit saw, 6 hours before: the first burst had begun then
-    assert burst_starts(times, _at(-6), None, model) == (2, _at(100))
+    assert burst_starts(times, _at(-6), None, gap) == (2, _at(100))
     # committer dates older than what was seen start no burst and leave the newest as it was
-    assert burst_starts([_at(-50), _at(-49)], _at(-6), None, model) == (0, _at(-6))
+    assert burst_starts([_at(-50), _at(-49)], _at(-6), None, gap) == (0, _at(-6))
     # 60 changes counted, 6 times given: the 54 left out start bursts as often as those given did
-    assert burst_starts(times, None, 60, model) == (30, _at(100))
-    assert burst_starts([], _at(-6), 0, model) == (0, _at(-6))
+    assert burst_starts(times, None, 60, gap) == (30, _at(100))
+    assert burst_starts([], _at(-6), 0, gap) == (0, _at(-6))
     # a shorter burst gap splits more
-    assert burst_starts(times, None, None, RevisitModel(burst_gap=timedelta(minutes=30))) == (6, _at(100))
+    assert burst_starts(times, None, None, timedelta(minutes=30)) == (6, _at(100))
+
+
+def test_the_burst_gap_is_a_small_share_of_the_origins_mean_gap_at_most_the_setting():
+    from ostinato.domain.change_rates import BURST_GAP_SHARE, burst_gap
+
+    model = RevisitModel()
+    assert burst_gap(0.01, model) == model.burst_gap  # a change every 100 days: a day
+    assert burst_gap(3.0, model) == timedelta(days=BURST_GAP_SHARE / 3.0)  # every 8 hours: 14.4 minutes
+    assert burst_gap(0.0, model) == model.burst_gap
+    assert burst_gap(3.0, RevisitModel(burst_gap=timedelta(minutes=5))) == timedelta(minutes=5)
 
 
 @pytest.mark.parametrize("rate", [0.01, 0.3, 2.0, 40.0])

@@ -55,8 +55,9 @@ of a burst the visit may have caught in the middle.
 
 **Change times.** Where a visit sees the times of the changes it brings (a git
 fetch sees each commit's date), the belief counts bursts, not changes
-(:func:`burst_starts`): a change that comes more than ``burst_gap`` (a day) after
-the one before it starts a burst, and the rest of the burst adds nothing. The
+(:func:`burst_starts`): a change that comes more than 3 % of the origin's mean gap
+(at most ``burst_gap``, a day) after the one before it starts a burst, and the rest
+of the burst adds nothing. The
 Gamma belief is then exactly what freshness and age depend on — how often the
 origin becomes stale — measured rather than inferred from changed / unchanged, and
 the rules above plan from it unchanged. The newest change seen is kept, so that the
@@ -77,6 +78,9 @@ from . import rate_posterior
 from .errors import ValidationError
 
 _DAY = 86_400.0
+#: where visits see change times, a change less than this share of the origin's mean gap after the one
+#: before it is in the same burst (:func:`burst_gap`)
+BURST_GAP_SHARE = 0.03
 #: a counted visit this unlikely for the belief shows an origin changing in bursts (``domain.visits``)
 BURST_SURPRISE = 1e-3
 #: after an eventful visit of an origin that changes in bursts, the next one comes within this …
@@ -104,7 +108,8 @@ class RevisitModel:
     ceiling: timedelta = timedelta(days=60)
     #: observations older than this weigh e⁻¹ as much as a new one
     horizon: timedelta = timedelta(days=365)
-    #: where visits see change times: a change this long after the one before it starts a burst
+    #: where visits see change times: a change this long after the one before it starts a burst, at most
+    #: (:func:`burst_gap`: less for an origin that changes often)
     burst_gap: timedelta = timedelta(days=1)
 
     def validated(self) -> RevisitModel:
@@ -151,11 +156,21 @@ class RateSample:
 
 
 # -- the rate -----------------------------------------------------------------------
+def burst_gap(rate: float, model: RevisitModel) -> timedelta:
+    """How far apart two changes of an origin changing ``rate`` times a day (its belief) are in one burst:
+    :data:`BURST_GAP_SHARE` of its mean gap, at most ``model.burst_gap``. Changes that come at
+    random are seldom that close (about one in 33 is), so a Poisson origin's rate is kept; the
+    changes of a burst, minutes or hours apart where bursts are days apart, are counted once."""
+    if not rate > 0:
+        return model.burst_gap
+    return min(model.burst_gap, timedelta(days=BURST_GAP_SHARE / rate))
+
+
 def burst_starts(times: Sequence[datetime], newest_seen: datetime | None, counted: int | None,
-                 model: RevisitModel) -> tuple[int, datetime | None]:
+                 gap: timedelta) -> tuple[int, datetime | None]:
     """The bursts that the changes at ``times`` (ascending) started, and the newest change seen after them.
 
-    A change starts a burst when it comes more than ``model.burst_gap`` after the change before it (the
+    A change starts a burst when it comes more than ``gap`` (:func:`burst_gap`) after the change before it (the
     newest one seen so far, ``newest_seen``, for the first; with none known, the first starts one).
     Where the loader counted more changes than it gave times for (``counted``: it gives the newest,
     at most a bound), the older ones it left out are taken to start bursts as often as those given did.
@@ -164,7 +179,7 @@ def burst_starts(times: Sequence[datetime], newest_seen: datetime | None, counte
         return 0, newest_seen
     starts, before = 0, newest_seen
     for when in times:
-        if before is None or when - before > model.burst_gap:
+        if before is None or when - before > gap:
             starts += 1
         before = when if before is None else max(before, when)
     left_out = (counted or 0) - len(times)

@@ -31,6 +31,7 @@ from . import rate_posterior
 from .change_rates import (
     BURST_SURPRISE,
     RevisitModel,
+    burst_gap,
     burst_starts,
     count_surprise,
     default_threshold,
@@ -410,7 +411,8 @@ def _learn(stats: VisitStats, status: VisitStatus, eventful: bool, model: Revisi
     counted = status.changes
     if status.change_times is not None:
         # the visit saw when its changes came: count the bursts (how often the origin became stale)
-        counted, _ = burst_starts(status.change_times, newest_seen, counted, model)
+        gap = burst_gap(estimated_rate(rate_changes, rate_days, model), model)
+        counted, _ = burst_starts(status.change_times, newest_seen, counted, gap)
         rate_changes, rate_days = observe(rate_changes, rate_days, since, changed=eventful, counted=counted,
                                           model=model)
         return rate_changes, rate_days, None
