@@ -400,7 +400,8 @@ def test_change_rate_optimal_says_its_order(store, clock):
     said, _ = why(client, "https://forge.example/0")
     assert said.startswith("▶ Eligible now: never visited: queued by first_seen (change_rate_optimal)"), said
     said, _ = why(client, "https://forge.example/6")
-    assert said.endswith("then: changes pending since last_update (change_rate_optimal)"), said
+    # a change its forge reported is no order to visit: it brings the next optimal visit forward
+    assert said.endswith("then: queued by its next optimal visit (change_rate_optimal)"), said
     ratio_rows = {re.search(r'data-policy="([^"]+)"', r).group(1): text(r)
                   for r in rows(get(client, "/dashboard/visit-types/git").text, "ratio")}
     assert ratio_rows["change_rate_optimal"].endswith("1 100 %") and ratio_rows["origins_without_last_update"].endswith("0 0 %")
