@@ -74,7 +74,14 @@ def main() -> None:
     parser.add_argument("--capacities", default=",".join(CAPACITIES))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--direct-from", type=Path,
+                        help="take the direct baselines and the bound from this earlier --json-out of the same setup "
+                             "(they see no statuses, so a change to the store policy leaves them as they were)")
     args = parser.parse_args()
+    earlier = json.loads(args.direct_from.read_text()) if args.direct_from else None
+    if earlier is not None and (earlier["copies"], earlier["seeds"]) != (args.copies, args.seeds):
+        parser.error(f"--direct-from: {args.direct_from} has copies {earlier['copies']} and seeds {earlier['seeds']}, "
+                     f"this run {args.copies} and {args.seeds}")
     shares = [float(s) for s in args.shares.split(",")]
     jobs = []
     for variant in args.variants.split(","):
@@ -88,7 +95,9 @@ def main() -> None:
                     for level in LEVELS:
                         jobs.append((key, level, seed, trace, capacity, [STORE], ["--visit-information", level,
                                                                                   "--no-bound"]))
-                    jobs.append((key, "direct", seed, trace, capacity, list(DIRECT), []))
+            if earlier is None:  # the direct baselines see no statuses, nor the share: once for every share
+                for seed in range(args.seeds):
+                    jobs.append(((variant, label, shares[0]), "direct", seed, trace, capacity, list(DIRECT), []))
     results: dict = {}
 
     def run(job):
@@ -109,6 +118,17 @@ def main() -> None:
                 entry["freshness"].append(report["hindsight"]["freshness"])
                 entry["mean_age_days"].append(report["hindsight"]["mean_age_days"])
             print(f"{key} {level} seed {seed} done", file=sys.stderr, flush=True)
+    for (variant, label, _share), cell in list(results.items()):
+        direct = {name: entry for name, entry in cell["runs"].items() if not name.startswith(STORE)}
+        if earlier is not None:
+            direct = {row["policy"]: {"freshness": row["freshness_by_seed"], "mean_age_days": row["mean_age_by_seed"]}
+                      for row in earlier["rows"] if (row["variant"], row["capacity"]) == (variant, label)
+                      and row["share_last_update"] == earlier_share(earlier, variant, label)
+                      and not row["policy"].startswith(STORE)}
+            if not direct:
+                raise SystemExit(f"--direct-from: {args.direct_from} has no direct rows for {variant}, {label}")
+        for other in shares:
+            results.setdefault((variant, label, other), {"capacity": cell["capacity"], "runs": {}})["runs"].update(direct)
     table = []
     for (variant, label, share), cell in results.items():
         print(f"\n{variant}, capacity {label} ({cell['capacity']:.4g} visits a day), ×{args.copies}, "
@@ -123,7 +143,14 @@ def main() -> None:
                           "seeds": len(entry["freshness"]), "freshness_by_seed": entry["freshness"],
                           "mean_age_by_seed": entry["mean_age_days"]})
     if args.json_out:
-        args.json_out.write_text(json.dumps({"seeds": args.seeds, "copies": args.copies, "rows": table}, indent=1) + "\n")
+        args.json_out.write_text(json.dumps({"seeds": args.seeds, "copies": args.copies, "rows": table,
+                                             "direct_from": str(args.direct_from) if args.direct_from else None},
+                                            indent=1) + "\n")
+
+
+def earlier_share(earlier: dict, variant: str, label: str) -> float:
+    """The first share of an earlier run's rows for (variant, capacity): its direct rows are the same for every share."""
+    return min(row["share_last_update"] for row in earlier["rows"] if (row["variant"], row["capacity"]) == (variant, label))
 
 
 if __name__ == "__main__":
