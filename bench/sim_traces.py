@@ -17,6 +17,7 @@ Each figure is the mean over the seeds, with two standard errors.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import subprocess
@@ -45,14 +46,21 @@ def last_year_rate(path: Path) -> float:
 
 
 def simulate(trace: Path, capacity: float, copies: int, seed: int, share: float, policies: list[str],
-             extra: list[str]) -> dict:
+             extra: list[str], cache: Path | None = None) -> dict:
+    """One ``ostinato simulate`` report; with ``cache``, kept there under its command line's digest (and
+    read from there when the same command ran before: a long matrix survives an interruption)."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "report.json"
         command = [sys.executable, "-m", "ostinato", "simulate", "--trace", str(trace), "--trace-copies", str(copies),
                    "--no-trace-deaths", "--days", "365", "--warmup", "365", "--step", "1h",
                    "--capacity", f"{capacity:.6g}", "--seed", str(seed), "--share-last-update", f"{share:g}",
                    "--out", str(out), *[arg for name in policies for arg in ("--policy", name)], *extra]
+        kept = cache / (hashlib.sha256(json.dumps(command[1:]).encode()).hexdigest()[:24] + ".json") if cache else None
+        if kept is not None and kept.exists():
+            return json.loads(kept.read_text())
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if kept is not None:
+            kept.write_text(out.read_text())
         return json.loads(out.read_text())
 
 
@@ -72,14 +80,17 @@ def main() -> None:
     parser.add_argument("--shares", default="0,0.5", help="shares of origins whose lister reports last_update")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--capacities", default=",".join(CAPACITIES))
+    parser.add_argument("--levels", default=",".join(LEVELS), help="what the store policy's visits see")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--cache", type=Path, help="keep each run's report here, and reuse those of the same command "
+                        "(the code is not part of the key: empty it after a change)")
     parser.add_argument("--direct-from", type=Path,
                         help="take the direct baselines and the bound from this earlier --json-out of the same setup "
                              "(they see no statuses, so a change to the store policy leaves them as they were)")
     args = parser.parse_args()
     earlier = json.loads(args.direct_from.read_text()) if args.direct_from else None
-    if earlier is not None and (earlier["copies"], earlier["seeds"]) != (args.copies, args.seeds):
+    if earlier is not None and (earlier["copies"] != args.copies or earlier["seeds"] < args.seeds):
         parser.error(f"--direct-from: {args.direct_from} has copies {earlier['copies']} and seeds {earlier['seeds']}, "
                      f"this run {args.copies} and {args.seeds}")
     shares = [float(s) for s in args.shares.split(",")]
@@ -92,7 +103,7 @@ def main() -> None:
             for share in shares:
                 for seed in range(args.seeds):
                     key = (variant, label, share)
-                    for level in LEVELS:
+                    for level in args.levels.split(","):
                         jobs.append((key, level, seed, trace, capacity, [STORE], ["--visit-information", level,
                                                                                   "--no-bound"]))
             if earlier is None:  # the direct baselines see no statuses, nor the share: once for every share
@@ -102,7 +113,7 @@ def main() -> None:
 
     def run(job):
         key, level, seed, trace, capacity, policies, extra = job
-        report = simulate(trace, capacity, args.copies, seed, key[2], policies, extra)
+        report = simulate(trace, capacity, args.copies, seed, key[2], policies, extra, args.cache)
         return job, report
 
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -121,7 +132,7 @@ def main() -> None:
     for (variant, label, _share), cell in list(results.items()):
         direct = {name: entry for name, entry in cell["runs"].items() if not name.startswith(STORE)}
         if earlier is not None:
-            direct = {row["policy"]: {"freshness": row["freshness_by_seed"], "mean_age_days": row["mean_age_by_seed"]}
+            direct = {row["policy"]: by_seed(row, args.seeds)
                       for row in earlier["rows"] if (row["variant"], row["capacity"]) == (variant, label)
                       and row["share_last_update"] == earlier_share(earlier, variant, label)
                       and not row["policy"].startswith(STORE)}
@@ -134,18 +145,33 @@ def main() -> None:
         print(f"\n{variant}, capacity {label} ({cell['capacity']:.4g} visits a day), ×{args.copies}, "
               f"last_update for {share:.0%}")
         for name, entry in cell["runs"].items():
-            f, fe = mean_and_error([100 * v for v in entry["freshness"]])
-            a, ae = mean_and_error(entry["mean_age_days"])
+            if entry.get("freshness") is None:  # an earlier run's row that kept no figure by seed
+                row = entry["row"]
+                f, fe, a, ae = 100 * row["freshness"], 100 * row["freshness_2se"], row["mean_age_days"], row["mean_age_2se"]
+            else:
+                f, fe = mean_and_error([100 * v for v in entry["freshness"]])
+                a, ae = mean_and_error(entry["mean_age_days"])
             print(f"  {name:36s} {f:6.2f} % ± {fe:4.2f}   mean age {a:7.3f} d ± {ae:5.3f}")
             table.append({"variant": variant, "capacity": label, "visits_per_day": cell["capacity"],
                           "copies": args.copies, "share_last_update": share, "policy": name,
                           "freshness": f / 100, "freshness_2se": fe / 100, "mean_age_days": a, "mean_age_2se": ae,
-                          "seeds": len(entry["freshness"]), "freshness_by_seed": entry["freshness"],
-                          "mean_age_by_seed": entry["mean_age_days"]})
+                          "seeds": len(entry["freshness"]) if entry.get("freshness") else entry["row"]["seeds"],
+                          "freshness_by_seed": entry.get("freshness"),
+                          "mean_age_by_seed": entry.get("mean_age_days")})
     if args.json_out:
         args.json_out.write_text(json.dumps({"seeds": args.seeds, "copies": args.copies, "rows": table,
                                              "direct_from": str(args.direct_from) if args.direct_from else None},
                                             indent=1) + "\n")
+
+
+def by_seed(row: dict, seeds: int) -> dict:
+    """An earlier run's row as this run's entry: its first ``seeds`` figures, or (where it kept none by seed,
+    and ran as many seeds) its mean and error as they are."""
+    if row.get("freshness_by_seed"):
+        return {"freshness": row["freshness_by_seed"][:seeds], "mean_age_days": row["mean_age_by_seed"][:seeds]}
+    if row["seeds"] != seeds:
+        raise SystemExit(f"--direct-from: {row['policy']} kept no figure by seed, over {row['seeds']} seeds, not {seeds}")
+    return {"freshness": None, "mean_age_days": None, "row": row}
 
 
 def earlier_share(earlier: dict, variant: str, label: str) -> float:
