@@ -130,3 +130,29 @@ def test_a_bad_status_made_in_code_is_refused_in_a_batch_naming_the_field(fields
     with pytest.raises(ValidationError) as info:
         check_visit_statuses([status(), status(**fields)])
     assert info.value.field == field and info.value.record == "status 1"
+
+
+def test_a_status_checked_once_comes_back_as_it_is():
+    """What a store checks again (the journal client's statuses, the API's) is given back unchanged, not rebuilt."""
+    checked = check_visit_status(status(change_times=((T0 - HOUR).astimezone(PARIS), T0 - 2 * HOUR)))
+    assert check_visit_status(checked) is checked
+    assert check_visit_status(status(change_times=(), newest_change_at=T0 - HOUR)).change_times == ()
+    # in UTC but out of order, or in another zone: kept sorted, in UTC, as always
+    unsorted = check_visit_status(status(change_times=(T0, T0 - HOUR), newest_change_at=T0))
+    assert unsorted.change_times == (T0 - HOUR, T0)
+    zoned = check_visit_status(status(change_times=((T0 - HOUR).astimezone(PARIS),), newest_change_at=T0 - HOUR))
+    assert zoned.change_times is not None and zoned.change_times[0].tzinfo is UTC
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"change_times": (T0 - HOUR, T0 + 2 * HOUR), "newest_change_at": T0 + 2 * HOUR}, "change_times[1]"),
+    ({"change_times": (T0 - HOUR,), "newest_change_at": T0 + 2 * HOUR}, "newest_change_at"),
+    ({"change_times": (datetime(1969, 12, 31, tzinfo=UTC),), "newest_change_at": T0}, "change_times[0]"),
+    ({"change_times": (T0,) * (MAX_CHANGE_TIMES + 1), "newest_change_at": T0}, "change_times"),
+    ({"change_times": (T0 - HOUR, T0), "newest_change_at": T0, "changes": 1}, "changes"),
+    ({"change_times": (T0 - HOUR, T0), "newest_change_at": T0 - HOUR}, "newest_change_at"),
+])
+def test_fields_in_the_kept_form_that_break_a_rule_are_refused(fields, field):
+    with pytest.raises(ValidationError) as info:
+        check_visit_status(status(**fields))
+    assert info.value.field == field

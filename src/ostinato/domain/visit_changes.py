@@ -29,7 +29,7 @@ from typing import Any
 
 from .durations import format_duration, parse_iso_time
 from .errors import ValidationError
-from .limits import CHANGE_TIME_SKEW, MAX_CHANGE_TIMES, check_time_range
+from .limits import CHANGE_TIME_SKEW, MAX_CHANGE_TIMES, MAX_TIME, MIN_TIME, check_time_range
 
 #: the two fields, as a visit status and a journal message name them
 CHANGE_FIELDS = ("newest_change_at", "change_times")
@@ -73,6 +73,8 @@ def check_change_fields(date: datetime, changes: int | None, newest: Any,
     newest of ``times`` when not given) if a status of ``date`` counting ``changes`` may carry them;
     else ValidationError naming the field (module docstring). ``date`` is already checked."""
     latest = date + CHANGE_TIME_SKEW
+    if _kept_already(changes, newest, times, latest):  # what a status checked before carries (a store's check)
+        return newest, times
     kept: tuple[datetime, ...] | None = None
     if times is not None:
         if isinstance(times, (str, bytes)) or not isinstance(times, (list, tuple)):
@@ -90,6 +92,24 @@ def check_change_fields(date: datetime, changes: int | None, newest: Any,
     elif kept:
         newest = kept[-1]
     return newest, kept
+
+
+def _kept_already(changes: int | None, newest: Any, times: Any, latest: datetime) -> bool:
+    """Whether ``newest`` and ``times`` are in their kept form and pass every check: a tuple of UTC times,
+    ascending, within the range and the skew, no more than ``changes`` counts, and ``newest`` the same
+    kind of time, none older than the last of them. :func:`check_change_fields` would give them back as
+    they are: a status checked once (the journal client's, the API's) is checked again by the store."""
+    if type(times) is not tuple or type(newest) is not datetime or newest.tzinfo is not UTC:
+        return False
+    if not MIN_TIME <= newest <= latest or newest >= MAX_TIME:
+        return False
+    if not times:
+        return True
+    if len(times) > MAX_CHANGE_TIMES or (changes is not None and changes < len(times)):
+        return False
+    if not all(type(t) is datetime and t.tzinfo is UTC for t in times):
+        return False
+    return MIN_TIME <= times[0] and times[-1] <= newest and list(times) == sorted(times)
 
 
 def _change_time(value: Any, field: str, latest: datetime) -> datetime:

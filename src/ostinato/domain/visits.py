@@ -181,6 +181,8 @@ def check_visit_status(status: VisitStatus) -> VisitStatus:
     if status.newest_change_at is None and status.change_times is None:
         return status
     newest, times = check_change_fields(status.date, status.changes, status.newest_change_at, status.change_times)
+    if newest is status.newest_change_at and times is status.change_times:  # already in their kept form
+        return status
     return replace(status, newest_change_at=newest, change_times=times)
 
 

@@ -45,6 +45,7 @@ from .interface import OriginStore
 from .polite_grab import PoliteGrab, read_politeness
 from .rows import (
     metrics_params,
+    newest_changes,
     rate_evidence,
     row_to_listed_origin,
     row_to_lister,
@@ -170,16 +171,21 @@ class OriginFlow(OriginStore):
             thresholds = {r["visit_type"]: r["threshold"] for r in conn.execute(q.revisit_thresholds)}
             for chunk in chunks(list(statuses)):
                 keys = sorted({(s.origin, s.type) for s in chunk})
-                current = {(r[0], r[1]): tuple_to_visit_stats(self.db, r)
-                           for r in self.db.tuples(conn, q.visit_stats_for_update, self._keys(keys))}
-                # where visits saw their changes' times, the newest change the last one saw (bursts are
-                # counted from it): read only for those statuses, off the stats' rows
+                by_key = self._keys(keys)
+                rows = self.db.tuples(conn, q.visit_stats_for_update, by_key)
                 timed = sorted({(s.origin, s.type) for s in chunk if s.change_times is not None})
-                newest_seen = {(seen.url, seen.visit_type): seen.newest_change_at
-                               for seen in (row_to_visit_changes(self.db, r)
-                                            for r in conn.execute(q.visit_changes_in, self._keys(timed)))
-                               if seen.newest_change_at is not None} if timed else None
                 with self.db.pipeline(conn):  # the rules of a part while the server writes the one before
+                    # where visits saw their changes' times, the newest change the last one saw (bursts are
+                    # counted from it), off the stats' rows: for those statuses only, in a statement of its own
+                    # once the stats are locked (it sees what another writer of these origins committed
+                    # meanwhile), sent before the stats' rows are made and read after
+                    seen_rows = self.db.send(conn, q.visit_changes_in, by_key if len(timed) == len(keys)
+                                             else self._keys(timed)) if timed else None
+                    seen = changes_seen(chunk)  # what the visits saw: written after that read, while the rules run
+                    current = {(r[0], r[1]): tuple_to_visit_stats(self.db, r) for r in rows}
+                    newest_seen = newest_changes(self.db, seen_rows()) if seen_rows is not None else None
+                    if seen:
+                        self.db.execute_records(conn, q.upsert_visit_changes, seen)
                     for part in statuses_by_key(chunk, FEEDBACK_PART):
                         plan = plan_visit_feedback(current, part, policy, now, thresholds, newest_seen)
                         if plan.stats:
@@ -189,9 +195,6 @@ class OriginFlow(OriginStore):
                             conn.execute(q.disable_listed_origins, disable)
                             conn.execute(q.disable_visit_stats, disable)
                         changed += plan.changed
-                        seen = changes_seen(part)  # what the visits saw of their changes: off the stats' rows
-                        if seen:
-                            self.db.execute_records(conn, q.upsert_visit_changes, seen)
         return changed
 
     def get_visit_stats(self, keys: Sequence[tuple[str, str]]) -> list[VisitStats]:

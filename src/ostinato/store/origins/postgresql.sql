@@ -211,6 +211,7 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
 WHERE excluded.status_date > origin_visit_changes.status_date;
 
 -- name: visit_changes_in
+-- read by name (rows.row_to_visit_changes) and by position (rows.newest_changes)
 SELECT c.url, c.visit_type, c.status_date, c.newest_change, c.change_times
 FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) WITH ORDINALITY AS k(url, visit_type, n)
 JOIN origin_visit_changes AS c ON c.url = k.url AND c.visit_type = k.visit_type

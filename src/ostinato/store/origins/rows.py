@@ -105,6 +105,13 @@ def row_to_visit_changes(db: Dialect, row: Row) -> VisitChanges:
                         None if newest is None else db.read_time(newest).astimezone(UTC), unpack_times(row["change_times"]))
 
 
+def newest_changes(db: Dialect, rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str], datetime]:
+    """(url, visit_type) -> the newest change, of the rows of ``visit_changes_in`` read by position (the
+    change times left packed) that have one."""
+    read_time = db.read_time
+    return {(r[0], r[1]): read_time(r[3]).astimezone(UTC) for r in rows if r[3] is not None}
+
+
 def row_to_threshold(db: Dialect, row: Row) -> RevisitThreshold:
     return RevisitThreshold(row["visit_type"], row["threshold"], row["visits_per_day"], row["origins"],
                             db.read_time(row["computed_at"]))

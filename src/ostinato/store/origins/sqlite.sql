@@ -185,6 +185,7 @@ ON CONFLICT (url, visit_type) DO UPDATE SET
 WHERE excluded.status_date > origin_visit_changes.status_date;
 
 -- name: visit_changes_in
+-- read by name (rows.row_to_visit_changes) and by position (rows.newest_changes)
 SELECT c.url, c.visit_type, c.status_date, c.newest_change, c.change_times FROM json_each(:rows) AS k
 JOIN origin_visit_changes AS c ON c.url = k.value ->> 0 AND c.visit_type = k.value ->> 1
 ORDER BY k.key;
