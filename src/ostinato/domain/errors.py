@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
+
+
+def close_names(typed: str, known: Iterable[str], *, n: int = 2, cutoff: float = 0.75) -> list[str]:
+    """The names of ``known`` closest to ``typed`` (case aside), best first: what someone probably meant."""
+    return difflib.get_close_matches(str(typed).lower(), list(known), n=n, cutoff=cutoff)
+
+
+def did_you_mean(names: list[str]) -> str:
+    """`` (did you mean a or b?)``, or nothing when there is no suggestion."""
+    return f" (did you mean {' or '.join(names)}?)" if names else ""
 
 
 class OstinatoError(Exception):
