@@ -268,3 +268,18 @@ def test_run_now_starts_a_resting_schedule_once_and_is_refused_when_paused(url):
     assert refused.exit_code != 0 and "paused: resume it first" in refused.output, refused.output
     assert "Traceback" not in refused.output
     assert run(url, "schedule", "run-now", "ghost").exit_code == 1
+
+
+def test_a_schedule_not_found_is_named_with_the_closest_names(fresh_url):
+    ok(fresh_url, "db", "init")
+    ok(fresh_url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
+    assert run(fresh_url, "schedule", "show", "nightly").output.strip() == \
+        "error: schedule not found: 'nightly' (none added yet)"
+    for name in ("nightly-report", "tmp-cleanup"):
+        ok(fresh_url, "schedule", "add", name, "scrape", "--every", "1h")
+    for command in ("show", "condition", "runs", "pause", "run-now", "delete"):
+        missing = run(fresh_url, "schedule", command, "nightly-reprot")
+        assert missing.exit_code == 1 and missing.output.strip() == \
+            "error: schedule not found: 'nightly-reprot' (did you mean nightly-report?)", (command, missing.output)
+    far = run(fresh_url, "schedule", "show", "zzz")
+    assert far.output.strip() == "error: schedule not found: 'zzz' (known: nightly-report, tmp-cleanup)"
