@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 from cli_helpers import ok, ok_json, run
+from click.testing import CliRunner
 from test_dashboard_helpers import seed_fire_times
 
 import ostinato
+from ostinato.cli import cli
 from ostinato.domain.clock import ManualClock
 from ostinato.store import open_store
 
@@ -283,3 +285,21 @@ def test_a_schedule_not_found_is_named_with_the_closest_names(fresh_url):
             "error: schedule not found: 'nightly-reprot' (did you mean nightly-report?)", (command, missing.output)
     far = run(fresh_url, "schedule", "show", "zzz")
     assert far.output.strip() == "error: schedule not found: 'zzz' (known: nightly-report, tmp-cleanup)"
+
+
+def test_condition_says_each_reason_in_the_consoles_words(fresh_url):
+    ok(fresh_url, "db", "init")
+    ok(fresh_url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
+    ok(fresh_url, "schedule", "add", "bills", "scrape", "--every", "1d")
+    ok(fresh_url, "schedule", "add", "nightly", "scrape", "--calendar", "*-*-* 02:00", "--max-duration", "1h")
+    ok(fresh_url, "schedule", "add", "notes", "scrape", "--every", "1h", "--paused")
+    wide = CliRunner().invoke(cli, ["--db", fresh_url, "schedule", "condition", "--at", "+30d"],
+                              env={"COLUMNS": "200"})
+    assert wide.exit_code == 1, wide.output
+    lines = {line.split()[1]: line for line in wide.output.splitlines() if line.startswith("│ ")}
+    said = {name: [cell.strip() for cell in line.split("│")[3:5]] for name, line in lines.items()}
+    assert said["bills"] == ["stale", "no good run within its scheduling period"], wide.output
+    assert said["nightly"] == ["deadline_missed", "the run due at its last firing has not completed in time"]
+    assert said["notes"] == ["paused", "paused: not run until resumed"]
+    rows = {r["name"]: r for r in ok_json(fresh_url, "schedule", "condition", "--at", "+30d")}
+    assert (rows["bills"]["reason"], rows["bills"]["reason_text"]) == ("stale", "no good run within its scheduling period")

@@ -44,6 +44,7 @@ from ..domain.schedules import (
     assess,
     describe_start_rule,
     get_schedule_start_times,
+    reason_text,
     run_requested,
 )
 from ..services.deadline_scheduler import DeadlineScheduler
@@ -309,10 +310,12 @@ def schedule_condition(app: AppContext, name: str | None, at: datetime | None, a
     for item in found:
         condition = assess(item, when, timing).condition
         rows.append({"name": item.name, "condition": condition.state.value,
-                     "reason": condition.reason.value if condition.reason else None, "deadline": condition.deadline,
+                     "reason": condition.reason.value if condition.reason else None,
+                     "reason_text": reason_text(condition.reason) or None, "deadline": condition.deadline,
                      "_rank": condition.state.rank})
     rows.sort(key=lambda r: (r.pop("_rank"), r["deadline"] or datetime.max.replace(tzinfo=when.tzinfo), r["name"]))
-    print_rows(rows, as_json, [("name", "name"), ("condition", "condition"), ("reason", "reason"), ("deadline", "deadline")])
+    print_rows(rows, as_json, [("name", "name"), ("condition", "condition"), ("reason", "reason"),
+                               ("reason_text", "in words"), ("deadline", "deadline")])
     if any(r["condition"] == "ERROR" for r in rows):
         raise SystemExit(1 if not as_json else 0)
 
