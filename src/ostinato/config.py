@@ -12,9 +12,9 @@ and :meth:`Settings.feedback_policy` hand them to the store's verbs.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import json
+import logging
 import math
 import os
 import tomllib
@@ -26,14 +26,27 @@ from typing import Any
 
 from .domain.change_rates import RevisitModel
 from .domain.durations import BARE_NUMBER_FORMS, parse_duration
-from .domain.errors import ValidationError
+from .domain.errors import ValidationError, close_names, did_you_mean
 from .domain.orchestration import default_ratios, validate_ratios
 from .domain.schedules import ScheduleTiming
 from .domain.visit_policies import POLICY_NAMES, GrabOptions
 from .domain.visits import FeedbackPolicy
 
+log = logging.getLogger(__name__)
+
 DEFAULT_DB = "sqlite:///ostinato.db"
 EXECUTORS = ("embedded", "celery")
+#: the OSTINATO_ variables read besides the settings' own (``OSTINATO_<SETTING>``): an OSTINATO_ variable
+#: that is neither is warned about with the closest names, as a misspelt setting would be ignored otherwise
+OTHER_VARIABLES = (
+    "OSTINATO_CONFIG",              # the settings file
+    "OSTINATO_API_OPEN_METRICS",    # ostinato api serve --open-metrics
+    # the tests', the benchmarks' and the swh migration guide's own
+    "OSTINATO_TEST_PG_DSN", "OSTINATO_PG_BINDIR", "OSTINATO_RABBITMQ_SERVER", "OSTINATO_TANSU_BIN",
+    "OSTINATO_SWH_PEER_VENV", "OSTINATO_SCREENSHOTS", "OSTINATO_FUZZ_EXAMPLES", "OSTINATO_CALENDAR_EXAMPLES",
+    "OSTINATO_CLI", "OSTINATO_SETTINGS", "OSTINATO_SWH_URL", "OSTINATO_SWH_TOKEN",
+    "OSTINATO_SWH_RPC_HOST", "OSTINATO_SWH_RPC_PORT", "OSTINATO_SWH_RPC_URL",
+)
 
 
 @dataclass(frozen=True)
@@ -157,6 +170,7 @@ class Settings:
             env_name = f"OSTINATO_{f.name.upper()}"
             if env_name in environ:
                 values[f.name] = environ[env_name]
+        _warn_of_unknown_variables(environ, [f"OSTINATO_{f.name.upper()}" for f in fields(cls)])
         return cls().with_values(values)
 
     def with_values(self, values: Mapping[str, Any]) -> Settings:
@@ -167,8 +181,8 @@ class Settings:
             if value is None:
                 continue
             if key not in known:
-                close = difflib.get_close_matches(str(key).lower(), list(known), n=2, cutoff=0.75)
-                raise ValidationError(key, f"a setting of Ostinato (did you mean {' or '.join(close)}?)" if close
+                close = close_names(str(key), known)
+                raise ValidationError(key, f"a setting of Ostinato{did_you_mean(close)}" if close
                                       else f"one of the settings {', '.join(sorted(known))}", value)
             default = getattr(self, key)
             if key == "policy_ratios":
@@ -269,6 +283,17 @@ class Settings:
         """The default ratios of ``visit_type``, with this configuration's over them."""
         return merged_ratios(visit_type, self.policy_ratios.get(visit_type, {}))
 
+
+
+def _warn_of_unknown_variables(environ: Mapping[str, str], settings: list[str]) -> None:
+    """One warning line per OSTINATO_ variable that nothing reads (a misspelt setting, most likely),
+    with the closest known names; not an error, as a TOML file's unknown key is: another program may
+    own a variable of that prefix."""
+    known = {name.removeprefix("OSTINATO_").lower(): name for name in (*settings, *OTHER_VARIABLES)}
+    for name in sorted(environ):
+        if name.startswith("OSTINATO_") and name not in known.values():
+            close = [known[k] for k in close_names(name.removeprefix("OSTINATO_"), known)]
+            log.warning("%s: not a setting of Ostinato, ignored%s", name, did_you_mean(close))
 
 def _parse_setting_duration(value: Any, key: str, *, allow_zero: bool = False) -> timedelta:
     """A duration setting: text with a unit (``30s``, ``12h``, ``PT1H``) or a timedelta. A number,

@@ -4,6 +4,7 @@ it stops cleanly on SIGTERM."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -58,6 +59,38 @@ def test_serve(tmp_path):
             server.wait()
     with open_store(url) as store:
         assert [t.type for t in store.list_task_types()] == ["load-git"]
+
+
+def test_the_console_address_printed_at_start_answers(tmp_path):
+    """The start-up line names the console's address: signed in, it answers the page (not a 404)."""
+    url = f"sqlite:///{tmp_path}/api.db"
+    secret = new_secret()
+    with open_store(url) as store:
+        store.init_schema()
+        store.create_api_token("reader", "read", hash_secret(secret), store_now())
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")}
+    server = subprocess.Popen([sys.executable, "-c", LAUNCH, "--db", url, "api", "serve", "--host", "127.0.0.1",
+                               "--port", str(port), "--log-level", "warning", "--no-history"],
+                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_until_up(server, f"http://127.0.0.1:{port}/health")
+        line = ""
+        for _ in range(50):  # printed once listening, before any request is answered
+            line = server.stdout.readline()
+            if "ostinato api serve:" in line:
+                break
+        [printed] = re.findall(r"dashboard at (\S+)", line)
+        assert printed.startswith(f"http://127.0.0.1:{port}/"), line
+        signed_in = httpx.get(printed, headers={"Authorization": f"Bearer {secret}"}, timeout=10)
+        assert signed_in.status_code == 200 and "<html" in signed_in.text.lower(), (printed, signed_in.status_code)
+        assert httpx.get(printed, timeout=10).status_code == 401  # the sign-in form, not a missing page
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=20) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
 
 
 def store_now():  # the wall clock: the server reads it too

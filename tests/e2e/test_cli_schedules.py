@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from cli_helpers import ok, ok_json, run
+from click.testing import CliRunner
 from test_dashboard_helpers import seed_fire_times
 
 import ostinato
+from ostinato.cli import cli
 from ostinato.domain.clock import ManualClock
 from ostinato.store import open_store
 
@@ -268,3 +270,63 @@ def test_run_now_starts_a_resting_schedule_once_and_is_refused_when_paused(url):
     assert refused.exit_code != 0 and "paused: resume it first" in refused.output, refused.output
     assert "Traceback" not in refused.output
     assert run(url, "schedule", "run-now", "ghost").exit_code == 1
+
+
+def test_a_schedule_not_found_is_named_with_the_closest_names(fresh_url):
+    ok(fresh_url, "db", "init")
+    ok(fresh_url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
+    assert run(fresh_url, "schedule", "show", "nightly").output.strip() == \
+        "error: schedule not found: 'nightly' (none added yet)"
+    for name in ("nightly-report", "tmp-cleanup"):
+        ok(fresh_url, "schedule", "add", name, "scrape", "--every", "1h")
+    for command in ("show", "condition", "runs", "pause", "run-now", "delete"):
+        missing = run(fresh_url, "schedule", command, "nightly-reprot")
+        assert missing.exit_code == 1 and missing.output.strip() == \
+            "error: schedule not found: 'nightly-reprot' (did you mean nightly-report?)", (command, missing.output)
+    far = run(fresh_url, "schedule", "show", "zzz")
+    assert far.output.strip() == "error: schedule not found: 'zzz' (known: nightly-report, tmp-cleanup)"
+
+
+def test_condition_says_each_reason_in_the_consoles_words(fresh_url):
+    ok(fresh_url, "db", "init")
+    ok(fresh_url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
+    ok(fresh_url, "schedule", "add", "bills", "scrape", "--every", "1d")
+    ok(fresh_url, "schedule", "add", "nightly", "scrape", "--calendar", "*-*-* 02:00", "--max-duration", "1h")
+    ok(fresh_url, "schedule", "add", "notes", "scrape", "--every", "1h", "--paused")
+    wide = CliRunner().invoke(cli, ["--db", fresh_url, "schedule", "condition", "--at", "+30d"],
+                              env={"COLUMNS": "200"})
+    assert wide.exit_code == 1, wide.output
+    lines = {line.split()[1]: line for line in wide.output.splitlines() if line.startswith("│ ")}
+    said = {name: [cell.strip() for cell in line.split("│")[3:5]] for name, line in lines.items()}
+    assert said["bills"] == ["stale", "no good run within its scheduling period"], wide.output
+    assert said["nightly"] == ["deadline_missed", "the run due at its last firing has not completed in time"]
+    assert said["notes"] == ["paused", "paused: not run until resumed"]
+    rows = {r["name"]: r for r in ok_json(fresh_url, "schedule", "condition", "--at", "+30d")}
+    assert (rows["bills"]["reason"], rows["bills"]["reason_text"]) == ("stale", "no good run within its scheduling period")
+
+
+def _failed_a_minute_ago(name: str, now: datetime) -> dict:
+    """A daily schedule whose last run failed a minute ago: in its retry backoff (5 min after one failure)."""
+    def ago(**delta: float) -> str:
+        return (now - timedelta(**delta)).isoformat()
+
+    return {"name": name, "kind": "periodic", "task_type": "scrape", "created_at": ago(days=3),
+            "scheduling_period": 86400, "last_good_start_at": ago(hours=2), "last_good_end_at": ago(hours=2),
+            "last_start_at": ago(minutes=2), "last_end_at": ago(minutes=1), "failure_count": 1}
+
+
+def test_run_now_says_why_the_run_asked_for_waits(fresh_url):
+    """Asked for now, a run waits for no retry backoff (the domain's rule); a blackout period is
+    still waited out, and said so; a run in progress, likewise."""
+    ok(fresh_url, "db", "init")
+    ok(fresh_url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
+    now = datetime.now(UTC)
+    around_now = f"{now - timedelta(hours=1):%H:%M}-{now + timedelta(hours=1):%H:%M}"
+    lines = [_failed_a_minute_ago("backoff", now), {**_failed_a_minute_ago("dark", now),
+                                                    "blackout_periods": [{"start": around_now[:5], "end": around_now[6:]}]}]
+    ok(fresh_url, "schedule", "import", "-", input="".join(json.dumps(line) + "\n" for line in lines))
+    assert ok_json(fresh_url, "schedule", "show", "backoff")["can_start_by"] > now.isoformat()  # in its backoff
+    said = ok(fresh_url, "schedule", "run-now", "backoff").stdout
+    assert said.startswith("Asked backoff to run now: it starts as soon as a scheduler picks it"), said
+    said = ok(fresh_url, "schedule", "run-now", "dark").stdout
+    assert said.startswith("Asked dark to run now: it is in a blackout period: the run asked for starts in"), said

@@ -69,4 +69,4 @@ def test_show_prints_every_field_and_list_the_intervals(url):
     assert json.loads(ok(url, "task-type", "show", "load-git", "--json").stdout)["max_queue_length"] == 500
     assert "interval: 1d [12h, 64d]" in ok(url, "task-type", "list").stdout  # the interval without -v too
     missing = run(url, "task-type", "show", "load-hg")
-    assert missing.exit_code == 1 and missing.output.strip() == "error: task type not found: 'load-hg' (known: load-git)"
+    assert missing.exit_code == 1 and missing.output.strip() == "error: task type not found: 'load-hg' (did you mean load-git?)"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import fields
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
-from ostinato.config import DEFAULT_DB, Settings
+from ostinato.config import DEFAULT_DB, OTHER_VARIABLES, Settings
 from ostinato.domain.errors import ValidationError
 
 
@@ -162,3 +165,43 @@ def test_services_and_workers_open_the_api_when_a_url_is_set(tmp_path):
         assert isinstance(local, SQLiteStore)
     finally:
         local.close()
+
+
+def test_a_mistyped_environment_variable_is_warned_about_with_the_closest_names(caplog):
+    """An OSTINATO_ variable that no setting reads would otherwise be ignored without a word."""
+    settings = Settings.load(environ={"OSTINATO_WORKRES": "3", "OSTINATO_POLL_INTERVAL": "2s"})
+    assert settings.workers == Settings().workers and settings.poll_interval == timedelta(seconds=2)
+    [warning] = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.getMessage() == ("OSTINATO_WORKRES: not a setting of Ostinato, ignored "
+                                    "(did you mean OSTINATO_WORKERS?)")
+
+
+def test_an_unknown_environment_variable_like_no_setting_is_warned_about_without_guess(caplog):
+    Settings.load(environ={"OSTINATO_ZZZ": "1"})
+    [warning] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.startswith("OSTINATO_ZZZ: not a setting of Ostinato, ignored") and "did you mean" not in warning
+
+
+def test_the_variables_read_besides_the_settings_are_not_warned_about(caplog):
+    Settings.load(environ={name: "1" for name in OTHER_VARIABLES if name != "OSTINATO_CONFIG"})
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
+
+
+def test_every_ostinato_variable_the_project_names_is_known():
+    """The code, tests, benchmarks, deployment files and docs name no OSTINATO_ variable that the
+    settings would warn about: a new one is a setting, or is added to OTHER_VARIABLES."""
+    root = Path(__file__).resolve().parents[2]
+    known = set(OTHER_VARIABLES) | {f"OSTINATO_{f.name.upper()}" for f in fields(Settings)}
+    named: dict[str, str] = {}
+    for folder in ("src", "tests", "test_servers", "bench", "scripts", "deploy", "docs", "Makefile", "README.md"):
+        paths = [root / folder] if (root / folder).is_file() else sorted((root / folder).rglob("*"))
+        for path in paths:
+            if path.is_file() and path.suffix in ("", ".py", ".md", ".env", ".service", ".toml", ".sh", ".cfg", ".ini"):
+                for name in re.findall(r"\bOSTINATO_[A-Z][A-Z0-9_]*", path.read_text(encoding="utf-8", errors="replace")):
+                    named.setdefault(name, str(path.relative_to(root)))
+    unknown = {name: where for name, where in named.items() if name not in known and name not in EXAMPLES_OF_TYPOS}
+    assert unknown == {}
+
+
+#: misspelt on purpose in the tests above
+EXAMPLES_OF_TYPOS = {"OSTINATO_WORKRES", "OSTINATO_ZZZ"}

@@ -26,21 +26,12 @@ from typing import Any
 from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, has_fire_times
 from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
 from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
-from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess
+from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
 from .request_handling import ApiContext
 from .schedules import all_schedules
 
 #: what each state is written as, with a symbol, so that the page reads without colour
 STATE_SYMBOL = {State.ERROR: "✖", State.WARNING: "▲", State.OK: "✔"}
-REASON_TEXT = {
-    Reason.STALE: "no good run within its scheduling period",
-    Reason.DEADLINE_MISSED: "the run due at its last firing has not completed in time",
-    Reason.LIKELY_LATE: "even started now, it would likely end after its deadline",
-    Reason.RUNNING_LATE: "running, and likely to end after its deadline",
-    Reason.LAST_RUN_FAILED: "its last run failed",
-    Reason.OWNER_SILENT: "running, but its owner stopped pinging",
-    Reason.PAUSED: "paused: not run until resumed",
-}
 #: the most task runs the failures section looks back over, and shows
 RUNS_WINDOW = 10_000
 FAILURES_SHOWN = 20
@@ -75,7 +66,7 @@ class ScheduleRow:
 
     @property
     def reason_text(self) -> str:
-        return REASON_TEXT.get(self.reason, self.reason.value) if self.reason else ""
+        return reason_text(self.reason)
 
 
 @dataclass(frozen=True, slots=True)

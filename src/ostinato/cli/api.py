@@ -59,7 +59,7 @@ def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecur
     try:
         serve_http(make_application, host=host, port=port, log_level=log_level,
                    started=f"ostinato api serve: {{url}} on {store_shown(app.settings)}; {auth}; {history}; "
-                           "dashboard at {url}dashboard")
+                           "dashboard at {url}")
     finally:
         stop.set()
 

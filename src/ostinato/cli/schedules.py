@@ -24,7 +24,7 @@ from .. import extras
 from ..domain.blackouts import parse_blackout_periods
 from ..domain.calendars import MAX_PREVIEW
 from ..domain.durations import format_duration, parse_duration
-from ..domain.errors import NotFoundError, ValidationError
+from ..domain.errors import NotFoundError, ValidationError, known_names
 from ..domain.firings import (
     CatchUp,
     cursor_of,
@@ -44,6 +44,7 @@ from ..domain.schedules import (
     assess,
     describe_start_rule,
     get_schedule_start_times,
+    reason_text,
     run_requested,
 )
 from ..services.deadline_scheduler import DeadlineScheduler
@@ -156,8 +157,14 @@ def _get(app: AppContext, name: str, *, read: bool = False) -> Schedule:
     """The schedule NAME (NotFoundError if none); ``read``: for a command that only reads (the ``read_db`` standby)."""
     found = (app.read_store() if read else app.store()).get_schedule(name)
     if found is None:
-        raise NotFoundError("schedule", name)
+        raise _not_found(app, name)
     return found
+
+
+def _not_found(app: AppContext, name: str) -> NotFoundError:
+    """The error of a schedule NAME that does not exist, with the closest names of those that do."""
+    known = [s.name for s in _all(app, read=True)]
+    return NotFoundError("schedule", repr(name) + known_names(name, known, none="none added yet"))
 
 
 def _all(app: AppContext, *, read: bool = False) -> list[Schedule]:
@@ -303,10 +310,12 @@ def schedule_condition(app: AppContext, name: str | None, at: datetime | None, a
     for item in found:
         condition = assess(item, when, timing).condition
         rows.append({"name": item.name, "condition": condition.state.value,
-                     "reason": condition.reason.value if condition.reason else None, "deadline": condition.deadline,
+                     "reason": condition.reason.value if condition.reason else None,
+                     "reason_text": reason_text(condition.reason) or None, "deadline": condition.deadline,
                      "_rank": condition.state.rank})
     rows.sort(key=lambda r: (r.pop("_rank"), r["deadline"] or datetime.max.replace(tzinfo=when.tzinfo), r["name"]))
-    print_rows(rows, as_json, [("name", "name"), ("condition", "condition"), ("reason", "reason"), ("deadline", "deadline")])
+    print_rows(rows, as_json, [("name", "name"), ("condition", "condition"), ("reason", "reason"),
+                               ("reason_text", "in words"), ("deadline", "deadline")])
     if any(r["condition"] == "ERROR" for r in rows):
         raise SystemExit(1 if not as_json else 0)
 
@@ -391,7 +400,10 @@ def schedule_run_now(app: AppContext, name: str) -> None:
     period is still waited out. Its next runs then follow its rule again."""
     now = app.clock.now()
     timing = app.settings.schedule_timing()
-    asked = app.store().request_schedule_run(name, now, timing)
+    try:
+        asked = app.store().request_schedule_run(name, now, timing)
+    except NotFoundError:
+        raise _not_found(app, name) from None
     times = assess(asked, now, timing).start_times
     if asked.running:
         when = f"is running on {asked.owner_node}/{asked.owner_name}: the run asked for starts when that one ends"
@@ -408,7 +420,7 @@ def schedule_run_now(app: AppContext, name: str) -> None:
 def schedule_delete(app: AppContext, name: str) -> None:
     """Delete NAME and its run history."""
     if not app.store().delete_schedule(name):
-        raise NotFoundError("schedule", name)
+        raise _not_found(app, name)
     click.echo(f"Deleted {name}")
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import click
 
-from ..domain.errors import NotFoundError, ValidationError
+from ..domain.errors import NotFoundError, ValidationError, known_names
 from ..domain.tasks import TaskType
 from .app import AppContext, command_group, pass_app
 from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval, readable
@@ -119,9 +119,8 @@ def show_task_type(app: AppContext, name: str, as_json: bool) -> None:
     """One task type, every field: its callable, its intervals, backoff, queue length and retries."""
     found = app.store().get_task_type(name)
     if found is None:
-        known = sorted(t.type for t in app.store().list_task_types())
-        raise NotFoundError("task type", repr(name) + (f" (known: {', '.join(known[:20])}{', …' if len(known) > 20 else ''})"
-                                                       if known else " (none declared yet)"))
+        known = [t.type for t in app.store().list_task_types()]
+        raise NotFoundError("task type", repr(name) + known_names(name, known, none="none declared yet"))
     if as_json:
         echo_json(found.to_dict())
     else:

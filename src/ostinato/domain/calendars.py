@@ -34,11 +34,11 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
-from .errors import ValidationError
+from .errors import ValidationError, did_you_mean
 from .limits import MAX_TIME, MIN_TIME, TIME_RANGE, check_stored_text
 from .solar import solar_times
 from .wall_clock import FireTime, ordered_firings, resolve_local
-from .zones import ZONE_EXPECTED, did_you_mean, is_zone, parse_zone, zone_label, zone_suggestions
+from .zones import ZONE_EXPECTED, is_zone, parse_zone, zone_label, zone_suggestions
 
 __all__ = ["CalendarRule", "FireTime", "RuleKind", "detect_kind", "parse_zone", "resolve_local", "zone_suggestions",
            "ZONE_EXPECTED", "HORIZON_YEARS", "MAX_PREVIEW"]

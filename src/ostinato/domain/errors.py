@@ -2,7 +2,34 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
+
+
+def close_names(typed: str, known: Iterable[str], *, n: int = 2, cutoff: float = 0.75) -> list[str]:
+    """The names of ``known`` closest to ``typed`` (case aside), best first: what someone probably meant."""
+    by_lower: dict[str, str] = {}
+    for name in known:
+        by_lower.setdefault(name.lower(), name)
+    return [by_lower[m] for m in difflib.get_close_matches(str(typed).lower(), list(by_lower), n=n, cutoff=cutoff)]
+
+
+def did_you_mean(names: list[str]) -> str:
+    """`` (did you mean a or b?)``, or nothing when there is no suggestion."""
+    return f" (did you mean {' or '.join(names)}?)" if names else ""
+
+
+def known_names(typed: str, known: Iterable[str], *, none: str, shown: int = 20) -> str:
+    """What follows a name that was not found: the closest known names; else the first ``shown`` of them;
+    else ``none`` (`` (none added yet)``)."""
+    names = sorted(known)
+    close = close_names(typed, names)
+    if close:
+        return did_you_mean(close)
+    if not names:
+        return f" ({none})"
+    return f" (known: {', '.join(names[:shown])}{', …' if len(names) > shown else ''})"
 
 
 class OstinatoError(Exception):

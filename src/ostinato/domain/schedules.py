@@ -113,6 +113,23 @@ class Reason(str, enum.Enum):
     PAUSED = "paused"
 
 
+#: each reason as a sentence for people (the console, ``schedule condition``)
+REASON_TEXT = {
+    Reason.STALE: "no good run within its scheduling period",
+    Reason.DEADLINE_MISSED: "the run due at its last firing has not completed in time",
+    Reason.LIKELY_LATE: "even started now, it would likely end after its deadline",
+    Reason.RUNNING_LATE: "running, and likely to end after its deadline",
+    Reason.LAST_RUN_FAILED: "its last run failed",
+    Reason.OWNER_SILENT: "running, but its owner stopped pinging",
+    Reason.PAUSED: "paused: not run until resumed",
+}
+
+
+def reason_text(reason: Reason | None) -> str:
+    """The reason of a condition as a sentence (nothing for OK)."""
+    return REASON_TEXT.get(reason, reason.value) if reason else ""
+
+
 @dataclass(frozen=True, slots=True)
 class Condition:
     state: State

@@ -10,7 +10,7 @@ import functools
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .errors import ValidationError
+from .errors import ValidationError, did_you_mean
 
 UTC = UTC
 ZONE_EXPECTED = "an IANA time zone such as Europe/Paris or UTC"
@@ -29,10 +29,6 @@ def parse_zone(name: str, field: str = "tz", *, expected: str = ZONE_EXPECTED) -
     except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder (Europe), a name too long
         close = zone_suggestions(name)
         raise ValidationError(field, expected + did_you_mean(close), name) from None
-
-
-def did_you_mean(names: list[str]) -> str:
-    return f" (did you mean {' or '.join(names)}?)" if names else ""
 
 
 def is_zone(name: str) -> bool:
