@@ -284,7 +284,6 @@ class Settings:
         return merged_ratios(visit_type, self.policy_ratios.get(visit_type, {}))
 
 
-
 def _warn_of_unknown_variables(environ: Mapping[str, str], settings: list[str]) -> None:
     """One warning line per OSTINATO_ variable that nothing reads (a misspelt setting, most likely),
     with the closest known names; not an error, as a TOML file's unknown key is: another program may
@@ -294,6 +293,7 @@ def _warn_of_unknown_variables(environ: Mapping[str, str], settings: list[str]) 
         if name.startswith("OSTINATO_") and name not in known.values():
             close = [known[k] for k in close_names(name.removeprefix("OSTINATO_"), known)]
             log.warning("%s: not a setting of Ostinato, ignored%s", name, did_you_mean(close))
+
 
 def _parse_setting_duration(value: Any, key: str, *, allow_zero: bool = False) -> timedelta:
     """A duration setting: text with a unit (``30s``, ``12h``, ``PT1H``) or a timedelta. A number,
