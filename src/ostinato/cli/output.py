@@ -21,6 +21,7 @@ import click
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..domain.durations import format_duration, parse_duration, parse_time
 from ..domain.errors import ValidationError
@@ -84,11 +85,12 @@ def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, 
     widths = _column_widths([header for _key, header in columns], cells,
                             [all(" " not in line[i] for line in cells) for i in range(len(columns))],
                             out.width - 3 * len(columns) - 1)
-    table = Table(title=title, show_lines=False)
+    # every text a Text: what the cells hold is data, and square brackets in it are not rich's markup
+    table = Table(title=None if title is None else Text(title), show_lines=False)
     for (_key, header), width in zip(columns, widths, strict=True):
-        table.add_column(header, width=width, overflow="fold")
+        table.add_column(Text(header), width=width, overflow="fold")
     for line in cells:
-        table.add_row(*line)
+        table.add_row(*(Text(cell) for cell in line))
     total = sum(widths) + 3 * len(columns) + 1
     (out if total <= out.width else console(width=total)).print(table)
 

@@ -186,7 +186,7 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, trace_copi
     err = console(stderr=True)
 
     def done(run: PolicyRun) -> None:
-        err.print(f"simulated {run.name} in {run.seconds:.1f}s", highlight=False)
+        err.print(f"simulated {run.name} in {run.seconds:.1f}s", highlight=False, markup=False)
 
     runs = run_simulation(config, chosen, jobs=jobs, done=done)
     hindsight = None
@@ -202,16 +202,16 @@ def simulate_command(workload, trace_file, trace_start, trace_deaths, trace_copi
                                   encoding="utf-8")
     if plots_dir:
         for path in write_plots(config, runs, plots_dir):
-            err.print(f"wrote {path}", highlight=False)
+            err.print(f"wrote {path}", highlight=False, markup=False)
     if as_json:
         echo_json(report)
         return
     out = console()
     for line in header_lines(config) + (hindsight_lines(hindsight) if hindsight is not None else []):
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False)
     print_table(quality_rows(runs, hindsight), QUALITY_COLUMNS, title="Freshness and age")
     print_table(visit_rows(runs), VISIT_COLUMNS, title="Visits and tails")
-    out.print(f"command: {command}", highlight=False, soft_wrap=True)
+    out.print(f"command: {command}", highlight=False, soft_wrap=True, markup=False)
     sys.stdout.flush()
 
 
