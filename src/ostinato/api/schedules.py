@@ -11,11 +11,10 @@ command line: a running schedule whose owner went silent (setting
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError as PydanticValidationError
 
@@ -171,21 +170,20 @@ def update_schedule(name: str, patch: Any = Body(..., examples=[{"scheduling_per
     return schedule_detail(ctx, ctx.store.save_schedule(merged, now, ctx.settings.schedule_timing()), now)
 
 
-def _set_enabled(ctx: ApiContext, name: str, enabled: bool) -> dict[str, Any]:
-    found = _get(ctx, name)
-    now = ctx.clock.now()
-    saved = ctx.store.save_schedule(dataclasses.replace(found, enabled=enabled), now, ctx.settings.schedule_timing())
-    return schedule_detail(ctx, saved, now)
-
-
 @router.post("/schedules/{name}/pause", dependencies=ADMIN, summary="Stop picking it (a run in progress finishes)")
-def pause_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return _set_enabled(ctx, name, False)
+def pause_schedule(name: str, request: Request, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    """Changed under the schedule's lock, with its audit event (the token's name) in the same transaction."""
+    now = ctx.clock.now()
+    paused = ctx.store.pause_schedule(name, now, ctx.settings.schedule_timing(), actor=request.state.token["name"])
+    return schedule_detail(ctx, paused, now)
 
 
 @router.post("/schedules/{name}/resume", dependencies=ADMIN, summary="Pick it again")
-def resume_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return _set_enabled(ctx, name, True)
+def resume_schedule(name: str, request: Request, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    """Changed under the schedule's lock, with its audit event (the token's name) in the same transaction."""
+    now = ctx.clock.now()
+    resumed = ctx.store.resume_schedule(name, now, ctx.settings.schedule_timing(), actor=request.state.token["name"])
+    return schedule_detail(ctx, resumed, now)
 
 
 @router.post("/schedules/{name}/run-now", dependencies=ADMIN,

@@ -7,9 +7,11 @@ the clock through :class:`AppContext`, so tests can hand in their own.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import ipaddress
 import logging
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -46,6 +48,12 @@ class AppContext:
         if check_schema:
             self._store.check_schema()
         return self._store
+
+    @property
+    def actor(self) -> str:
+        """Who acts, for the audit trail: the OS user and host (through ``--url``, the API's token name
+        replaces it)."""
+        return f"{getpass.getuser()}@{socket.gethostname()}"
 
     def read_store(self) -> Store:
         """For what only reads: with the ``read_db`` setting, the store whose reads go to that standby (the

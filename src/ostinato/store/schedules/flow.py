@@ -9,11 +9,13 @@ written. SQL in ``sqlite.sql`` and ``postgresql.sql`` beside this file.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from ...domain.audit import AuditEvent, target_of
 from ...domain.blackouts import parse_blackout_periods
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
@@ -31,6 +33,7 @@ from ...domain.schedules import (
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
+from ..audit.flow import write_audit
 from ..dialect import Connection, Dialect, Row
 from ..queries import Queries
 from .fire_times import CHANNEL, FireTimeFlow
@@ -97,6 +100,35 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
                 raise NotFoundError("schedule", schedule.name)
             conn.execute(self._schedules.update_schedule,
                          {**self._schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
+            self.db.notify(conn, CHANNEL)
+        return schedule
+
+    def pause_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                       actor: str) -> Schedule:
+        return self._set_enabled(name, False, now, timing, actor)
+
+    def resume_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        return self._set_enabled(name, True, now, timing, actor)
+
+    def _set_enabled(self, name: str, enabled: bool, now: datetime, timing: ScheduleTiming, actor: str) -> Schedule:
+        """Pause or resume under the row's lock: the state saved is the one read under it, so a run's
+        end committed meanwhile is kept; the audit event in the same transaction."""
+        action, done, same = (("schedule.resume", "done: resumed", "done: unchanged, it was not paused") if enabled
+                              else ("schedule.pause", "done: paused", "done: unchanged, it was already paused"))
+        event = AuditEvent(now, actor, action, target_of("schedule", name), done).validated()
+        with self.db.write() as conn:
+            row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
+            if row is None:
+                raise NotFoundError("schedule", name)
+            schedule = self._schedule(row)
+            if schedule.enabled == enabled:
+                write_audit(self.db, conn, dataclasses.replace(event, outcome=same))
+                return schedule
+            schedule = dataclasses.replace(schedule, enabled=enabled)
+            conn.execute(self._schedules.update_schedule,
+                         {**self._schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
+            write_audit(self.db, conn, event)
             self.db.notify(conn, CHANNEL)
         return schedule
 

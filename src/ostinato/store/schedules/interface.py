@@ -26,7 +26,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "ping_schedule": "admin", "release_owner_schedules": "admin", "save_schedule": "admin", "steal_silent_schedules": "admin",
     "apply_declarations": "admin", "catch_up_schedules": "admin", "list_firings": "read",
     "claim_firings": "admin", "mark_firings_sent": "admin", "release_firings": "admin", "next_send_at": "read",
-    "request_schedule_run": "admin",
+    "request_schedule_run": "admin", "pause_schedule": "admin", "resume_schedule": "admin",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -52,6 +52,20 @@ class ScheduleStore(abc.ABC):
     @abc.abstractmethod
     def save_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
         """Write a changed schedule (definition or state) and its new start times; NotFoundError if missing."""
+
+    @abc.abstractmethod
+    def pause_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                       actor: str) -> Schedule:
+        """Stop picking the schedule (a run in progress finishes as usual): changed under the row's lock,
+        with the audit event ``schedule.pause`` of ``actor`` in the same transaction (outcome
+        ``done: paused``, or ``done: unchanged, it was already paused``). The schedule as saved. NotFoundError for an unknown name,
+        and nothing written. Over the store RPC, ``actor`` is the token's name, whatever the client sent."""
+
+    @abc.abstractmethod
+    def resume_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        """Pick the schedule again: as :meth:`pause_schedule`, with the event ``schedule.resume``
+        (outcome ``done: resumed``, or ``done: unchanged, it was not paused``)."""
 
     @abc.abstractmethod
     def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
