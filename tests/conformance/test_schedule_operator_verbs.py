@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from conftest import T0
 
-from ostinato.domain.errors import NotFoundError, ValidationError
+from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
 
 H = timedelta(hours=1)
@@ -84,3 +84,23 @@ def test_an_actor_that_cannot_be_kept_is_refused_and_nothing_changes(store):
         store.pause_schedule("job", T0 + M, actor="")
     assert store.get_schedule("job").enabled is True
     assert store.list_audit() == []
+
+
+def test_run_now_and_delete_write_their_audit_events_and_a_refusal_writes_none(store):
+    store.create_schedule(hourly("job"), T0)
+    store.create_schedule(hourly("paused"), T0)
+    store.pause_schedule("paused", T0, actor="ana")
+    store.request_schedule_run("job", T0 + M, actor="ana")
+    with pytest.raises(ConflictError):
+        store.request_schedule_run("paused", T0 + M, actor="ana")
+    with pytest.raises(NotFoundError):
+        store.request_schedule_run("ghost", T0 + M, actor="ana")
+    assert store.delete_schedule("job", T0 + 2 * M, actor="bo") is True
+    assert store.delete_schedule("job", T0 + 3 * M, actor="bo") is False
+    events = [(e.at, e.actor, e.action, e.target, e.outcome) for e in reversed(store.list_audit())]
+    assert events == [
+        (T0, actor_seen(store, "ana"), "schedule.pause", "schedule:paused", "done: paused"),
+        (T0 + M, actor_seen(store, "ana"), "schedule.run-now", "schedule:job", "done: a run asked for now"),
+        (T0 + 2 * M, actor_seen(store, "bo"), "schedule.delete", "schedule:job", "done: deleted"),
+    ]
+    assert store.get_schedule("paused").run_requested_at is None

@@ -347,8 +347,8 @@ def _pause_or_resume(name: str, enabled: bool) -> Run:
 
 def _run_now(name: str) -> Run:
     def run(ctx: ApiContext, now: datetime, actor: str) -> Done:
-        ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing())
-        return Done("run-requested", "done: a run asked for now")
+        ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing(), actor=actor)
+        return Done("run-requested", "done: a run asked for now", audited=True)
     return run
 
 

@@ -188,11 +188,12 @@ def resume_schedule(name: str, request: Request, ctx: ApiContext = Depends(conte
 
 @router.post("/schedules/{name}/run-now", dependencies=ADMIN,
              summary="Start it as soon as a scheduler can (after a run in progress; not in a blackout)")
-def run_schedule_now(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+def run_schedule_now(name: str, request: Request, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     """Its period, cooldown and retry backoff are overridden once; never two runs at once: asked while
     one runs, it starts when that one ends. 409 for a paused schedule or one the beats send."""
     now = ctx.clock.now()
-    return schedule_detail(ctx, ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing()), now)
+    asked = ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing(), actor=request.state.token["name"])
+    return schedule_detail(ctx, asked, now)
 
 
 @router.get("/schedules/{name}/condition", dependencies=READ, summary="OK, WARNING or ERROR, with the reason")

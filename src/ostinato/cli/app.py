@@ -7,11 +7,9 @@ the clock through :class:`AppContext`, so tests can hand in their own.
 from __future__ import annotations
 
 import contextlib
-import getpass
 import ipaddress
 import logging
 import signal
-import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -21,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .. import extras
-from ..config import Settings
+from ..config import Settings, local_actor
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
 from ..store import Store, open_store, shown_url
@@ -53,7 +51,7 @@ class AppContext:
     def actor(self) -> str:
         """Who acts, for the audit trail: the OS user and host (through ``--url``, the API's token name
         replaces it)."""
-        return f"{getpass.getuser()}@{socket.gethostname()}"
+        return local_actor()
 
     def read_store(self) -> Store:
         """For what only reads: with the ``read_db`` setting, the store whose reads go to that standby (the

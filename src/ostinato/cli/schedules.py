@@ -405,7 +405,7 @@ def schedule_run_now(app: AppContext, name: str) -> None:
     now = app.clock.now()
     timing = app.settings.schedule_timing()
     try:
-        asked = app.store().request_schedule_run(name, now, timing)
+        asked = app.store().request_schedule_run(name, now, timing, actor=app.actor)
     except NotFoundError:
         raise _not_found(app, name) from None
     times = assess(asked, now, timing).start_times
@@ -423,7 +423,7 @@ def schedule_run_now(app: AppContext, name: str) -> None:
 @pass_app
 def schedule_delete(app: AppContext, name: str) -> None:
     """Delete NAME and its run history."""
-    if not app.store().delete_schedule(name):
+    if not app.store().delete_schedule(name, app.clock.now(), actor=app.actor):
         raise _not_found(app, name)
     click.echo(f"Deleted {name}")
 

@@ -132,7 +132,10 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             self.db.notify(conn, CHANNEL)
         return schedule
 
-    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                             actor: str) -> Schedule:
+        event = AuditEvent(now, actor, "schedule.run-now", target_of("schedule", name), "done: a run asked for now")
+        event = event.validated()
         with self.db.write() as conn:
             row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
             if row is None:
@@ -140,15 +143,18 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             asked = request_run(self._schedule(row), now)
             conn.execute(self._schedules.update_run_state,
                          {**self._state_params(asked, now, timing), "expected_tag": row["owner_tag"]})
+            write_audit(self.db, conn, event)
             self.db.notify(conn, CHANNEL)
         return asked
 
-    def delete_schedule(self, name: str) -> bool:
+    def delete_schedule(self, name: str, now: datetime, *, actor: str) -> bool:
+        event = AuditEvent(now, actor, "schedule.delete", target_of("schedule", name), "done: deleted").validated()
         with self.db.write() as conn:
             deleted = conn.execute(self._schedules.delete_schedule, {"name": name}).fetchone() is not None
             if deleted:
                 conn.execute(self._schedules.delete_schedule_runs, {"name": name})
                 conn.execute(self._schedules.delete_schedule_firings, {"name": name})
+                write_audit(self.db, conn, event)
         return deleted
 
     # -- running -------------------------------------------------------------

@@ -68,14 +68,17 @@ class ScheduleStore(abc.ABC):
         (outcome ``done: resumed``, or ``done: unchanged, it was not paused``)."""
 
     @abc.abstractmethod
-    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                             actor: str) -> Schedule:
         """Ask for a run of ``name`` now (``domain.schedules.request_run``), under the row's lock: it can start
         at once and should by the moment asked; asked while a run is in progress, it starts when that one ends
-        (never two at once). NotFoundError if missing; ConflictError, saying why, if paused or sent by beats."""
+        (never two at once). The audit event ``schedule.run-now`` of ``actor`` in the same transaction.
+        NotFoundError if missing; ConflictError, saying why, if paused or sent by beats; nothing written."""
 
     @abc.abstractmethod
-    def delete_schedule(self, name: str) -> bool:
-        """Delete a schedule, its run history and its ledger of fire times; False if there was none."""
+    def delete_schedule(self, name: str, now: datetime, *, actor: str) -> bool:
+        """Delete a schedule, its run history and its ledger of fire times, with the audit event
+        ``schedule.delete`` of ``actor`` in the same transaction; False, and nothing written, if there was none."""
 
     @abc.abstractmethod
     def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
