@@ -4,6 +4,7 @@ writes its audit event in the same transaction (over the store RPC, by the token
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -104,3 +105,37 @@ def test_run_now_and_delete_write_their_audit_events_and_a_refusal_writes_none(s
         (T0 + 2 * M, actor_seen(store, "bo"), "schedule.delete", "schedule:job", "done: deleted"),
     ]
     assert store.get_schedule("paused").run_requested_at is None
+
+
+def test_an_update_changes_the_definition_and_keeps_the_state_the_row_holds(store):
+    store.create_schedule(hourly("job"), T0)
+    assert store.pick_schedule(node="n1", owner_name="a", tag="t1", now=T0)
+    looked = store.get_schedule("job")  # the operator's form, filled while the run was in progress
+    assert store.end_schedule_run("job", "t1", status=RunStatus.SUCCEEDED, ended=T0 + M)
+    store.pause_schedule("job", T0 + M, actor="bo")
+    wanted = dataclasses.replace(looked, scheduling_period=2 * H, cooldown_duration=10 * M, enabled=True)
+    updated = store.update_schedule(wanted, T0 + 2 * M, actor="ana")
+    after = store.get_schedule("job")
+    assert after.scheduling_period == 2 * H and after.cooldown_duration == 10 * M
+    assert after.enabled is False  # paused: an update changes the definition, not the state
+    assert after.owner_tag is None and after.last_good_end_at == T0 + M
+    assert updated == after
+    again = store.update_schedule(wanted, T0 + 3 * M, actor="ana")
+    assert again == after
+    events = [(e.action, e.outcome) for e in store.list_audit(target="schedule:job", limit=2)]
+    assert events == [("schedule.update", "done: unchanged"),
+                      ("schedule.update", "done: changed cooldown_duration, scheduling_period")]
+
+
+def test_an_update_that_cannot_be_made_writes_nothing(store):
+    store.create_schedule(hourly("job"), T0)
+    store.create_schedule(dataclasses.replace(hourly("declared"), declared_by="python:reports"), T0)
+    with pytest.raises(NotFoundError):
+        store.update_schedule(hourly("ghost"), T0 + M, actor="ana")
+    with pytest.raises(ConflictError, match="declared by python:reports"):
+        store.update_schedule(dataclasses.replace(hourly("declared"), scheduling_period=2 * H), T0 + M, actor="ana")
+    with pytest.raises(ValidationError):
+        store.update_schedule(dataclasses.replace(hourly("job"), scheduling_period=-H), T0 + M, actor="ana")
+    assert store.get_schedule("job").scheduling_period == H
+    assert store.get_schedule("declared").scheduling_period == H
+    assert store.list_audit() == []

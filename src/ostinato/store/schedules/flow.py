@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...domain.audit import AuditEvent, target_of
+from ...domain.audit import AuditEvent, one_line, target_of
 from ...domain.blackouts import parse_blackout_periods
+from ...domain.declarations import DEFINITION_FIELDS
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
 from ...domain.schedule_watch import StealStep, steal_step
@@ -102,6 +103,28 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
                          {**self._schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
             self.db.notify(conn, CHANNEL)
         return schedule
+
+    def update_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        schedule = schedule.validated()
+        event = AuditEvent(now, actor, "schedule.update", target_of("schedule", schedule.name), "done").validated()
+        with self.db.write() as conn:
+            row = conn.execute(self._schedules.schedule_for_update, {"name": schedule.name}).fetchone()
+            if row is None:
+                raise NotFoundError("schedule", schedule.name)
+            held = self._schedule(row)
+            if held.declared_by:
+                raise ConflictError(f"schedule {schedule.name!r} is declared by {held.declared_by}: change it there "
+                                    "(its next start-up would undo this)")
+            changed = sorted(f for f in DEFINITION_FIELDS if getattr(schedule, f) != getattr(held, f))
+            updated = dataclasses.replace(held, **{f: getattr(schedule, f) for f in changed}).validated()
+            if changed:
+                conn.execute(self._schedules.update_schedule,
+                             {**self._schedule_params(updated, now, timing), "expected_tag": row["owner_tag"]})
+                self.db.notify(conn, CHANNEL)
+            outcome = f"done: changed {', '.join(changed)}" if changed else "done: unchanged"
+            write_audit(self.db, conn, dataclasses.replace(event, outcome=one_line(outcome)))
+        return updated
 
     def pause_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
                        actor: str) -> Schedule:

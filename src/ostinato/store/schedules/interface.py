@@ -27,6 +27,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "apply_declarations": "admin", "catch_up_schedules": "admin", "list_firings": "read",
     "claim_firings": "admin", "mark_firings_sent": "admin", "release_firings": "admin", "next_send_at": "read",
     "request_schedule_run": "admin", "pause_schedule": "admin", "resume_schedule": "admin",
+    "update_schedule": "admin",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -52,6 +53,16 @@ class ScheduleStore(abc.ABC):
     @abc.abstractmethod
     def save_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
         """Write a changed schedule (definition or state) and its new start times; NotFoundError if missing."""
+
+    @abc.abstractmethod
+    def update_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        """Give the schedule of that name the definition of ``schedule`` (the fields of
+        ``domain.declarations.DEFINITION_FIELDS``), under the row's lock: its state (runs, owner, start
+        times, paused or not) stays as the row holds it, so a run's end committed meanwhile is kept. The
+        audit event ``schedule.update`` of ``actor`` (the fields changed) in the same transaction. The
+        schedule as saved. NotFoundError if missing; ConflictError for one declared in code (change it
+        there); ValidationError for a definition that cannot be kept; nothing written on a refusal."""
 
     @abc.abstractmethod
     def pause_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
