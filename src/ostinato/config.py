@@ -12,11 +12,13 @@ and :meth:`Settings.feedback_policy` hand them to the store's verbs.
 
 from __future__ import annotations
 
+import getpass
 import importlib
 import json
 import logging
 import math
 import os
+import socket
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -282,6 +284,15 @@ class Settings:
     def ratios(self, visit_type: str) -> dict[str, float]:
         """The default ratios of ``visit_type``, with this configuration's over them."""
         return merged_ratios(visit_type, self.policy_ratios.get(visit_type, {}))
+
+
+def local_actor() -> str:
+    """Who acts where no token says, for the audit trail: this process's OS user and host (``user@host``)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name in the environment nor in the password database
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()}"
 
 
 def _warn_of_unknown_variables(environ: Mapping[str, str], settings: list[str]) -> None:

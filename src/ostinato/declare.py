@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .config import local_actor
 from .domain.blackouts import BlackoutPeriod, parse_blackout_periods
 from .domain.clock import Clock, SystemClock
 from .domain.declarations import Declaration, DeclarationOutcome
@@ -185,15 +186,16 @@ class Schedules:
         return store.apply_declarations(self.declaration(force=force), now, timing)
 
     def run_now(self, job: Callable[..., Any] | str, store: Store, *, clock: Clock | None = None,
-                timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+                timing: ScheduleTiming = ScheduleTiming(), actor: str | None = None) -> Schedule:
         """Ask for a run of a declared schedule (its function, or its name) as soon as a scheduler can:
-        ``ostinato schedule run-now``'s rule (never beside a run in progress; a blackout is waited out)."""
+        ``ostinato schedule run-now``'s rule (never beside a run in progress; a blackout is waited out).
+        The audit trail names ``actor``, by default this process's user and host."""
         names = {self._jobs[s.task_type].fn: s.name for s in self._schedules.values() if s.task_type in self._jobs}
         name = job if isinstance(job, str) else names.get(job)
         if name not in self._schedules:
             raise ValidationError("job", f"a schedule declared in {self.source} (or its function)",
                                   getattr(job, "__qualname__", job))
-        return store.request_schedule_run(name, (clock or SystemClock()).now(), timing)
+        return store.request_schedule_run(name, (clock or SystemClock()).now(), timing, actor=actor or local_actor())
 
     def register(self, registry: Any = None) -> None:
         """Make each function resolvable by its import path in ``registry`` (the default one)."""

@@ -88,7 +88,7 @@ def test_paused_and_calendar_schedules(store):
 def test_a_deleted_schedule_takes_its_ledger_with_it(store):
     store.create_schedule(every("add", 10 * S), T0, TIMING)
     claim(store, "a", T0 + 10 * S)
-    assert store.delete_schedule("add") and store.list_firings("add") == []
+    assert store.delete_schedule("add", T0, actor="ana") and store.list_firings("add") == []
     assert claim(store, "b", T0 + 10 * M) == []
 
 

@@ -36,7 +36,7 @@ def test_a_run_asked_for_now_starts_at_once_and_before_those_due_later(store):
     # can start now, should by T0 + 5 min: asked for now (by T0 + 1 min) is more urgent
     store.create_schedule(hourly("due", last_good_start_at=T0 - 55 * M, last_good_end_at=T0 - 54 * M), T0)
     assert store.next_can_start_by() <= T0
-    asked = store.request_schedule_run("resting", T0 + M)
+    asked = store.request_schedule_run("resting", T0 + M, actor="ana")
     assert asked.run_requested_at == T0 + M
     assert store.get_schedule("resting").run_requested_at == T0 + M
     assert pick(store, "t1", T0 + M) == "resting"
@@ -45,7 +45,7 @@ def test_a_run_asked_for_now_starts_at_once_and_before_those_due_later(store):
 
 def test_the_request_is_done_by_the_run_it_started_and_the_rule_resumes(store):
     store.create_schedule(hourly("job"), T0)
-    store.request_schedule_run("job", T0)
+    store.request_schedule_run("job", T0, actor="ana")
     assert pick(store, "t1") == "job"
     assert store.end_schedule_run("job", "t1", status=RunStatus.SUCCEEDED, ended=T0 + M)
     after = store.get_schedule("job")
@@ -57,7 +57,7 @@ def test_the_request_is_done_by_the_run_it_started_and_the_rule_resumes(store):
 def test_asked_while_running_it_starts_when_the_run_ends_never_beside_it(store):
     store.create_schedule(hourly("job", last_good_start_at=T0 - 2 * H, last_good_end_at=T0 - 2 * H), T0)
     assert pick(store, "t1") == "job"
-    running = store.request_schedule_run("job", T0 + M)
+    running = store.request_schedule_run("job", T0 + M, actor="ana")
     assert running.owner_tag == "t1"  # the run in progress keeps its ownership
     assert pick(store, "t2", T0 + 2 * M) is None  # one running copy
     assert store.ping_schedule("job", "t1", T0 + 2 * M)  # still ours
@@ -70,12 +70,12 @@ def test_asked_while_running_it_starts_when_the_run_ends_never_beside_it(store):
 def test_it_overrides_the_retry_backoff_but_waits_out_a_blackout(store):
     store.create_schedule(hourly("failing", failure_count=2, last_end_at=T0 - M), T0)
     assert pick(store, "t1") is None  # retry backoff of the second failure: an hour
-    store.request_schedule_run("failing", T0)
+    store.request_schedule_run("failing", T0, actor="ana")
     assert pick(store, "t1") == "failing"
     night = parse_blackout_periods([{"start": T0.strftime("%H:%M"),
                                      "end": (T0 + 2 * H).strftime("%H:%M")}])
     store.create_schedule(hourly("quiet", blackout_periods=night), T0)
-    store.request_schedule_run("quiet", T0 + M)
+    store.request_schedule_run("quiet", T0 + M, actor="ana")
     assert pick(store, "t2", T0 + M) is None
     assert pick(store, "t3", T0 + 2 * H + M) == "quiet"
 
@@ -84,7 +84,7 @@ def test_a_calendar_schedule_runs_now_without_losing_its_fire_time(store):
     store.create_schedule(Schedule("nightly", ScheduleKind.CALENDAR, "scrape", T0 - 2 * H, cron_schedule="0 2 * * *",
                                    cron_max_schedule_duration=H), T0)
     cursor = store.get_schedule("nightly").fired_through
-    store.request_schedule_run("nightly", T0)
+    store.request_schedule_run("nightly", T0, actor="ana")
     assert pick(store, "t1") == "nightly"
     store.end_schedule_run("nightly", "t1", status=RunStatus.SUCCEEDED, ended=T0 + M)
     assert store.get_schedule("nightly").fired_through == cursor  # the next 02:00 still runs
@@ -99,7 +99,7 @@ def test_refused_for_a_paused_schedule_or_one_the_beats_send(store, change, says
     store.create_schedule(hourly("job", **change), T0)
     before = store.get_schedule("job")
     with pytest.raises(ConflictError, match=says):
-        store.request_schedule_run("job", T0)
+        store.request_schedule_run("job", T0, actor="ana")
     assert store.get_schedule("job") == before
     with pytest.raises(NotFoundError):
-        store.request_schedule_run("ghost", T0)
+        store.request_schedule_run("ghost", T0, actor="ana")

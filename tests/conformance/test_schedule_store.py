@@ -47,7 +47,7 @@ def test_create_get_list_save_delete(store):
     assert store.get_schedule("bills").enabled is False
     with pytest.raises(NotFoundError):
         store.save_schedule(periodic("ghost"), T0)
-    assert store.delete_schedule("bills") is True and store.delete_schedule("bills") is False
+    assert store.delete_schedule("bills", T0, actor="ana") is True and store.delete_schedule("bills", T0, actor="ana") is False
     assert store.get_schedule("bills") is None
 
 

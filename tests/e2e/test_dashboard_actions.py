@@ -168,7 +168,7 @@ def test_run_now_of_a_paused_or_beat_sent_schedule_shows_the_stores_message(env,
     csrf = forms(admin.get("/dashboard/schedules/paused-job").text)["/dashboard/schedules/paused-job/resume"]
     for name in ("paused-job", "beat-minutely"):
         with pytest.raises(ConflictError) as expected:
-            store.request_schedule_run(name, clock.now())
+            store.request_schedule_run(name, clock.now(), actor="test")
         before = schedule_state(store, name)
         refused = post(admin, f"/dashboard/schedules/{name}/run-now", csrf)
         assert refused.status_code == 409

@@ -18,6 +18,7 @@ import pytest
 from waiting import wait_for_line, wait_until
 
 import ostinato
+from ostinato.config import local_actor
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.firings import CatchUpKind
@@ -235,6 +236,10 @@ def test_run_now_by_function_or_name_on_a_declared_schedule(tmp_path):
         clock.advance(timedelta(minutes=1))
         assert store.pick_schedule(node="n", owner_name="a", tag="t2", now=clock.now()) is None
         assert jobs.run_now(cleanup, store, clock=clock).run_requested_at == clock.now()
+        assert [(e.actor, e.action) for e in store.list_audit()] == [(local_actor(), "schedule.run-now")]
+        assert "@" in local_actor()
         assert store.pick_schedule(node="n", owner_name="a", tag="t3", now=clock.now())[0].name == "cleanup"
+        jobs.run_now("cleanup", store, clock=clock, actor="deploy-bot")
+        assert store.list_audit()[0].actor == "deploy-bot"
         with pytest.raises(ValidationError, match="job: expected a schedule declared in python:reports"):
             jobs.run_now("other", store, clock=clock)

@@ -60,7 +60,6 @@ from ..domain.tasks import Task, TaskRun, TaskRunStatus, TaskStatus
 from .dashboard import COOKIE, HEADERS, MAX_FORM, _signed_in, relative, templates
 from .dashboard_data import gather_schedule
 from .request_handling import ApiContext, bearer, context
-from .schedules import _set_enabled
 from .tokens import hash_secret
 
 router = APIRouter(include_in_schema=False)
@@ -241,11 +240,13 @@ class Done:
 
     code: str
     outcome: str
+    #: the store's verb wrote the audit event itself, in the action's transaction
+    audited: bool = False
 
 
-#: what an action does, given the context and the time: a Done, or a ConflictError (recorded and shown),
-#: a NotFoundError or a ValidationError (shown; nothing was there to act on)
-Run = Callable[[ApiContext, datetime], Done]
+#: what an action does, given the context, the time and who acts (the token's name): a Done, or a
+#: ConflictError (recorded and shown), a NotFoundError or a ValidationError (shown; nothing was there to act on)
+Run = Callable[[ApiContext, datetime, str], Done]
 #: the page that shows a conflict's message (None: the plain page of _refused)
 ConflictPage = Callable[[Request, ApiContext, dict[str, Any], str], "Response | None"]
 
@@ -289,7 +290,7 @@ def _checked_then_done(request: Request, credentials: HTTPAuthorizationCredentia
     try:
         target, back = action.where(ctx)
         try:
-            done = action.run(ctx, now)
+            done = action.run(ctx, now, token["name"])
         except ConflictError as exc:
             message = str(exc)
             _record(ctx, now, token, action.name, target, f"refused: {message}")
@@ -299,7 +300,8 @@ def _checked_then_done(request: Request, credentials: HTTPAuthorizationCredentia
         return _refused(request, 400, str(exc), action.back, token)
     except NotFoundError as exc:
         return _refused(request, 404, str(exc), None, token)
-    _record(ctx, now, token, action.name, target, done.outcome)
+    if not done.audited:
+        _record(ctx, now, token, action.name, target, done.outcome)
     return RedirectResponse(f"{back}?done={done.code}#actions", status_code=303, headers=HEADERS)
 
 
@@ -330,22 +332,23 @@ def _schedule_action(name: str, action: str, run: Run) -> Action:
 
 
 def _pause_or_resume(name: str, enabled: bool) -> Run:
-    def run(ctx: ApiContext, now: datetime) -> Done:
-        found = ctx.store.get_schedule(name)
+    def run(ctx: ApiContext, now: datetime, actor: str) -> Done:
+        found = ctx.store.get_schedule(name)  # for the page's sentence only: the verb reads under the lock
         if found is None:
             raise NotFoundError("schedule", name)
+        change = ctx.store.resume_schedule if enabled else ctx.store.pause_schedule
+        change(name, now, ctx.settings.schedule_timing(), actor=actor)  # with its audit event
         if found.enabled == enabled:
             return Done("already-active" if enabled else "already-paused",
-                        "done: unchanged, it was " + ("not paused" if enabled else "already paused"))
-        _set_enabled(ctx, name, enabled)
-        return Done("resumed" if enabled else "paused", "done: " + ("resumed" if enabled else "paused"))
+                        "done: unchanged, it was " + ("not paused" if enabled else "already paused"), audited=True)
+        return Done("resumed" if enabled else "paused", "done: " + ("resumed" if enabled else "paused"), audited=True)
     return run
 
 
 def _run_now(name: str) -> Run:
-    def run(ctx: ApiContext, now: datetime) -> Done:
-        ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing())
-        return Done("run-requested", "done: a run asked for now")
+    def run(ctx: ApiContext, now: datetime, actor: str) -> Done:
+        ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing(), actor=actor)
+        return Done("run-requested", "done: a run asked for now", audited=True)
     return run
 
 
@@ -391,7 +394,7 @@ def _task_action(task_id: str, action: str, run: Callable[[ApiContext, datetime,
         found = _task(ctx, _task_id(task_id))
         return target_of("task", found.id), _task_url(found.id)
 
-    def checked(ctx: ApiContext, now: datetime) -> Done:
+    def checked(ctx: ApiContext, now: datetime, actor: str) -> Done:
         return run(ctx, now, _task_id(task_id))
     back = _task_url(int(task_id)) if task_id.isascii() and task_id.isdigit() and len(task_id) <= 18 else "/"
     return Action(f"task.{action}", back, where, checked)
@@ -431,7 +434,7 @@ def _task_run(ctx: ApiContext, run_id: str) -> TaskRun:
 
 
 def _retry(run_id: str) -> Run:
-    def run(ctx: ApiContext, now: datetime) -> Done:
+    def run(ctx: ApiContext, now: datetime, actor: str) -> Done:
         task_run = _task_run(ctx, run_id)
         if task_run.status not in RETRIED_RUNS:
             raise ConflictError(f"run #{task_run.id} is {task_run.status.value}: only a failed, permfailed or lost "

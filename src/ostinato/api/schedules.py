@@ -11,16 +11,15 @@ command line: a running schedule whose owner went silent (setting
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError as PydanticValidationError
 
 from ..domain.durations import parse_time
-from ..domain.errors import ConflictError, NotFoundError, ValidationError
+from ..domain.errors import NotFoundError, ValidationError
 from ..domain.firings import firing_to_dict
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..domain.schedules import (
@@ -150,15 +149,14 @@ def get_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any
 
 
 @router.patch("/schedules/{name}", dependencies=ADMIN, summary="Change a schedule's definition: the fields given")
-def update_schedule(name: str, patch: Any = Body(..., examples=[{"scheduling_period": "30m", "cooldown_duration": "5m"}]),
+def update_schedule(name: str, request: Request,
+                    patch: Any = Body(..., examples=[{"scheduling_period": "30m", "cooldown_duration": "5m"}]),
                     ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    """Only the fields given change, checked as at creation; its state (runs, owner, start times) stays.
+    """Only the fields given change, checked as at creation; its state (runs, owner, start times) stays,
+    changed under the schedule's lock with its audit event (``enabled`` as a pause or a resume would).
     A schedule declared in code (Python, a Celery ``beat_schedule``) is a 409: change it there."""
     given = check_object(patch, DEFINITION_FIELDS - {"name"}, "a schedule's definition fields, its name aside")
     found = _get(ctx, name)
-    if found.declared_by:
-        raise ConflictError(f"schedule {name!r} is declared by {found.declared_by}: change it there (its next "
-                            "start-up would undo this)")
     current = {k: v for k, v in schedule_to_dict(found).items() if k in DEFINITION_FIELDS}
     try:
         body = ScheduleBody.model_validate({**current, **given})
@@ -167,34 +165,38 @@ def update_schedule(name: str, patch: Any = Body(..., examples=[{"scheduling_per
     merged = schedule_from_dict({**schedule_to_dict(found), **body.fields()})
     if "task_type" in given and merged.mode is not RunMode.SEND and ctx.store.get_task_type(merged.task_type) is None:
         raise ValidationError("task_type", "a known task type", merged.task_type)
-    now = ctx.clock.now()
-    return schedule_detail(ctx, ctx.store.save_schedule(merged, now, ctx.settings.schedule_timing()), now)
-
-
-def _set_enabled(ctx: ApiContext, name: str, enabled: bool) -> dict[str, Any]:
-    found = _get(ctx, name)
-    now = ctx.clock.now()
-    saved = ctx.store.save_schedule(dataclasses.replace(found, enabled=enabled), now, ctx.settings.schedule_timing())
-    return schedule_detail(ctx, saved, now)
+    now, timing, actor = ctx.clock.now(), ctx.settings.schedule_timing(), request.state.token["name"]
+    updated = ctx.store.update_schedule(merged, now, timing, actor=actor)
+    if "enabled" in given and merged.enabled != updated.enabled:
+        change = ctx.store.resume_schedule if merged.enabled else ctx.store.pause_schedule
+        updated = change(name, now, timing, actor=actor)
+    return schedule_detail(ctx, updated, now)
 
 
 @router.post("/schedules/{name}/pause", dependencies=ADMIN, summary="Stop picking it (a run in progress finishes)")
-def pause_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return _set_enabled(ctx, name, False)
+def pause_schedule(name: str, request: Request, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    """Changed under the schedule's lock, with its audit event (the token's name) in the same transaction."""
+    now = ctx.clock.now()
+    paused = ctx.store.pause_schedule(name, now, ctx.settings.schedule_timing(), actor=request.state.token["name"])
+    return schedule_detail(ctx, paused, now)
 
 
 @router.post("/schedules/{name}/resume", dependencies=ADMIN, summary="Pick it again")
-def resume_schedule(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return _set_enabled(ctx, name, True)
+def resume_schedule(name: str, request: Request, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    """Changed under the schedule's lock, with its audit event (the token's name) in the same transaction."""
+    now = ctx.clock.now()
+    resumed = ctx.store.resume_schedule(name, now, ctx.settings.schedule_timing(), actor=request.state.token["name"])
+    return schedule_detail(ctx, resumed, now)
 
 
 @router.post("/schedules/{name}/run-now", dependencies=ADMIN,
              summary="Start it as soon as a scheduler can (after a run in progress; not in a blackout)")
-def run_schedule_now(name: str, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+def run_schedule_now(name: str, request: Request, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     """Its period, cooldown and retry backoff are overridden once; never two runs at once: asked while
     one runs, it starts when that one ends. 409 for a paused schedule or one the beats send."""
     now = ctx.clock.now()
-    return schedule_detail(ctx, ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing()), now)
+    asked = ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing(), actor=request.state.token["name"])
+    return schedule_detail(ctx, asked, now)
 
 
 @router.get("/schedules/{name}/condition", dependencies=READ, summary="OK, WARNING or ERROR, with the reason")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .. import extras
-from ..config import Settings
+from ..config import Settings, local_actor
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
 from ..store import Store, open_store, shown_url
@@ -46,6 +46,12 @@ class AppContext:
         if check_schema:
             self._store.check_schema()
         return self._store
+
+    @property
+    def actor(self) -> str:
+        """Who acts, for the audit trail: the OS user and host (through ``--url``, the API's token name
+        replaces it)."""
+        return local_actor()
 
     def read_store(self) -> Store:
         """For what only reads: with the ``read_db`` setting, the store whose reads go to that standby (the

@@ -77,8 +77,8 @@ def schedule_update(app: AppContext, name: str, as_json: bool, **given: Any) -> 
         mode = changes.get("mode", found.mode)
         if "task_type" in changes and mode is not RunMode.SEND and store.get_task_type(task_type) is None:
             raise ValidationError("--task-type", "a known task type (see `ostinato task-type list`)", task_type)
-        updated = store.save_schedule(dataclasses.replace(found, **changes), app.clock.now(),
-                                      app.settings.schedule_timing())
+        updated = store.update_schedule(dataclasses.replace(found, **changes), app.clock.now(),
+                                        app.settings.schedule_timing(), actor=app.actor)
     except ValidationError as exc:
         raise readable(exc, ADD_FLAGS) from None
     if as_json:

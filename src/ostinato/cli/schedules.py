@@ -10,7 +10,6 @@ state as JSON lines, for backup and migration.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import threading
@@ -369,9 +368,14 @@ def _run_lines(runs: Sequence[ScheduleRun], now: datetime, indent: str) -> list[
 
 
 def _set_enabled(app: AppContext, name: str, enabled: bool) -> None:
-    found = _get(app, name)
-    app.store().save_schedule(dataclasses.replace(found, enabled=enabled), app.clock.now(), app.settings.schedule_timing())
-    click.echo(f"{'Resumed' if enabled else 'Paused'} {name}")
+    """Through the store's own verb: changed under the schedule's lock, with its audit event."""
+    found = _get(app, name)  # an unknown name is answered with the closest ones
+    change = app.store().resume_schedule if enabled else app.store().pause_schedule
+    change(name, app.clock.now(), app.settings.schedule_timing(), actor=app.actor)
+    if found.enabled == enabled:
+        click.echo(f"{name} was {'not paused' if enabled else 'already paused'}: unchanged")
+    else:
+        click.echo(f"{'Resumed' if enabled else 'Paused'} {name}")
 
 
 @schedule.command("pause")
@@ -401,7 +405,7 @@ def schedule_run_now(app: AppContext, name: str) -> None:
     now = app.clock.now()
     timing = app.settings.schedule_timing()
     try:
-        asked = app.store().request_schedule_run(name, now, timing)
+        asked = app.store().request_schedule_run(name, now, timing, actor=app.actor)
     except NotFoundError:
         raise _not_found(app, name) from None
     times = assess(asked, now, timing).start_times
@@ -419,7 +423,7 @@ def schedule_run_now(app: AppContext, name: str) -> None:
 @pass_app
 def schedule_delete(app: AppContext, name: str) -> None:
     """Delete NAME and its run history."""
-    if not app.store().delete_schedule(name):
+    if not app.store().delete_schedule(name, app.clock.now(), actor=app.actor):
         raise _not_found(app, name)
     click.echo(f"Deleted {name}")
 

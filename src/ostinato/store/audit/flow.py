@@ -9,11 +9,20 @@ from __future__ import annotations
 from ...domain.audit import AuditEvent
 from ...domain.errors import ValidationError
 from ...domain.limits import check_stored_text
-from ..dialect import Dialect, Row
+from ..dialect import Connection, Dialect, Row
 from .interface import AuditStore
 
 #: greater than any id (the first page of a listing)
 _NO_BOUND = 2**62
+
+
+def write_audit(db: Dialect, conn: Connection, event: AuditEvent) -> AuditEvent:
+    """Keep a checked ``event`` in the transaction of ``conn``: an action and its event are written
+    together or not at all. The event as kept, with its id."""
+    params = {"at": db.time(event.at), "actor": event.actor, "action": event.action, "target": event.target,
+              "outcome": event.outcome}
+    row = conn.execute(db.queries("audit").insert_audit_event, params).fetchone()
+    return event.kept(int(row["id"]))
 
 
 class AuditFlow(AuditStore):
@@ -27,11 +36,8 @@ class AuditFlow(AuditStore):
         if not isinstance(event, AuditEvent):
             raise ValidationError("event", "an AuditEvent", type(event).__name__)
         event = event.validated()
-        params = {"at": self.db.time(event.at), "actor": event.actor, "action": event.action, "target": event.target,
-                  "outcome": event.outcome}
         with self.db.write() as conn:
-            row = conn.execute(self._audit.insert_audit_event, params).fetchone()
-        return event.kept(int(row["id"]))
+            return write_audit(self.db, conn, event)
 
     def list_audit(self, *, target: str | None = None, limit: int = 50,
                    before_id: int | None = None) -> list[AuditEvent]:

@@ -9,12 +9,15 @@ written. SQL in ``sqlite.sql`` and ``postgresql.sql`` beside this file.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from ...domain.audit import AuditEvent, one_line, target_of
 from ...domain.blackouts import parse_blackout_periods
+from ...domain.declarations import DEFINITION_FIELDS
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
 from ...domain.schedule_watch import StealStep, steal_step
@@ -31,6 +34,7 @@ from ...domain.schedules import (
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
+from ..audit.flow import write_audit
 from ..dialect import Connection, Dialect, Row
 from ..queries import Queries
 from .fire_times import CHANNEL, FireTimeFlow
@@ -100,7 +104,61 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             self.db.notify(conn, CHANNEL)
         return schedule
 
-    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
+    def update_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        schedule = schedule.validated()
+        event = AuditEvent(now, actor, "schedule.update", target_of("schedule", schedule.name), "done").validated()
+        with self.db.write() as conn:
+            row = conn.execute(self._schedules.schedule_for_update, {"name": schedule.name}).fetchone()
+            if row is None:
+                raise NotFoundError("schedule", schedule.name)
+            held = self._schedule(row)
+            if held.declared_by:
+                raise ConflictError(f"schedule {schedule.name!r} is declared by {held.declared_by}: change it there "
+                                    "(its next start-up would undo this)")
+            changed = sorted(f for f in DEFINITION_FIELDS if getattr(schedule, f) != getattr(held, f))
+            updated = dataclasses.replace(held, **{f: getattr(schedule, f) for f in changed}).validated()
+            if changed:
+                conn.execute(self._schedules.update_schedule,
+                             {**self._schedule_params(updated, now, timing), "expected_tag": row["owner_tag"]})
+                self.db.notify(conn, CHANNEL)
+            outcome = f"done: changed {', '.join(changed)}" if changed else "done: unchanged"
+            write_audit(self.db, conn, dataclasses.replace(event, outcome=one_line(outcome)))
+        return updated
+
+    def pause_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                       actor: str) -> Schedule:
+        return self._set_enabled(name, False, now, timing, actor)
+
+    def resume_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        return self._set_enabled(name, True, now, timing, actor)
+
+    def _set_enabled(self, name: str, enabled: bool, now: datetime, timing: ScheduleTiming, actor: str) -> Schedule:
+        """Pause or resume under the row's lock: the state saved is the one read under it, so a run's
+        end committed meanwhile is kept; the audit event in the same transaction."""
+        action, done, same = (("schedule.resume", "done: resumed", "done: unchanged, it was not paused") if enabled
+                              else ("schedule.pause", "done: paused", "done: unchanged, it was already paused"))
+        event = AuditEvent(now, actor, action, target_of("schedule", name), done).validated()
+        with self.db.write() as conn:
+            row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
+            if row is None:
+                raise NotFoundError("schedule", name)
+            schedule = self._schedule(row)
+            if schedule.enabled == enabled:
+                write_audit(self.db, conn, dataclasses.replace(event, outcome=same))
+                return schedule
+            schedule = dataclasses.replace(schedule, enabled=enabled)
+            conn.execute(self._schedules.update_schedule,
+                         {**self._schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
+            write_audit(self.db, conn, event)
+            self.db.notify(conn, CHANNEL)
+        return schedule
+
+    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                             actor: str) -> Schedule:
+        event = AuditEvent(now, actor, "schedule.run-now", target_of("schedule", name), "done: a run asked for now")
+        event = event.validated()
         with self.db.write() as conn:
             row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
             if row is None:
@@ -108,15 +166,18 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             asked = request_run(self._schedule(row), now)
             conn.execute(self._schedules.update_run_state,
                          {**self._state_params(asked, now, timing), "expected_tag": row["owner_tag"]})
+            write_audit(self.db, conn, event)
             self.db.notify(conn, CHANNEL)
         return asked
 
-    def delete_schedule(self, name: str) -> bool:
+    def delete_schedule(self, name: str, now: datetime, *, actor: str) -> bool:
+        event = AuditEvent(now, actor, "schedule.delete", target_of("schedule", name), "done: deleted").validated()
         with self.db.write() as conn:
             deleted = conn.execute(self._schedules.delete_schedule, {"name": name}).fetchone() is not None
             if deleted:
                 conn.execute(self._schedules.delete_schedule_runs, {"name": name})
                 conn.execute(self._schedules.delete_schedule_firings, {"name": name})
+                write_audit(self.db, conn, event)
         return deleted
 
     # -- running -------------------------------------------------------------

@@ -26,7 +26,8 @@ REMOTE_SCOPES: dict[str, str] = {
     "ping_schedule": "admin", "release_owner_schedules": "admin", "save_schedule": "admin", "steal_silent_schedules": "admin",
     "apply_declarations": "admin", "catch_up_schedules": "admin", "list_firings": "read",
     "claim_firings": "admin", "mark_firings_sent": "admin", "release_firings": "admin", "next_send_at": "read",
-    "request_schedule_run": "admin",
+    "request_schedule_run": "admin", "pause_schedule": "admin", "resume_schedule": "admin",
+    "update_schedule": "admin",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -54,14 +55,41 @@ class ScheduleStore(abc.ABC):
         """Write a changed schedule (definition or state) and its new start times; NotFoundError if missing."""
 
     @abc.abstractmethod
-    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
-        """Ask for a run of ``name`` now (``domain.schedules.request_run``), under the row's lock: it can start
-        at once and should by the moment asked; asked while a run is in progress, it starts when that one ends
-        (never two at once). NotFoundError if missing; ConflictError, saying why, if paused or sent by beats."""
+    def update_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        """Give the schedule of that name the definition of ``schedule`` (the fields of
+        ``domain.declarations.DEFINITION_FIELDS``), under the row's lock: its state (runs, owner, start
+        times, paused or not) stays as the row holds it, so a run's end committed meanwhile is kept. The
+        audit event ``schedule.update`` of ``actor`` (the fields changed) in the same transaction. The
+        schedule as saved. NotFoundError if missing; ConflictError for one declared in code (change it
+        there); ValidationError for a definition that cannot be kept; nothing written on a refusal."""
 
     @abc.abstractmethod
-    def delete_schedule(self, name: str) -> bool:
-        """Delete a schedule, its run history and its ledger of fire times; False if there was none."""
+    def pause_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                       actor: str) -> Schedule:
+        """Stop picking the schedule (a run in progress finishes as usual): changed under the row's lock,
+        with the audit event ``schedule.pause`` of ``actor`` in the same transaction (outcome
+        ``done: paused``, or ``done: unchanged, it was already paused``). The schedule as saved. NotFoundError for an unknown name,
+        and nothing written. Over the store RPC, ``actor`` is the token's name, whatever the client sent."""
+
+    @abc.abstractmethod
+    def resume_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                        actor: str) -> Schedule:
+        """Pick the schedule again: as :meth:`pause_schedule`, with the event ``schedule.resume``
+        (outcome ``done: resumed``, or ``done: unchanged, it was not paused``)."""
+
+    @abc.abstractmethod
+    def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
+                             actor: str) -> Schedule:
+        """Ask for a run of ``name`` now (``domain.schedules.request_run``), under the row's lock: it can start
+        at once and should by the moment asked; asked while a run is in progress, it starts when that one ends
+        (never two at once). The audit event ``schedule.run-now`` of ``actor`` in the same transaction.
+        NotFoundError if missing; ConflictError, saying why, if paused or sent by beats; nothing written."""
+
+    @abc.abstractmethod
+    def delete_schedule(self, name: str, now: datetime, *, actor: str) -> bool:
+        """Delete a schedule, its run history and its ledger of fire times, with the audit event
+        ``schedule.delete`` of ``actor`` in the same transaction; False, and nothing written, if there was none."""
 
     @abc.abstractmethod
     def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
