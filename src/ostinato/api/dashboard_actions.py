@@ -389,27 +389,28 @@ def _task(ctx: ApiContext, task_id: int) -> Task:
     return found[0]
 
 
-def _task_action(task_id: str, action: str, run: Callable[[ApiContext, datetime, int], Done]) -> Action:
+def _task_action(task_id: str, action: str, run: Callable[[ApiContext, datetime, int, str], Done]) -> Action:
     def where(ctx: ApiContext) -> tuple[str, str]:
         found = _task(ctx, _task_id(task_id))
         return target_of("task", found.id), _task_url(found.id)
 
     def checked(ctx: ApiContext, now: datetime, actor: str) -> Done:
-        return run(ctx, now, _task_id(task_id))
+        return run(ctx, now, _task_id(task_id), actor)
     back = _task_url(int(task_id)) if task_id.isascii() and task_id.isdigit() and len(task_id) <= 18 else "/"
     return Action(f"task.{action}", back, where, checked)
 
 
-def _disable(ctx: ApiContext, now: datetime, task_id: int) -> Done:
-    if ctx.store.set_task_status([task_id], TaskStatus.DISABLED):
-        return Done("disabled", "done: disabled")
+def _disable(ctx: ApiContext, now: datetime, task_id: int, actor: str) -> Done:
+    if ctx.store.disable_tasks([task_id], now, actor=actor):  # with its audit event
+        return Done("disabled", "done: disabled", audited=True)
     return Done("already-disabled", "done: unchanged, it was already disabled")
 
 
-def _enable(ctx: ApiContext, now: datetime, task_id: int) -> Done:
+def _enable(ctx: ApiContext, now: datetime, task_id: int, actor: str) -> Done:
     task = _task(ctx, task_id)
-    if ctx.store.set_task_status([task_id], TaskStatus.NEXT_RUN_NOT_SCHEDULED):
-        return Done("enabled", f"done: pending again at its next run ({task.next_run.isoformat()}), retries refilled")
+    if ctx.store.respawn_tasks([task_id], now, actor=actor):  # with its audit event
+        return Done("enabled", f"done: pending again at its next run ({task.next_run.isoformat()}), retries refilled",
+                    audited=True)
     return Done("already-enabled", f"done: unchanged, it was {task.status.value}")
 
 

@@ -210,7 +210,7 @@ def disable(app: AppContext, ids: tuple[int, ...]) -> None:
     """Disable tasks: they will not run until respawned."""
     store = app.store()
     _get_tasks(store, ids)
-    changed = store.set_task_status(list(dict.fromkeys(ids)), TaskStatus.DISABLED)
+    changed = len(store.disable_tasks(list(dict.fromkeys(ids)), app.clock.now(), actor=app.actor))
     click.echo(f"Disabled {plural(changed, 'task')}" + _unchanged(len(set(ids)) - changed, "already disabled"))
 
 
@@ -222,7 +222,7 @@ def respawn(app: AppContext, ids: tuple[int, ...], next_run: datetime | None) ->
     """Make completed or disabled tasks pending again, retries refilled."""
     store = app.store()
     _get_tasks(store, ids)
-    changed = store.set_task_status(list(dict.fromkeys(ids)), TaskStatus.NEXT_RUN_NOT_SCHEDULED, next_run=next_run)
+    changed = len(store.respawn_tasks(list(dict.fromkeys(ids)), app.clock.now(), next_run=next_run, actor=app.actor))
     click.echo(f"Respawned {plural(changed, 'task')}" + _unchanged(len(set(ids)) - changed, "neither completed nor disabled"))
 
 

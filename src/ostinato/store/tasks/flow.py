@@ -8,10 +8,12 @@ Rows become records in ``rows.py``, batches are checked and keyed in ``batches.p
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from ...domain.audit import AuditEvent, target_of
 from ...domain.errors import ConflictError, ValidationError
 from ...domain.tasks import (
     PRIORITY_ORDER,
@@ -27,6 +29,7 @@ from ...domain.tasks import (
     lost_run_events,
     plan_run_events,
 )
+from ..audit.flow import write_audit
 from ..dialect import Connection, Dialect, chunks
 from .batches import Part, TaskBatch, apart_by, check_type_names
 from .interface import ArchivedTask, TaskActivity, TaskStore
@@ -225,17 +228,44 @@ class TaskFlow(TaskStore):
                 for t in grabbed]
 
     def set_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None) -> int:
+        with self.db.write() as conn:
+            return len(self._set_status(conn, ids, status, next_run))
+
+    def disable_tasks(self, ids: Sequence[int], now: datetime, *, actor: str) -> list[int]:
+        event = AuditEvent(now, actor, "task.disable", target_of("task", 0), "done: disabled").validated()
+        with self.db.write() as conn:
+            changed = self._set_status(conn, ids, TaskStatus.DISABLED, None)
+            for task_id in changed:
+                write_audit(self.db, conn, dataclasses.replace(event, target=target_of("task", task_id)))
+        return list(changed)
+
+    def respawn_tasks(self, ids: Sequence[int], now: datetime, *, next_run: datetime | None = None,
+                      actor: str) -> list[int]:
+        event = AuditEvent(now, actor, "task.enable", target_of("task", 0), "done").validated()
+        with self.db.write() as conn:
+            changed = self._set_status(conn, ids, TaskStatus.NEXT_RUN_NOT_SCHEDULED, next_run)
+            for task_id, row in changed.items():
+                pending = self.db.read_time(row["next_run"]).isoformat()
+                write_audit(self.db, conn, dataclasses.replace(
+                    event, target=target_of("task", task_id),
+                    outcome=f"done: pending again at its next run ({pending}), retries refilled"))
+        return list(changed)
+
+    def _set_status(self, conn: Connection, ids: Sequence[int], status: TaskStatus,
+                    next_run: datetime | None) -> dict[int, Any]:
+        """Disable or respawn ``ids`` in the transaction of ``conn``: the rows changed (``RETURNING``) by id,
+        in the order given."""
         if status is TaskStatus.DISABLED:
             query, extra = self._tasks.disable_tasks, {}
         elif status is TaskStatus.NEXT_RUN_NOT_SCHEDULED:
             query, extra = self._tasks.respawn_tasks, {"next_run": self.db.time(next_run)}
         else:
             raise ValidationError("status", "disabled or next_run_not_scheduled", status.value)
-        changed = 0
-        with self.db.write() as conn:
-            for chunk in chunks(list(ids)):
-                changed += conn.execute(query, {"ids": self.db.array(chunk), **extra}).rowcount
-        return changed
+        changed: dict[int, Any] = {}
+        for chunk in chunks(list(ids)):
+            for row in conn.execute(query, {"ids": self.db.array(chunk), **extra}).fetchall():
+                changed[int(row["id"])] = row
+        return {i: changed[i] for i in dict.fromkeys(ids) if i in changed}
 
     # -- task runs --------------------------------------------------------
     def record_run_events(self, events: Sequence[RunEvent], *, as_told: bool = False) -> int:

@@ -55,7 +55,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "delete_tasks": "admin", "get_task_type": "read", "get_tasks": "read", "grab_ready_tasks": "admin",
     "in_flight_backend_ids": "read", "list_task_runs": "read", "list_task_types": "read", "mark_lost_runs": "admin",
     "peek_ready_tasks": "read", "record_run_events": "admin", "search_tasks": "read", "set_task_status": "admin",
-    "task_activity": "read",
+    "task_activity": "read", "disable_tasks": "admin", "respawn_tasks": "admin",
 }
 NOT_REMOTE: dict[str, str] = {}
 
@@ -140,7 +140,23 @@ class TaskStore(abc.ABC):
 
     @abc.abstractmethod
     def set_task_status(self, ids: Sequence[int], status: TaskStatus, *, next_run: datetime | None = None) -> int:
-        """Disable or respawn tasks; respawning refills retries. Returns the count changed."""
+        """Disable or respawn tasks; respawning refills retries. Returns the count changed. Not audited: for
+        programs (the swh face's protocol); an operator's change goes through :meth:`disable_tasks` or
+        :meth:`respawn_tasks`."""
+
+    @abc.abstractmethod
+    def disable_tasks(self, ids: Sequence[int], now: datetime, *, actor: str) -> list[int]:
+        """Disable tasks (they do not run until respawned), each in one statement that checks its status,
+        with the audit event ``task.disable`` of ``actor`` for each task changed, in the same transaction.
+        The ids changed, in the order given (those already disabled or unknown are left out). Over the
+        store RPC, ``actor`` is the token's name, whatever the client sent."""
+
+    @abc.abstractmethod
+    def respawn_tasks(self, ids: Sequence[int], now: datetime, *, next_run: datetime | None = None,
+                      actor: str) -> list[int]:
+        """Make completed or disabled tasks pending again, retries refilled (``next_run`` if given, else
+        their own), with the audit event ``task.enable`` of ``actor`` for each task changed (its next run
+        said), in the same transaction. The ids changed, in the order given."""
 
     # -- task runs --------------------------------------------------------
     @abc.abstractmethod

@@ -118,14 +118,16 @@ RETURNING id, task;
 
 -- name: disable_tasks
 UPDATE task SET status = 'disabled'
-WHERE id = ANY(%(ids)s::bigint[]) AND status <> 'disabled';
+WHERE id = ANY(%(ids)s::bigint[]) AND status <> 'disabled'
+RETURNING id;
 
 -- name: respawn_tasks
 -- back to pending; retries refilled from the task type
 UPDATE task SET status = 'next_run_not_scheduled',
                 next_run = coalesce(%(next_run)s::timestamptz, next_run),
                 retries_left = coalesce((SELECT num_retries FROM task_type tt WHERE tt.type = task.type), 0)
-WHERE id = ANY(%(ids)s::bigint[]) AND status IN ('completed', 'disabled');
+WHERE id = ANY(%(ids)s::bigint[]) AND status IN ('completed', 'disabled')
+RETURNING id, next_run;
 
 -- name: runs_with_tasks_for_update
 -- the task without its arguments: the outcome rules never read them
