@@ -32,6 +32,7 @@ from ostinato.cli import cli
 from ostinato.cli.app import AppContext
 from ostinato.config import Settings
 from ostinato.domain.clock import ManualClock
+from ostinato.domain.schedules import Reason, reason_text
 from ostinato.store import open_store
 
 IMPORTED_AT = "2026-01-20T00:00:00+00:00"
@@ -405,7 +406,8 @@ def test_a_silent_owner_reads_the_same_on_every_face(tmp_path, timeout, conditio
         [line] = [line for line in cli_text(*args).splitlines() if SILENT in line]
         assert condition in line and ("owner_silent" in line) == (reason is not None), line
     shown = cli_text("show", SILENT)
-    assert f"Condition: {condition}" + (f" ({reason})" if reason else "") + "\n" in shown
+    said = f" ({reason}): {reason_text(Reason(reason))}" if reason else ""
+    assert f"Condition: {condition}{said}\n" in shown
     assert "; last ping 10 minutes ago (2026-01-14 08:50:00+00:00)\n" in shown
     assert seen[2]["deadline"] == seen[3]["deadline"] == "2026-01-15T00:00:00+00:00"
 

@@ -185,6 +185,7 @@ def _summary(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> dict[
                    else f"{schedule.cron_schedule} ({schedule.tz})"),
         "task_type": schedule.task_type, "enabled": schedule.enabled, "condition": condition.state.value,
         "reason": condition.reason.value if condition.reason else None,
+        "reason_text": reason_text(condition.reason) or None,
         "owner": f"{schedule.owner_node}/{schedule.owner_name}" if schedule.running else None,
         "last_good_start_at": schedule.last_good_start_at, "deadline": condition.deadline,
         "can_start_by": times.can_start_by if times else None,
@@ -248,7 +249,8 @@ def _show(app: AppContext, found: Schedule) -> None:
              *([f"  Runs: {describe_start_rule(found)}"] if found.kind is ScheduleKind.PERIODIC else
                [f"  Must complete within {format_duration(found.cron_max_schedule_duration)} of each firing"]),
              *_definition_lines(found),
-             f"  Condition: {summary['condition']}" + (f" ({summary['reason']})" if summary["reason"] else "")]
+             f"  Condition: {summary['condition']}"
+             + (f" ({summary['reason']}): {summary['reason_text']}" if summary["reason"] else "")]
     if found.mode is not RunMode.SEND:  # runs: sent by the beats, a schedule has fire times and no runs
         for label, value in [("Can start by", summary["can_start_by"]), ("Should start by", summary["should_start_by"]),
                              ("Last good start", found.last_good_start_at), ("Last good end", found.last_good_end_at),
