@@ -96,9 +96,7 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
     def save_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming()) -> Schedule:
         schedule = schedule.validated()
         with self.db.write() as conn:
-            row = conn.execute(self._schedules.schedule_for_update, {"name": schedule.name}).fetchone()
-            if row is None:
-                raise NotFoundError("schedule", schedule.name)
+            row = self._locked(conn, schedule.name)
             conn.execute(self._schedules.update_schedule,
                          {**self._schedule_params(schedule, now, timing), "expected_tag": row["owner_tag"]})
             self.db.notify(conn, CHANNEL)
@@ -109,9 +107,7 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
         schedule = schedule.validated()
         event = AuditEvent(now, actor, "schedule.update", target_of("schedule", schedule.name), "done").validated()
         with self.db.write() as conn:
-            row = conn.execute(self._schedules.schedule_for_update, {"name": schedule.name}).fetchone()
-            if row is None:
-                raise NotFoundError("schedule", schedule.name)
+            row = self._locked(conn, schedule.name)
             held = self._schedule(row)
             if held.declared_by:
                 raise ConflictError(f"schedule {schedule.name!r} is declared by {held.declared_by}: change it there "
@@ -125,6 +121,13 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             outcome = f"done: changed {', '.join(changed)}" if changed else "done: unchanged"
             write_audit(self.db, conn, dataclasses.replace(event, outcome=one_line(outcome)))
         return updated
+
+    def _locked(self, conn: Connection, name: str) -> Row:
+        """The schedule's row, locked until the transaction ends (NotFoundError if there is none)."""
+        row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
+        if row is None:
+            raise NotFoundError("schedule", name)
+        return row
 
     def pause_schedule(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
                        actor: str) -> Schedule:
@@ -141,9 +144,7 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
                               else ("schedule.pause", "done: paused", "done: unchanged, it was already paused"))
         event = AuditEvent(now, actor, action, target_of("schedule", name), done).validated()
         with self.db.write() as conn:
-            row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
-            if row is None:
-                raise NotFoundError("schedule", name)
+            row = self._locked(conn, name)
             schedule = self._schedule(row)
             if schedule.enabled == enabled:
                 write_audit(self.db, conn, dataclasses.replace(event, outcome=same))
@@ -160,9 +161,7 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
         event = AuditEvent(now, actor, "schedule.run-now", target_of("schedule", name), "done: a run asked for now")
         event = event.validated()
         with self.db.write() as conn:
-            row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
-            if row is None:
-                raise NotFoundError("schedule", name)
+            row = self._locked(conn, name)
             asked = request_run(self._schedule(row), now)
             conn.execute(self._schedules.update_run_state,
                          {**self._state_params(asked, now, timing), "expected_tag": row["owner_tag"]})
