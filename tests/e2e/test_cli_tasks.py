@@ -183,6 +183,27 @@ def test_disable_and_respawn(url):
     assert ok_json(url, "task", "show", str(t["id"]))[0]["status"] == "next_run_not_scheduled"
 
 
+def test_retry_after_a_failed_run_with_its_audit_event(url):
+    t = ok_json(url, "task", "add", "load-hg", "x", "--policy", "oneshot", "--next-run", "-1h")
+    now = datetime.now(UTC)
+    store = store_of(url)
+    try:
+        [grabbed] = store.grab_ready_tasks("load-hg", now, 1, backend_id="worker-1")
+        store.record_run_events([RunEvent(grabbed.run.id, TaskRunStatus.PERMFAILED, now)])
+    finally:
+        store.close()
+    run_id = str(grabbed.run.id)
+    out = ok(url, "task", "retry", run_id).output
+    assert out.startswith(f"Task {t['id']} pending again now") and f"after run #{run_id}" in out
+    assert ok_json(url, "task", "show", str(t["id"]))[0]["status"] == "next_run_not_scheduled"
+    again = run(url, "task", "retry", run_id)
+    assert again.exit_code == 1 and "already pending" in again.output and "Traceback" not in again.output
+    missing = run(url, "task", "retry", "999999")
+    assert missing.exit_code == 1 and "999999" in missing.output
+    [event] = [e for e in ok_json(url, "audit", "list") if e["action"] == "task.retry"]
+    assert event["target"] == f"task:{t['id']}" and "@" in event["actor"]
+
+
 # -- runs and archive -------------------------------------------------------------
 def _complete_oneshots(url, task_type, count):
     """Run ``count`` ready one-shot tasks of ``task_type`` to an eventful end, through the store API."""

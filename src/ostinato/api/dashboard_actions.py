@@ -8,9 +8,10 @@ The actions, each a ``POST`` of a form on a page (a GET never changes anything):
 - on a task's page, ``/dashboard/tasks/ID/disable`` and ``…/enable`` (as ``ostinato task disable``
   and ``ostinato task respawn``: pending again at its next run, retries refilled);
 - on a failed, permfailed or lost run of a task, ``/dashboard/task-runs/ID/retry``: its task made
-  pending again *now*, retries refilled (``ostinato task respawn TASK --next-run now``). Only a task
-  that is over (disabled, or completed) is respawned; a task still pending already has its retry
-  or its next run due, and one in flight is running: both are refused (409), nothing changed.
+  pending again *now*, retries refilled (``Store.retry_task_run``, as ``ostinato task retry RUN``: the
+  rule checked under the run's and the task's lock). Only a task that is over (disabled, or completed)
+  is respawned; a task still pending already has its retry or its next run due, and one in flight is
+  running (or was disabled while it ran): all are refused (409), nothing changed.
 
 Each answers a 303 back to the page, ``?done=CODE`` saying what was done (a code the page turns into
 a sentence of its own, so that a link cannot make the page say anything else), or a page saying why
@@ -56,7 +57,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ..domain.audit import AuditEvent, one_line, target_of
 from ..domain.errors import ConflictError, NotFoundError, ValidationError
-from ..domain.tasks import Task, TaskRun, TaskRunStatus, TaskStatus
+from ..domain.task_actions import RETRIED_RUNS
+from ..domain.tasks import Task, TaskRun
 from .dashboard import COOKIE, HEADERS, MAX_FORM, _signed_in, relative, templates
 from .dashboard_data import gather_schedule
 from .request_handling import ApiContext, bearer, context
@@ -71,8 +73,6 @@ _CSRF_LABEL = b"ostinato dashboard form v1\x00"
 #: audit events shown on a schedule's or a task's page, and on the main page
 TARGET_EVENTS_SHOWN = 10
 ALL_EVENTS_SHOWN = 20
-#: the runs a retry starts again from
-RETRIED_RUNS = frozenset({TaskRunStatus.FAILED, TaskRunStatus.PERMFAILED, TaskRunStatus.LOST})
 #: what ``?done=CODE`` makes a page say (an unknown code says nothing)
 DONE_TEXT = {
     "paused": "Paused: no scheduler starts it until it is resumed (a run in progress finishes).",
@@ -436,20 +436,10 @@ def _task_run(ctx: ApiContext, run_id: str) -> TaskRun:
 
 def _retry(run_id: str) -> Run:
     def run(ctx: ApiContext, now: datetime, actor: str) -> Done:
-        task_run = _task_run(ctx, run_id)
-        if task_run.status not in RETRIED_RUNS:
-            raise ConflictError(f"run #{task_run.id} is {task_run.status.value}: only a failed, permfailed or lost "
-                                "run is retried")
-        task = _task(ctx, task_run.task)
-        if task.status is TaskStatus.NEXT_RUN_SCHEDULED:
-            raise ConflictError(f"task {task.id} is running now (a run of it is in flight): nothing changed")
-        if task.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED:
-            raise ConflictError(f"task {task.id} is already pending, its next run at {task.next_run.isoformat()}: "
-                                "nothing changed")
-        if not ctx.store.set_task_status([task.id], TaskStatus.NEXT_RUN_NOT_SCHEDULED, next_run=now):
-            raise ConflictError(f"task {task.id} changed meanwhile: nothing changed, reload the page")
-        return Done("retried", f"done: pending again now, retries refilled (after run #{task_run.id}, "
-                    f"{task_run.status.value})")
+        wanted = _id(run_id, "run", "a task run's id (a positive whole number)")
+        task = ctx.store.retry_task_run(wanted, now, actor=actor)  # checked under the run's lock, with its event
+        return Done("retried", f"done: pending again now, retries refilled ({task.next_run.isoformat()})",
+                    audited=True)
     return run
 
 

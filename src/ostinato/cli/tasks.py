@@ -1,4 +1,4 @@
-"""``ostinato task``: create, list, show, disable, respawn and archive tasks."""
+"""``ostinato task``: create, list, show, disable, respawn, retry and archive tasks."""
 
 from __future__ import annotations
 
@@ -223,7 +223,17 @@ def respawn(app: AppContext, ids: tuple[int, ...], next_run: datetime | None) ->
     store = app.store()
     _get_tasks(store, ids)
     changed = len(store.respawn_tasks(list(dict.fromkeys(ids)), app.clock.now(), next_run=next_run, actor=app.actor))
-    click.echo(f"Respawned {plural(changed, 'task')}" + _unchanged(len(set(ids)) - changed, "neither completed nor disabled"))
+    click.echo(f"Respawned {plural(changed, 'task')}" + _unchanged(
+        len(set(ids)) - changed, "neither completed nor disabled, or with a run still in flight"))
+
+
+@task.command("retry")
+@click.argument("run_id", metavar="RUN", type=WholeNumberType(1))
+@pass_app
+def retry(app: AppContext, run_id: int) -> None:
+    """Retry after a failed, permfailed or lost run: its task pending again now, retries refilled."""
+    task = app.store().retry_task_run(run_id, app.clock.now(), actor=app.actor)
+    click.echo(f"Task {task.id} pending again now ({task.next_run.isoformat()}), retries refilled, after run #{run_id}")
 
 
 def _unchanged(count: int, why: str) -> str:

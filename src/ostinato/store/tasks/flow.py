@@ -14,7 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ...domain.audit import AuditEvent, target_of
-from ...domain.errors import ConflictError, ValidationError
+from ...domain.errors import ConflictError, NotFoundError, ValidationError
+from ...domain.limits import check_whole
+from ...domain.task_actions import IN_FLIGHT, retry_refusal
 from ...domain.tasks import (
     PRIORITY_ORDER,
     NewTask,
@@ -243,7 +245,7 @@ class TaskFlow(TaskStore):
                       actor: str) -> list[int]:
         event = AuditEvent(now, actor, "task.enable", target_of("task", 0), "done").validated()
         with self.db.write() as conn:
-            changed = self._set_status(conn, ids, TaskStatus.NEXT_RUN_NOT_SCHEDULED, next_run)
+            changed = self._set_status(conn, ids, TaskStatus.NEXT_RUN_NOT_SCHEDULED, next_run, idle_only=True)
             for task_id, row in changed.items():
                 pending = self.db.read_time(row["next_run"]).isoformat()
                 write_audit(self.db, conn, dataclasses.replace(
@@ -251,14 +253,33 @@ class TaskFlow(TaskStore):
                     outcome=f"done: pending again at its next run ({pending}), retries refilled"))
         return list(changed)
 
+    def retry_task_run(self, run_id: int, now: datetime, *, actor: str) -> Task:
+        check_whole(run_id, "run_id")
+        event = AuditEvent(now, actor, "task.retry", target_of("task", 0), "done").validated()
+        with self.db.write() as conn:
+            row = conn.execute(self._tasks.run_with_task_for_update, {"id": run_id}).fetchone()
+            if row is None:
+                raise NotFoundError("task run", run_id)
+            run, task = run_of(self.db, row, prefix="run_"), task_state_of(self.db, row)
+            refusal = retry_refusal(run, task)
+            if refusal is not None:
+                raise ConflictError(refusal)
+            if not self._set_status(conn, [task.id], TaskStatus.NEXT_RUN_NOT_SCHEDULED, now, idle_only=True):
+                raise ConflictError(IN_FLIGHT.format(id=task.id))
+            write_audit(self.db, conn, dataclasses.replace(
+                event, target=target_of("task", task.id),
+                outcome=f"done: pending again now, retries refilled (after run #{run.id}, {run.status.value})"))
+        return self.get_tasks([task.id])[0]
+
     def _set_status(self, conn: Connection, ids: Sequence[int], status: TaskStatus,
-                    next_run: datetime | None) -> dict[int, Any]:
+                    next_run: datetime | None, *, idle_only: bool = False) -> dict[int, Any]:
         """Disable or respawn ``ids`` in the transaction of ``conn``: the rows changed (``RETURNING``) by id,
-        in the order given."""
+        in the order given. ``idle_only``: an operator's respawn, of tasks with no run in flight only."""
         if status is TaskStatus.DISABLED:
             query, extra = self._tasks.disable_tasks, {}
         elif status is TaskStatus.NEXT_RUN_NOT_SCHEDULED:
-            query, extra = self._tasks.respawn_tasks, {"next_run": self.db.time(next_run)}
+            query = self._tasks.respawn_idle_tasks if idle_only else self._tasks.respawn_tasks
+            extra = {"next_run": self.db.time(next_run)}
         else:
             raise ValidationError("status", "disabled or next_run_not_scheduled", status.value)
         changed: dict[int, Any] = {}

@@ -55,7 +55,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "delete_tasks": "admin", "get_task_type": "read", "get_tasks": "read", "grab_ready_tasks": "admin",
     "in_flight_backend_ids": "read", "list_task_runs": "read", "list_task_types": "read", "mark_lost_runs": "admin",
     "peek_ready_tasks": "read", "record_run_events": "admin", "search_tasks": "read", "set_task_status": "admin",
-    "task_activity": "read", "disable_tasks": "admin", "respawn_tasks": "admin",
+    "task_activity": "read", "disable_tasks": "admin", "respawn_tasks": "admin", "retry_task_run": "admin",
 }
 NOT_REMOTE: dict[str, str] = {}
 
@@ -155,8 +155,16 @@ class TaskStore(abc.ABC):
     def respawn_tasks(self, ids: Sequence[int], now: datetime, *, next_run: datetime | None = None,
                       actor: str) -> list[int]:
         """Make completed or disabled tasks pending again, retries refilled (``next_run`` if given, else
-        their own), with the audit event ``task.enable`` of ``actor`` for each task changed (its next run
+        their own), those with no run in flight only (a task disabled while it ran waits for that run's end:
+        never a second copy beside it), with the audit event ``task.enable`` of ``actor`` for each task changed (its next run
         said), in the same transaction. The ids changed, in the order given."""
+
+    @abc.abstractmethod
+    def retry_task_run(self, run_id: int, now: datetime, *, actor: str) -> Task:
+        """Retry after a failed, permfailed or lost run: its task pending again at ``now``, retries refilled,
+        with the audit event ``task.retry`` of ``actor``, all under the run's and the task's lock; the task.
+        NotFoundError for an unknown run; ConflictError saying why when the run is not one a retry starts
+        from, or the task is pending, running, or has a run still in flight (nothing changed then)."""
 
     # -- task runs --------------------------------------------------------
     @abc.abstractmethod

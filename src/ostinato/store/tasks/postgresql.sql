@@ -129,6 +129,24 @@ UPDATE task SET status = 'next_run_not_scheduled',
 WHERE id = ANY(%(ids)s::bigint[]) AND status IN ('completed', 'disabled')
 RETURNING id, next_run;
 
+-- name: respawn_idle_tasks
+-- an operator's respawn: back to pending, retries refilled, only a task with no run in flight (one disabled
+-- while it ran waits for that run's end: never a second copy beside it)
+UPDATE task SET status = 'next_run_not_scheduled',
+                next_run = coalesce(%(next_run)s::timestamptz, next_run),
+                retries_left = coalesce((SELECT num_retries FROM task_type tt WHERE tt.type = task.type), 0)
+WHERE id = ANY(%(ids)s::bigint[]) AND status IN ('completed', 'disabled')
+  AND NOT EXISTS (SELECT 1 FROM task_run r WHERE r.task = task.id AND r.status IN ('scheduled', 'started'))
+RETURNING id, next_run;
+
+-- name: run_with_task_for_update
+-- one run and its task, both locked, as runs_with_tasks_for_update
+SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
+       r.status AS run_status, t.id, t.type, t.next_run, t.current_interval, t.policy, t.status, t.retries_left, t.priority
+FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE r.id = %(id)s
+FOR UPDATE OF r, t;
+
 -- name: runs_with_tasks_for_update
 -- the task without its arguments: the outcome rules never read them
 SELECT r.id AS run_id, r.task AS run_task, r.backend_id, r.scheduled, r.started, r.ended, r.metadata,
