@@ -145,7 +145,8 @@ class Worker:
             for other in sorted(model.live[name]):  # a tag the model still holds: running in the store too?
                 runs = {r.owner_tag: r for r in self.store.list_schedule_runs(name, limit=50)}
                 if other in runs and runs[other].status is RunStatus.RUNNING:
-                    model.violations.append(f"{name}: {tag} picked while {other} still runs: two running copies")
+                    model.violations.append(f"{name}: {tag} picked at {now:%H:%M:%S} while {other} still runs (since "
+                                            f"{runs[other].started_at:%H:%M:%S}): two running copies")
                 else:
                     model.live[name].discard(other)  # taken over, the steal's answer not yet told
             model.live[name].add(tag)

@@ -139,3 +139,17 @@ def test_an_update_that_cannot_be_made_writes_nothing(store):
     assert store.get_schedule("job").scheduling_period == H
     assert store.get_schedule("declared").scheduling_period == H
     assert store.list_audit() == []
+
+
+def test_an_update_of_some_fields_keeps_another_operator_s_change_of_the_others(store):
+    store.create_schedule(hourly("job"), T0)
+    seen_by_ana = store.get_schedule("job")
+    store.update_schedule(dataclasses.replace(seen_by_ana, scheduling_period=2 * H), T0 + M,
+                          fields=["scheduling_period"], actor="bo")
+    store.update_schedule(dataclasses.replace(seen_by_ana, max_expected_duration=10 * M), T0 + 2 * M,
+                          fields=["max_expected_duration"], actor="ana")
+    kept = store.get_schedule("job")
+    assert kept.scheduling_period == 2 * H and kept.max_expected_duration == 10 * M
+    with pytest.raises(ValidationError) as bad:
+        store.update_schedule(seen_by_ana, T0 + 3 * M, fields=["owner_tag"], actor="ana")
+    assert bad.value.field == "fields"

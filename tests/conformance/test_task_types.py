@@ -90,3 +90,51 @@ def test_what_cannot_be_used_is_refused_even_when_not_strict(store, change, fiel
         store.create_task_type(dataclasses.replace(GIT, **change), strict=False)
     assert info.value.field == field
     assert store.list_task_types() == []
+
+
+def actor_seen(store, actor: str) -> str:
+    return "remote-store-tests" if type(store).__name__ == "RemoteStore" else actor
+
+
+def test_an_operator_adds_updates_and_deletes_a_type_each_with_its_event(store):
+    from conftest import T0
+
+    store.add_task_type(GIT, T0, actor="ana")
+    stale = dataclasses.replace(GIT, description="an old form", max_interval=timedelta(days=32))
+    updated = store.update_task_type(stale, T0 + timedelta(minutes=1), fields=["max_interval"], actor="ana")
+    assert updated == dataclasses.replace(GIT, max_interval=timedelta(days=32)) == store.get_task_type(GIT.type)
+    assert store.update_task_type(updated, T0 + timedelta(minutes=2), actor="bo") == updated  # unchanged
+    store.delete_task_type(GIT.type, T0 + timedelta(minutes=3), actor="bo")
+    assert store.get_task_type(GIT.type) is None
+    events = [(e.actor, e.action, e.outcome) for e in reversed(store.list_audit(target="task-type:load-git"))]
+    assert events == [(actor_seen(store, "ana"), "task-type.add", "done: added"),
+                      (actor_seen(store, "ana"), "task-type.update", "done: changed max_interval"),
+                      (actor_seen(store, "bo"), "task-type.update", "done: unchanged"),
+                      (actor_seen(store, "bo"), "task-type.delete", "done: deleted")]
+
+
+def test_a_type_in_use_is_not_deleted_and_its_users_are_named(store):
+    from conftest import T0
+    from helpers import new
+
+    from ostinato.domain.errors import NotFoundError
+    from ostinato.domain.schedules import Schedule, ScheduleKind
+
+    store.create_task_type(GIT)
+    tasks = store.create_tasks([new(f"https://{i}") for i in range(7)])
+    store.create_schedule(Schedule(name="nightly", kind=ScheduleKind.PERIODIC, task_type=GIT.type, created_at=T0,
+                                   scheduling_period=timedelta(days=1)), T0)
+    with pytest.raises(ConflictError) as refused:
+        store.delete_task_type(GIT.type, T0, actor="ana")
+    assert "in use by tasks" in str(refused.value) and "and more" in str(refused.value)
+    assert "schedules nightly" in str(refused.value)
+    named = str(refused.value).split("in use by tasks ")[1].split(" and more")[0]
+    assert len(named.split(", ")) == 5 and {int(i) for i in named.split(", ")} <= {t.id for t in tasks}
+    assert store.get_task_type(GIT.type) == GIT and store.list_audit(target="task-type:load-git") == []
+    with pytest.raises(NotFoundError):
+        store.delete_task_type("load-gti", T0, actor="ana")
+    with pytest.raises(NotFoundError):
+        store.update_task_type(dataclasses.replace(GIT, type="load-gti"), T0, actor="ana")
+    with pytest.raises(ValidationError) as bad:
+        store.update_task_type(dataclasses.replace(GIT, min_interval=timedelta(days=99)), T0, actor="ana")
+    assert bad.value.field == "min_interval" and store.get_task_type(GIT.type) == GIT

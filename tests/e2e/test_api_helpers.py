@@ -36,14 +36,23 @@ class Api:
     def post(self, path: str, body: Any = None, *, scope: str | None = "admin", **kwargs: Any):
         return self.client.post(path, json=body, headers=self.headers(scope), **kwargs)
 
+    def send(self, method: str, path: str, body: Any = None, **kwargs: Any):
+        """A GET with a read token, a POST, PATCH or DELETE with an admin token (unless ``scope`` says)."""
+        if method == "GET":
+            return self.get(path, **kwargs)
+        if method == "POST":
+            return self.post(path, body, **kwargs)
+        scope = kwargs.pop("scope", "admin")
+        return self.client.request(method, path, json=body, headers=self.headers(scope), **kwargs)
+
     def ok(self, method: str, path: str, body: Any = None, *, status: int = 200, **kwargs: Any) -> Any:
-        response = self.get(path, **kwargs) if method == "GET" else self.post(path, body, **kwargs)
+        response = self.send(method, path, body, **kwargs)
         assert response.status_code == status, (path, response.status_code, response.text)
-        return response.json()
+        return response.json() if response.content else None
 
     def error(self, method: str, path: str, body: Any = None, *, status: int = 400, **kwargs: Any) -> dict[str, Any]:
         """The error of a request that must fail with ``status``."""
-        response = self.get(path, **kwargs) if method == "GET" else self.post(path, body, **kwargs)
+        response = self.send(method, path, body, **kwargs)
         assert response.status_code == status, (path, response.status_code, response.text)
         return response.json()["error"]
 

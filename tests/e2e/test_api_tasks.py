@@ -29,6 +29,25 @@ def test_task_types(api):
     assert "already exists" in api.error("POST", "/api/v1/task-types", GIT, status=409)["message"]
 
 
+def test_task_type_update_and_delete_with_their_audit_events(api):
+    api.ok("POST", "/api/v1/task-types", GIT, status=201)
+    changed = api.ok("PATCH", "/api/v1/task-types/load-git", {"max_interval": "32d", "backoff_factor": None})
+    assert changed["max_interval"] == 32 * 86400 and changed["backoff_factor"] is None
+    assert changed["min_interval"] == 43200 and changed["num_retries"] == 3  # the others kept
+    assert api.error("PATCH", "/api/v1/task-types/load-git", {"min_interval": "70d"}, status=400)["field"] == "min_interval"
+    assert api.error("PATCH", "/api/v1/task-types/load-gti", {"num_retries": 1}, status=404)["got"] == "load-gti"
+    assert api.ok("GET", "/api/v1/task-types/load-git") == changed
+    [task] = [api.ok("POST", "/api/v1/tasks", {"type": "load-git", "arguments": {"args": ["https://a"]}}, status=201)]
+    in_use = api.error("DELETE", "/api/v1/task-types/load-git", status=409)["message"]
+    assert f"in use by tasks {task['id']}" in in_use
+    api.store.delete_tasks([task["id"]])
+    api.ok("DELETE", "/api/v1/task-types/load-git", status=204)
+    assert api.error("GET", "/api/v1/task-types/load-git", status=404)
+    actions = [(e.action, e.outcome) for e in reversed(api.store.list_audit(target="task-type:load-git"))]
+    assert actions == [("task-type.add", "done: added"), ("task-type.update", "done: changed backoff_factor, max_interval"),
+                       ("task-type.delete", "done: deleted")]
+
+
 @pytest.mark.parametrize("change, field", [
     ({"default_interval": "soon"}, "default_interval"),
     ({"backoff_factor": 0.5}, "backoff_factor"),

@@ -204,6 +204,25 @@ def test_retry_after_a_failed_run_with_its_audit_event(url):
     assert event["target"] == f"task:{t['id']}" and "@" in event["actor"]
 
 
+def test_task_type_update_and_delete(url):
+    out = ok(url, "task-type", "update", "load-hg", "--max-interval", "32d", "--clear", "retry_delay",
+             "--num-retries", "0").output
+    assert out.startswith("Updated task type load-hg.") and "num_retries: 0" in out and "retry_delay: none" in out
+    shown = ok_json(url, "task-type", "show", "load-hg")
+    assert shown["max_interval"] == 32 * 86400 and shown["default_interval"] == 86400
+    typo = run(url, "task-type", "update", "load-gh", "--num-retries", "1")
+    assert typo.exit_code == 1 and "load-hg" in typo.output  # did you mean
+    both = run(url, "task-type", "update", "load-hg", "--retry-delay", "1h", "--clear", "retry_delay")
+    assert both.exit_code == 2 and both.output.startswith("error: --retry-delay: expected either")
+    assert run(url, "task-type", "update", "load-hg").exit_code == 2
+    t = ok_json(url, "task", "add", "load-hg", "x")
+    in_use = run(url, "task-type", "delete", "load-hg")
+    assert in_use.exit_code == 1 and f"in use by tasks {t['id']}" in in_use.output and "Traceback" not in in_use.output
+    assert ok(url, "task-type", "delete", "load-git").output.strip() == "Deleted task type load-git."
+    actions = [e["action"] for e in ok_json(url, "audit", "list")]
+    assert actions[:2] == ["task-type.delete", "task-type.update"] and actions.count("task-type.add") == 2
+
+
 # -- runs and archive -------------------------------------------------------------
 def _complete_oneshots(url, task_type, count):
     """Run ``count`` ready one-shot tasks of ``task_type`` to an eventful end, through the store API."""

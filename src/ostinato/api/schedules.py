@@ -166,7 +166,7 @@ def update_schedule(name: str, request: Request,
     if "task_type" in given and merged.mode is not RunMode.SEND and ctx.store.get_task_type(merged.task_type) is None:
         raise ValidationError("task_type", "a known task type", merged.task_type)
     now, timing, actor = ctx.clock.now(), ctx.settings.schedule_timing(), request.state.token["name"]
-    updated = ctx.store.update_schedule(merged, now, timing, actor=actor)
+    updated = ctx.store.update_schedule(merged, now, timing, fields=sorted(set(given) - {"enabled"}), actor=actor)
     if "enabled" in given and merged.enabled != updated.enabled:
         change = ctx.store.resume_schedule if merged.enabled else ctx.store.pause_schedule
         updated = change(name, now, timing, actor=actor)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Body, Depends, Path, Query, Request
+from fastapi.responses import JSONResponse, Response
 
 from ..domain.durations import parse_duration, parse_time
 from ..domain.errors import NotFoundError, ValidationError
@@ -25,7 +25,7 @@ from ..domain.tasks import (
     parse_run_status,
     parse_status,
 )
-from .bodies import MAX_ID, TaskBody, TaskTypeBody
+from .bodies import MAX_ID, TaskBody, TaskTypeBody, TaskTypePatchBody
 from .request_handling import (
     ADMIN,
     DEFAULT_LIMIT,
@@ -80,12 +80,37 @@ def get_task_type(type_name: str, ctx: ApiContext = Depends(context)) -> dict[st
 
 
 @router.post("/task-types", dependencies=ADMIN, status_code=201, summary="Declare a task type")
-def create_task_type(body: TaskTypeBody = Body(..., examples=[{
+def create_task_type(request: Request, body: TaskTypeBody = Body(..., examples=[{
         "type": "load-git", "backend_name": "mypkg.loaders:load_git", "description": "Update a git origin",
         "default_interval": "1d", "min_interval": "12h", "max_interval": "64d", "backoff_factor": 2,
         "max_queue_length": 5000, "num_retries": 3, "retry_delay": "1h"}]),
         ctx: ApiContext = Depends(context)) -> dict[str, Any]:
-    return ctx.store.create_task_type(task_type_from_dict(body.fields())).to_dict()
+    added = ctx.store.add_task_type(task_type_from_dict(body.fields()), ctx.clock.now(),
+                                    actor=request.state.token["name"])
+    return added.to_dict()
+
+
+@router.patch("/task-types/{type_name}", dependencies=ADMIN, summary="Change a task type's knobs: the fields given")
+def update_task_type(type_name: str, request: Request, body: TaskTypePatchBody = Body(..., examples=[{
+        "max_interval": "32d", "backoff_factor": None}]), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
+    held = ctx.store.get_task_type(type_name)
+    if held is None:
+        raise NotFoundError("task type", type_name)
+    given = body.fields()
+    if "description" in given and given["description"] is None:
+        raise ValidationError("description", "text (it cannot be cleared)", None)
+    if "backend_name" in given and given["backend_name"] is None:
+        raise ValidationError("backend_name", "the callable its workers run (it cannot be cleared)", None)
+    merged = task_type_from_dict({**held.to_dict(), **given, "type": type_name})
+    return ctx.store.update_task_type(merged, ctx.clock.now(), fields=sorted(given),
+                                      actor=request.state.token["name"]).to_dict()
+
+
+@router.delete("/task-types/{type_name}", dependencies=ADMIN, status_code=204,
+               summary="Delete a task type no task and no schedule uses (409 naming its users otherwise)")
+def delete_task_type(type_name: str, request: Request, ctx: ApiContext = Depends(context)) -> Response:
+    ctx.store.delete_task_type(type_name, ctx.clock.now(), actor=request.state.token["name"])
+    return Response(status_code=204)
 
 
 @router.get("/tasks", dependencies=READ, summary="Search tasks, by id")

@@ -88,10 +88,10 @@ def install(app: AppContext, watch_dirs: tuple[str, ...]) -> None:
     """Create the example task types and tasks (again is harmless)."""
     store = app.store(check_schema=False, create=True)
     prepare_embedded_schema(store)
+    now = app.clock.now()
     for task_type in EXAMPLE_TYPES:
         if store.get_task_type(task_type.type) is None:
-            store.create_task_type(task_type)
-    now = app.clock.now()
+            store.add_task_type(task_type, now, actor=app.actor)
     dirs = [str(Path(d).resolve()) for d in (watch_dirs or (".",))]
     tasks = [NewTask("example-watch", now, TaskArguments((d,))) for d in dirs]
     tasks.append(NewTask("example-flaky", now, TaskArguments((), {"failure_rate": 0.3})))

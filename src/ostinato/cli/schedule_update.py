@@ -78,7 +78,7 @@ def schedule_update(app: AppContext, name: str, as_json: bool, **given: Any) -> 
         if "task_type" in changes and mode is not RunMode.SEND and store.get_task_type(task_type) is None:
             raise ValidationError("--task-type", "a known task type (see `ostinato task-type list`)", task_type)
         updated = store.update_schedule(dataclasses.replace(found, **changes), app.clock.now(),
-                                        app.settings.schedule_timing(), actor=app.actor)
+                                        app.settings.schedule_timing(), fields=sorted(changes), actor=app.actor)
     except ValidationError as exc:
         raise readable(exc, ADD_FLAGS) from None
     if as_json:

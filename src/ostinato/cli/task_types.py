@@ -1,9 +1,11 @@
-"""``ostinato task-type``: declare task types and list them as the original scheduler does."""
+"""``ostinato task-type``: declare, change, delete and list task types (each change audited)."""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import click
 
@@ -13,7 +15,7 @@ from .app import AppContext, command_group, pass_app
 from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval, readable
 
 
-@command_group("task-type", "Declare and list task types.")
+@command_group("task-type", "Declare, change, delete and list task types.")
 def task_type() -> None:
     pass
 
@@ -79,13 +81,76 @@ def add(
         raise ValidationError("default_interval", "either --default-interval or --no-default-interval, not both",
                               format_interval(default_interval))
     store = app.store()
-    created = store.create_task_type(candidate)
+    created = store.add_task_type(candidate, app.clock.now(), actor=app.actor)
     _warn_if_not_importable(app, created)
     if as_json:
         echo_json(created.to_dict())
     else:
         click.echo(f"Created task type {created.type}.")
         _print_task_type(created, verbose=True)
+
+
+#: ``task-type update``'s options: the knob each sets, and whether ``none`` clears it
+_KNOBS = {"backend_name": "backend-name", "description": "description", "default_interval": "default-interval",
+          "min_interval": "min-interval", "max_interval": "max-interval", "backoff_factor": "backoff-factor",
+          "max_queue_length": "max-queue-length", "num_retries": "num-retries", "retry_delay": "retry-delay"}
+
+
+@task_type.command("update")
+@click.argument("type_name", metavar="TYPE")
+@click.option("--backend-name", help="The callable its workers run.")
+@click.option("--description", help="What it does, in words.")
+@click.option("--default-interval", type=DurationType(), help="Interval of new recurring tasks.")
+@click.option("--min-interval", type=DurationType(), help="Shortest interval the backoff may reach.")
+@click.option("--max-interval", type=DurationType(), help="Longest interval the backoff may reach.")
+@click.option("--backoff-factor", type=NumberType(), help="Interval factor after a run (> 1).")
+@click.option("--max-queue-length", type=WholeNumberType(1), help="Most tasks of this type in flight.")
+@click.option("--num-retries", type=WholeNumberType(0), help="Retries after a transient failure.")
+@click.option("--retry-delay", type=DurationType(), help="Delay before a retry.")
+@click.option("--clear", "cleared", multiple=True, type=click.Choice(sorted(k for k in _KNOBS if k not in (
+    "backend_name", "description"))), help="Set this knob to none (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@pass_app
+def update(app: AppContext, type_name: str, cleared: tuple[str, ...], as_json: bool, **given: object) -> None:
+    """Change the knobs of task type TYPE given as options; the others stay as they are.
+
+    Example: ostinato task-type update load-git --max-interval 32d --clear backoff_factor
+    """
+    values = {k: v for k, v in given.items() if v is not None}
+    if both := sorted(set(values) & set(cleared)):
+        raise ValidationError(both[0], f"either --{_KNOBS[both[0]]} or --clear {both[0]}, not both", values[both[0]])
+    if not values and not cleared:
+        raise ValidationError("options", "at least one knob to change (see --help)", None)
+    store = app.store()
+    held = store.get_task_type(type_name)
+    if held is None:
+        known = [t.type for t in store.list_task_types()]
+        raise NotFoundError("task type", repr(type_name) + known_names(type_name, known, none="none declared yet"))
+    changes: dict[str, Any] = {**values, **dict.fromkeys(cleared)}
+    candidate = replace(held, **changes)
+    try:
+        candidate.validated()
+    except ValidationError as exc:
+        raise readable(exc) from None
+    updated = store.update_task_type(candidate, app.clock.now(), fields=[*values, *cleared], actor=app.actor)
+    if as_json:
+        echo_json(updated.to_dict())
+    else:
+        click.echo(f"Updated task type {updated.type}.")
+        _print_task_type(updated, verbose=True)
+
+
+@task_type.command("delete")
+@click.argument("type_name", metavar="TYPE")
+@pass_app
+def delete(app: AppContext, type_name: str) -> None:
+    """Delete task type TYPE, which no task and no schedule may use (they are named if some do)."""
+    store = app.store()
+    if store.get_task_type(type_name) is None:
+        known = [t.type for t in store.list_task_types()]
+        raise NotFoundError("task type", repr(type_name) + known_names(type_name, known, none="none declared yet"))
+    store.delete_task_type(type_name, app.clock.now(), actor=app.actor)
+    click.echo(f"Deleted task type {type_name}.")
 
 
 @task_type.command("list")

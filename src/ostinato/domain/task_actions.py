@@ -1,5 +1,6 @@
-"""What an operator may do to a task and its runs: the rule of a retry, checked by every path
-(the console, the API, the CLI, Python, the store RPC) through the store's verb, under the run's lock."""
+"""What an operator may do to a task, its runs and its type: the rule of a retry, and why a task type in
+use is not deleted, checked by every path (the console, the API, the CLI, Python, the store RPC) through
+the store's verbs, under their locks."""
 
 from __future__ import annotations
 
@@ -25,4 +26,17 @@ def retry_refusal(run: TaskRun, task: Task) -> str | None:
     return None
 
 
-__all__ = ["IN_FLIGHT", "RETRIED_RUNS", "retry_refusal"]
+def task_type_in_use(name: str, tasks: list[int], schedules: list[str], named: int) -> str:
+    """The refusal of deleting a type still used: its users named (at most ``named`` of each kind)."""
+    users = []
+    if tasks:
+        more = " and more" if len(tasks) > named else ""
+        users.append(f"tasks {', '.join(str(t) for t in tasks[:named])}{more}")
+    if schedules:
+        more = " and more" if len(schedules) > named else ""
+        users.append(f"schedules {', '.join(schedules[:named])}{more}")
+    return (f"task type {name!r} is in use by {' and by '.join(users)}: nothing deleted "
+            "(archive or delete those first)")
+
+
+__all__ = ["IN_FLIGHT", "RETRIED_RUNS", "retry_refusal", "task_type_in_use"]

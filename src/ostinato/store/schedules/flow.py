@@ -18,7 +18,7 @@ from typing import Any
 from ...domain.audit import AuditEvent, one_line, target_of
 from ...domain.blackouts import parse_blackout_periods
 from ...domain.declarations import DEFINITION_FIELDS
-from ...domain.errors import ConflictError, NotFoundError
+from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
 from ...domain.schedule_watch import StealStep, steal_step
 from ...domain.schedules import (
@@ -103,8 +103,11 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
         return schedule
 
     def update_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
-                        actor: str) -> Schedule:
+                        fields: Sequence[str] | None = None, actor: str) -> Schedule:
         schedule = schedule.validated()
+        wanted = DEFINITION_FIELDS if fields is None else tuple(fields)
+        if unknown := sorted(set(wanted) - set(DEFINITION_FIELDS)):
+            raise ValidationError("fields", "names of a schedule's definition fields", unknown)
         event = AuditEvent(now, actor, "schedule.update", target_of("schedule", schedule.name), "done").validated()
         with self.db.write() as conn:
             row = self._locked(conn, schedule.name)
@@ -112,7 +115,7 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             if held.declared_by:
                 raise ConflictError(f"schedule {schedule.name!r} is declared by {held.declared_by}: change it there "
                                     "(its next start-up would undo this)")
-            changed = sorted(f for f in DEFINITION_FIELDS if getattr(schedule, f) != getattr(held, f))
+            changed = sorted(f for f in wanted if getattr(schedule, f) != getattr(held, f))
             updated = dataclasses.replace(held, **{f: getattr(schedule, f) for f in changed}).validated()
             if changed:
                 conn.execute(self._schedules.update_schedule,

@@ -56,10 +56,11 @@ class ScheduleStore(abc.ABC):
 
     @abc.abstractmethod
     def update_schedule(self, schedule: Schedule, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
-                        actor: str) -> Schedule:
+                        fields: Sequence[str] | None = None, actor: str) -> Schedule:
         """Give the schedule of that name the definition of ``schedule`` (the fields of
-        ``domain.declarations.DEFINITION_FIELDS``), under the row's lock: its state (runs, owner, start
-        times, paused or not) stays as the row holds it, so a run's end committed meanwhile is kept. The
+        ``domain.declarations.DEFINITION_FIELDS``, or only those named in ``fields``: another operator's
+        change of the others, committed meanwhile, is kept), under the row's lock: its state (runs, owner,
+        start times, paused or not) stays as the row holds it, so a run's end committed meanwhile is kept. The
         audit event ``schedule.update`` of ``actor`` (the fields changed) in the same transaction. The
         schedule as saved. NotFoundError if missing; ConflictError for one declared in code (change it
         there); ValidationError for a definition that cannot be kept; nothing written on a refusal."""

@@ -16,7 +16,7 @@ from typing import Any
 from ...domain.audit import AuditEvent, target_of
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.limits import check_whole
-from ...domain.task_actions import IN_FLIGHT, retry_refusal
+from ...domain.task_actions import IN_FLIGHT, retry_refusal, task_type_in_use
 from ...domain.tasks import (
     PRIORITY_ORDER,
     NewTask,
@@ -37,6 +37,8 @@ from .batches import Part, TaskBatch, apart_by, check_type_names
 from .interface import ArchivedTask, TaskActivity, TaskStore
 from .rows import grabbed_tasks, run_of, task_of, task_state_of, task_type_of
 
+#: the users of a task type a refused deletion names, at most
+USERS_NAMED = 5
 #: the lock that serialises task creators, so that two of them cannot both create the same pending task
 CREATE_TASKS_LOCK = "ostinato.create_tasks"
 #: tasks per statement of ``create_tasks``: a part is checked and keyed while the server writes the one before
@@ -53,9 +55,49 @@ class TaskFlow(TaskStore):
 
     # -- task types -------------------------------------------------------
     def create_task_type(self, task_type: TaskType, *, strict: bool = True) -> TaskType:
-        task_type.validated(strict=strict)
+        return self._insert_task_type(task_type, strict, None)
+
+    def add_task_type(self, task_type: TaskType, now: datetime, *, actor: str) -> TaskType:
+        event = AuditEvent(now, actor, "task-type.add", target_of("task-type", task_type.type), "done: added")
+        return self._insert_task_type(task_type, True, event.validated())
+
+    def update_task_type(self, task_type: TaskType, now: datetime, *, fields: Sequence[str] | None = None,
+                         actor: str) -> TaskType:
+        knobs = [f.name for f in dataclasses.fields(TaskType) if f.name != "type"]
+        wanted = knobs if fields is None else list(fields)
+        if unknown := sorted(set(wanted) - set(knobs)):
+            raise ValidationError("fields", f"names among {', '.join(knobs)}", unknown)
+        event = AuditEvent(now, actor, "task-type.update", target_of("task-type", task_type.type), "done").validated()
+        with self.db.write() as conn:
+            row = conn.execute(self._tasks.task_type_for_update, {"type": task_type.type}).fetchone()
+            if row is None:
+                raise NotFoundError("task type", task_type.type)
+            held = task_type_of(self.db, row)
+            changed = [f for f in wanted if getattr(task_type, f) != getattr(held, f)]
+            updated = dataclasses.replace(held, **{f: getattr(task_type, f) for f in changed}).validated()
+            if changed:
+                conn.execute(self._tasks.update_task_type, self._task_type_params(updated))
+            outcome = f"done: changed {', '.join(changed)}" if changed else "done: unchanged"
+            write_audit(self.db, conn, dataclasses.replace(event, outcome=outcome))
+        return updated
+
+    def delete_task_type(self, name: str, now: datetime, *, actor: str) -> None:
+        event = AuditEvent(now, actor, "task-type.delete", target_of("task-type", name), "done: deleted").validated()
+        with self.db.write() as conn:
+            self.db.lock(conn, CREATE_TASKS_LOCK)  # no task of it created meanwhile
+            if conn.execute(self._tasks.task_type_for_update, {"type": name}).fetchone() is None:
+                raise NotFoundError("task type", name)
+            tasks = sorted(r["id"] for r in conn.execute(self._tasks.tasks_of_type, {"type": name, "limit": USERS_NAMED + 1}))
+            schedules = [r["name"] for r in conn.execute(self._tasks.schedules_of_type,
+                                                         {"type": name, "limit": USERS_NAMED + 1})]
+            if tasks or schedules:
+                raise ConflictError(task_type_in_use(name, tasks, schedules, USERS_NAMED))
+            conn.execute(self._tasks.delete_task_type, {"type": name})
+            write_audit(self.db, conn, event)
+
+    def _task_type_params(self, task_type: TaskType) -> dict[str, Any]:
         interval = self.db.interval
-        params = {
+        return {
             "type": task_type.type,
             "description": task_type.description,
             "backend_name": task_type.backend_name,
@@ -67,9 +109,14 @@ class TaskFlow(TaskStore):
             "num_retries": task_type.num_retries,
             "retry_delay": interval(task_type.retry_delay),
         }
+
+    def _insert_task_type(self, task_type: TaskType, strict: bool, event: AuditEvent | None) -> TaskType:
+        task_type.validated(strict=strict)
         try:
             with self.db.write() as conn:
-                conn.execute(self._tasks.insert_task_type, params)
+                conn.execute(self._tasks.insert_task_type, self._task_type_params(task_type))
+                if event is not None:
+                    write_audit(self.db, conn, event)
         except Exception as exc:
             if not self.db.is_unique_violation(exc):
                 raise
@@ -95,9 +142,9 @@ class TaskFlow(TaskStore):
         db = self.db
         names = check_type_names(tasks)
         with db.write(batch=True) as conn:
+            db.lock(conn, CREATE_TASKS_LOCK)  # before the types are read: a type is deleted under this lock too
             batch = TaskBatch(tasks, self._task_types_in(conn, names), db.digest, one_shot_by_next_run=one_shot_by_next_run,
                               clamp=clamp)
-            db.lock(conn, CREATE_TASKS_LOCK)
             with db.pipeline(conn):  # a part checked and keyed while the server writes the one before
                 sent = None
                 for start in range(0, len(tasks), CREATE_PART):

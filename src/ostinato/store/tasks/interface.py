@@ -56,6 +56,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "in_flight_backend_ids": "read", "list_task_runs": "read", "list_task_types": "read", "mark_lost_runs": "admin",
     "peek_ready_tasks": "read", "record_run_events": "admin", "search_tasks": "read", "set_task_status": "admin",
     "task_activity": "read", "disable_tasks": "admin", "respawn_tasks": "admin", "retry_task_run": "admin",
+    "add_task_type": "admin", "update_task_type": "admin", "delete_task_type": "admin",
 }
 NOT_REMOTE: dict[str, str] = {}
 
@@ -69,6 +70,25 @@ class TaskStore(abc.ABC):
         """Store a new task type; ConflictError if its name is taken. ``strict=False`` keeps a type the
         swh protocol's store keeps, as given (``TaskType.validated``); ValidationError naming the field
         for what cannot be kept."""
+
+    @abc.abstractmethod
+    def add_task_type(self, task_type: TaskType, now: datetime, *, actor: str) -> TaskType:
+        """An operator's :meth:`create_task_type` (strict), with the audit event ``task-type.add`` of ``actor``
+        in the same transaction."""
+
+    @abc.abstractmethod
+    def update_task_type(self, task_type: TaskType, now: datetime, *, fields: Sequence[str] | None = None,
+                         actor: str) -> TaskType:
+        """Set the knobs named in ``fields`` (every knob if None) to ``task_type``'s (its name says which type),
+        the others as stored, under the type's lock, with the audit event ``task-type.update`` of ``actor``
+        naming the knobs changed; the type as kept. NotFoundError if there is none, ValidationError naming
+        the field for a knob that cannot be kept (nothing changed then)."""
+
+    @abc.abstractmethod
+    def delete_task_type(self, name: str, now: datetime, *, actor: str) -> None:
+        """Delete a type no task and no schedule uses, with the audit event ``task-type.delete`` of ``actor``;
+        NotFoundError if there is none; ConflictError naming a few of its users if it is used (nothing
+        deleted). Task creators wait for it: no task of it is created meanwhile."""
 
     @abc.abstractmethod
     def get_task_type(self, name: str) -> TaskType | None: ...

@@ -13,6 +13,27 @@ VALUES (%(type)s, %(description)s, %(backend_name)s, %(default_interval)s, %(min
 -- name: get_task_type
 SELECT * FROM task_type WHERE type = %(type)s;
 
+-- name: task_type_for_update
+SELECT * FROM task_type WHERE type = %(type)s
+FOR UPDATE;
+
+-- name: update_task_type
+UPDATE task_type SET description = %(description)s, backend_name = %(backend_name)s,
+       default_interval = %(default_interval)s, min_interval = %(min_interval)s, max_interval = %(max_interval)s,
+       backoff_factor = %(backoff_factor)s, max_queue_length = %(max_queue_length)s, num_retries = %(num_retries)s,
+       retry_delay = %(retry_delay)s
+WHERE type = %(type)s;
+
+-- name: tasks_of_type
+-- a few of a type's tasks, to name them: any few (no order), an index walk on task_dedup_idx (keyed by type first)
+SELECT id FROM task WHERE type = %(type)s LIMIT %(limit)s;
+
+-- name: schedules_of_type
+SELECT name FROM schedule WHERE task_type = %(type)s ORDER BY name LIMIT %(limit)s;
+
+-- name: delete_task_type
+DELETE FROM task_type WHERE type = %(type)s;
+
 -- name: list_task_types
 SELECT * FROM task_type ORDER BY type;
 

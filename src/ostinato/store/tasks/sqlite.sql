@@ -11,6 +11,26 @@ VALUES (:type, :description, :backend_name, :default_interval, :min_interval, :m
 -- name: get_task_type
 SELECT * FROM task_type WHERE type = :type;
 
+-- name: task_type_for_update
+SELECT * FROM task_type WHERE type = :type;
+
+-- name: update_task_type
+UPDATE task_type SET description = :description, backend_name = :backend_name,
+       default_interval = :default_interval, min_interval = :min_interval, max_interval = :max_interval,
+       backoff_factor = :backoff_factor, max_queue_length = :max_queue_length, num_retries = :num_retries,
+       retry_delay = :retry_delay
+WHERE type = :type;
+
+-- name: tasks_of_type
+-- a few of a type's tasks, to name them: any few (no order), an index walk on task_dedup_idx (keyed by type first)
+SELECT id FROM task WHERE type = :type LIMIT :limit;
+
+-- name: schedules_of_type
+SELECT name FROM schedule WHERE task_type = :type ORDER BY name LIMIT :limit;
+
+-- name: delete_task_type
+DELETE FROM task_type WHERE type = :type;
+
 -- name: list_task_types
 SELECT * FROM task_type ORDER BY type;
 
