@@ -92,7 +92,7 @@ def seed(dsn: str, data: Dataset, now: datetime, statuses: int, tasks: int, sche
         metrics = store.update_origin_metrics(now)
         timings["tasks_schedules_metrics_s"] = time.monotonic() - lap
         secret = new_secret()
-        store.create_api_token("bench-reader", "read", hash_secret(secret), now)
+        store.create_api_token("bench-reader", "read", hash_secret(secret), now, actor="bench")
     finally:
         store.close()
     lap = time.monotonic()

@@ -113,7 +113,7 @@ class Worker:
 
     def step(self, current: Round) -> None:
         verb = self.random.choices(self.verbs, self.weights)[0]
-        getattr(self, verb)(current, current.clock.now())
+        getattr(self, verb)(current, current.clock.now)  # each verb reads the clock once it has chosen its target
         with current.model.lock:
             current.model.operations[verb] += 1
 
@@ -132,9 +132,10 @@ class Worker:
     def _name(self, current: Round) -> str:
         return self.random.choice(current.model.schedules)
 
-    def start(self, current: Round, now: datetime) -> None:
+    def start(self, current: Round, clock: Callable[[], datetime]) -> None:
         self.count += 1
         tag = f"r{current.number}-w{self.index}-{self.count}"
+        now = clock()
         picked = self.store.pick_schedule(node="n1", owner_name=f"w{self.index}", tag=tag, now=now)
         if picked is None:
             return
@@ -142,13 +143,20 @@ class Worker:
         model = current.model
         with model.lock:
             model.picked[tag] = name
-            for other in sorted(model.live[name]):  # a tag the model still holds: running in the store too?
-                runs = {r.owner_tag: r for r in self.store.list_schedule_runs(name, limit=50)}
+            if not model.live[name]:
+                model.live[name].add(tag)
+                return
+            # a run the model still holds: both running in the store at once is two copies; else one of them was
+            # taken over before its picker told the model (a thread held up past the steal's grace)
+            runs = {r.owner_tag: r for r in self.store.list_schedule_runs(name, limit=50)}
+            if runs[tag].status is not RunStatus.RUNNING:
+                return
+            for other in sorted(model.live[name]):
                 if other in runs and runs[other].status is RunStatus.RUNNING:
                     model.violations.append(f"{name}: {tag} picked at {now:%H:%M:%S} while {other} still runs (since "
                                             f"{runs[other].started_at:%H:%M:%S}): two running copies")
                 else:
-                    model.live[name].discard(other)  # taken over, the steal's answer not yet told
+                    model.live[name].discard(other)
             model.live[name].add(tag)
 
     def _live(self, current: Round) -> tuple[str, str] | None:
@@ -156,12 +164,13 @@ class Worker:
             going = [(n, t) for n, tags in current.model.live.items() for t in sorted(tags)]
         return self.random.choice(going) if going else None
 
-    def ping(self, current: Round, now: datetime) -> None:
+    def ping(self, current: Round, clock: Callable[[], datetime]) -> None:
         found = self._live(current)
         if found is not None:
+            now = clock()
             self.store.ping_schedule(found[0], found[1], now)
 
-    def end(self, current: Round, now: datetime) -> None:
+    def end(self, current: Round, clock: Callable[[], datetime]) -> None:
         model = current.model
         with model.lock:
             going = [(n, t) for n, tags in model.live.items() for t in sorted(tags)]
@@ -171,6 +180,7 @@ class Worker:
             model.live[name].discard(tag)
             model.ending[name].add(tag)
         told = self.random.choice((RunStatus.SUCCEEDED, RunStatus.FAILED))
+        now = clock()
         kept = self.store.end_schedule_run(name, tag, status=told, ended=now, timing=TIMING)
         with model.lock:
             model.ending[name].discard(tag)
@@ -179,40 +189,46 @@ class Worker:
             else:
                 model.refused_ends.add(tag)
 
-    def steal(self, current: Round, now: datetime) -> None:
+    def steal(self, current: Round, clock: Callable[[], datetime]) -> None:
         model = current.model
         with model.lock:  # the model learns what was taken at once: no pick of it registers before
+            now = clock()
             taken = self.store.steal_silent_schedules(now, TIMING)["taken"]
             for name in taken:
                 if name in model.live:
                     model.live[name].clear()
 
-    def pause(self, current: Round, now: datetime) -> None:
+    def pause(self, current: Round, clock: Callable[[], datetime]) -> None:
         name = self._name(current)
+        now = clock()
         self._audited(current, "schedule.pause", target_of("schedule", name),
                       lambda: current.verbs.pause(self.store, name, now, f"w{self.index}"))
 
-    def resume(self, current: Round, now: datetime) -> None:
+    def resume(self, current: Round, clock: Callable[[], datetime]) -> None:
         name = self._name(current)
+        now = clock()
         self._audited(current, "schedule.resume", target_of("schedule", name),
                       lambda: current.verbs.resume(self.store, name, now, f"w{self.index}"))
 
-    def patch(self, current: Round, now: datetime) -> None:
+    def patch(self, current: Round, clock: Callable[[], datetime]) -> None:
         name = self._name(current)
         seen = self.store.get_schedule(name)  # the form the operator edits: its definition only is applied
         if seen is None:
             return
         changed = dataclasses.replace(seen, scheduling_period=self.random.choice(PERIODS))
+        now = clock()
         self._audited(current, "schedule.update", target_of("schedule", name),
                       lambda: self.store.update_schedule(changed, now, TIMING, actor=f"w{self.index}"))
 
-    def run_now(self, current: Round, now: datetime) -> None:
+    def run_now(self, current: Round, clock: Callable[[], datetime]) -> None:
         name = self._name(current)
+        now = clock()
         self._audited(current, "schedule.run-now", target_of("schedule", name),
                       lambda: self.store.request_schedule_run(name, now, TIMING, actor=f"w{self.index}"))
 
     # -- tasks -------------------------------------------------------------------------------------------
-    def grab(self, current: Round, now: datetime) -> None:
+    def grab(self, current: Round, clock: Callable[[], datetime]) -> None:
+        now = clock()
         grabbed = self.store.grab_ready_tasks(current.task_type, now, 2, backend_id=f"w{self.index}")
         model = current.model
         with model.lock:
@@ -225,7 +241,7 @@ class Worker:
                                             "two running copies")
                 others.add(run)
 
-    def task_end(self, current: Round, now: datetime) -> None:
+    def task_end(self, current: Round, clock: Callable[[], datetime]) -> None:
         model = current.model
         with model.lock:
             going = [(t, r) for t, runs in model.in_flight.items() for r in sorted(runs)]
@@ -235,24 +251,27 @@ class Worker:
             model.in_flight[task].discard(run)
         told = self.random.choice((TaskRunStatus.EVENTFUL, TaskRunStatus.UNEVENTFUL, TaskRunStatus.FAILED,
                                    TaskRunStatus.PERMFAILED))
+        now = clock()
         self.store.record_run_events([RunEvent(run, TaskRunStatus.STARTED, now),
                                       RunEvent(run, told, now + timedelta(seconds=1))])
         with model.lock:
             model.task_ends[run] = told
 
-    def disable(self, current: Round, now: datetime) -> None:
+    def disable(self, current: Round, clock: Callable[[], datetime]) -> None:
         task = self.random.choice(current.model.tasks)
+        now = clock()
         changed = self.store.disable_tasks([task], now, actor=f"w{self.index}")
         with current.model.lock:
             current.model.audited[("task.disable", target_of("task", task))] += len(changed)
 
-    def enable(self, current: Round, now: datetime) -> None:
+    def enable(self, current: Round, clock: Callable[[], datetime]) -> None:
         task = self.random.choice(current.model.tasks)
+        now = clock()
         changed = current.verbs.enable(self.store, task, now, f"w{self.index}")
         with current.model.lock:
             current.model.audited[("task.enable", target_of("task", task))] += len(changed)
 
-    def retry(self, current: Round, now: datetime) -> None:
+    def retry(self, current: Round, clock: Callable[[], datetime]) -> None:
         with current.model.lock:
             ended = [run for run, told in current.model.task_ends.items()
                      if told in (TaskRunStatus.FAILED, TaskRunStatus.PERMFAILED)]
@@ -260,6 +279,7 @@ class Worker:
             return
         run = self.random.choice(ended)
         task = current.model.grabbed[run]
+        now = clock()
         self._audited(current, "task.retry", target_of("task", task),
                       lambda: current.verbs.retry(self.store, run, now, f"w{self.index}"))
 

@@ -90,7 +90,7 @@ def main() -> None:
         secret = new_secret()
         with open_store(db) as store:
             store.init_schema()
-            store.create_api_token("bench", "admin", hash_secret(secret), NOW)
+            store.create_api_token("bench", "admin", hash_secret(secret), NOW, actor="bench")
             names = {(where, size): fill(store, options.calls * size, f"{where}-{size}")
                      for where in ("direct", "remote") for size in sizes}
         port = free_port()

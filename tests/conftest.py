@@ -167,7 +167,7 @@ def remote_store(sqlite_store, api_server) -> Iterator[Store]:
     from ostinato.remote import RemoteStore
 
     secret = new_secret()
-    sqlite_store.create_api_token("remote-store-tests", "admin", hash_secret(secret), T0)
+    sqlite_store.create_api_token("remote-store-tests", "admin", hash_secret(secret), T0, actor="tests")
     api_server.app.current = create_app(sqlite_store)
     remote = RemoteStore(api_server.url, secret)
     yield remote

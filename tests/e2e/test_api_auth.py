@@ -54,7 +54,7 @@ def test_an_admin_token_reads_and_writes(api):
 
 
 def test_a_revoked_token_is_refused(api, clock):
-    api.store.revoke_api_token("reader", clock.now())
+    api.store.revoke_api_token("reader", clock.now(), actor="tests")
     error = api.error("GET", "/api/v1/tasks", status=401)
     assert "revoked" in error["message"]
 
@@ -70,6 +70,7 @@ def test_openapi_lists_every_endpoint_and_the_docs_are_served(api):
     paths = document["paths"]
     expected = {
         ("/api/v1/task-types", "get"), ("/api/v1/task-types", "post"), ("/api/v1/task-types/{type_name}", "get"),
+        ("/api/v1/task-types/{type_name}", "patch"), ("/api/v1/task-types/{type_name}", "delete"),
         ("/api/v1/tasks", "get"), ("/api/v1/tasks", "post"), ("/api/v1/tasks/{task_id}", "get"),
         ("/api/v1/task-runs", "get"), ("/api/v1/schedules", "get"), ("/api/v1/schedules", "post"),
         ("/api/v1/schedules/{name}", "get"), ("/api/v1/schedules/{name}", "patch"),
@@ -137,7 +138,7 @@ def test_token_commands(fresh_url):
 def test_token_command_errors(fresh_url):
     assert _run(fresh_url, "db", "init").exit_code == 0
     bad_scope = _run(fresh_url, "token", "add", "x", "--scope", "write")
-    assert bad_scope.exit_code == 2 and "scope: expected read or admin" in bad_scope.output
+    assert bad_scope.exit_code == 2 and "scope: expected read, worker or admin" in bad_scope.output
     assert _run(fresh_url, "token", "add", "x", "--scope", "read").exit_code == 0
     taken = _run(fresh_url, "token", "add", "x", "--scope", "admin")
     assert taken.exit_code == 1 and "already exists" in taken.output

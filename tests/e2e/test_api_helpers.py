@@ -15,7 +15,7 @@ from ostinato.store import Store
 
 
 class Api:
-    """A TestClient over ``create_app(store)`` with tokens ``reader`` (read) and ``admin`` (admin),
+    """A TestClient over ``create_app(store)`` with tokens ``reader`` (read), ``machine`` (worker) and ``admin``,
     their names prefixed by ``tokens`` (several apps over one store)."""
 
     def __init__(self, store: Store, clock: Clock, settings: Settings | None = None, *, tokens: str = "", **options: Any):
@@ -23,9 +23,9 @@ class Api:
         self.app = create_app(store, settings or Settings(), clock, **options)
         self.client = TestClient(self.app)
         self.secrets = {}
-        for name, scope in (("reader", "read"), ("admin", "admin")):
+        for name, scope in (("reader", "read"), ("machine", "worker"), ("admin", "admin")):
             self.secrets[scope] = new_secret()
-            store.create_api_token(tokens + name, scope, hash_secret(self.secrets[scope]), clock.now())
+            store.create_api_token(tokens + name, scope, hash_secret(self.secrets[scope]), clock.now(), actor="tests")
 
     def headers(self, scope: str | None) -> dict[str, str]:
         return {} if scope is None else {"Authorization": f"Bearer {self.secrets[scope]}"}

@@ -27,7 +27,7 @@ def test_serve(tmp_path):
     with open_store(url) as store:
         store.init_schema()
         for scope, secret in secrets.items():
-            store.create_api_token(scope, scope, hash_secret(secret), store_now())
+            store.create_api_token(scope, scope, hash_secret(secret), store_now(), actor="tests")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")}
     server = subprocess.Popen([sys.executable, "-c", LAUNCH, "--db", url, "api", "serve", "--host", "127.0.0.1",
@@ -67,7 +67,7 @@ def test_the_console_address_printed_at_start_answers(tmp_path):
     secret = new_secret()
     with open_store(url) as store:
         store.init_schema()
-        store.create_api_token("reader", "read", hash_secret(secret), store_now())
+        store.create_api_token("reader", "read", hash_secret(secret), store_now(), actor="tests")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OSTINATO_")}
     server = subprocess.Popen([sys.executable, "-c", LAUNCH, "--db", url, "api", "serve", "--host", "127.0.0.1",

@@ -45,7 +45,7 @@ def test_no_token_no_data(seeded, store, clock):
         assert 'action="/dashboard/login"' in answer.text and "bills-ca" not in answer.text
         assert answer.headers["cache-control"] == "no-store"
     assert "unknown token" in client.get("/", headers={"Cookie": f"{COOKIE}=not-a-token"}).text
-    store.revoke_api_token("dashboard-read", clock.now())
+    store.revoke_api_token("dashboard-read", clock.now(), actor="tests")
     revoked = client.get("/", headers=bearer(secrets["read"]))
     assert revoked.status_code == 401 and "was revoked" in revoked.text and "bills-ca" not in revoked.text
 

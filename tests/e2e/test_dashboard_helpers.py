@@ -26,7 +26,7 @@ def tokens(store: Store, clock: ManualClock) -> dict[str, str]:
     """A read and an admin token; their secrets by scope."""
     secrets = {"read": new_secret(), "admin": new_secret()}
     for scope, secret in secrets.items():
-        store.create_api_token(f"dashboard-{scope}", scope, hash_secret(secret), clock.now())
+        store.create_api_token(f"dashboard-{scope}", scope, hash_secret(secret), clock.now(), actor="tests")
     return secrets
 
 

@@ -140,7 +140,7 @@ def test_a_standby_too_far_behind_or_stopped_sends_reads_to_the_primary(primary,
 def test_the_api_says_where_each_answer_was_read(stores, standby):
     writer, routing = stores
     secret = new_secret()
-    writer.create_api_token("reader", "read", hash_secret(secret), T0)
+    writer.create_api_token("reader", "read", hash_secret(secret), T0, actor="tests")
     writer.create_schedule(schedule("shown"), T0)
     replayed(standby, "shown")
     client = TestClient(create_app(routing, Settings(), ManualClock(T0)))

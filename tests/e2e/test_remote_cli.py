@@ -39,7 +39,7 @@ def server(tmp_path_factory):
     with open_store(db) as store:
         store.init_schema()
         for scope, secret in secrets.items():
-            store.create_api_token(scope, scope, hash_secret(secret), datetime.now(UTC))
+            store.create_api_token(scope, scope, hash_secret(secret), datetime.now(UTC), actor="tests")
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "ostinato", "--db", db, "api", "serve", "--port", str(port),
                                 "--log-level", "warning"], cwd=tmp_path, env=clean_env(),

@@ -25,7 +25,7 @@ MSGPACK = {"content-type": "application/x-msgpack", "accept": "application/x-msg
 @pytest.fixture(params=["sqlite_store", "pg_store"])
 def client(request):
     store = request.getfixturevalue(request.param)
-    store.create_api_token("t", "admin", hash_secret("secret"), NOW)
+    store.create_api_token("t", "admin", hash_secret("secret"), NOW, actor="tests")
     with TestClient(create_app(store, ManualClock(NOW))) as client:
         client.headers["authorization"] = "Bearer secret"
         client.app_store = store

@@ -21,7 +21,7 @@ MSGPACK = {"content-type": "application/x-msgpack", "accept": "application/x-msg
 def client(sqlite_store):
     from datetime import datetime
 
-    sqlite_store.create_api_token("t", "admin", hash_secret("secret"), datetime.now(UTC))
+    sqlite_store.create_api_token("t", "admin", hash_secret("secret"), datetime.now(UTC), actor="tests")
     with TestClient(create_app(sqlite_store)) as client:
         client.headers["authorization"] = "Bearer secret"
         yield client
@@ -114,7 +114,7 @@ def test_a_token_is_needed_and_a_read_token_only_reads(client, sqlite_store):
 
     status, answer = post(client, "task_type/get_all", {}, {**MSGPACK, "authorization": ""})
     assert status == 401 and answer["field"] == "authorization"
-    sqlite_store.create_api_token("r", "read", hash_secret("reader"), datetime.now(UTC))
+    sqlite_store.create_api_token("r", "read", hash_secret("reader"), datetime.now(UTC), actor="tests")
     reader = {**MSGPACK, "authorization": "Bearer reader"}
     assert post(client, "task_type/get_all", {}, reader)[0] == 200
     assert post(client, "task_type/create", {"task_type": task_type()}, reader)[0] == 403

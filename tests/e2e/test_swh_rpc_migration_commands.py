@@ -31,7 +31,7 @@ LOAD_GIT = TaskType("load-git", "Load git", "swh.loader.git.tasks.UpdateGitRepos
 def new_store(tmp_path, name):
     store = open_store(f"sqlite:///{tmp_path}/{name}.db", create=True)
     store.init_schema()
-    store.create_api_token("t", "admin", hash_secret("secret"), NOW)
+    store.create_api_token("t", "admin", hash_secret("secret"), NOW, actor="tests")
     return store
 
 

@@ -163,6 +163,15 @@ def test_ewma_and_run_end():
     assert bad.average_good_duration == good.average_good_duration
 
 
+def test_a_run_that_seems_to_end_before_it_started_lasted_no_time():
+    """A clock stepped back (or an end told by another machine) keeps the average a duration the schedule
+    can be saved with, as the operator's update saves it."""
+    first = apply_run_end(periodic(), T0, T0 + 10 * M, True)
+    backwards = apply_run_end(first, T0 + H, T0 + H - 5 * M, True)
+    assert backwards.average_good_duration is not None and backwards.average_good_duration >= timedelta(0)
+    assert backwards.validated() == backwards
+
+
 def test_overruns():
     s = periodic(max_expected_duration=H, max_allowed_duration=2 * H, owner_started_at=T0, owner_tag="t",
                  blackout_periods=(BlackoutPeriod(time(16), time(17)),))

@@ -113,7 +113,7 @@ def json_safe(value: Any) -> Any:
 
 
 # -- authentication -----------------------------------------------------------------
-bearer = HTTPBearer(auto_error=False, description="An API token: `ostinato token add NAME --scope read|admin`.")
+bearer = HTTPBearer(auto_error=False, description="An API token: `ostinato token add NAME --scope read|worker|admin`.")
 
 
 def _authorize(request: Request, credentials: HTTPAuthorizationCredentials | None, needed: str) -> dict[str, Any]:
@@ -134,8 +134,13 @@ def _authorize(request: Request, credentials: HTTPAuthorizationCredentials | Non
 
 
 def read_access(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
-    """A token of scope read or admin."""
+    """A token of any scope (read, worker or admin)."""
     return _authorize(request, credentials, "read")
+
+
+def worker_access(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
+    """A token of scope worker or admin."""
+    return _authorize(request, credentials, "worker")
 
 
 def admin_access(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
@@ -144,7 +149,10 @@ def admin_access(request: Request, credentials: HTTPAuthorizationCredentials | N
 
 
 READ = [Depends(read_access)]
+WORKER = [Depends(worker_access)]
 ADMIN = [Depends(admin_access)]
+#: the dependencies of each scope
+BY_SCOPE = {"read": READ, "worker": WORKER, "admin": ADMIN}
 
 
 # -- paging -------------------------------------------------------------------------

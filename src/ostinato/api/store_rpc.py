@@ -6,11 +6,11 @@ offers its storage as an "HTTP-based RPC service".
 The body is a JSON object of the method's arguments by name, the answer
 ``{"result": …}``, both in the codec's forms (``ostinato.remote.codec``: times
 ISO 8601 with a zone, durations in seconds, dataclasses as objects of their
-fields), and each verb's JSON Schema is in the OpenAPI description. Verbs that
-only read need a read token, the others an admin token (each verb's list says which).
+fields), and each verb's JSON Schema is in the OpenAPI description. Each verb needs a token of the scope
+its role's list gives it, or above (``domain.access``: read, worker, admin; docs/reference/security.md).
 Errors are the API's usual body, with ``type`` (and ``record``, ``kind``, ``key``) so that
 the client raises what the store raised. Not served: creating or upgrading the schema, API
-tokens, imports, and waiting for schedule changes (each role's list in ``remote.verbs`` says why).
+tokens, imports, writing audit events, and waiting for schedule changes (each role's list says why).
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..domain.errors import OstinatoError, ValidationError
-from ..remote import verbs
 from ..remote.verbs import Verb, error_status_and_body, store_verbs
-from .request_handling import ADMIN, READ, context
+from .request_handling import BY_SCOPE, context
 
 router = APIRouter(prefix="/api/v1/store", tags=["store"])
 #: the largest request body read, in bytes (a bulk of listed origins or tasks fits many times)
@@ -87,7 +86,7 @@ def _route(verb: Verb) -> None:
 
     run_verb.__name__ = f"store_{verb.name}"
     router.add_api_route(
-        f"/{verb.name}", run_verb, methods=["POST"], dependencies=READ if verb.scope == verbs.READ else ADMIN,
+        f"/{verb.name}", run_verb, methods=["POST"], dependencies=BY_SCOPE[verb.scope],
         operation_id=f"store_{verb.name}", summary=verb.summary[:200],
         description=f"`{verb.role.__name__}.{verb.name}` ({verb.scope} token). {verb.summary}",
         openapi_extra={"requestBody": {"required": bool(verb.required), "content": {

@@ -1,5 +1,5 @@
 """API tokens: secrets made with :func:`secrets.token_urlsafe`, shown once, stored as their
-SHA-256 only; a token's scope is ``read`` (GET requests) or ``admin`` (every request)."""
+SHA-256 only; a token's scope (``read``, ``worker`` or ``admin``) is ``domain.access``'s."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import hashlib
 import secrets
 from typing import Any
 
-from ..domain.errors import ValidationError
-
-SCOPES = ("read", "admin")
+from ..domain.access import SCOPES, allows, parse_scope
 
 
 def new_secret() -> str:
@@ -22,17 +20,6 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def parse_scope(value: Any) -> str:
-    if value not in SCOPES:
-        raise ValidationError("scope", " or ".join(SCOPES), value)
-    return value
-
-
-def allows(token_scope: str, needed: str) -> bool:
-    """An admin token may do anything, a read token only read."""
-    return token_scope == "admin" or token_scope == needed
-
-
 def token_to_dict(token: dict[str, Any]) -> dict[str, Any]:
     """A token for display (never with its secret or hash), times as ISO 8601."""
     def iso(value: Any) -> str | None:
@@ -41,3 +28,6 @@ def token_to_dict(token: dict[str, Any]) -> dict[str, Any]:
     return {"id": token["id"], "name": token["name"], "scope": token["scope"], "created_at": iso(token["created_at"]),
             "revoked_at": iso(token["revoked_at"]), "last_used_at": iso(token["last_used_at"]),
             "active": token["revoked_at"] is None}
+
+
+__all__ = ["SCOPES", "allows", "hash_secret", "new_secret", "parse_scope", "token_to_dict"]

@@ -12,7 +12,7 @@ from .output import DomainChoice, echo_json, plural, print_rows
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
 
-@command_group("token", "Tokens of the HTTP API: read (GET requests) or admin (everything).")
+@command_group("token", "Tokens of the HTTP API: read (reads), worker (the machines' writes too) or admin (everything).")
 def token() -> None:
     pass
 
@@ -20,7 +20,8 @@ def token() -> None:
 @token.command("add")
 @click.argument("name")
 @click.option("--scope", type=DomainChoice(parse_scope, list(SCOPES)), required=True,
-              help="read: GET requests only; admin: every request.")
+              help="read: reads only; worker: also what schedulers, runners, listers and the journal client "
+                   "write (no operator action); admin: every request.")
 @json_option
 @pass_app
 def token_add(app: AppContext, name: str, scope: str, as_json: bool) -> None:
@@ -29,7 +30,7 @@ def token_add(app: AppContext, name: str, scope: str, as_json: bool) -> None:
     Example: ostinato token add grafana --scope read
     """
     secret = new_secret()
-    created = app.store().create_api_token(name, scope, hash_secret(secret), app.clock.now())
+    created = app.store().create_api_token(name, scope, hash_secret(secret), app.clock.now(), actor=app.actor)
     if as_json:
         echo_json({**token_to_dict(created), "secret": secret})
         return
@@ -55,7 +56,7 @@ def token_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def token_revoke(app: AppContext, name: str, as_json: bool) -> None:
     """Revoke token NAME: requests carrying it are refused from now on."""
-    revoked = app.store().revoke_api_token(name, app.clock.now())
+    revoked = app.store().revoke_api_token(name, app.clock.now(), actor=app.actor)
     if as_json:
         echo_json(token_to_dict(revoked))
         return

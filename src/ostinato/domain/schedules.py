@@ -477,14 +477,17 @@ def updated_average(previous: timedelta | None, duration: timedelta, alpha: floa
 
 def apply_run_end(schedule: Schedule, started: datetime, ended: datetime, succeeded: bool, *,
                   alpha: float = DEFAULT_ALPHA) -> Schedule:
-    """The schedule after a run that started at ``started`` ended; its ownership is released."""
+    """The schedule after a run that started at ``started`` ended; its ownership is released. A run that
+    seems to end before it started (a clock stepped back, or the end told by another machine) lasted no
+    time: its duration never makes the average negative."""
     released: dict[str, Any] = dict(owner_started_at=None, owner_node=None, owner_name=None, owner_tag=None,
                                     owner_last_ping_at=None, steal_start_at=None, last_start_at=started,
                                     last_end_at=ended)
     if succeeded:
         return replace(schedule, **released, last_good_start_at=started, last_good_end_at=ended, failure_count=0,
                        fired_through=_fire_time_run(schedule, started),
-                       average_good_duration=updated_average(schedule.average_good_duration, ended - started, alpha))
+                       average_good_duration=updated_average(schedule.average_good_duration,
+                                                             max(ended - started, timedelta(0)), alpha))
     return replace(schedule, **released, failure_count=(schedule.failure_count or 0) + 1)
 
 

@@ -2,8 +2,8 @@
 store router (``api/store_rpc.py``) and the client (:class:`~ostinato.remote.RemoteStore`).
 
 Which verbs are served is a reviewed list per role of the store (``REMOTE_SCOPES`` in ``store/<role>/interface.py``),
-each verb with the token scope it needs: :data:`READ` for a verb that only reads, :data:`ADMIN`
-for one that writes. Every verb of a role is either in its role's list or in the role's list of
+each verb with the token scope it needs (``domain.access``): ``read`` for a verb that only reads,
+``worker`` for what the machines write, ``admin`` for an operator's action. Every verb of a role is either in its role's list or in the role's list of
 what is deliberately not served (``NOT_REMOTE``), with why (a test requires it): a verb added to a role is not
 on the wire until someone decides how, and with which scope. A served verb's parameters and
 result are carried by the codec of its type hints, so nothing else here changes for it.
@@ -19,15 +19,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..domain import errors
+from ..domain import access, errors
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
 from ..store.interface import ROLES
 from .codec import UnionCodec, codec_for
 from .codec_values import INT_MAX, Codec, IntCodec, fail
 
-#: the token scopes a served verb may need (the API's, see docs/reference/api.md)
-READ = "read"
-ADMIN = "admin"
+#: the token scopes a served verb may need (``domain.access``, see docs/reference/security.md)
+READ, WORKER, ADMIN = access.READ, access.WORKER, access.ADMIN
 
 @dataclass(frozen=True)
 class RoleVerbs:
@@ -143,8 +142,8 @@ def store_verbs() -> dict[str, Verb]:
     verbs = {}
     for entry in ROLE_VERBS:
         for name, scope in sorted(entry.served.items()):
-            if scope not in (READ, ADMIN):
-                raise TypeError(f"{entry.role.__name__}.{name}: the scope {scope!r} is neither {READ!r} nor {ADMIN!r}")
+            if scope not in access.SCOPES:
+                raise TypeError(f"{entry.role.__name__}.{name}: the scope {scope!r} is none of {access.SCOPES}")
             if not callable(getattr(entry.role, name, None)):
                 raise TypeError(f"{name} is listed as served by {entry.role.__name__}, which has no such verb")
             try:
@@ -202,5 +201,5 @@ def error_from_body(error: Mapping[str, Any]) -> OstinatoError | None:
     return None
 
 
-__all__ = ["ADMIN", "NOT_EXPOSED", "READ", "ROLE_VERBS", "RoleVerbs", "Verb", "error_from_body",
+__all__ = ["ADMIN", "NOT_EXPOSED", "READ", "WORKER", "ROLE_VERBS", "RoleVerbs", "Verb", "error_from_body",
            "error_status_and_body", "scope_of", "store_verbs"]

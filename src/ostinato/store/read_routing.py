@@ -216,10 +216,11 @@ def _is_connection_error(exc: BaseException) -> bool:
 
 
 READ_VERBS = _verbs("read") - PRIMARY_READS
-#: the verbs that write (served to admin tokens, and the token and schema verbs the API does not serve): the
-#: primary's WAL position is noted after each. Any other verb goes to the primary without one (a token's check
-#: touches its last use: no reader needs to see that)
-WRITE_VERBS = _verbs("admin") | {"create_api_token", "revoke_api_token", "init_schema", "upgrade_schema"}
+#: the verbs that write (served to worker and admin tokens, and the token, audit and schema verbs the API does not
+#: serve): the primary's WAL position is noted after each. Any other verb goes to the primary without one (a
+#: token's check touches its last use: no reader needs to see that)
+WRITE_VERBS = _verbs("worker") | _verbs("admin") | {"create_api_token", "revoke_api_token", "record_audit", "init_schema",
+                                                    "upgrade_schema"}
 
 # every verb of Store is answered (by __getattr__): a store wherever one is asked for
 Store.register(ReadRoutingStore)

@@ -11,9 +11,13 @@ import abc
 from ...domain.audit import AuditEvent
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
-REMOTE_SCOPES: dict[str, str] = {"list_audit": "read", "record_audit": "admin"}
-NOT_REMOTE: dict[str, str] = {}
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
+REMOTE_SCOPES: dict[str, str] = {"list_audit": "read"}
+NOT_REMOTE: dict[str, str] = {
+    "record_audit": "the trail is written by the operator verbs themselves, in their own transactions, with the "
+                    "actor the server authenticated: no client writes an event of its own",
+}
 
 
 class AuditStore(abc.ABC):

@@ -16,15 +16,16 @@ from ...domain.origins import StoredListedOrigin
 from ...domain.tasks import NewTaskRun, Task, TaskRun, TaskStatus
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 #: The swh-scheduler protocol's face (docs/reference/swh-compat.md): every verb is served.
 REMOTE_SCOPES: dict[str, str] = {
     "count_listed_origins": "read", "get_compat_records": "read", "get_protocol_visit_stats": "read",
-    "list_listings": "read", "lister_visit_types": "read", "delete_archived_runs": "admin",
+    "list_listings": "read", "lister_visit_types": "read", "delete_archived_runs": "worker",
     "get_task_runs_by_backend_id": "read",
-    "grab_listed_origins": "admin", "list_compat_records": "read", "list_runs_to_archive": "read",
-    "merge_visit_stats": "admin", "overwrite_task_status": "admin", "put_compat_records": "admin",
-    "schedule_task_runs": "admin",
+    "grab_listed_origins": "worker", "list_compat_records": "read", "list_runs_to_archive": "read",
+    "merge_visit_stats": "worker", "overwrite_task_status": "worker", "put_compat_records": "worker",
+    "schedule_task_runs": "worker",
 }
 NOT_REMOTE: dict[str, str] = {}
 

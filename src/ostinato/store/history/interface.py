@@ -14,9 +14,10 @@ from datetime import datetime
 from ...domain.history import EndedRun, HistorySample
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 REMOTE_SCOPES: dict[str, str] = {
-    "record_history": "admin", "read_history": "read", "prune_history": "admin", "ended_runs": "read",
+    "record_history": "worker", "read_history": "read", "prune_history": "worker", "ended_runs": "read",
 }
 NOT_REMOTE: dict[str, str] = {}
 

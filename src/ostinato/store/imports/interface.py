@@ -16,7 +16,8 @@ from ...domain.tasks import Task, TaskRun, TaskType
 from ...domain.visits import VisitStats
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 #: None served: an import writes where the database is (docs/reference/swh-import.md).
 REMOTE_SCOPES: dict[str, str] = {}
 NOT_REMOTE: dict[str, str] = {

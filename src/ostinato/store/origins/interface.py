@@ -20,14 +20,15 @@ from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 #: Every verb is served (get_or_create_lister reads like a get, but may create: admin).
 REMOTE_SCOPES: dict[str, str] = {
-    "get_listed_origins": "read", "get_listings": "read", "get_or_create_lister": "admin", "get_origin_metrics": "read",
-    "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "admin", "list_listers": "read",
-    "get_visit_changes": "read", "record_listed_origins": "admin", "record_listings": "admin",
-    "record_visit_statuses": "admin", "release_visits": "admin", "sample_change_rates": "read", "set_revisit_threshold": "admin", "update_lister": "admin", "delete_lister": "admin",
-    "update_origin_metrics": "admin", "get_politeness": "read", "set_visit_type_politeness": "admin",
+    "get_listed_origins": "read", "get_listings": "read", "get_or_create_lister": "worker", "get_origin_metrics": "read",
+    "get_revisit_thresholds": "read", "get_visit_stats": "read", "grab_next_visits": "worker", "list_listers": "read",
+    "get_visit_changes": "read", "record_listed_origins": "worker", "record_listings": "worker",
+    "record_visit_statuses": "worker", "release_visits": "worker", "sample_change_rates": "read", "set_revisit_threshold": "worker", "update_lister": "worker", "delete_lister": "admin",
+    "update_origin_metrics": "worker", "get_politeness": "read", "set_visit_type_politeness": "admin",
     "set_host_politeness": "admin",
 }
 NOT_REMOTE: dict[str, str] = {}

@@ -17,15 +17,16 @@ from ...domain.firings import Claim, FiringRecord
 from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 #: Not served: waiting for changes (no push over HTTP) and pick_schedule (the client computes it
 #: from pick_schedules).
 REMOTE_SCOPES: dict[str, str] = {
-    "create_schedule": "admin", "delete_schedule": "admin", "end_schedule_run": "admin", "get_schedule": "read",
-    "list_schedule_runs": "read", "list_schedules": "read", "next_can_start_by": "read", "pick_schedules": "admin",
-    "ping_schedule": "admin", "release_owner_schedules": "admin", "save_schedule": "admin", "steal_silent_schedules": "admin",
-    "apply_declarations": "admin", "catch_up_schedules": "admin", "list_firings": "read",
-    "claim_firings": "admin", "mark_firings_sent": "admin", "release_firings": "admin", "next_send_at": "read",
+    "create_schedule": "admin", "delete_schedule": "admin", "end_schedule_run": "worker", "get_schedule": "read",
+    "list_schedule_runs": "read", "list_schedules": "read", "next_can_start_by": "read", "pick_schedules": "worker",
+    "ping_schedule": "worker", "release_owner_schedules": "worker", "save_schedule": "admin", "steal_silent_schedules": "worker",
+    "apply_declarations": "worker", "catch_up_schedules": "worker", "list_firings": "read",
+    "claim_firings": "worker", "mark_firings_sent": "worker", "release_firings": "worker", "next_send_at": "read",
     "request_schedule_run": "admin", "pause_schedule": "admin", "resume_schedule": "admin",
     "update_schedule": "admin",
 }

@@ -22,7 +22,8 @@ class SchemaState:
 
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 #: Its state is read. Not served: creating and upgrading the schema (done where the database is),
 #: closing (each client's own), check_schema (the client computes it from schema_state).
 REMOTE_SCOPES: dict[str, str] = {"schema_state": "read"}

@@ -342,7 +342,7 @@ CREATE INDEX visit_stats_multi_listed_idx ON origin_visit_stats (visit_type)
 CREATE TABLE api_token (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL UNIQUE,
-    scope TEXT NOT NULL CHECK (scope IN ('read', 'admin')),
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'worker', 'admin')),
     secret_hash TEXT NOT NULL,
     created_at TEXT NOT NULL,
     revoked_at TEXT,

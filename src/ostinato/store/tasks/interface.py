@@ -48,13 +48,14 @@ class TaskActivity:
 
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 #: Every verb is served.
 REMOTE_SCOPES: dict[str, str] = {
-    "archivable_tasks": "read", "count_tasks": "read", "create_task_type": "admin", "create_tasks": "admin",
-    "delete_tasks": "admin", "get_task_type": "read", "get_tasks": "read", "grab_ready_tasks": "admin",
-    "in_flight_backend_ids": "read", "list_task_runs": "read", "list_task_types": "read", "mark_lost_runs": "admin",
-    "peek_ready_tasks": "read", "record_run_events": "admin", "search_tasks": "read", "set_task_status": "admin",
+    "archivable_tasks": "read", "count_tasks": "read", "create_task_type": "worker", "create_tasks": "worker",
+    "delete_tasks": "worker", "get_task_type": "read", "get_tasks": "read", "grab_ready_tasks": "worker",
+    "in_flight_backend_ids": "read", "list_task_runs": "read", "list_task_types": "read", "mark_lost_runs": "worker",
+    "peek_ready_tasks": "read", "record_run_events": "worker", "search_tasks": "read", "set_task_status": "admin",
     "task_activity": "read", "disable_tasks": "admin", "respawn_tasks": "admin", "retry_task_run": "admin",
     "add_task_type": "admin", "update_task_type": "admin", "delete_task_type": "admin",
 }

@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
-#: it needs (read or admin), and those it may not, with why: a verb added here is reviewed for both.
+#: it needs (``domain.access``: read, worker or admin), and those it may not, with why: a verb added here is
+#: reviewed for both.
 #: None served: the API checks tokens itself, and they are managed on the server only.
 REMOTE_SCOPES: dict[str, str] = {}
 NOT_REMOTE: dict[str, str] = {
@@ -26,21 +27,23 @@ class TokenStore(abc.ABC):
     """the HTTP API's tokens, kept by the hash of their secret (see docs/reference/api.md)."""
 
     # -- tokens of the HTTP API (see docs/reference/api.md)---------------------------------
-    # A token is returned as a dict: id, name, scope ("read" or "admin"), created_at,
+    # A token is returned as a dict: id, name, scope (``domain.access.SCOPES``), created_at,
     # revoked_at and last_used_at (None when never); its secret's hash is never read back.
 
     @abc.abstractmethod
-    def create_api_token(self, name: str, scope: str, secret_hash: str, now: datetime) -> dict[str, Any]:
-        """Store a token by the SHA-256 (hex) of its secret; ConflictError if the name is taken
-        (revoked tokens keep theirs), ValidationError naming the field for a bad name, scope or hash."""
+    def create_api_token(self, name: str, scope: str, secret_hash: str, now: datetime, *, actor: str) -> dict[str, Any]:
+        """Store a token by the SHA-256 (hex) of its secret, with the audit event ``token.add`` of ``actor``
+        in the same transaction; ConflictError if the name is taken (revoked tokens keep theirs),
+        ValidationError naming the field for a bad name, scope or hash."""
 
     @abc.abstractmethod
     def list_api_tokens(self) -> list[dict[str, Any]]:
         """Every token, revoked ones included, by name."""
 
     @abc.abstractmethod
-    def revoke_api_token(self, name: str, now: datetime) -> dict[str, Any]:
-        """Revoke a token (a second revocation keeps the first time); NotFoundError if there is none."""
+    def revoke_api_token(self, name: str, now: datetime, *, actor: str) -> dict[str, Any]:
+        """Revoke a token (a second revocation keeps the first time), with the audit event ``token.revoke`` of
+        ``actor`` in the same transaction; NotFoundError if there is none."""
 
     @abc.abstractmethod
     def find_api_token(self, secret_hash: str, *, now: datetime | None = None) -> dict[str, Any] | None:
@@ -53,13 +56,13 @@ class TokenStore(abc.ABC):
     @staticmethod
     def _checked_api_token(name: Any, scope: Any, secret_hash: Any) -> None:
         """ValidationError naming the field of a token that cannot be stored."""
+        from ...domain.access import parse_scope
         from ...domain.errors import ValidationError, check_text
 
         if not isinstance(name, str) or not name.strip() or len(name) > 200:
             raise ValidationError("name", "a non-empty token name of at most 200 characters", name)
         check_text(name, "name")
-        if scope not in ("read", "admin"):
-            raise ValidationError("scope", "read or admin", scope)
+        parse_scope(scope)
         if (not isinstance(secret_hash, str) or len(secret_hash) != 64
                 or any(c not in "0123456789abcdef" for c in secret_hash)):
             raise ValidationError("secret_hash", "the SHA-256 of the secret, 64 lowercase hexadecimal digits", None)
