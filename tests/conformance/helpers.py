@@ -27,3 +27,8 @@ HG = TaskType(type="load-hg", description="Update an origin of type mercurial", 
 def new(url: str = "https://example.org/a", *, type: str = "load-git", next_run=T0, policy=TaskPolicy.RECURRING,
         priority: TaskPriority | None = None, **kwargs) -> NewTask:
     return NewTask(type=type, next_run=next_run, arguments=TaskArguments((url,), kwargs), policy=policy, priority=priority)
+
+
+def trail(store, **kwargs):
+    """The audit trail, newest first, without the token the remote store's fixture adds on its server."""
+    return [e for e in store.list_audit(**kwargs) if e.target != "token:remote-store-tests"]

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from conftest import T0
+from helpers import trail
 
 from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
@@ -71,7 +72,7 @@ def test_each_change_writes_its_audit_event(store):
 def test_an_unknown_schedule_is_refused_and_nothing_is_written(store, verb):
     with pytest.raises(NotFoundError):
         getattr(store, verb)("ghost", T0, actor="ana")
-    assert store.list_audit() == []
+    assert trail(store) == []
     assert store.get_schedule("ghost") is None
 
 
@@ -79,12 +80,12 @@ def test_an_actor_that_cannot_be_kept_is_refused_and_nothing_changes(store):
     store.create_schedule(hourly("job"), T0)
     if type(store).__name__ == "RemoteStore":  # the client's actor is never read: the token's name is kept
         store.pause_schedule("job", T0 + M, actor="")
-        assert [e.actor for e in store.list_audit()] == ["remote-store-tests"]
+        assert [e.actor for e in trail(store)] == ["remote-store-tests"]
         return
     with pytest.raises(ValidationError, match="actor"):
         store.pause_schedule("job", T0 + M, actor="")
     assert store.get_schedule("job").enabled is True
-    assert store.list_audit() == []
+    assert trail(store) == []
 
 
 def test_run_now_and_delete_write_their_audit_events_and_a_refusal_writes_none(store):
@@ -98,7 +99,7 @@ def test_run_now_and_delete_write_their_audit_events_and_a_refusal_writes_none(s
         store.request_schedule_run("ghost", T0 + M, actor="ana")
     assert store.delete_schedule("job", T0 + 2 * M, actor="bo") is True
     assert store.delete_schedule("job", T0 + 3 * M, actor="bo") is False
-    events = [(e.at, e.actor, e.action, e.target, e.outcome) for e in reversed(store.list_audit())]
+    events = [(e.at, e.actor, e.action, e.target, e.outcome) for e in reversed(trail(store))]
     assert events == [
         (T0, actor_seen(store, "ana"), "schedule.pause", "schedule:paused", "done: paused"),
         (T0 + M, actor_seen(store, "ana"), "schedule.run-now", "schedule:job", "done: a run asked for now"),
@@ -138,7 +139,7 @@ def test_an_update_that_cannot_be_made_writes_nothing(store):
         store.update_schedule(dataclasses.replace(hourly("job"), scheduling_period=-H), T0 + M, actor="ana")
     assert store.get_schedule("job").scheduling_period == H
     assert store.get_schedule("declared").scheduling_period == H
-    assert store.list_audit() == []
+    assert trail(store) == []
 
 
 def test_an_update_of_some_fields_keeps_another_operator_s_change_of_the_others(store):

@@ -1,7 +1,7 @@
 """A run asked for now, on every store: it starts at once and first, keeps the one-running-copy
 rule (asked while a run is in progress, it starts when that one ends), waits out a blackout
 period, is done by the first run that starts after it, and is refused for a paused schedule or
-one the beats send, with nothing written."""
+one the beats send, with nothing written (one the beats send gets a fire time of its own)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from conftest import T0
 
 from ostinato.domain.blackouts import parse_blackout_periods
 from ostinato.domain.errors import ConflictError, NotFoundError
+from ostinato.domain.firings import FiringStatus
 from ostinato.domain.schedules import RunMode, RunStatus, Schedule, ScheduleKind
 
 H = timedelta(hours=1)
@@ -93,9 +94,9 @@ def test_a_calendar_schedule_runs_now_without_losing_its_fire_time(store):
 
 @pytest.mark.parametrize("change, says", [
     (dict(enabled=False), "paused: resume it first"),
-    (dict(mode=RunMode.SEND, declared_by="beat:proj"), "sent by the beats of beat:proj"),
+    (dict(enabled=False, mode=RunMode.SEND, declared_by="beat:proj"), "paused: resume it first"),
 ])
-def test_refused_for_a_paused_schedule_or_one_the_beats_send(store, change, says):
+def test_refused_for_a_paused_schedule(store, change, says):
     store.create_schedule(hourly("job", **change), T0)
     before = store.get_schedule("job")
     with pytest.raises(ConflictError, match=says):
@@ -103,3 +104,29 @@ def test_refused_for_a_paused_schedule_or_one_the_beats_send(store, change, says
     assert store.get_schedule("job") == before
     with pytest.raises(NotFoundError):
         store.request_schedule_run("ghost", T0, actor="ana")
+
+
+def test_a_schedule_the_beats_send_gets_a_fire_time_of_its_own_for_them_to_send(store):
+    store.create_schedule(hourly("job", mode=RunMode.SEND, declared_by="beat:proj"), T0)
+    before = store.get_schedule("job")
+    assert store.request_schedule_run("job", T0 + M, actor="ana") == before  # its state unchanged
+    [firing] = store.list_firings("job")
+    assert (firing.nominal_at, firing.status, firing.lease_until) == (T0 + M, FiringStatus.CLAIMED, T0 + M)
+    claims = store.claim_firings(sender="n/beat", tag="b1", now=T0 + 2 * M, lease=timedelta(seconds=30))
+    assert ("job", T0 + M) in {(c.schedule, c.nominal_at) for c in claims}  # the next tick of any beat sends it
+    claim = store.claim_run_now("job", T0 + 3 * M, sender="n/run-now", tag="c1", lease=timedelta(seconds=30),
+                                actor="ana")
+    assert (claim.schedule, claim.nominal_at, claim.tag, claim.lease_until) == ("job", T0 + 3 * M, "c1",
+                                                                                  T0 + 3 * M + timedelta(seconds=30))
+    store.mark_firings_sent("c1", [("job", T0 + 3 * M)], T0 + 3 * M)
+    assert store.list_firings("job")[0].status is FiringStatus.SENT
+    outcomes = [e.outcome for e in reversed(store.list_audit(target="schedule:job"))]
+    assert outcomes == [f"done: a fire time of its own at {(T0 + M).isoformat()}, handed to the beats, which send it "
+                        "at their next tick",
+                        f"done: a fire time of its own at {(T0 + 3 * M).isoformat()}, claimed by n/run-now, which sends "
+                        "it through Celery (a beat does if it cannot)"]
+    with pytest.raises(ConflictError, match="already has a fire time"):
+        store.claim_run_now("job", T0 + 3 * M, sender="n/run-now", tag="c2", lease=timedelta(seconds=30), actor="ana")
+    store.create_schedule(hourly("runs-here"), T0)
+    with pytest.raises(ConflictError, match="run by the schedulers"):
+        store.claim_run_now("runs-here", T0, sender="n/run-now", tag="c3", lease=timedelta(seconds=30), actor="ana")

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from conftest import T0
-from helpers import GIT, new
+from helpers import GIT, new, trail
 
 from ostinato.domain.errors import ConflictError, NotFoundError
 from ostinato.domain.tasks import RunEvent, TaskPolicy, TaskRunStatus, TaskStatus
@@ -28,7 +28,7 @@ def test_disable_and_respawn_write_an_event_for_each_task_changed(store):
     assert store.respawn_tasks([a.id], T0 + timedelta(minutes=3), actor="bo") == []
     [task] = store.get_tasks([a.id])
     assert task.status is TaskStatus.NEXT_RUN_NOT_SCHEDULED and task.next_run == later
-    events = [(e.at, e.actor, e.action, e.target, e.outcome) for e in reversed(store.list_audit())]
+    events = [(e.at, e.actor, e.action, e.target, e.outcome) for e in reversed(trail(store))]
     assert events == [
         (T0, actor_seen(store, "ana"), "task.disable", f"task:{b.id}", "done: disabled"),
         (T0, actor_seen(store, "ana"), "task.disable", f"task:{a.id}", "done: disabled"),
@@ -42,7 +42,7 @@ def test_a_program_s_status_change_is_not_audited(store):
     [a] = store.create_tasks([new("https://a")])
     assert store.set_task_status([a.id], TaskStatus.DISABLED) == 1
     assert store.set_task_status([a.id], TaskStatus.DISABLED) == 0
-    assert store.list_audit() == []
+    assert trail(store) == []
 
 
 def failed_run(store, url: str = "https://a"):

@@ -24,6 +24,7 @@ from ostinato.api.request_handling import bearer
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.config import Settings
 from ostinato.domain.errors import ConflictError
+from ostinato.domain.firings import FiringStatus
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus
 
 OWN = "http://testserver"
@@ -163,27 +164,43 @@ def test_pausing_a_paused_schedule_changes_nothing_and_says_so(env, store):
                              "done: unchanged, it was already paused")]
 
 
-def test_run_now_of_a_paused_or_beat_sent_schedule_shows_the_stores_message(env, store, clock):
+def test_run_now_of_a_paused_schedule_shows_the_stores_message(env, store, clock):
     app, secrets = env
     seed_fire_times(store, clock)
     admin = session(app, secrets["admin"])
     csrf = forms(admin.get("/dashboard/schedules/paused-job").text)["/dashboard/schedules/paused-job/resume"]
-    for name in ("paused-job", "beat-minutely"):
-        with pytest.raises(ConflictError) as expected:
-            store.request_schedule_run(name, clock.now(), actor="test")
-        before = schedule_state(store, name)
-        refused = post(admin, f"/dashboard/schedules/{name}/run-now", csrf)
-        assert refused.status_code == 409
-        shown = text(re.search(r'<p class="message" role="alert" id="refused">.*?</p>', refused.text, flags=re.S).group(0))
-        assert shown == f"✖ Not done: {expected.value}"
-        assert f"schedule {name}" in refused.text and "<h2 id=\"fire-times-title\">" in refused.text  # its own page
-        assert schedule_state(store, name) == before
-        [event] = store.list_audit(target=f"schedule:{name}")
-        assert event.action == "schedule.run-now" and event.outcome == f"refused: {expected.value}"
+    name = "paused-job"
+    with pytest.raises(ConflictError) as expected:
+        store.request_schedule_run(name, clock.now(), actor="test")
+    before = schedule_state(store, name)
+    refused = post(admin, f"/dashboard/schedules/{name}/run-now", csrf)
+    assert refused.status_code == 409
+    shown = text(re.search(r'<p class="message" role="alert" id="refused">.*?</p>', refused.text, flags=re.S).group(0))
+    assert shown == f"✖ Not done: {expected.value}"
+    assert f"schedule {name}" in refused.text and "<h2 id=\"fire-times-title\">" in refused.text  # its own page
+    assert schedule_state(store, name) == before
+    [event] = store.list_audit(target=f"schedule:{name}")
+    assert event.action == "schedule.run-now" and event.outcome == f"refused: {expected.value}"
     # the refusal's page, refreshed (a GET of the action's address), goes back to the schedule's page
     again = admin.get("/dashboard/schedules/paused-job/run-now", follow_redirects=False)
     assert again.status_code == 303 and again.headers["location"] == "/dashboard/schedules/paused-job"
-    assert len(audit(store)) == 2
+    assert len(audit(store)) == 1
+
+
+def test_run_now_of_a_beat_sent_schedule_hands_a_fire_time_of_its_own_to_the_beats(env, store, clock):
+    app, secrets = env
+    seed_fire_times(store, clock)
+    admin = session(app, secrets["admin"])
+    page = admin.get("/dashboard/schedules/beat-minutely").text
+    csrf = forms(page)["/dashboard/schedules/beat-minutely/run-now"]  # the button is offered
+    before = {(f.nominal_at, f.status) for f in store.list_firings("beat-minutely", limit=100)}
+    done = post(admin, "/dashboard/schedules/beat-minutely/run-now", csrf)
+    assert done.status_code == 303 and "done=fire-time-handed" in done.headers["location"]
+    assert "the beats send it once, at their next tick" in admin.get(done.headers["location"]).text
+    added = {(f.nominal_at, f.status) for f in store.list_firings("beat-minutely", limit=100)} - before
+    assert added == {(clock.now(), FiringStatus.CLAIMED)}
+    [event] = store.list_audit(target="schedule:beat-minutely")
+    assert event.actor == "dashboard-admin" and "handed to the beats" in event.outcome
 
 
 def test_a_missing_schedule_is_a_404_and_nothing_is_recorded(env, store):

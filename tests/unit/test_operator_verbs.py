@@ -13,7 +13,7 @@ from ostinato.store.interface import Store
 SRC = Path(__file__).resolve().parents[2] / "src" / "ostinato"
 #: the operator's actions and the verbs that make them, each with its audit event
 OPERATOR_VERBS = ("pause_schedule", "resume_schedule", "update_schedule", "request_schedule_run", "delete_schedule",
-                  "disable_tasks", "respawn_tasks", "retry_task_run", "add_task_type", "update_task_type",
+                  "disable_tasks", "respawn_tasks", "retry_task_run", "add_task_type", "update_task_type", "claim_run_now",
                   "delete_task_type", "create_api_token", "revoke_api_token")
 #: the verbs that change the same things for programs, unaudited, and the only places that call them: the swh
 #: protocol's face (its clients are programs), the declarations of code, the simulators

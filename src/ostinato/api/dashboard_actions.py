@@ -3,8 +3,8 @@
 The actions, each a ``POST`` of a form on a page (a GET never changes anything):
 
 - on a schedule's page, ``/dashboard/schedules/NAME/pause``, ``…/resume`` (as the API's pause and
-  resume) and ``…/run-now`` (``Store.request_schedule_run``: a paused schedule, or one the beats
-  send, is refused with the store's reason, 409);
+  resume) and ``…/run-now`` (``Store.request_schedule_run``: a paused schedule is refused with the
+  store's reason, 409; one the beats send gets a fire time of its own, which they send at their next tick);
 - on a task's page, ``/dashboard/tasks/ID/disable`` and ``…/enable`` (as ``ostinato task disable``
   and ``ostinato task respawn``: pending again at its next run, retries refilled);
 - on a failed, permfailed or lost run of a task, ``/dashboard/task-runs/ID/retry``: its task made
@@ -57,6 +57,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..domain.audit import AuditEvent, one_line, target_of
 from ..domain.errors import ConflictError, NotFoundError, ValidationError
+from ..domain.schedules import RunMode
 from ..domain.task_actions import RETRIED_RUNS
 from ..domain.tasks import Task, TaskRun
 from .dashboard import COOKIE, HEADERS, MAX_FORM, _signed_in, relative, templates
@@ -81,6 +82,7 @@ DONE_TEXT = {
     "already-active": "It was not paused: nothing changed.",
     "run-requested": "Run asked for: a scheduler starts it as soon as it can (after a run in progress, "
                      "outside a blackout period).",
+    "fire-time-handed": "A fire time of its own, now: the beats send it once, at their next tick.",
     "disabled": "Disabled: the task does not run until it is enabled.",
     "already-disabled": "It was already disabled: nothing changed.",
     "enabled": "Enabled: the task is pending again, at its next run, its retries refilled.",
@@ -347,7 +349,9 @@ def _pause_or_resume(name: str, enabled: bool) -> Run:
 
 def _run_now(name: str) -> Run:
     def run(ctx: ApiContext, now: datetime, actor: str) -> Done:
-        ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing(), actor=actor)
+        asked = ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing(), actor=actor)
+        if asked.mode is RunMode.SEND:
+            return Done("fire-time-handed", "done: a fire time of its own, handed to the beats", audited=True)
         return Done("run-requested", "done: a run asked for now", audited=True)
     return run
 

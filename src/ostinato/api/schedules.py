@@ -193,7 +193,8 @@ def resume_schedule(name: str, request: Request, ctx: ApiContext = Depends(conte
              summary="Start it as soon as a scheduler can (after a run in progress; not in a blackout)")
 def run_schedule_now(name: str, request: Request, ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     """Its period, cooldown and retry backoff are overridden once; never two runs at once: asked while
-    one runs, it starts when that one ends. 409 for a paused schedule or one the beats send."""
+    one runs, it starts when that one ends. One the beats send gets a fire time of its own, which the beats
+    send once at their next tick (``ostinato schedule run-now`` sends it itself). 409 for a paused schedule."""
     now = ctx.clock.now()
     asked = ctx.store.request_schedule_run(name, now, ctx.settings.schedule_timing(), actor=request.state.token["name"])
     return schedule_detail(ctx, asked, now)

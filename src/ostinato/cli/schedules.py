@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from datetime import datetime
@@ -398,12 +399,19 @@ def schedule_resume(app: AppContext, name: str) -> None:
 
 @schedule.command("run-now")
 @click.argument("name")
+@click.option("--app", "celery_app", metavar="MODULE",
+              help="The Celery app of a schedule the beats send, as celery -A takes it (default: its beat's).")
 @pass_app
-def schedule_run_now(app: AppContext, name: str) -> None:
+def schedule_run_now(app: AppContext, name: str, celery_app: str | None) -> None:
     """Start NAME as soon as a scheduler can, whatever its period, cooldown or retry backoff say.
 
     Never beside a run in progress: asked while one runs, it starts when that one ends. A blackout
-    period is still waited out. Its next runs then follow its rule again."""
+    period is still waited out. Its next runs then follow its rule again. A schedule the beats send
+    (mode send) is sent once, now, through its Celery app, as a fire time of its own."""
+    found = app.store().get_schedule(name)
+    if found is not None and found.mode is RunMode.SEND:
+        _send_now(app, found, celery_app)
+        return
     now = app.clock.now()
     timing = app.settings.schedule_timing()
     try:
@@ -418,6 +426,21 @@ def schedule_run_now(app: AppContext, name: str) -> None:
     else:
         when = "starts as soon as a scheduler picks it (`ostinato scheduler` on this database)"
     click.echo(f"Asked {name} to run now: it {when}")
+
+
+def _send_now(app: AppContext, found: Schedule, celery_app: str | None) -> None:
+    """Send a beat-sent schedule once now, through its Celery app (``integrations.celery.run_now``)."""
+    extras.require("celery", "schedule run-now of a schedule the beats send")
+    from ..integrations.celery.run_now import app_name, load_app, send_now
+
+    module = celery_app or app_name(found.declared_by)
+    if module is None:
+        raise ValidationError("--app", "the Celery app that sends it (celery -A's MODULE): it was not declared "
+                              "by a beat", found.name)
+    claim = send_now(app.store(), load_app(module), found.name, app.clock, actor=app.actor,
+                     sender=f"{app.settings.node}/run-now-{os.getpid()}", lease=app.settings.beat_lease)
+    click.echo(f"Sent {found.name} once now through Celery ({module}): task {claim.task}, "
+               f"fire time {claim.nominal_at.isoformat()}")
 
 
 @schedule.command("delete")

@@ -34,7 +34,7 @@ Where the proposal leaves a case open, the rule chosen is written here:
   was recorded (:func:`last_sign_of_life`); it is silent when that is more than
   the ping timeout ago (exactly the timeout is not silent). The condition
   (``owner_silent``) and the steal (:func:`steal_step`) read it the same way;
-- a run asked for now (:func:`request_run`, ``schedule run-now``) can start at once, whatever the
+- a run asked for now (``domain.run_now.request_run``, ``schedule run-now``) can start at once, whatever the
   cooldown, the period or the retry backoff say, and should start by the moment it was asked (the pick
   takes it before schedules due later, after those already past due); not in a blackout period, and
   never beside a run in progress: asked while one runs, it starts when that one ends. It is done by the
@@ -55,7 +55,7 @@ from typing import Any
 from .blackouts import BlackoutPeriod, check_blackouts
 from .calendars import CalendarRule, parse_zone, resolve_local
 from .durations import format_duration
-from .errors import ConflictError, ValidationError
+from .errors import ValidationError
 from .firings import CatchUp, check_catch_up, fire_time_after, send_deadline
 from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
 from .tasks import TaskArguments
@@ -188,7 +188,7 @@ class Schedule:
     owner_tag: str | None = None
     owner_last_ping_at: datetime | None = None
     steal_start_at: datetime | None = None
-    #: when a run was last asked for now (:func:`request_run`); pending until a run starts at or after it
+    #: when a run was last asked for now (``domain.run_now.request_run``); pending until a run starts at or after it
     run_requested_at: datetime | None = None
 
     @property
@@ -455,17 +455,6 @@ def _pending_request(schedule: Schedule) -> datetime | None:
     """When a run was asked for now, if none has started since (else None)."""
     asked, started = schedule.run_requested_at, schedule.last_start_at
     return asked if asked is not None and (started is None or started < asked) else None
-
-
-def request_run(schedule: Schedule, now: datetime) -> Schedule:
-    """The schedule with a run asked for at ``now``; ConflictError, saying what to do, when it cannot be."""
-    if not schedule.enabled:
-        raise ConflictError(f"schedule {schedule.name!r} is paused: resume it first (ostinato schedule resume "
-                            f"{schedule.name}), and it starts at once")
-    if schedule.mode is RunMode.SEND:
-        raise ConflictError(f"schedule {schedule.name!r} is sent by the beats of {schedule.declared_by or 'Celery'}: "
-                            "send it once from Celery (its task's apply_async); the scheduler does not run it")
-    return replace(schedule, run_requested_at=now)
 
 
 def updated_average(previous: timedelta | None, duration: timedelta, alpha: float = DEFAULT_ALPHA) -> timedelta:

@@ -55,7 +55,7 @@ from .beat_once import FIRE_TIME_HEADER, OnceChannel, once_connection
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FIRE_TIME_HEADER", "OstinatoScheduler", "beat_source", "send_task_id"]
+__all__ = ["FIRE_TIME_HEADER", "OstinatoScheduler", "beat_source", "send_claim", "send_task_id"]
 #: how long a starting beat waits for a store it cannot reach before it gives up (seconds)
 STORE_WAIT = 600.0
 #: task ids of sends are derived from (schedule, fire time) in this namespace
@@ -65,6 +65,24 @@ _TASK_IDS = uuid.UUID("8d0b8c3e-6f5c-4c1e-9a59-0f6a1d9e3b21")
 def send_task_id(schedule: str, fire_time: datetime) -> str:
     """The Celery task id of a fire time's send: the same whoever sends it (a consumer may dedupe by it)."""
     return str(uuid.uuid5(_TASK_IDS, f"{schedule}\n{fire_time.isoformat()}"))
+
+
+def send_claim(app: Celery, claim: Claim, *, sender: str, sent_at: datetime, producer: Any = None) -> Any:
+    """Send one claimed fire time through ``app``, as Celery's beat sends an entry: the task's ``apply_async``
+    (``send_task`` for a task not registered here), its options, the ``celery_beat_task`` header, a task id
+    derived from the schedule and the fire time, and the ``ostinato_fire_time`` header."""
+    options = dict(claim.options)
+    headers = dict(options.pop("headers", None) or {})
+    headers["celery_beat_task"] = True
+    headers[FIRE_TIME_HEADER] = {"schedule": claim.schedule, "fire_time": claim.nominal_at.isoformat(),
+                                 "sent_at": sent_at.isoformat(), "sender": sender}
+    task_id = send_task_id(claim.schedule, claim.nominal_at)
+    task = app.tasks.get(claim.task)
+    if task is not None:
+        return task.apply_async(list(claim.args),  # type: ignore[arg-type]  # Celery takes a list or a tuple
+                                dict(claim.kwargs), producer=producer, task_id=task_id, headers=headers, **options)
+    return app.send_task(claim.task, list(claim.args), dict(claim.kwargs), producer=producer, task_id=task_id,
+                         headers=headers, **options)
 
 
 def beat_source(app: Celery) -> str:
@@ -206,19 +224,7 @@ class OstinatoScheduler(Scheduler):
 
     def send(self, claim: Claim, producer: Any = None) -> Any:
         """Send one fire time through the app, as Celery's beat sends an entry."""
-        options = dict(claim.options)
-        headers = dict(options.pop("headers", None) or {})
-        headers["celery_beat_task"] = True
-        headers[FIRE_TIME_HEADER] = {"schedule": claim.schedule, "fire_time": claim.nominal_at.isoformat(),
-                                     "sent_at": self.clock.now().isoformat(), "sender": self.sender}
-        task_id = send_task_id(claim.schedule, claim.nominal_at)
-        task = self.app.tasks.get(claim.task)
-        if task is not None:
-            return task.apply_async(list(claim.args),  # type: ignore[arg-type]  # Celery takes a list or a tuple
-                                    dict(claim.kwargs), producer=producer, task_id=task_id,
-                                    headers=headers, **options)
-        return self.app.send_task(claim.task, list(claim.args), dict(claim.kwargs), producer=producer,
-                                  task_id=task_id, headers=headers, **options)
+        return send_claim(self.app, claim, sender=self.sender, sent_at=self.clock.now(), producer=producer)
 
     def _record_unrecorded(self) -> None:
         """Record as sent what the broker took (retried at each tick while the store is away)."""

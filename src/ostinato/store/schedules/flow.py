@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +20,8 @@ from ...domain.audit import AuditEvent, one_line, target_of
 from ...domain.blackouts import parse_blackout_periods
 from ...domain.declarations import DEFINITION_FIELDS
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
-from ...domain.firings import CatchUp, CatchUpKind, cursor_of, fire_time_after
+from ...domain.firings import CatchUp, CatchUpKind, Claim, FiringRecord, FiringStatus, cursor_of, fire_time_after
+from ...domain.run_now import request_run, send_now_refusal
 from ...domain.schedule_watch import StealStep, steal_step
 from ...domain.schedules import (
     RunMode,
@@ -30,7 +32,6 @@ from ...domain.schedules import (
     ScheduleTiming,
     apply_run_end,
     last_sign_of_life,
-    request_run,
     stored_start_times,
 )
 from ...domain.tasks import TaskArguments
@@ -165,12 +166,41 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
         event = event.validated()
         with self.db.write() as conn:
             row = self._locked(conn, name)
-            asked = request_run(self._schedule(row), now)
+            schedule = self._schedule(row)
+            if schedule.mode is RunMode.SEND:  # the beats send it: a fire time of its own, theirs to send at once
+                self._own_fire_time(conn, schedule, now, "run-now", uuid.uuid4().hex, timedelta(0), event)
+                return schedule
+            asked = request_run(schedule, now)
             conn.execute(self._schedules.update_run_state,
                          {**self._state_params(asked, now, timing), "expected_tag": row["owner_tag"]})
             write_audit(self.db, conn, event)
             self.db.notify(conn, CHANNEL)
         return asked
+
+    def claim_run_now(self, name: str, now: datetime, *, sender: str, tag: str, lease: timedelta,
+                      actor: str) -> Claim:
+        event = AuditEvent(now, actor, "schedule.run-now", target_of("schedule", name), "done").validated()
+        with self.db.write() as conn:
+            return self._own_fire_time(conn, self._schedule(self._locked(conn, name)), now, sender, tag, lease, event)
+
+    def _own_fire_time(self, conn: Connection, schedule: Schedule, now: datetime, sender: str, tag: str,
+                       lease: timedelta, event: AuditEvent) -> Claim:
+        """A fire time of its own at ``now`` for a schedule the beats send, claimed under ``tag`` until
+        ``now + lease`` (0: handed to the beats at once), with its audit event, in ``conn``'s transaction."""
+        refusal = send_now_refusal(schedule)
+        if refusal is not None:
+            raise ConflictError(refusal)
+        record = FiringRecord(schedule.name, now, FiringStatus.CLAIMED, now, sender=sender, claimed_by=tag,
+                              lease_until=now + lease)
+        if not self.insert_firings(conn, [record]):
+            raise ConflictError(f"schedule {schedule.name!r} already has a fire time at {now.isoformat()}: nothing "
+                                "changed, ask again")
+        sends = (f"claimed by {sender}, which sends it through Celery (a beat does if it cannot)"
+                 if lease > timedelta(0) else "handed to the beats, which send it at their next tick")
+        write_audit(self.db, conn, dataclasses.replace(
+            event, outcome=f"done: a fire time of its own at {now.isoformat()}, {sends}"))
+        return Claim(schedule.name, now, schedule.task_type, tuple(schedule.arguments.args),
+                     dict(schedule.arguments.kwargs), dict(schedule.options), tag, now + lease)
 
     def delete_schedule(self, name: str, now: datetime, *, actor: str) -> bool:
         event = AuditEvent(now, actor, "schedule.delete", target_of("schedule", name), "done: deleted").validated()

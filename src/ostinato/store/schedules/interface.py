@@ -28,7 +28,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "apply_declarations": "worker", "catch_up_schedules": "worker", "list_firings": "read",
     "claim_firings": "worker", "mark_firings_sent": "worker", "release_firings": "worker", "next_send_at": "read",
     "request_schedule_run": "admin", "pause_schedule": "admin", "resume_schedule": "admin",
-    "update_schedule": "admin",
+    "update_schedule": "admin", "claim_run_now": "admin",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -83,10 +83,21 @@ class ScheduleStore(abc.ABC):
     @abc.abstractmethod
     def request_schedule_run(self, name: str, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,
                              actor: str) -> Schedule:
-        """Ask for a run of ``name`` now (``domain.schedules.request_run``), under the row's lock: it can start
+        """Ask for a run of ``name`` now (``domain.run_now.request_run``), under the row's lock: it can start
         at once and should by the moment asked; asked while a run is in progress, it starts when that one ends
-        (never two at once). The audit event ``schedule.run-now`` of ``actor`` in the same transaction.
-        NotFoundError if missing; ConflictError, saying why, if paused or sent by beats; nothing written."""
+        (never two at once). One the beats send (mode send) gets instead a fire time of its own at ``now``,
+        handed to the beats (:meth:`claim_run_now` with no lease), its state unchanged. The audit event
+        ``schedule.run-now`` of ``actor`` in the same transaction. NotFoundError if missing; ConflictError,
+        saying why, if paused; nothing written."""
+
+    @abc.abstractmethod
+    def claim_run_now(self, name: str, now: datetime, *, sender: str, tag: str, lease: timedelta,
+                      actor: str) -> Claim:
+        """A fire time of its own at ``now`` for a schedule the beats send (mode send), claimed under ``tag``
+        by ``sender`` until ``now + lease``, with the audit event ``schedule.run-now`` of ``actor``, under the
+        row's lock: the claimer sends it through Celery and marks it sent (``mark_firings_sent``); if it
+        cannot, the claim's lease ends and a beat sends it. A ``lease`` of 0 hands it to the beats at once.
+        NotFoundError if missing; ConflictError saying why for a paused schedule or one of another mode."""
 
     @abc.abstractmethod
     def delete_schedule(self, name: str, now: datetime, *, actor: str) -> bool:
