@@ -7,13 +7,18 @@ visits per hour and eventful share; per schedule and per task type, its runs and
 lateness and its durations (mean and longest). Every visit type is shown; of the schedules and the
 task types, the :data:`SERIES_SHOWN` with the most failures, then the latest, then the most runs
 (``?series=`` shows one, and each series links to its page).
+
+The charts share one time axis: the window's, or, when the window holds no sample before some
+moment (a history begun in the last hour, a pass started lately), from its first sample (at least
+:data:`AXIS_STEPS` samples' span before now), so that a young history spreads across the charts
+instead of sitting in their last pixels. The page says where the axis starts, and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -29,6 +34,8 @@ from .request_handling import READ, ApiContext, bearer, context, iso
 
 #: schedules and task types drawn at once (visit types are all drawn)
 SERIES_SHOWN = 30
+#: the shortest axis of a young history, in samples
+AXIS_STEPS = 2
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api/v1", tags=["history"])
@@ -102,6 +109,15 @@ def _view(series: str, samples: Sequence[HistorySample]) -> SeriesView:
                       total("runs"))
 
 
+def axis_start(since: datetime, until: datetime, step: timedelta, grouped: Mapping[str, Sequence[HistorySample]]) -> datetime:
+    """Where the charts' time axis starts (module docstring): ``since``, or the first sample when the
+    window holds none in its first step."""
+    first = min((samples[0].at for samples in grouped.values() if samples), default=None)
+    if first is None or first <= since + step:
+        return since
+    return max(since, min(first, until - AXIS_STEPS * step))
+
+
 def _checked_series(series: str | None) -> str | None:
     if series is None:
         return None
@@ -135,6 +151,7 @@ def history_page(request: Request, window_name: str = Query("24h", alias="window
         return templates.TemplateResponse(request, "history.html", {"error": str(refused), "token_name": token["name"]},
                                           status_code=400, headers=HEADERS)
     since, until, grouped = _read(ctx, shown, chosen)
+    drawn_from = axis_start(since, until, shown.step, grouped)
     views = [_view(name, samples) for name, samples in sorted(grouped.items())]
     ranked = lambda kind: sorted((v for v in views if v.kind == kind),
                                  key=lambda v: (-v.failures, -v.late, -v.runs, v.name))
@@ -145,7 +162,7 @@ def history_page(request: Request, window_name: str = Query("24h", alias="window
     return templates.TemplateResponse(request, "history.html", {
         "error": None, "token_name": token["name"], "window": shown.name, "series": chosen,
         "windows": list(WINDOWS), "sections": sections, "hidden": hidden, "since": since, "until": until,
-        "step": shown.step, "chart_svg": chart_svg, "now": until,
+        "step": shown.step, "chart_svg": chart_svg, "now": until, "drawn_from": drawn_from,
     }, headers=HEADERS)
 
 
