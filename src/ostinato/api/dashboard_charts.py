@@ -4,7 +4,8 @@ No script and no library: each chart is a ``<svg>`` with a ``viewBox`` (it scale
 lines in the text's colour (``currentColor``; a second line dashed, so that it reads without colour),
 a gap where samples are missing, the axis labelled with the window's start, its end and the largest
 value, and for a screen reader a ``<title>``, a ``<desc>`` and an ``aria-label`` giving the latest,
-lowest and highest values.
+lowest and highest values. The page writes the same values beside each chart, as text
+(:func:`line_values`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,31 @@ class Chart:
         return not any(line.points for line in self.lines)
 
 
+@dataclass(frozen=True, slots=True)
+class LineValues:
+    """A line's latest, lowest and highest values as written (all None when it has no samples)."""
+
+    label: str
+    latest: str | None
+    lowest: str | None
+    highest: str | None
+
+    def __str__(self) -> str:
+        if self.latest is None:
+            return f"{self.label}: no samples"
+        return f"{self.label}: latest {self.latest}, lowest {self.lowest}, highest {self.highest}"
+
+
+def line_values(chart: Chart) -> list[LineValues]:
+    """Each line's latest, lowest and highest values, as the chart writes them."""
+    found = []
+    for line in chart.lines:
+        values = [v for _, v in line.points]
+        found.append(LineValues(line.label, *(chart.show(v) for v in (values[-1], min(values), max(values))))
+                     if values else LineValues(line.label, None, None, None))
+    return found
+
+
 def _segments(points: Sequence[tuple[datetime, float]], step: timedelta) -> list[list[tuple[datetime, float]]]:
     """The points split where samples are missing (more than one and a half steps apart)."""
     segments: list[list[tuple[datetime, float]]] = []
@@ -64,15 +90,7 @@ def chart_svg(chart: Chart, since: datetime, until: datetime, step: timedelta, k
     def y(value: float) -> float:
         return BOTTOM - (BOTTOM - TOP) * max(value, 0.0) / top
 
-    described = []
-    for line in chart.lines:
-        if line.points:
-            latest = line.points[-1][1]
-            lows, highs = min(v for _, v in line.points), max(v for _, v in line.points)
-            described.append(f"{line.label}: latest {chart.show(latest)}, lowest {chart.show(lows)}, "
-                             f"highest {chart.show(highs)}")
-        else:
-            described.append(f"{line.label}: no samples")
+    described = [str(values) for values in line_values(chart)]
     label = f"{chart.title}, {since:%Y-%m-%d %H:%M} to {until:%Y-%m-%d %H:%M} UTC. " + "; ".join(described)
     parts = [
         f'<svg class="history" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '

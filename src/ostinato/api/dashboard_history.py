@@ -29,7 +29,7 @@ from ..domain.errors import ValidationError
 from ..domain.history import SERIES_KINDS, WINDOWS, HistorySample, Window, mean_duration, window
 from ..domain.limits import check_stored_text
 from .dashboard import HEADERS, _signed_in, templates
-from .dashboard_charts import Chart, Line, chart_svg
+from .dashboard_charts import Chart, Line, chart_svg, line_values
 from .request_handling import READ, ApiContext, bearer, context, iso
 
 #: schedules and task types drawn at once (visit types are all drawn)
@@ -162,7 +162,7 @@ def history_page(request: Request, window_name: str = Query("24h", alias="window
     return templates.TemplateResponse(request, "history.html", {
         "error": None, "token_name": token["name"], "window": shown.name, "series": chosen,
         "windows": list(WINDOWS), "sections": sections, "hidden": hidden, "since": since, "until": until,
-        "step": shown.step, "chart_svg": chart_svg, "now": until, "drawn_from": drawn_from,
+        "step": shown.step, "chart_svg": chart_svg, "line_values": line_values, "now": until, "drawn_from": drawn_from,
     }, headers=HEADERS)
 
 
