@@ -51,9 +51,14 @@ def test_the_history_page_draws_each_series(sampled):
     schedules = re.findall(r'<article class="series" id="schedule:([^"]+)"', page.text)
     assert schedules[0] == "archive-old", schedules
     label = re.search(r'data-chart="schedule:archive-old/1"', page.text) and \
-        re.search(r'aria-label="(Runs ended, and failures[^"]*)"[^>]*data-chart="schedule:archive-old/1"', page.text)
+        re.search(r'aria-label="(Runs ended per interval[^"]*)"[^>]*data-chart="schedule:archive-old/1"', page.text)
     assert label and "failures: latest" in label.group(1) and "highest 1" in label.group(1), label
     assert re.search(r'<polyline points="[^"]+"', page.text)
+    # runs and failures told apart: bars of runs, and the failed part hatched, of its own class, in the legend
+    runs_chart = re.search(r'<svg class="history"[^>]*data-chart="schedule:archive-old/1".*?</svg>', page.text).group(0)
+    assert len(re.findall(r'<rect class="bar runs"', runs_chart)) == 1, runs_chart
+    assert len(re.findall(r'<rect class="bar failures" fill="url\(#hatch-[0-9a-f]+\)"', runs_chart)) == 1, runs_chart
+    assert '<text x="196" y="130" class="failures">failures</text>' in runs_chart
     for window in ("1h", "6h", "7d", "30d"):
         assert client.get(f"/dashboard/history?window={window}", headers=bearer(secrets["read"])).status_code == 200
     one = client.get("/dashboard/history?series=visit_type:git", headers=bearer(secrets["read"])).text

@@ -64,6 +64,14 @@ def test_a_person_reads_the_history_charts(served, chromium, screen, tmp_path):
         assert page.locator("ul.chart-values li").count() >= 5 * 1 + 3 * 6  # a line of text per line drawn
         failures = page.locator('ul.chart-values[data-chart="schedule:archive-old/1"] li[data-line="failures"]')
         assert failures.is_visible() and failures.locator(".highest").inner_text() == "1", failures.inner_text()
+        # runs and failures told apart: the failed runs' bars in a colour of their own, a legend in text
+        runs = page.locator('svg.history[data-chart="schedule:archive-old/1"]')
+        failed_bars, run_bars = runs.locator("rect.bar.failures"), runs.locator("rect.bar.runs")
+        assert failed_bars.count() >= 1 and run_bars.count() > failed_bars.count()
+        colour = "e => getComputedStyle(e).color"
+        assert failed_bars.first.evaluate(colour) != run_bars.first.evaluate(colour)
+        assert failed_bars.first.evaluate(colour) == failures.locator(".key").evaluate(colour)
+        assert failures.locator(".key").inner_text() == "failures"
         assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
         keep_screenshot(page, tmp_path, f"history-{screen}")
         page.get_by_role("link", name="last 7d").click()

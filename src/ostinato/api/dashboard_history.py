@@ -78,8 +78,8 @@ def charts_of(series: str, samples: Sequence[HistorySample]) -> list[Chart]:
                 Chart("Visits in the hour before each sample", _count, [_line(samples, "visits", "visits_per_hour")]),
                 Chart("Eventful share of the successful visits", _percent,
                       [_line(samples, "eventful", "eventful_share")], floor_top=1.0)]
-    return [Chart("Runs ended, and failures, per interval", _count,
-                  [_line(samples, "runs", "runs"), _line(samples, "failures", "failures")]),
+    return [Chart("Runs ended per interval, and the failures among them", _count,
+                  [_line(samples, "runs", "runs"), _line(samples, "failures", "failures")], bars=True),
             Chart("Lateness: past its latest start" if series.startswith("schedule:") else
                   "Lateness: its oldest ready task's wait", _seconds, [_line(samples, "late", "late")]),
             Chart("Run durations", _seconds, [_mean_durations(samples), _line(samples, "longest", "duration_max")])]
