@@ -30,6 +30,7 @@ from ..domain.errors import ValidationError
 from ..domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES
 from ..domain.tasks import TaskRunStatus, TaskStatus
 from . import dashboard_drill as drill
+from . import dashboard_grid  # noqa: F401  (the run grids: functions of the templates)
 from .dashboard import HEADERS, _signed_in, human_duration, templates
 from .request_handling import ApiContext, bearer, context
 
