@@ -165,3 +165,25 @@ def test_a_task_types_grid_shows_its_runs_each_linking_to_its_task(gridded):
         assert re.search(rf"/dashboard/tasks/\d+#run-{run}$", str(landed.url)), landed.url
     idle = client.get("/dashboard/task-types/grid-idle").text
     assert 'id="no-grid"' in idle and '<ol class="run-grid"' not in idle
+
+
+def test_a_cell_of_a_task_with_many_runs_lands_on_its_row(store, clock):
+    """A task that ran 25 times: its task page lists its newest 20, so the link of an older run leads to
+    the page of its runs that starts at it."""
+    store.create_task_type(TaskType(type="busy", description="One task, many runs",
+                                    backend_name="ostinato.examples:load_directory", default_interval=timedelta(days=1)))
+    start = clock.now() - timedelta(days=60)
+    [task] = store.create_tasks([NewTask(type="busy", next_run=start, arguments=TaskArguments(("b",), {}))])
+    for number in range(25):
+        at = start + 2 * number * timedelta(days=1)
+        [grabbed] = store.grab_ready_tasks("busy", at, 1, backend_id="worker-1")
+        store.record_run_events([RunEvent(grabbed.run.id, TaskRunStatus.STARTED, at, "worker-1"),
+                                 RunEvent(grabbed.run.id, TaskRunStatus.UNEVENTFUL, at + MINUTE)])
+    client = TestClient(create_app(store, Settings(), clock))
+    client.headers["Authorization"] = f"Bearer {tokens(store, clock)['read']}"
+    found = cells(client.get("/dashboard/task-types/busy").text)
+    assert len(found) == 25
+    for _, href, _, run, _, _ in (found[0], found[4], found[5], found[-1]):
+        landed = client.get(href)
+        assert landed.status_code == 200 and f'id="run-{run}"' in landed.text, (href, landed.url)
+        assert str(landed.url).endswith(f"#run-{run}") and f"/dashboard/tasks/{task.id}" in str(landed.url)
