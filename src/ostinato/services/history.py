@@ -11,7 +11,7 @@ One pass at ``now``:
    that ended after the previous pass is counted in its own minute, even when passes come only every
    five minutes; a minute's sample is rewritten only when its counts changed, and keeps its gauges;
 3. rolls the minutes up to five minutes, those up to the hour, and the hours up to six hours, over
-   the intervals it touched (``domain.history.rollup``);
+   the intervals of the minutes it wrote (``domain.history.rollup``);
 4. prunes what is older than each resolution's span.
 
 Several passes at once (two API servers) write the same samples: each replaces the one of its series,
@@ -94,7 +94,7 @@ class HistoryPass:
                     samples.append(HistorySample(series, fine, minute, figures))
             minute += step
         written = self.store.record_history(samples)
-        written += self._roll_up({since, current})
+        written += self._roll_up({sample.at for sample in samples})
         pruned = self.store.prune_history(now)
         return HistoryOutcome(now, len(gauges) + len(set(counts_now) - set(gauges)), written, pruned)
 
