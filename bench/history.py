@@ -2,14 +2,15 @@
 
 On a fresh PostgreSQL (the store the archive runs), with N listed origins of one lister (``git``,
 half of them visited, as ``bench/origins.py`` makes them), S schedules and T task types, the history
-pass runs every five minutes of a simulated span (``--days``, a manual clock; each schedule runs once
-an hour), and prints:
+pass runs every minute of a simulated span (``--days``, a manual clock; each schedule runs once an
+hour), and prints:
 
 - the pass's time (median and 95th percentile, milliseconds): it reads the metric cells, the
   schedules, one ready task per task type and the newest runs, so it does not grow with N;
 - the samples written per day and the bytes they take (``pg_total_relation_size`` of
-  ``history_sample``, table and indexes, per row and per day), and the bound at steady state:
-  each series keeps at most 288 + 168 + 120 samples.
+  ``history_sample``, table and indexes, per row and per day, the rewrites' dead rows included; then
+  compacted, the live samples alone), and the bound at steady state:
+  each series keeps at most 60 + 288 + 168 + 120 samples.
 
     .venv/bin/python bench/history.py --origins 1000000 --days 2
     .venv/bin/python bench/history.py --origins 10000 --days 1      # the same figures at 10⁴: compare
@@ -27,11 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import psycopg
 from origins_data import Dataset
 from tasks import console, fresh_store
 
 from ostinato.domain.clock import ManualClock
-from ostinato.domain.history import ROWS_PER_SERIES
+from ostinato.domain.history import RESOLUTIONS, ROWS_PER_SERIES, SAMPLE_EVERY
 from ostinato.domain.schedules import RunStatus, Schedule, ScheduleKind
 from ostinato.domain.tasks import TaskType
 from ostinato.services.history import HistoryPass
@@ -44,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--origins", type=int, default=1_000_000)
     parser.add_argument("--schedules", type=int, default=50)
     parser.add_argument("--task-types", type=int, default=10)
-    parser.add_argument("--days", type=float, default=1.0, help="simulated span of five-minute passes")
+    parser.add_argument("--days", type=float, default=1.0, help="simulated span of passes, one a minute")
     parser.add_argument("--batch", type=int, default=10_000)
     return parser.parse_args(argv)
 
@@ -77,23 +79,23 @@ def main(argv: list[str] | None = None) -> int:
             store.create_schedule(Schedule(f"job-{s:03d}", ScheduleKind.PERIODIC, "load-kind-0", start - H,
                                            scheduling_period=H), start)
         history = HistoryPass(store, clock)
-        passes, durations, written = int(args.days * 288), [], 0
+        hourly = int(H / SAMPLE_EVERY)
+        passes, durations, written = int(args.days * 24 * hourly), [], 0
         for step in range(passes):
             now = clock.now()
-            if step % 12 == 0:  # each schedule runs once an hour, every tenth run failing
+            if step % hourly == 0:  # each schedule runs once an hour, every tenth run failing
                 picked = store.pick_schedules(node="n", owner_name="bench", tags=[f"t{step}-{i}" for i in range(args.schedules)],
                                               now=now)
                 for schedule, run in picked:
                     store.end_schedule_run(schedule.name, run.owner_tag, ended=now + timedelta(minutes=2),
-                                           status=RunStatus.FAILED if (step // 12 + len(schedule.name)) % 10 == 0
+                                           status=RunStatus.FAILED if (step // hourly + len(schedule.name)) % 10 == 0
                                            else RunStatus.SUCCEEDED)
             began = time.perf_counter()
             written += history.run_once().written
             durations.append((time.perf_counter() - began) * 1000)
-            clock.advance(timedelta(minutes=5))
+            clock.advance(SAMPLE_EVERY)
         size = relation_bytes(store)
-        rows = len(store.read_history(300, start - H, clock.now())) + len(store.read_history(3600, start - H, clock.now())) \
-            + len(store.read_history(21600, start - H, clock.now()))
+        rows = sum(len(store.read_history(r.seconds, start - H, clock.now())) for r in RESOLUTIONS)
         series = 1 + args.schedules + args.task_types
         per_row = size / rows if rows else 0.0
         per_day = written / args.days
@@ -106,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"({size / args.days / series / 1e3:,.1f} kB per series)")
         console.print(f"steady-state bound: {ROWS_PER_SERIES} samples per series, about "
                       f"{ROWS_PER_SERIES * per_row * series / 1e6:,.1f} MB for these {series} series, whatever the origins")
+        # the simulated day passes in minutes, where autovacuum would have reclaimed the rewrites' dead rows
+        # all along: the live samples alone, compacted
+        with psycopg.connect(store.dsn, autocommit=True) as conn:
+            conn.execute("VACUUM FULL history_sample")
+        live = relation_bytes(store)
+        console.print(f"compacted (VACUUM FULL): {live / 1e6:,.2f} MB, {live / rows:,.0f} bytes per sample; bound about "
+                      f"{ROWS_PER_SERIES * live / rows * series / 1e6:,.1f} MB for these {series} series")
     return 0
 
 

@@ -1,6 +1,7 @@
 """What the dashboard reads, on every store: each visit type's activity in the origin metrics
-(visits in flight, visits of the last hour, eventful and uneventful) and ``task_activity``
-(ready tasks and runs in flight per type up to a cap, failed runs among the newest runs, the newest failures)."""
+(visits in flight, visits of the last hour, eventful and uneventful), ``task_activity``
+(ready tasks and runs in flight per type up to a cap, failed runs among the newest runs, the newest failures)
+and ``recent_task_runs`` (a task type's newest runs, for its grid)."""
 
 from __future__ import annotations
 
@@ -127,4 +128,27 @@ def test_task_activity_lists_recent_failures_newest_first(store, types):
 def test_task_activity_refuses_bad_bounds(store, field, value):
     with pytest.raises(ValidationError) as raised:
         store.task_activity(T0, **{field: value})
+    assert raised.value.field == field
+
+
+def test_recent_task_runs_are_a_types_newest_runs_newest_first(store, types):
+    store.create_tasks([new(f"g{i}", next_run=T0 - HOUR) for i in range(4)]
+                       + [new(f"h{i}", type="load-hg", next_run=T0 - HOUR) for i in range(2)])
+    git_runs = fail_runs(store, "load-git", [S.FAILED, S.EVENTFUL, S.LOST], T0)
+    hg_runs = fail_runs(store, "load-hg", [S.PERMFAILED, S.UNEVENTFUL], T0 + MINUTE)
+    in_flight = [r.run.id for r in store.grab_ready_tasks("load-git", T0 + 2 * MINUTE, 1)]
+    recent = store.recent_task_runs("load-git")
+    assert [(r.id, r.status) for r in recent] == [(in_flight[0], S.SCHEDULED), (git_runs[2], S.LOST),
+                                                 (git_runs[1], S.EVENTFUL), (git_runs[0], S.FAILED)]
+    assert [r.id for r in store.recent_task_runs("load-git", limit=2)] == [in_flight[0], git_runs[2]]
+    assert [r.id for r in store.recent_task_runs("load-hg")] == hg_runs[::-1]
+    # only the newest runs of every type are looked at: the newest three are one git run and the two hg runs
+    assert [r.id for r in store.recent_task_runs("load-git", window=3)] == in_flight
+    assert store.recent_task_runs("load-svn") == []
+
+
+@pytest.mark.parametrize("field, value", [("limit", 0), ("window", -1), ("limit", True)])
+def test_recent_task_runs_refuse_bad_bounds(store, field, value):
+    with pytest.raises(ValidationError) as raised:
+        store.recent_task_runs("load-git", **{field: value})
     assert raised.value.field == field

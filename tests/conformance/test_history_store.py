@@ -1,6 +1,7 @@
 """The console's history on every store: samples written, replaced, read by resolution and series,
 pruned past each resolution's span; the runs ended lately; and the history pass over a simulated
-day (five-minute samples, hourly and six-hourly rollups, bounded rows, runs counted once each)."""
+day (one-minute samples, five-minute, hourly and six-hourly rollups, bounded rows, runs counted once
+each, whether the pass comes every minute or every five)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ostinato.services.history import HistoryPass
 
 M = timedelta(minutes=1)
 H = timedelta(hours=1)
-FINE, HOURLY, SIX = (r.seconds for r in RESOLUTIONS)
+MINUTE, FINE, HOURLY, SIX = (r.seconds for r in RESOLUTIONS)
 
 
 def test_samples_are_replaced_read_by_resolution_and_series_and_pruned(store):
@@ -33,7 +34,9 @@ def test_samples_are_replaced_read_by_resolution_and_series_and_pruned(store):
                                                           ("visit_type:hg", {"fresh": 0.25})]
     assert [s.series for s in store.read_history(FINE, T0, T0 + M, series=["visit_type:hg"])] == ["visit_type:hg"]
     assert store.read_history(FINE, T0 + M, T0 + H) == []
-    assert store.prune_history(T0 + 2 * H) == 0
+    store.record_history([HistorySample("visit_type:git", MINUTE, T0, {"fresh": 0.5})])
+    assert store.prune_history(T0 + 30 * M) == 0
+    assert store.prune_history(T0 + 2 * H) == 1  # the one-minute one is kept an hour
     assert store.prune_history(T0 + 25 * H) == 2  # the five-minute ones are kept a day; the hourly one a week
     assert [s.resolution for s in store.read_history(HOURLY, T0, T0 + H)] == [HOURLY]
 
@@ -106,3 +109,37 @@ def test_the_pass_over_a_simulated_day_keeps_bounded_rolled_up_samples(store):
     assert git and all(s.figures["fresh"] == 0.0 and "lag_p50" in s.figures for s in git)  # 4 pending, none visited
     rows = sum(len(store.read_history(r.seconds, end - r.span - H, end + H)) for r in RESOLUTIONS)
     assert rows <= 2 * ROWS_PER_SERIES  # two series: bounded whatever the day brought
+
+
+@pytest.mark.parametrize("every", [1, 5])
+def test_the_pass_counts_each_run_once_at_every_resolution_every_minute_or_every_five(store, every):
+    """A schedule runs whenever it is due, each run ending 3 min 20 s after its start (one in three
+    failing), for 90 minutes: passes every minute or every five minutes count each run once in its
+    minute, its five minutes and its hour; the last hour has a sample a minute when the pass comes
+    every minute (else one a pass, and one for each minute a run ended)."""
+    clock = ManualClock(interval_start(T0, H))
+    _schedule(store, "often", period=timedelta(minutes=7))
+    history = HistoryPass(store, clock)
+    start, ends, failed = clock.now(), [], 0
+    for minute in range(90):
+        now = clock.now()
+        tag = f"t{minute}"
+        if store.pick_schedule(node="n", owner_name="a", tag=tag, now=now) is not None:
+            failing = len(ends) % 3 == 0
+            ends.append(minute + 3)
+            store.end_schedule_run("often", tag, status=RunStatus.FAILED if failing else RunStatus.SUCCEEDED,
+                                   ended=now + 3 * M + timedelta(seconds=20))
+            failed += failing
+        clock.advance(M)
+        if (minute + 1) % every == 0:
+            history.run_once()
+    end = clock.now()
+    assert len(ends) >= 8 and len({m % 5 for m in ends}) > 1, ends  # runs end in several minutes of five
+    for resolution in (FINE, HOURLY):
+        got = store.read_history(resolution, start, end, series=["schedule:often"])
+        assert sum(s.figures["runs"] for s in got) == len(ends), resolution
+        assert sum(s.figures["failures"] for s in got) == failed, resolution
+    minutes = store.read_history(MINUTE, end - H, end, series=["schedule:often"])
+    passes = {m for m in range(30, 90) if m % every == 0}
+    assert sorted(int((s.at - start) / M) for s in minutes) == sorted(passes | {m for m in ends if m >= 30})
+    assert [int((s.at - start) / M) for s in minutes if s.figures["runs"]] == [m for m in ends if m >= 30]

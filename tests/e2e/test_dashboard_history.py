@@ -1,6 +1,6 @@
 """The console's history over HTTP, on every store: the history pass run over hours of a seeded store,
-then ``/dashboard/history`` draws each series' charts (inline SVG, no script) for the 24h, 7d and 30d
-windows, ``?series=`` narrows it to one, bad input is a 400 naming the field, and
+then ``/dashboard/history`` draws each series' charts (inline SVG, no script) for the 1h, 6h, 24h, 7d
+and 30d windows, ``?series=`` narrows it to one, bad input is a 400 naming the field, and
 ``GET /api/v1/history`` gives the same samples as JSON to a read token."""
 
 from __future__ import annotations
@@ -51,16 +51,21 @@ def test_the_history_page_draws_each_series(sampled):
     schedules = re.findall(r'<article class="series" id="schedule:([^"]+)"', page.text)
     assert schedules[0] == "archive-old", schedules
     label = re.search(r'data-chart="schedule:archive-old/1"', page.text) and \
-        re.search(r'aria-label="(Runs ended, and failures[^"]*)"[^>]*data-chart="schedule:archive-old/1"', page.text)
+        re.search(r'aria-label="(Runs ended per interval[^"]*)"[^>]*data-chart="schedule:archive-old/1"', page.text)
     assert label and "failures: latest" in label.group(1) and "highest 1" in label.group(1), label
     assert re.search(r'<polyline points="[^"]+"', page.text)
-    for window in ("7d", "30d"):
+    # runs and failures told apart: bars of runs, and the failed part hatched, of its own class, in the legend
+    runs_chart = re.search(r'<svg class="history"[^>]*data-chart="schedule:archive-old/1".*?</svg>', page.text).group(0)
+    assert len(re.findall(r'<rect class="bar runs"', runs_chart)) == 1, runs_chart
+    assert len(re.findall(r'<rect class="bar failures" fill="url\(#hatch-[0-9a-f]+\)"', runs_chart)) == 1, runs_chart
+    assert '<text x="196" y="130" class="failures">failures</text>' in runs_chart
+    for window in ("1h", "6h", "7d", "30d"):
         assert client.get(f"/dashboard/history?window={window}", headers=bearer(secrets["read"])).status_code == 200
     one = client.get("/dashboard/history?series=visit_type:git", headers=bearer(secrets["read"])).text
     assert 'id="visit_type:git"' in one and 'id="schedule:' not in one
 
 
-@pytest.mark.parametrize("query, says", [("window=1y", "window: expected one of 24h, 7d, 30d"),
+@pytest.mark.parametrize("query, says", [("window=1y", "window: expected one of 1h, 6h, 24h, 7d, 30d"),
                                          ("series=git", "series: expected kind:name")])
 def test_bad_input_is_a_400_naming_the_field(sampled, query, says):
     client, secrets = sampled
@@ -81,6 +86,19 @@ def test_the_samples_as_json_for_a_read_token(sampled, clock):
     assert client.get("/dashboard/history").status_code == 401  # signed out: the sign-in form, no data
 
 
+def test_the_last_hour_by_the_minute(sampled, clock):
+    """The 1h window reads the one-minute samples: one per pass of the last hour (the fixture's passes
+    come every five minutes), and the page draws them."""
+    client, secrets = sampled
+    body = client.get("/api/v1/history?window=1h&series=schedule:archive-old", headers=bearer(secrets["read"])).json()
+    assert body["window"] == "1h" and body["resolution"] == 60
+    minutes = body["series"]["schedule:archive-old"]
+    assert len(minutes) == 12 and all("late" in m for m in minutes), minutes
+    page = client.get("/dashboard/history?window=1h", headers=bearer(secrets["read"]))
+    assert page.status_code == 200 and 'aria-current="page">last 1h<' in page.text
+    assert 'data-chart="schedule:archive-old/1"' in page.text
+
+
 def test_the_command_takes_one_sample(fresh_url):
     from cli_helpers import ok
 
@@ -88,5 +106,5 @@ def test_the_command_takes_one_sample(fresh_url):
     ok(fresh_url, "task-type", "add", "load-git", "ostinato.examples:load_directory", "Load git", "--no-default-interval")
     ok(fresh_url, "schedule", "add", "notes", "load-git", "--every", "1h")
     said = ok(fresh_url, "history", "sample").stdout
-    # a schedule and a task type: each a five-minute sample, rolled up to its hour and its six hours
-    assert said.startswith("Sampled 2 series: 6 samples written, 0 pruned"), said
+    # a schedule and a task type: each a minute's sample, rolled up to its five minutes, its hour and its six hours
+    assert said.startswith("Sampled 2 series: 8 samples written, 0 pruned"), said

@@ -10,6 +10,7 @@ import pytest
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.history import (
     ROWS_PER_SERIES,
+    WINDOWS,
     EndedRun,
     interval_start,
     lateness,
@@ -61,7 +62,16 @@ def test_runs_count_in_the_interval_they_ended_in():
 
 def test_views_lateness_and_the_bound():
     assert window("7d").step == timedelta(hours=1)
-    with pytest.raises(ValidationError, match="window: expected one of 24h, 7d, 30d"):
+    with pytest.raises(ValidationError, match="window: expected one of 1h, 6h, 24h, 7d, 30d"):
         window("1y")
     assert lateness(T - M, T) == 60 and lateness(T + M, T) == 0 and lateness(None, T) == 0
-    assert ROWS_PER_SERIES == 288 + 168 + 120
+    assert ROWS_PER_SERIES == 60 + 288 + 168 + 120
+
+
+def test_the_short_windows_read_samples_fine_enough_for_dozens_of_points():
+    """The first hours of a history are readable: the last hour by the minute, six hours by five minutes."""
+    assert (window("1h").step, window("1h").points) == (M, 60)
+    assert (window("6h").step, window("6h").points) == (5 * M, 72)
+    for name in WINDOWS:
+        assert 50 <= window(name).points <= 300, name
+        assert window(name).span <= window(name).resolution.span, name  # its samples are kept that long

@@ -34,6 +34,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
+from ..domain.errors import ValidationError
 from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
 from .read_source import read_note
@@ -138,18 +139,30 @@ def dashboard(request: Request, credentials: HTTPAuthorizationCredentials | None
 
 
 @router.get("/dashboard/schedules/{name}", response_class=HTMLResponse)
-def schedule_page(name: str, request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
+def schedule_page(name: str, request: Request, before: str | None = None,
+                  credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
                   ctx: ApiContext = Depends(context)) -> Response:
-    """One schedule: its condition, its fire times (sent, caught up, skipped) and its newest runs."""
+    """One schedule: its condition, its fire times (sent, caught up, skipped), its run grid (its newest
+    runs at a glance: ``dashboard_grid``) and its runs, newest first (``before``, a run id, pages back)."""
     token = _signed_in(request, credentials)
     if isinstance(token, Response):
         return token
+    from .dashboard_drill import whole_number  # it imports this module
+
+    try:
+        cursor = whole_number(before, "before", required=False)
+    except ValidationError as refused:
+        return templates.TemplateResponse(request, "schedule.html", {"page": None, "name": name,
+                                                                     "problem": str(refused),
+                                                                     "token_name": token["name"]},
+                                          status_code=400, headers=HEADERS)
     found = ctx.store.get_schedule(name)
     if found is None:
         return templates.TemplateResponse(request, "schedule.html", {"page": None, "name": name,
                                                                      "token_name": token["name"]},
                                           status_code=404, headers=HEADERS)
-    return templates.TemplateResponse(request, "schedule.html", {"page": gather_schedule(ctx, found), "name": name,
+    page = gather_schedule(ctx, found, cursor)
+    return templates.TemplateResponse(request, "schedule.html", {"page": page, "name": name,
                                                                  "token_name": token["name"]}, headers=HEADERS)
 
 

@@ -140,6 +140,10 @@ class SchedulePage:
     next_fire_time: datetime | None
     firings: list[FiringRow]
     runs: list[ScheduleRun]
+    #: the run list's cursor: it lists the runs before this id (None: the newest)
+    runs_before: int | None = None
+    #: the cursor of the page of older runs, None when none are older
+    older_before: int | None = None
 
     @property
     def skipped(self) -> int | None:
@@ -160,17 +164,19 @@ def firing_row(firing: FiringRecord, grace: timedelta) -> FiringRow:
                      firing.firings, firing.handled_at, firing.sent_at, firing.sender)
 
 
-def gather_schedule(ctx: ApiContext, schedule: Schedule) -> SchedulePage:
-    """One schedule's page, at the clock's now: its row of the dashboard, its fire times and runs."""
+def gather_schedule(ctx: ApiContext, schedule: Schedule, before: int | None = None) -> SchedulePage:
+    """One schedule's page, at the clock's now: its row of the dashboard, its fire times and runs (the
+    newest, or those before the run ``before``)."""
     now = ctx.clock.now()
     timing = ctx.settings.schedule_timing()
     [row] = schedule_rows(ctx, [schedule], now)
     fires = has_fire_times(schedule)
     upcoming = fire_time_after(schedule, cursor_of(schedule)) if fires and schedule.enabled else None
     firings = [firing_row(f, timing.catch_up_grace) for f in ctx.store.list_firings(schedule.name, limit=FIRINGS_SHOWN)]
+    runs = ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN + 1, before_id=before)
     return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,
-                        schedule.fired_through, upcoming, firings,
-                        ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN))
+                        schedule.fired_through, upcoming, firings, runs[:RUNS_SHOWN], before,
+                        runs[RUNS_SHOWN - 1].id if len(runs) > RUNS_SHOWN else None)
 
 
 def gather(ctx: ApiContext) -> Dashboard:

@@ -1,19 +1,24 @@
 """The console's history: ``/dashboard/history`` (charts) and ``GET /api/v1/history`` (the samples as JSON).
 
 Both read the samples the history pass keeps (``services.history``, ``domain.history``) at the
-resolution of the window asked for (``24h``: every five minutes, ``7d``: every hour, ``30d``: every six
-hours). The page draws, per visit type, its fresh share, lag (median and 90th percentile), queue depth,
+resolution of the window asked for (``1h``: every minute, ``6h`` and ``24h``: every five minutes,
+``7d``: every hour, ``30d``: every six hours). The page draws, per visit type, its fresh share, lag (median and 90th percentile), queue depth,
 visits per hour and eventful share; per schedule and per task type, its runs and failures, its
 lateness and its durations (mean and longest). Every visit type is shown; of the schedules and the
 task types, the :data:`SERIES_SHOWN` with the most failures, then the latest, then the most runs
 (``?series=`` shows one, and each series links to its page).
+
+The charts share one time axis: the window's, or, when the window holds no sample before some
+moment (a history begun in the last hour, a pass started lately), from its first sample (at least
+:data:`AXIS_STEPS` samples' span before now), so that a young history spreads across the charts
+instead of sitting in their last pixels. The page says where the axis starts, and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -21,14 +26,16 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
 from ..domain.errors import ValidationError
-from ..domain.history import SERIES_KINDS, HistorySample, Resolution, mean_duration, window
+from ..domain.history import SERIES_KINDS, WINDOWS, HistorySample, Window, mean_duration, window
 from ..domain.limits import check_stored_text
 from .dashboard import HEADERS, _signed_in, templates
-from .dashboard_charts import Chart, Line, chart_svg
+from .dashboard_charts import Chart, Line, chart_svg, line_values
 from .request_handling import READ, ApiContext, bearer, context, iso
 
 #: schedules and task types drawn at once (visit types are all drawn)
 SERIES_SHOWN = 30
+#: the shortest axis of a young history, in samples
+AXIS_STEPS = 2
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api/v1", tags=["history"])
@@ -71,8 +78,8 @@ def charts_of(series: str, samples: Sequence[HistorySample]) -> list[Chart]:
                 Chart("Visits in the hour before each sample", _count, [_line(samples, "visits", "visits_per_hour")]),
                 Chart("Eventful share of the successful visits", _percent,
                       [_line(samples, "eventful", "eventful_share")], floor_top=1.0)]
-    return [Chart("Runs ended, and failures, per interval", _count,
-                  [_line(samples, "runs", "runs"), _line(samples, "failures", "failures")]),
+    return [Chart("Runs ended per interval, and the failures among them", _count,
+                  [_line(samples, "runs", "runs"), _line(samples, "failures", "failures")], bars=True),
             Chart("Lateness: past its latest start" if series.startswith("schedule:") else
                   "Lateness: its oldest ready task's wait", _seconds, [_line(samples, "late", "late")]),
             Chart("Run durations", _seconds, [_mean_durations(samples), _line(samples, "longest", "duration_max")])]
@@ -102,6 +109,15 @@ def _view(series: str, samples: Sequence[HistorySample]) -> SeriesView:
                       total("runs"))
 
 
+def axis_start(since: datetime, until: datetime, step: timedelta, grouped: Mapping[str, Sequence[HistorySample]]) -> datetime:
+    """Where the charts' time axis starts (module docstring): ``since``, or the first sample when the
+    window holds none in its first step."""
+    first = min((samples[0].at for samples in grouped.values() if samples), default=None)
+    if first is None or first <= since + step:
+        return since
+    return max(since, min(first, until - AXIS_STEPS * step))
+
+
 def _checked_series(series: str | None) -> str | None:
     if series is None:
         return None
@@ -112,10 +128,10 @@ def _checked_series(series: str | None) -> str | None:
     return series
 
 
-def _read(ctx: ApiContext, resolution: Resolution, series: str | None) -> tuple[datetime, datetime, dict[str, list]]:
+def _read(ctx: ApiContext, shown: Window, series: str | None) -> tuple[datetime, datetime, dict[str, list]]:
     until = ctx.clock.now()
-    since = until - resolution.span
-    samples = ctx.store.read_history(resolution.seconds, since, until, series=None if series is None else [series])
+    since = until - shown.span
+    samples = ctx.store.read_history(shown.seconds, since, until, series=None if series is None else [series])
     grouped: dict[str, list[HistorySample]] = {}
     for sample in samples:
         grouped.setdefault(sample.series, []).append(sample)
@@ -130,11 +146,12 @@ def history_page(request: Request, window_name: str = Query("24h", alias="window
     if isinstance(token, Response):
         return token
     try:
-        resolution, chosen = window(window_name), _checked_series(series)
+        shown, chosen = window(window_name), _checked_series(series)
     except ValidationError as refused:
         return templates.TemplateResponse(request, "history.html", {"error": str(refused), "token_name": token["name"]},
                                           status_code=400, headers=HEADERS)
-    since, until, grouped = _read(ctx, resolution, chosen)
+    since, until, grouped = _read(ctx, shown, chosen)
+    drawn_from = axis_start(since, until, shown.step, grouped)
     views = [_view(name, samples) for name, samples in sorted(grouped.items())]
     ranked = lambda kind: sorted((v for v in views if v.kind == kind),
                                  key=lambda v: (-v.failures, -v.late, -v.runs, v.name))
@@ -143,18 +160,18 @@ def history_page(request: Request, window_name: str = Query("24h", alias="window
                 ("task_type", "Task types", ranked("task_type")[:SERIES_SHOWN])]
     hidden = {kind: sum(v.kind == kind for v in views) - len(shown) for kind, _, shown in sections}
     return templates.TemplateResponse(request, "history.html", {
-        "error": None, "token_name": token["name"], "window": resolution.window, "series": chosen,
-        "windows": ["24h", "7d", "30d"], "sections": sections, "hidden": hidden, "since": since, "until": until,
-        "step": resolution.step, "chart_svg": chart_svg, "now": until,
+        "error": None, "token_name": token["name"], "window": shown.name, "series": chosen,
+        "windows": list(WINDOWS), "sections": sections, "hidden": hidden, "since": since, "until": until,
+        "step": shown.step, "chart_svg": chart_svg, "line_values": line_values, "now": until, "drawn_from": drawn_from,
     }, headers=HEADERS)
 
 
-@api_router.get("/history", dependencies=READ, summary="The console's samples over a window (24h, 7d or 30d)")
-def history_samples(window_name: str = Query("24h", alias="window", description="24h, 7d or 30d"),
+@api_router.get("/history", dependencies=READ, summary="The console's samples over a window (1h, 6h, 24h, 7d or 30d)")
+def history_samples(window_name: str = Query("24h", alias="window", description=", ".join(WINDOWS)),
                     series: str | None = Query(None, description="One series, e.g. visit_type:git, schedule:bills"),
                     ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     """Each series' samples, oldest first: its start (``at``) and its figures (see the history's reference)."""
-    resolution = window(window_name)
-    since, until, grouped = _read(ctx, resolution, _checked_series(series))
-    return {"window": resolution.window, "resolution": resolution.seconds, "since": iso(since), "until": iso(until),
+    shown = window(window_name)
+    since, until, grouped = _read(ctx, shown, _checked_series(series))
+    return {"window": shown.name, "resolution": shown.seconds, "since": iso(since), "until": iso(until),
             "series": {name: [{"at": iso(s.at), **s.figures} for s in samples] for name, samples in grouped.items()}}

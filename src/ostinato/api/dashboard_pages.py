@@ -30,6 +30,7 @@ from ..domain.errors import ValidationError
 from ..domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES
 from ..domain.tasks import TaskRunStatus, TaskStatus
 from . import dashboard_drill as drill
+from . import dashboard_grid  # noqa: F401  (the run grids: functions of the templates)
 from .dashboard import HEADERS, _signed_in, human_duration, templates
 from .request_handling import ApiContext, bearer, context
 
@@ -201,12 +202,16 @@ def task_page(task_id: str, request: Request, before: str | None = None,
 @router.get("/dashboard/task-runs/{run_id}", response_class=HTMLResponse)
 def task_run_link(run_id: str, request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
                   ctx: ApiContext = Depends(context)) -> Response:
-    """A task run's row on its task's page (the main page lists failed runs by their run's id)."""
+    """A task run's row on its task's page (the main page lists failed runs by their run's id, the task
+    type's grid each run): the page of its newest runs, or, when the run is older than those, the page
+    of its runs that starts at it (one read of at most a page of the task's newer runs)."""
     def build() -> Response:
         number = drill.whole_number(run_id, "run_id")
         run = drill.task_of_run(ctx, number)
         if run is None:
             raise _Missing(f"task run numbered {number}")
-        return RedirectResponse(f"{task_href(run.task)}#run-{run.id}", status_code=303, headers=HEADERS)
+        newer = ctx.store.list_task_runs(task_id=run.task, after_id=run.id, limit=drill.RUNS_SHOWN)
+        before = run.id + 1 if len(newer) >= drill.RUNS_SHOWN else None
+        return RedirectResponse(f"{task_href(run.task, before)}#run-{run.id}", status_code=303, headers=HEADERS)
 
     return _serve(request, credentials, ctx, "task.html", f"task run {run_id}", build)

@@ -25,8 +25,8 @@ def api() -> None:
               help="With --open-metrics, listen on an address other than loopback all the same (anyone who reaches "
                    "it may read /metrics).")
 @click.option("--no-history", is_flag=True,
-              help="Do not run the console's history pass (every 5 minutes) in this server: run "
-                   "`ostinato history sample --every 5m` elsewhere, or do without the dashboard's history.")
+              help="Do not run the console's history pass (every minute) in this server: run "
+                   "`ostinato history sample --every 1m` elsewhere, or do without the dashboard's history.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True)
 @pass_app
@@ -55,7 +55,7 @@ def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecur
                              kwargs={"timing": app.settings.schedule_timing()}, daemon=True).start()
         return application
 
-    history = "no history pass (--no-history)" if no_history else "history sampled every 5 min"
+    history = "no history pass (--no-history)" if no_history else "history sampled every minute"
     try:
         serve_http(make_application, host=host, port=port, log_level=log_level,
                    started=f"ostinato api serve: {{url}} on {store_shown(app.settings)}; {auth}; {history}; "

@@ -1,6 +1,6 @@
 """``ostinato history sample``: the console's history pass (``services.history``), once or every D.
 
-``ostinato api serve`` runs the same pass every five minutes by itself (``--no-history`` turns it
+``ostinato api serve`` runs the same pass every minute by itself (``--no-history`` turns it
 off); this command is for a deployment whose dashboard is served elsewhere, or from a timer.
 """
 
@@ -24,7 +24,7 @@ def history() -> None:
 
 @history.command("sample")
 @click.option("--every", type=DurationType(field="every"), default=None,
-              help="Take a sample every D until stopped (5m: the five-minute samples; default: once).")
+              help="Take a sample every D until stopped (1m: the one-minute samples; default: once).")
 @pass_app
 def history_sample(app: AppContext, every: timedelta | None) -> None:
     """Sample every visit type, schedule and task type once (or every D), roll the samples up and prune

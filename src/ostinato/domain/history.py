@@ -2,9 +2,12 @@
 
 A **series** is one visit type (``visit_type:git``), one schedule (``schedule:bills``) or one task
 type (``task_type:load-git``). The history pass (``services.history``) writes, every
-:data:`SAMPLE_EVERY`, one sample per series for the interval it falls in, and rolls the samples up:
-each :class:`Resolution` is kept for a bounded span, so a series never holds more than
-:data:`ROWS_PER_SERIES` samples, whatever the number of origins or runs.
+:data:`SAMPLE_EVERY` (a minute), one sample per series for the interval it falls in, and rolls the
+samples up to five minutes, hours and six hours: each :class:`Resolution` is kept for a bounded span,
+so a series never holds more than :data:`ROWS_PER_SERIES` samples, whatever the number of origins or
+runs. Each :class:`Window` the console shows (``1h``, ``6h``, ``24h``, ``7d``, ``30d``) reads one
+resolution, fine enough to draw dozens of points across it and coarse enough to stay below a few
+hundred.
 
 A sample's figures, by name (:data:`FIELDS`), each with how a rollup merges them:
 
@@ -33,9 +36,8 @@ from .origin_metrics import OriginMetrics, totals_by_visit_type
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """One step of the history: a sample per ``step``, kept for ``span``, shown as the ``window`` view."""
+    """One step of the history: a sample per ``step``, kept for ``span``."""
 
-    window: str
     step: timedelta
     span: timedelta
 
@@ -48,15 +50,48 @@ class Resolution:
         return int(self.span / self.step)
 
 
-#: every five minutes for a day, every hour for a week, every six hours for a month
+#: every minute for an hour, every five minutes for a day, every hour for a week, every six hours for a month
 RESOLUTIONS: tuple[Resolution, ...] = (
-    Resolution("24h", timedelta(minutes=5), timedelta(days=1)),
-    Resolution("7d", timedelta(hours=1), timedelta(days=7)),
-    Resolution("30d", timedelta(hours=6), timedelta(days=30)),
+    Resolution(timedelta(minutes=1), timedelta(hours=1)),
+    Resolution(timedelta(minutes=5), timedelta(days=1)),
+    Resolution(timedelta(hours=1), timedelta(days=7)),
+    Resolution(timedelta(hours=6), timedelta(days=30)),
 )
-WINDOWS: dict[str, Resolution] = {r.window: r for r in RESOLUTIONS}
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A view of the history: the last ``span``, read at ``resolution``."""
+
+    name: str
+    span: timedelta
+    resolution: Resolution
+
+    @property
+    def step(self) -> timedelta:
+        return self.resolution.step
+
+    @property
+    def seconds(self) -> int:
+        return self.resolution.seconds
+
+    @property
+    def points(self) -> int:
+        """The most samples a series has in it."""
+        return int(self.span / self.step)
+
+
+#: the last hour by the minute (60 points), six hours and a day by five minutes (72 and 288), a week by
+#: the hour (168), a month by six hours (120)
+WINDOWS: dict[str, Window] = {w.name: w for w in (
+    Window("1h", timedelta(hours=1), RESOLUTIONS[0]),
+    Window("6h", timedelta(hours=6), RESOLUTIONS[1]),
+    Window("24h", timedelta(days=1), RESOLUTIONS[1]),
+    Window("7d", timedelta(days=7), RESOLUTIONS[2]),
+    Window("30d", timedelta(days=30), RESOLUTIONS[3]),
+)}
 SAMPLE_EVERY = RESOLUTIONS[0].step
-#: the most samples one series keeps (288 + 168 + 120)
+#: the most samples one series keeps (60 + 288 + 168 + 120)
 ROWS_PER_SERIES = sum(r.rows for r in RESOLUTIONS)
 
 MEAN, MAX, SUM = "mean", "max", "sum"
@@ -92,8 +127,8 @@ def interval_start(at: datetime, step: timedelta) -> datetime:
     return _EPOCH + (at - _EPOCH) // step * step
 
 
-def window(name: str) -> Resolution:
-    """The resolution a view (``24h``, ``7d``, ``30d``) reads; ValidationError naming ``window`` otherwise."""
+def window(name: str) -> Window:
+    """The view of that name (one of :data:`WINDOWS`); ValidationError naming ``window`` otherwise."""
     try:
         return WINDOWS[name]
     except KeyError:

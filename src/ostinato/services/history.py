@@ -1,4 +1,4 @@
-"""The history pass: every five minutes, a sample per series for the console's charts (``domain.history``).
+"""The history pass: every minute, a sample per series for the console's charts (``domain.history``).
 
 One pass at ``now``:
 
@@ -6,11 +6,12 @@ One pass at ``now``:
    number of origins; the dashboard's snapshot is refreshed with it) and takes each visit type's
    gauges; each schedule's lateness (its start times, as every interface assesses them) and each task
    type's (its oldest ready task: one index walk each);
-2. counts the runs ended in the current five minutes and in the previous ones (among the newest runs
-   by id: ``ended_runs``), so that a run that ended after the previous pass is counted in its own
-   interval; the previous interval keeps its gauges;
-3. rolls the five-minute samples of the current hour (and of the previous interval's) up to the
-   hour, and the hours up to six hours (``domain.history.rollup``);
+2. counts the runs ended in the current minute, and recounts those of every minute of the current
+   five minutes and of the previous ones (among the newest runs by id: ``ended_runs``), so that a run
+   that ended after the previous pass is counted in its own minute, even when passes come only every
+   five minutes; a minute's sample is rewritten only when its counts changed, and keeps its gauges;
+3. rolls the minutes up to five minutes, those up to the hour, and the hours up to six hours, over
+   the intervals of the minutes it wrote (``domain.history.rollup``);
 4. prunes what is older than each resolution's span.
 
 Several passes at once (two API servers) write the same samples: each replaces the one of its series,
@@ -68,23 +69,32 @@ class HistoryPass:
 
     def run_once(self) -> HistoryOutcome:
         now = self.clock.now()
-        step = SAMPLE_EVERY
+        step, fine = SAMPLE_EVERY, RESOLUTIONS[0].seconds
         current = interval_start(now, step)
-        previous = current - step
+        recount = RESOLUTIONS[1].step
+        since = interval_start(current, recount) - recount
         gauges = self._gauges(now)
-        runs = self.store.ended_runs(previous)
-        counts_now, counts_before = run_counts(runs, current, current + step), run_counts(runs, previous, current)
-        fine = RESOLUTIONS[0].seconds
+        runs = self.store.ended_runs(since)
+        counts_now = run_counts(runs, current, current + step)
         samples = [HistorySample(series, fine, current, {**figures, **_zero_counts(series), **counts_now.get(series, {})})
                    for series, figures in gauges.items()]
         samples += [HistorySample(series, fine, current, {**_zero_counts(series), **figures})
                     for series, figures in counts_now.items() if series not in gauges]
-        kept = {s.series: s.figures for s in self.store.read_history(fine, previous, current)}
-        samples += [HistorySample(series, fine, previous, {**kept.get(series, {}), **_zero_counts(series),
-                                                           **counts_before.get(series, {})})
-                    for series in set(kept) | set(counts_before) if not series.startswith("visit_type:")]
+        kept: dict[datetime, dict[str, Mapping[str, float]]] = {}
+        for sample in self.store.read_history(fine, since, current):
+            kept.setdefault(sample.at, {})[sample.series] = sample.figures
+        minute = since
+        while minute < current:
+            counts, there = run_counts(runs, minute, minute + step), kept.get(minute, {})
+            for series in sorted(set(there) | set(counts)):
+                if series.startswith("visit_type:"):
+                    continue
+                figures = {**there.get(series, {}), **_zero_counts(series), **counts.get(series, {})}
+                if figures != there.get(series):
+                    samples.append(HistorySample(series, fine, minute, figures))
+            minute += step
         written = self.store.record_history(samples)
-        written += self._roll_up({current, previous})
+        written += self._roll_up({sample.at for sample in samples})
         pruned = self.store.prune_history(now)
         return HistoryOutcome(now, len(gauges) + len(set(counts_now) - set(gauges)), written, pruned)
 

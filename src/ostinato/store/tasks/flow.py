@@ -382,6 +382,13 @@ class TaskFlow(TaskStore):
         query = self._tasks.search_task_runs if task_id is None else self._tasks.task_runs_of_task
         return [run_of(self.db, r) for r in self.db.read(query, params)]
 
+    def recent_task_runs(self, task_type: str, *, limit: int = 50, window: int = 10_000) -> list[TaskRun]:
+        for name, value in (("limit", limit), ("window", window)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValidationError(name, "a positive whole number", value)
+        params = {"type": task_type, "limit": limit, "window": window}
+        return [run_of(self.db, r) for r in self.db.read(self._tasks.recent_runs_of_type, params)]
+
     def count_tasks(self) -> dict[tuple[str, str], int]:
         return {(r["type"], r["status"]): r["n"] for r in self.db.read(self._tasks.count_tasks)}
 

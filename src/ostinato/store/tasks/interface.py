@@ -57,7 +57,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "in_flight_backend_ids": "read", "list_task_runs": "read", "list_task_types": "read", "mark_lost_runs": "worker",
     "peek_ready_tasks": "read", "record_run_events": "worker", "search_tasks": "read", "set_task_status": "admin",
     "task_activity": "read", "disable_tasks": "admin", "respawn_tasks": "admin", "retry_task_run": "admin",
-    "add_task_type": "admin", "update_task_type": "admin", "delete_task_type": "admin",
+    "add_task_type": "admin", "update_task_type": "admin", "delete_task_type": "admin", "recent_task_runs": "read",
 }
 NOT_REMOTE: dict[str, str] = {}
 
@@ -220,6 +220,14 @@ class TaskStore(abc.ABC):
         after_id: int = 0,
         limit: int = 100,
     ) -> list[TaskRun]: ...
+
+    def recent_task_runs(self, task_type: str, *, limit: int = 50, window: int = 10_000) -> list[TaskRun]:
+        """The newest runs of ``task_type``'s tasks, newest first: at most ``limit``, among the newest
+        ``window`` runs of every type (a walk of the runs' primary key from its end, each run's task
+        one primary key lookup: bounded, whatever the table's size). ValidationError naming the bound
+        that is not a positive whole number. Implemented by the SQL stores (another store raises
+        NotImplementedError)."""
+        raise NotImplementedError(f"{type(self).__name__} has no recent_task_runs")
 
     @abc.abstractmethod
     def count_tasks(self) -> dict[tuple[str, str], int]:

@@ -241,6 +241,13 @@ WHERE r.id > (SELECT coalesce(max(id), 0) FROM task_run) - %(window)s
   AND r.status IN ('failed', 'permfailed', 'lost')
 ORDER BY r.id DESC LIMIT %(limit)s;
 
+-- name: recent_runs_of_type
+-- one type's newest runs among the newest window runs: a backward walk of the primary key, each run's
+-- task a primary key lookup, stopping at limit
+SELECT r.* FROM task_run AS r JOIN task AS t ON t.id = r.task
+WHERE r.id > (SELECT coalesce(max(id), 0) FROM task_run) - %(window)s AND t.type = %(type)s
+ORDER BY r.id DESC LIMIT %(limit)s;
+
 -- name: archivable_tasks
 SELECT t.* FROM task AS t
 WHERE t.status IN ('completed', 'disabled') AND t.id > %(after_id)s AND t.next_run < %(before)s
