@@ -309,7 +309,7 @@ def test_an_admin_disables_and_enables_a_task_each_audited(env, store, clock):
 
     target = f"task:{task.id}"
     assert [(e.action, e.outcome, e.at) for e in store.list_audit(target=target)] == [
-        ("task.enable", "done: unchanged, it was next_run_not_scheduled", clock.now()),
+        ("task.enable", "done: unchanged, it was pending", clock.now()),
         ("task.enable", f"done: pending again at its next run ({task.next_run.isoformat()}), retries refilled",
          clock.now()),
         ("task.disable", "done: disabled", clock.now() - MINUTE)]

@@ -27,6 +27,7 @@ from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, d
 from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
 from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
 from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
+from ..domain.status_words import RUN_STATUS_WORDS
 from .request_handling import ApiContext
 from .schedules import all_schedules
 
@@ -180,7 +181,7 @@ def gather(ctx: ApiContext) -> Dashboard:
     activity = ctx.store.task_activity(now, count_cap=COUNT_CAP, runs_window=RUNS_WINDOW, failures_limit=FAILURES_SHOWN)
     task_types = [TaskTypeRow(t.type, activity.ready.get(t.type, 0), activity.in_flight.get(t.type, 0),
                               activity.failed.get(t.type, 0)) for t in ctx.store.list_task_types()]
-    failures = [Failure("task run", task_type, run.id, run.status.value, run.ended or run.started or run.scheduled,
+    failures = [Failure("task run", task_type, run.id, RUN_STATUS_WORDS[run.status], run.ended or run.started or run.scheduled,
                         _short_detail(run.metadata or {})) for task_type, run in activity.recent_failures]
     failures += schedule_failures(ctx, schedules)
     failures.sort(key=lambda f: f.at or datetime.min.replace(tzinfo=now.tzinfo), reverse=True)

@@ -25,6 +25,7 @@ from rich.text import Text
 
 from ..domain.durations import format_duration, parse_duration, parse_time
 from ..domain.errors import ValidationError
+from ..domain.status_words import RUN_STATUS_WORDS, task_status_words, with_code
 from ..domain.tasks import Task, TaskRun
 from .app import AppContext
 
@@ -247,7 +248,10 @@ def short_error(metadata: Mapping[str, Any], width: int = 80) -> str:
 
 
 def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Iterable[TaskRun] | None = None) -> None:
-    """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
+    """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``),
+    its status in words with its code (``Status: pending (next_run_not_scheduled)``; ``failed (disabled)`` for a
+    task its runs disabled, when ``runs`` are given, oldest first)."""
+    runs = None if runs is None else list(runs)
     lines = [
         f"Task {task.id}",
         f"  Next run: {format_when(task.next_run, now)}",
@@ -256,19 +260,19 @@ def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Ite
         f"  Policy: {task.policy.value}",
     ]
     if show_status:
-        lines.append(f"  Status: {task.status.value}")
+        last = runs[-1].status if runs else None  # runs oldest first: the last is the newest
+        lines.append(f"  Status: {with_code(task_status_words(task, last), task.status.value)}")
     lines.append(f"  Priority: {task.priority.value if task.priority else ''}".rstrip())
     lines.append("  Args:")
     lines.extend(f"    {arg!r}" for arg in task.arguments.args)
     lines.append("  Keyword args:")
     lines.extend(f"    {key}: {value!r}" for key, value in task.arguments.kwargs.items())
     if runs is not None:
-        runs = list(runs)
         lines.append("  Runs:" if runs else "  Runs: none")
         for run in runs:
             took = format_elapsed(run.ended - run.started) if run.ended and run.started else ""
             lines.append(
-                f"    {run.id}: {run.status.value}"
+                f"    {run.id}: {with_code(RUN_STATUS_WORDS[run.status], run.status.value)}"
                 + (f", scheduled {format_when(run.scheduled, now)}" if run.scheduled else "")
                 + (f", ended {format_when(run.ended, now)}" if run.ended else "")
                 + (f", took {took}" if took else "")
