@@ -273,8 +273,8 @@ def test_a_task_shows_its_runs_newest_first_with_the_error_and_traceback(drilled
     assert re.search(r'<code class="error-type">OSError</code>', failed)
     assert text(re.search(r'<span class="error-message">.*?</span>', failed).group(0)) == \
         "[Errno 28] No space left on device"
-    frames = [text(f) for f in re.findall(r'<code class="frame">.*?</code>', failed)]
-    assert frames == [f"at {frame}" for frame in TRACEBACK]
+    [frames] = re.findall(r'<pre class="traceback">(.*?)</pre>', failed, flags=re.S)
+    assert frames.split("\n") == [f"at {frame}" for frame in TRACEBACK]
     assert 'result: visit_status="failed"' in text(failed) and "✖ failed" in text(failed)
     assert "2 min" in text(failed) and "worker-1" in text(failed)
     assert text(runs[2]).endswith('result: items=3') and "✔ eventful" in text(runs[2])

@@ -34,6 +34,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
+from ..domain.run_outcomes import outcome_of
 from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
 from .read_source import read_note
@@ -99,7 +100,7 @@ def percent(ratio: float | None) -> str:
 
 templates.env.filters.update(duration=human_duration, count=count, percent=percent)
 templates.env.globals.update(relative=relative, lag_svg=lag_svg, read_note=read_note, STATE_SYMBOL=STATE_SYMBOL,
-                             REFRESH_SECONDS=REFRESH_SECONDS)
+                             REFRESH_SECONDS=REFRESH_SECONDS, outcome=outcome_of)
 
 
 # -- authentication ------------------------------------------------------------------

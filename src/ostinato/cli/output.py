@@ -25,6 +25,7 @@ from rich.text import Text
 
 from ..domain.durations import format_duration, parse_duration, parse_time
 from ..domain.errors import ValidationError
+from ..domain.run_outcomes import outcome_of
 from ..domain.status_words import RUN_STATUS_WORDS, task_status_words, with_code
 from ..domain.tasks import Task, TaskRun
 from .app import AppContext
@@ -222,20 +223,16 @@ def readable(exc: ValidationError, flags: Mapping[str, str] | None = None) -> Va
 
 
 # -- domain objects as text ----------------------------------------------------
-#: the keys of a run's metadata that say why it failed (the rest is what the job returned)
-_FAILURE_KEYS = ("error", "traceback")
-
-
 def outcome_lines(metadata: Mapping[str, Any], indent: str) -> list[str]:
-    """A run's outcome under it: its error, the innermost frames of its traceback, and what the job
-    returned (its result's metadata), one line each; nothing for a run with none of these."""
+    """A run's outcome under it: its error, its traceback's lines (``domain.run_outcomes``: the innermost
+    frames, or the lines Python printed), and what the job returned (its result's metadata), one line
+    each; nothing for a run with none of these."""
+    outcome = outcome_of(metadata)
     lines = []
-    if metadata.get("error"):
-        lines.append(f"{indent}error: {metadata['error']}")
-    frames = metadata.get("traceback")
-    if isinstance(frames, list):
-        lines.extend(f"{indent}  at {frame}" for frame in frames)
-    result = {k: v for k, v in metadata.items() if k not in _FAILURE_KEYS}
+    if outcome.error:
+        lines.append(f"{indent}error: {outcome.error}")
+    lines.extend(f"{indent}  {line}" for line in outcome.traceback)
+    result = outcome.result
     if result:
         lines.append(f"{indent}result: " + ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in result.items()))
     return lines
