@@ -6,7 +6,8 @@ the sign-in cookie or a bearer header), served with the same headers (no script,
   (``after`` and ``after_type``, the last origin shown);
 - ``/dashboard/origins?url=…&visit_type=…``: one origin, its visits, its learnt change rate and
   when its next visit comes, and why;
-- ``/dashboard/task-types/<name>``: its definition and its tasks, paged (``after``, a task id);
+- ``/dashboard/task-types/<name>``: its definition, its recent failures, the schedules that run it
+  and its tasks, paged (``after``, a task id; see :mod:`.dashboard_tasks`);
 - ``/dashboard/tasks/<id>``: a task and its runs newest first (``before``, a run id, pages back),
   a failed run with its error and traceback; ``/dashboard/task-runs/<id>`` leads to a run's row.
 
@@ -81,7 +82,7 @@ templates.env.filters.update(rate=rate_text)
 templates.env.globals.update(visit_type_href=visit_type_href, lister_href=lister_href, origin_href=origin_href,
                              task_type_href=task_type_href, task_href=task_href, run_href=run_href,
                              RUN_SYMBOL=RUN_SYMBOL, task_state=tasks.task_state, run_state=tasks.run_state,
-                             limits=drill)  # the pages' limits, read when a page is made (ORIGINS_PAGE …)
+                             limits=drill, limits_tasks=tasks)  # the pages' limits, read when a page is made (ORIGINS_PAGE …)
 
 
 # -- serving a page ------------------------------------------------------------------
@@ -179,7 +180,8 @@ def task_type_page(name: str, request: Request, after: str | None = None,
         page = drill.gather_task_type(ctx, checked, cursor)
         if page is None:
             raise _Missing(f"task type named {checked}")
-        return page, {"last_runs": tasks.last_runs(ctx, page.tasks)}  # a task its runs disabled reads "failed"
+        return page, {"last_runs": tasks.last_runs(ctx, page.tasks),  # a task its runs disabled reads "failed"
+                      "failures": tasks.type_failures(ctx, checked), "schedules": tasks.type_schedules(ctx, checked)}
 
     return _serve(request, credentials, ctx, "task_type.html", f"task type {name}", build)
 
