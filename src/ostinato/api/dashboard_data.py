@@ -12,9 +12,10 @@
 - recent failures: the newest failed or lost task runs, and the failed or lost
   runs of the schedules whose last run failed.
 
-One schedule's page (:func:`gather_schedule`) adds its fire times: the catch-up rule, the newest
-entries of its ledger (what was sent, what was caught up from a backlog, what the catch-up rule
-skipped; ``domain.firings``) and its newest runs.
+One schedule's page (:func:`gather_schedule`) adds when the scheduler starts it next and why
+(``domain.next_start``: its fire time, a retry after a failure, a run asked for now, a blackout
+period…), its fire times: the catch-up rule, the newest entries of its ledger (what was sent, what
+was caught up from a backlog, what the catch-up rule skipped; ``domain.firings``) and its newest runs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, has_fire_times
+from ..domain.next_start import NextStart, next_start
 from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
 from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
 from ..domain.run_outcomes import outcome_of
@@ -148,6 +150,8 @@ class SchedulePage:
     next_fire_time: datetime | None
     firings: list[FiringRow]
     runs: list[ScheduleRun]
+    #: when the scheduler starts it next, and why (None: paused, sent by the beats, or no further firing)
+    next_start: NextStart | None = None
 
     @property
     def skipped(self) -> int | None:
@@ -178,7 +182,7 @@ def gather_schedule(ctx: ApiContext, schedule: Schedule) -> SchedulePage:
     firings = [firing_row(f, timing.catch_up_grace) for f in ctx.store.list_firings(schedule.name, limit=FIRINGS_SHOWN)]
     return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,
                         schedule.fired_through, upcoming, firings,
-                        ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN))
+                        ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN), next_start(schedule, now, timing))
 
 
 def gather(ctx: ApiContext) -> Dashboard:
