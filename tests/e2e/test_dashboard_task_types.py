@@ -17,8 +17,7 @@ from fastapi.testclient import TestClient
 from test_dashboard_drill import TRACEBACK, get, hrefs, rows, section, seed_drill, text
 from test_dashboard_helpers import DAY, MINUTE, periodic, seed, tokens
 
-from ostinato.api import create_app
-from ostinato.api import dashboard_tasks
+from ostinato.api import create_app, dashboard_tasks
 from ostinato.config import Settings
 from ostinato.domain.schedules import RunMode
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskType
