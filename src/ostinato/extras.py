@@ -22,7 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "postgresql": ("psycopg", "psycopg_pool"),
     "celery": ("celery", "kombu", "redis"),
     "kafka": ("confluent_kafka",),
-    "api": ("fastapi", "uvicorn", "jinja2", "swagger_ui_bundle"),
+    "api": ("fastapi", "uvicorn", "jinja2", "fastapi_standalone_docs"),
     "remote": ("httpx",),
     "sim": ("numpy",),
     "plots": ("matplotlib",),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -315,18 +316,39 @@ def _failed_a_minute_ago(name: str, now: datetime) -> dict:
             "last_start_at": ago(minutes=2), "last_end_at": ago(minutes=1), "failure_count": 1}
 
 
+def _calendar_failed_a_minute_ago(name: str, now: datetime) -> dict:
+    """An hourly calendar schedule whose last run failed a minute ago: in its retry backoff, its fire time
+    still to run."""
+    top = now.replace(minute=0, second=0, microsecond=0)
+    return {"name": name, "kind": "calendar", "task_type": "scrape", "created_at": (now - timedelta(days=3)).isoformat(),
+            "cron_schedule": "0 * * * *", "cron_max_schedule_duration": 3600,
+            "fired_through": (top - timedelta(hours=1)).isoformat(),
+            "last_good_start_at": (top - timedelta(hours=1)).isoformat(),
+            "last_good_end_at": (top - timedelta(minutes=59)).isoformat(),
+            "last_start_at": (now - timedelta(minutes=2)).isoformat(), "last_end_at": (now - timedelta(minutes=1)).isoformat(),
+            "failure_count": 1}
+
+
 def test_run_now_says_why_the_run_asked_for_waits(fresh_url):
-    """Asked for now, a run waits for no retry backoff (the domain's rule); a blackout period is
-    still waited out, and said so; a run in progress, likewise."""
+    """Asked for now, a run waits for no retry backoff (the domain's rule), a calendar schedule's as a
+    periodic one's; a blackout period is still waited out, and said so; a run in progress, likewise.
+    And ``schedule show`` says why a schedule can start when it can: its retry backoff."""
     ok(fresh_url, "db", "init")
     ok(fresh_url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
     now = datetime.now(UTC)
     around_now = f"{now - timedelta(hours=1):%H:%M}-{now + timedelta(hours=1):%H:%M}"
     lines = [_failed_a_minute_ago("backoff", now), {**_failed_a_minute_ago("dark", now),
-                                                    "blackout_periods": [{"start": around_now[:5], "end": around_now[6:]}]}]
+                                                    "blackout_periods": [{"start": around_now[:5], "end": around_now[6:]}]},
+             _calendar_failed_a_minute_ago("hourly", now)]
     ok(fresh_url, "schedule", "import", "-", input="".join(json.dumps(line) + "\n" for line in lines))
-    assert ok_json(fresh_url, "schedule", "show", "backoff")["can_start_by"] > now.isoformat()  # in its backoff
+    for name in ("backoff", "hourly"):
+        assert ok_json(fresh_url, "schedule", "show", name)["can_start_by"] > now.isoformat()  # in its backoff
+        shown = ok(fresh_url, "schedule", "show", name).stdout
+        assert re.search(r"Can start by: in \d minutes \(.*\): a retry after failure 1, 5m after its last run ended\n",
+                         shown), shown
     said = ok(fresh_url, "schedule", "run-now", "backoff").stdout
     assert said.startswith("Asked backoff to run now: it starts as soon as a scheduler picks it"), said
+    said = ok(fresh_url, "schedule", "run-now", "hourly").stdout
+    assert said.startswith("Asked hourly to run now: it starts as soon as a scheduler picks it"), said
     said = ok(fresh_url, "schedule", "run-now", "dark").stdout
     assert said.startswith("Asked dark to run now: it is in a blackout period: the run asked for starts in"), said

@@ -94,7 +94,7 @@ def test_add_list_show(url):
     lines = out.splitlines()
     assert lines[0] == "Found 2 tasks"
     for label in ("Next run: in 4 hours (", "Next run: in a month (", "Interval: 1d", "Interval: 32d",
-                  "Type: load-hg", "Policy: recurring", "Status: next_run_not_scheduled", "Priority:", "Args:", "Keyword args:"):
+                  "Type: load-hg", "Policy: recurring", "Status: pending (next_run_not_scheduled)", "Priority:", "Args:", "Keyword args:"):
         assert label in out, label
     assert "load-git" not in out
 
@@ -251,6 +251,24 @@ def test_task_run_list(url):
     assert "Runs:" in ok(url, "task", "show", str(t["id"]), "--runs").output
     shown = ok_json(url, "task", "show", str(t["id"]), "--runs")[0]
     assert [r["id"] for r in shown["runs"]] == [runs[0]["id"]]
+
+
+def test_task_show_says_the_status_in_words(url):
+    """A task whose run failed for good is disabled by the rules: ``task show --runs`` says it failed (its
+    last run is known), and each run's status in words; ``--json`` keeps the stored codes."""
+    t = ok_json(url, "task", "add", "load-git", "x", "--policy", "oneshot", "--next-run", "-1m")
+    now = datetime.now(UTC)
+    store = store_of(url)
+    try:
+        [grabbed] = store.grab_ready_tasks("load-git", now, 1, backend_id="worker-1")
+        store.record_run_events([RunEvent(grabbed.run.id, TaskRunStatus.PERMFAILED, now, metadata={"error": "gone"})])
+    finally:
+        store.close()
+    out = ok(url, "task", "show", str(t["id"]), "--runs").output
+    assert "  Status: failed (disabled)" in out, out
+    assert f"    {grabbed.run.id}: failed for good (permfailed)" in out, out
+    assert "  Status: disabled" in ok(url, "task", "show", str(t["id"])).output  # its runs not read: as stored
+    assert ok_json(url, "task", "show", str(t["id"]))[0]["status"] == "disabled"
 
 
 def test_archive_end_to_end(url, tmp_path):

@@ -8,6 +8,7 @@ store's message, 409. The task page's partials are rendered through a page of th
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from html import unescape
 
 import pytest
@@ -25,7 +26,7 @@ from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.config import Settings
 from ostinato.domain.errors import ConflictError
 from ostinato.domain.firings import FiringStatus
-from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus
+from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskStatus, TaskType
 
 OWN = "http://testserver"
 FORM = re.compile(r'<form[^>]*action="(/dashboard/[^"]+)"[^>]*>\s*<input type="hidden" name="csrf" value="([^"]+)">')
@@ -328,7 +329,7 @@ def test_an_admin_disables_and_enables_a_task_each_audited(env, store, clock):
 
     target = f"task:{task.id}"
     assert [(e.action, e.outcome, e.at) for e in store.list_audit(target=target)] == [
-        ("task.enable", "done: unchanged, it was next_run_not_scheduled", clock.now()),
+        ("task.enable", "done: unchanged, it was pending", clock.now()),
         ("task.enable", f"done: pending again at its next run ({task.next_run.isoformat()}), retries refilled",
          clock.now()),
         ("task.disable", "done: disabled", clock.now() - MINUTE)]
@@ -450,3 +451,16 @@ def test_the_trail_as_the_command_line_lists_it(sqlite_store, clock):
         ("dashboard-admin", "schedule.pause", "schedule:aaa-daily", "done: paused", (clock.now() - 2 * MINUTE).isoformat())]
     table = ok(sqlite_store.path, "audit", "list", "--limit", "1").stdout
     assert "1 event" in table and "zzz-daily" in table and "aaa-daily" not in table
+
+
+def test_enable_of_a_task_disabled_while_its_run_is_in_flight_says_why_and_changes_nothing(env, store, clock):
+    app, secrets = env
+    store.create_task_type(TaskType("load-in-flight", "Load", "x:y", default_interval=timedelta(days=1)))
+    [task] = store.create_tasks([NewTask("load-in-flight", clock.now(), TaskArguments(("https://a",)))])
+    [grabbed] = store.grab_ready_tasks("load-in-flight", clock.now(), 1)
+    store.disable_tasks([task.id], clock.now(), actor="ana")
+    admin = session(app, secrets["admin"])
+    page = f"/dashboard/tasks/{task.id}"
+    refused = post(admin, f"{page}/enable", forms(admin.get(page).text)[f"{page}/enable"])
+    assert refused.status_code == 409 and "a run still in flight" in refused.text
+    assert store.get_tasks([task.id])[0].status is TaskStatus.DISABLED and grabbed.run.id

@@ -248,7 +248,7 @@ def test_a_task_type_shows_its_definition_and_pages_its_tasks(drilled, monkeypat
     tasks = [re.search(r'data-task-id="(\d+)"', r).group(1) for r in rows(html, "task")]
     assert tasks == [str(ids["mirror"]), str(ids["gone"])]
     assert f'href="/dashboard/tasks/{ids["mirror"]}"' in html
-    assert "✖ disabled" in text(rows(html, "task")[1])  # the one-shot task that failed for good
+    assert "✖ failed" in text(rows(html, "task")[1])  # the one-shot task that failed for good
     monkeypatch.setattr(drill, "TASKS_PAGE", 2)
     first = get(client, "/dashboard/task-types/load-git").text
     assert len(rows(first, "task")) == 2 and "the origins of visit type git" in text(first)
@@ -273,13 +273,13 @@ def test_a_task_shows_its_runs_newest_first_with_the_error_and_traceback(drilled
     assert re.search(r'<code class="error-type">OSError</code>', failed)
     assert text(re.search(r'<span class="error-message">.*?</span>', failed).group(0)) == \
         "[Errno 28] No space left on device"
-    frames = [text(f) for f in re.findall(r'<code class="frame">.*?</code>', failed)]
-    assert frames == [f"at {frame}" for frame in TRACEBACK]
+    [frames] = re.findall(r'<pre class="traceback">(.*?)</pre>', failed, flags=re.S)
+    assert frames.split("\n") == [f"at {frame}" for frame in TRACEBACK]
     assert 'result: visit_status="failed"' in text(failed) and "✖ failed" in text(failed)
     assert "2 min" in text(failed) and "worker-1" in text(failed)
     assert text(runs[2]).endswith('result: items=3') and "✔ eventful" in text(runs[2])
     gone = text(rows(get(client, f"/dashboard/tasks/{ids['gone']}").text, "run")[0])
-    assert "✖ permfailed" in gone and "error: no file here" in gone  # an error that names no type
+    assert "✖ failed for good" in gone and "error: no file here" in gone  # an error that names no type
 
     monkeypatch.setattr(drill, "RUNS_SHOWN", 2)  # paged back by run id
     first = get(client, f"/dashboard/tasks/{ids['mirror']}").text

@@ -2,8 +2,9 @@
 the token checks and the metrics to one store, settings and clock.
 
 Open without a token: ``/health``, the OpenAPI description (``/openapi.json``) and
-its page (``/docs``: Swagger UI, its assets served from the ``swagger-ui-bundle`` package, so
-that it works offline), which describe the API and show no data.
+its page (``/docs``: Swagger UI 5, which reads the OpenAPI 3.1 the server declares, its assets
+served from the ``fastapi-standalone-docs`` package, so that it works offline), which describe the
+API and show no data.
 ``/metrics`` needs a read token unless ``open_metrics`` is set (``ostinato api
 serve --open-metrics``, or ``OSTINATO_API_OPEN_METRICS=1``), for a Prometheus
 that scrapes without credentials on a trusted network. Everything under
@@ -14,6 +15,7 @@ The dashboard at ``/`` needs a read token too, given once in its sign-in form
 
 from __future__ import annotations
 
+import importlib.resources
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -46,8 +48,8 @@ DESCRIPTION = """Ostinato's HTTP API: what the command line does, for programs.
 
 Authenticate with `Authorization: Bearer <secret>`, a token made by
 `ostinato token add NAME --scope read|admin` (the secret is shown once). Read
-tokens may GET; admin tokens may do everything. Lists are paged: `limit` (at most
-1000) and `after`, the `next` of the previous page (null on the last page).
+tokens may GET; admin tokens may do everything. Lists are paged: `limit` (at
+most 1000) and `after`, the `next` of the previous page (null on the last page).
 Errors are `{"error": {"field", "expected", "got", "message"}}`, with `index`
 when an item of a bulk request is at fault: 400 bad input, 401 no valid token,
 403 a token of too small a scope, 404 not found, 409 conflict. Durations are
@@ -109,17 +111,20 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
 
 
 def _add_docs(app: FastAPI) -> None:
-    """``/docs``: Swagger UI from the package's own copy of its assets (no CDN: it works offline)."""
-    from swagger_ui_bundle import swagger_ui_path
+    """``/docs``: Swagger UI from a packaged copy of its assets (no CDN: it works offline).
 
-    app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
+    The copy is the one ``fastapi-standalone-docs`` ships (Swagger UI 5, which reads OpenAPI 3.1;
+    Swagger UI 4 cannot), with its LICENSE: only its files are used (``static/swagger``, and
+    FastAPI's favicon in ``static/fastapi``), not its patching of FastAPI."""
+    assets = importlib.resources.files("fastapi_standalone_docs") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
         return get_swagger_ui_html(openapi_url="/openapi.json", title="Ostinato API",
-                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
-                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
-                                   swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png")
+                                   swagger_js_url=f"{DOCS_ASSETS}/swagger/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_ASSETS}/swagger/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_ASSETS}/fastapi/favicon.png")
 
 
 def _add_error_handlers(app: FastAPI) -> None:

@@ -35,6 +35,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from ..domain.errors import ValidationError
+from ..domain.run_outcomes import outcome_of
 from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
 from .read_source import read_note
@@ -100,7 +101,7 @@ def percent(ratio: float | None) -> str:
 
 templates.env.filters.update(duration=human_duration, count=count, percent=percent)
 templates.env.globals.update(relative=relative, lag_svg=lag_svg, read_note=read_note, STATE_SYMBOL=STATE_SYMBOL,
-                             REFRESH_SECONDS=REFRESH_SECONDS)
+                             REFRESH_SECONDS=REFRESH_SECONDS, outcome=outcome_of)
 
 
 # -- authentication ------------------------------------------------------------------

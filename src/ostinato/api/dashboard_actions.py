@@ -58,8 +58,9 @@ from starlette.concurrency import run_in_threadpool
 from ..domain.audit import AuditEvent, one_line, target_of
 from ..domain.errors import ConflictError, NotFoundError, ValidationError
 from ..domain.schedules import RunMode
-from ..domain.task_actions import RETRIED_RUNS
-from ..domain.tasks import Task, TaskRun
+from ..domain.status_words import TASK_STATUS_WORDS
+from ..domain.task_actions import IN_FLIGHT, RETRIED_RUNS
+from ..domain.tasks import Task, TaskRun, TaskStatus
 from .dashboard import COOKIE, HEADERS, MAX_FORM, _signed_in, relative, templates
 from .dashboard_data import gather_schedule
 from .request_handling import ApiContext, bearer, context
@@ -415,7 +416,9 @@ def _enable(ctx: ApiContext, now: datetime, task_id: int, actor: str) -> Done:
     if ctx.store.respawn_tasks([task_id], now, actor=actor):  # with its audit event
         return Done("enabled", f"done: pending again at its next run ({task.next_run.isoformat()}), retries refilled",
                     audited=True)
-    return Done("already-enabled", f"done: unchanged, it was {task.status.value}")
+    if task.status in (TaskStatus.DISABLED, TaskStatus.COMPLETED):  # left alone: a run of it is still in flight
+        raise ConflictError(IN_FLIGHT.format(id=task_id))
+    return Done("already-enabled", f"done: unchanged, it was {TASK_STATUS_WORDS[task.status]}")
 
 
 @router.post("/dashboard/tasks/{task_id}/disable")

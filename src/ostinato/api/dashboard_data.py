@@ -12,21 +12,26 @@
 - recent failures: the newest failed or lost task runs, and the failed or lost
   runs of the schedules whose last run failed.
 
-One schedule's page (:func:`gather_schedule`) adds its fire times: the catch-up rule, the newest
-entries of its ledger (what was sent, what was caught up from a backlog, what the catch-up rule
-skipped; ``domain.firings``) and its newest runs.
+One schedule's page (:func:`gather_schedule`) adds when the scheduler starts it next and why
+(``domain.next_start``: its fire time, a retry after a failure, a run asked for now, a blackout
+period…), its fire times: the catch-up rule, the newest entries of its ledger (what was sent, what
+was caught up from a backlog, what the catch-up rule skipped; ``domain.firings``) and its newest runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, has_fire_times
+from ..domain.next_start import NextStart, next_start
 from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
 from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
+from ..domain.run_outcomes import outcome_of
 from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
+from ..domain.status_words import RUN_STATUS_WORDS
 from .request_handling import ApiContext
 from .schedules import all_schedules
 
@@ -35,6 +40,8 @@ STATE_SYMBOL = {State.ERROR: "✖", State.WARNING: "▲", State.OK: "✔"}
 #: the most task runs the failures section looks back over, and shows
 RUNS_WINDOW = 10_000
 FAILURES_SHOWN = 20
+#: the last lines of a failure's traceback shown there
+TRACEBACK_SHOWN = 12
 #: counts of ready tasks and runs in flight stop here
 COUNT_CAP = 10_000
 #: schedules whose recent failed runs are listed, and runs read per schedule
@@ -86,7 +93,10 @@ class Failure:
     run_id: int
     status: str
     at: datetime | None
+    #: its error and what it returned, on one short line
     detail: str
+    #: the last lines of its traceback (``domain.run_outcomes``), shown as they were printed
+    traceback: list[str]
 
 
 @dataclass(slots=True)
@@ -144,6 +154,8 @@ class SchedulePage:
     runs_before: int | None = None
     #: the cursor of the page of older runs, None when none are older
     older_before: int | None = None
+    #: when the scheduler starts it next, and why (None: paused, sent by the beats, or no further firing)
+    next_start: NextStart | None = None
 
     @property
     def skipped(self) -> int | None:
@@ -176,7 +188,7 @@ def gather_schedule(ctx: ApiContext, schedule: Schedule, before: int | None = No
     runs = ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN + 1, before_id=before)
     return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,
                         schedule.fired_through, upcoming, firings, runs[:RUNS_SHOWN], before,
-                        runs[RUNS_SHOWN - 1].id if len(runs) > RUNS_SHOWN else None)
+                        runs[RUNS_SHOWN - 1].id if len(runs) > RUNS_SHOWN else None, next_start(schedule, now, timing))
 
 
 def gather(ctx: ApiContext) -> Dashboard:
@@ -186,8 +198,8 @@ def gather(ctx: ApiContext) -> Dashboard:
     activity = ctx.store.task_activity(now, count_cap=COUNT_CAP, runs_window=RUNS_WINDOW, failures_limit=FAILURES_SHOWN)
     task_types = [TaskTypeRow(t.type, activity.ready.get(t.type, 0), activity.in_flight.get(t.type, 0),
                               activity.failed.get(t.type, 0)) for t in ctx.store.list_task_types()]
-    failures = [Failure("task run", task_type, run.id, run.status.value, run.ended or run.started or run.scheduled,
-                        _short_detail(run.metadata or {})) for task_type, run in activity.recent_failures]
+    failures = [Failure("task run", task_type, run.id, RUN_STATUS_WORDS[run.status], run.ended or run.started or run.scheduled,
+                        *_detail(run.metadata)) for task_type, run in activity.recent_failures]
     failures += schedule_failures(ctx, schedules)
     failures.sort(key=lambda f: f.at or datetime.min.replace(tzinfo=now.tzinfo), reverse=True)
     return Dashboard(now, schedule_rows(ctx, schedules, now), visit_type_rows(ctx.store.get_origin_metrics()),
@@ -221,16 +233,19 @@ def schedule_failures(ctx: ApiContext, schedules: list[Schedule]) -> list[Failur
         for run in ctx.store.list_schedule_runs(s.name, limit=RUNS_PER_SCHEDULE):
             if run.status in _SCHEDULE_FAILED:
                 found.append(Failure("schedule run", s.name, run.id, run.status.value, run.ended_at or run.started_at,
-                                     _short_detail(run.detail)))
+                                     *_detail(run.detail)))
     return found
 
 
-def _short_detail(detail: Any, limit: int = 160) -> str:
-    """A run's detail or metadata as one short line."""
+def _detail(detail: Any, limit: int = 160) -> tuple[str, list[str]]:
+    """A run's detail or metadata: its error and result as one short line, and the last
+    :data:`TRACEBACK_SHOWN` lines of its traceback (its page shows them all)."""
     if not detail:
-        return ""
-    if isinstance(detail, dict):
-        text = "; ".join(f"{key}: {value}" for key, value in detail.items())
-    else:
+        return "", []
+    if not isinstance(detail, Mapping):
         text = str(detail)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+        return (text if len(text) <= limit else text[:limit - 1] + "…"), []
+    outcome = outcome_of(detail)
+    parts = ([f"error: {outcome.error}"] if outcome.error else []) + [f"{k}: {v}" for k, v in outcome.result.items()]
+    text = "; ".join(parts)
+    return (text if len(text) <= limit else text[:limit - 1] + "…"), outcome.traceback[-TRACEBACK_SHOWN:]

@@ -35,6 +35,7 @@ from ..domain.change_rates import (
 from ..domain.errors import ValidationError
 from ..domain.limits import MAX_WHOLE, check_stored_text
 from ..domain.origins import Lister, StoredListedOrigin
+from ..domain.run_outcomes import outcome_of
 from ..domain.tasks import Task, TaskRun, TaskRunStatus, TaskStatus, TaskType
 from ..domain.visit_policies import VisitPolicy, loader_task_type, visit_type_of_task_type
 from ..domain.visits import VisitOutcome, VisitStats
@@ -506,6 +507,7 @@ class RunRow:
     failed: bool
     error_type: str | None
     error_message: str | None
+    #: its traceback's lines (``domain.run_outcomes.traceback_lines``)
     traceback: list[str]
     #: what the job returned: the metadata's other keys
     result: dict[str, Any] = field(default_factory=dict)
@@ -517,16 +519,12 @@ class RunRow:
 
 
 def run_row(run: TaskRun) -> RunRow:
-    metadata = dict(run.metadata or {})
-    error = metadata.get("error")
+    outcome = outcome_of(run.metadata)
     error_type = message = None
-    if error:
-        matched = _ERROR.fullmatch(str(error))
-        error_type, message = (matched.group(1), matched.group(2)) if matched else (None, str(error))
-    frames = metadata.get("traceback")
-    return RunRow(run, run.status in _FAILED_RUNS, error_type, message,
-                  [str(f) for f in frames] if isinstance(frames, list) else [],
-                  {k: v for k, v in metadata.items() if k not in ("error", "traceback")})
+    if outcome.error:
+        matched = _ERROR.fullmatch(outcome.error)
+        error_type, message = (matched.group(1), matched.group(2)) if matched else (None, outcome.error)
+    return RunRow(run, run.status in _FAILED_RUNS, error_type, message, outcome.traceback, outcome.result)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ the sign-in cookie or a bearer header), served with the same headers (no script,
   (``after`` and ``after_type``, the last origin shown);
 - ``/dashboard/origins?url=…&visit_type=…``: one origin, its visits, its learnt change rate and
   when its next visit comes, and why;
-- ``/dashboard/task-types/<name>``: its definition and its tasks, paged (``after``, a task id);
+- ``/dashboard/task-types/<name>``: its definition, its recent failures, the schedules that run it
+  and its tasks, paged (``after``, a task id; see :mod:`.dashboard_tasks`);
 - ``/dashboard/tasks/<id>``: a task and its runs newest first (``before``, a run id, pages back),
   a failed run with its error and traceback; ``/dashboard/task-runs/<id>`` leads to a run's row.
 
@@ -28,9 +29,10 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from ..domain.errors import ValidationError
 from ..domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES
-from ..domain.tasks import TaskRunStatus, TaskStatus
+from ..domain.tasks import TaskRunStatus
 from . import dashboard_drill as drill
 from . import dashboard_grid  # noqa: F401  (the run grids: functions of the templates)
+from . import dashboard_tasks as tasks
 from .dashboard import HEADERS, _signed_in, human_duration, templates
 from .request_handling import ApiContext, bearer, context
 
@@ -40,8 +42,6 @@ router = APIRouter(include_in_schema=False)
 RUN_SYMBOL = {TaskRunStatus.EVENTFUL: "✔", TaskRunStatus.UNEVENTFUL: "✔", TaskRunStatus.FAILED: "✖",
               TaskRunStatus.PERMFAILED: "✖", TaskRunStatus.LOST: "✖", TaskRunStatus.SCHEDULED: "…",
               TaskRunStatus.STARTED: "▶"}
-TASK_SYMBOL = {TaskStatus.NEXT_RUN_NOT_SCHEDULED: "○", TaskStatus.NEXT_RUN_SCHEDULED: "▶",
-               TaskStatus.COMPLETED: "✔", TaskStatus.DISABLED: "✖"}
 
 
 # -- links, for the templates --------------------------------------------------------
@@ -82,8 +82,8 @@ def rate_text(rate: float | None) -> str:
 templates.env.filters.update(rate=rate_text)
 templates.env.globals.update(visit_type_href=visit_type_href, lister_href=lister_href, origin_href=origin_href,
                              task_type_href=task_type_href, task_href=task_href, run_href=run_href,
-                             RUN_SYMBOL=RUN_SYMBOL, TASK_SYMBOL=TASK_SYMBOL,
-                             limits=drill)  # the pages' limits, read when a page is made (ORIGINS_PAGE …)
+                             RUN_SYMBOL=RUN_SYMBOL, task_state=tasks.task_state, run_state=tasks.run_state,
+                             limits=drill, limits_tasks=tasks)  # the pages' limits, read when a page is made (ORIGINS_PAGE …)
 
 
 # -- serving a page ------------------------------------------------------------------
@@ -178,7 +178,11 @@ def task_type_page(name: str, request: Request, after: str | None = None,
     def build() -> tuple[Any, dict[str, Any]]:
         checked = drill.text(name, "task_type", 200)
         cursor = drill.whole_number(after, "after", required=False)
-        return _found(drill.gather_task_type(ctx, checked, cursor), f"task type named {checked}")
+        page = drill.gather_task_type(ctx, checked, cursor)
+        if page is None:
+            raise _Missing(f"task type named {checked}")
+        return page, {"last_runs": tasks.last_runs(ctx, page.tasks),  # a task its runs disabled reads "failed"
+                      "failures": tasks.type_failures(ctx, checked), "schedules": tasks.type_schedules(ctx, checked)}
 
     return _serve(request, credentials, ctx, "task_type.html", f"task type {name}", build)
 
@@ -194,7 +198,9 @@ def task_page(task_id: str, request: Request, before: str | None = None,
         page = drill.gather_task(ctx, number, cursor)
         if page is None:
             raise _Missing(f"task numbered {number}")
-        return page, {"task": page.task}  # the partials of admin actions read ``task`` (and ``run``, per row)
+        last_run = tasks.last_run_of_page(ctx, page)
+        # the partials of admin actions read ``task`` (and ``run``, per row)
+        return page, {"task": page.task, "last_run": last_run, "task_note": tasks.task_note(page, last_run)}
 
     return _serve(request, credentials, ctx, "task.html", f"task {task_id}", build)
 

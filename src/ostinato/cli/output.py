@@ -25,6 +25,8 @@ from rich.text import Text
 
 from ..domain.durations import format_duration, parse_duration, parse_time
 from ..domain.errors import ValidationError
+from ..domain.run_outcomes import outcome_of
+from ..domain.status_words import RUN_STATUS_WORDS, task_status_words, with_code
 from ..domain.tasks import Task, TaskRun
 from .app import AppContext
 
@@ -221,20 +223,16 @@ def readable(exc: ValidationError, flags: Mapping[str, str] | None = None) -> Va
 
 
 # -- domain objects as text ----------------------------------------------------
-#: the keys of a run's metadata that say why it failed (the rest is what the job returned)
-_FAILURE_KEYS = ("error", "traceback")
-
-
 def outcome_lines(metadata: Mapping[str, Any], indent: str) -> list[str]:
-    """A run's outcome under it: its error, the innermost frames of its traceback, and what the job
-    returned (its result's metadata), one line each; nothing for a run with none of these."""
+    """A run's outcome under it: its error, its traceback's lines (``domain.run_outcomes``: the innermost
+    frames, or the lines Python printed), and what the job returned (its result's metadata), one line
+    each; nothing for a run with none of these."""
+    outcome = outcome_of(metadata)
     lines = []
-    if metadata.get("error"):
-        lines.append(f"{indent}error: {metadata['error']}")
-    frames = metadata.get("traceback")
-    if isinstance(frames, list):
-        lines.extend(f"{indent}  at {frame}" for frame in frames)
-    result = {k: v for k, v in metadata.items() if k not in _FAILURE_KEYS}
+    if outcome.error:
+        lines.append(f"{indent}error: {outcome.error}")
+    lines.extend(f"{indent}  {line}" for line in outcome.traceback)
+    result = outcome.result
     if result:
         lines.append(f"{indent}result: " + ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in result.items()))
     return lines
@@ -247,7 +245,10 @@ def short_error(metadata: Mapping[str, Any], width: int = 80) -> str:
 
 
 def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Iterable[TaskRun] | None = None) -> None:
-    """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``)."""
+    """One task in the original scheduler's shape (``Task 9052257`` / ``Next run: …`` / … / ``Keyword args:``),
+    its status in words with its code (``Status: pending (next_run_not_scheduled)``; ``failed (disabled)`` for a
+    task its runs disabled, when ``runs`` are given, oldest first)."""
+    runs = None if runs is None else list(runs)
     lines = [
         f"Task {task.id}",
         f"  Next run: {format_when(task.next_run, now)}",
@@ -256,19 +257,19 @@ def print_task(task: Task, now: datetime, *, show_status: bool = True, runs: Ite
         f"  Policy: {task.policy.value}",
     ]
     if show_status:
-        lines.append(f"  Status: {task.status.value}")
+        last = runs[-1].status if runs else None  # runs oldest first: the last is the newest
+        lines.append(f"  Status: {with_code(task_status_words(task, last), task.status.value)}")
     lines.append(f"  Priority: {task.priority.value if task.priority else ''}".rstrip())
     lines.append("  Args:")
     lines.extend(f"    {arg!r}" for arg in task.arguments.args)
     lines.append("  Keyword args:")
     lines.extend(f"    {key}: {value!r}" for key, value in task.arguments.kwargs.items())
     if runs is not None:
-        runs = list(runs)
         lines.append("  Runs:" if runs else "  Runs: none")
         for run in runs:
             took = format_elapsed(run.ended - run.started) if run.ended and run.started else ""
             lines.append(
-                f"    {run.id}: {run.status.value}"
+                f"    {run.id}: {with_code(RUN_STATUS_WORDS[run.status], run.status.value)}"
                 + (f", scheduled {format_when(run.scheduled, now)}" if run.scheduled else "")
                 + (f", ended {format_when(run.ended, now)}" if run.ended else "")
                 + (f", took {took}" if took else "")

@@ -34,6 +34,7 @@ from ..domain.firings import (
     firing_to_dict,
     has_fire_times,
 )
+from ..domain.next_start import next_start
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..domain.schedules import (
     RunMode,
@@ -253,10 +254,12 @@ def _show(app: AppContext, found: Schedule) -> None:
              f"  Condition: {summary['condition']}"
              + (f" ({summary['reason']}): {summary['reason_text']}" if summary["reason"] else "")]
     if found.mode is not RunMode.SEND:  # runs: sent by the beats, a schedule has fire times and no runs
+        start = next_start(found, now, app.settings.schedule_timing())
         for label, value in [("Can start by", summary["can_start_by"]), ("Should start by", summary["should_start_by"]),
                              ("Last good start", found.last_good_start_at), ("Last good end", found.last_good_end_at),
                              ("Last end", found.last_end_at)]:
-            lines.append(f"  {label}: {format_when(value, now) if value else 'never'}")
+            why = f": {start.words}" if label == "Can start by" and start is not None else ""
+            lines.append(f"  {label}: {format_when(value, now) if value else 'never'}{why}")
         lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: "
                      f"{format_elapsed(found.average_good_duration) or 'unknown'}")
         if found.run_requested_at is not None:
@@ -418,11 +421,12 @@ def schedule_run_now(app: AppContext, name: str, celery_app: str | None) -> None
         asked = app.store().request_schedule_run(name, now, timing, actor=app.actor)
     except NotFoundError:
         raise _not_found(app, name) from None
-    times = assess(asked, now, timing).start_times
+    start = next_start(asked, now, timing)
     if asked.running:
         when = f"is running on {asked.owner_node}/{asked.owner_name}: the run asked for starts when that one ends"
-    elif times is not None and times.can_start_by > now:
-        when = f"is in a blackout period: the run asked for starts {format_when(times.can_start_by, now)}"
+    elif start is not None and start.at > now:  # each later start by its cause (the domain lifts the backoff)
+        waits = "is in a blackout period" if start.blackout else f"waits for {start.why}"
+        when = f"{waits}: the run asked for starts {format_when(start.at, now)}"
     else:
         when = "starts as soon as a scheduler picks it (`ostinato scheduler` on this database)"
     click.echo(f"Asked {name} to run now: it {when}")
