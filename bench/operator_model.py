@@ -284,6 +284,16 @@ class Worker:
                       lambda: current.verbs.retry(self.store, run, now, f"w{self.index}"))
 
 
+#: each kind of violation, by the words its checks use
+KINDS = {"run end lost": ("end lost",), "two running copies": ("two running copies", "two runs in flight"),
+         "action and event apart": ("event", "events")}
+
+
+def kind_of(violation: str) -> str:
+    """The kind of a violation (see :data:`KINDS`), else ``other``."""
+    return next((kind for kind, words in KINDS.items() if any(w in violation for w in words)), "other")
+
+
 def run_store(open_store: Callable[[], Any], *, operations: int, threads: int, per_round: int, seed: int,
               verbs: Verbs, stop_at_first: bool = False) -> dict[str, Any]:
     """The model run on one database (``open_store`` opens a new connection to it): its figures."""
@@ -329,7 +339,11 @@ def run_store(open_store: Callable[[], Any], *, operations: int, threads: int, p
     finally:
         for store in [*stores, plain]:
             store.close()
+    kinds: dict[str, int] = {}
+    for violation in violations:
+        kinds[kind_of(violation)] = kinds.get(kind_of(violation), 0) + 1
     return {"operations": done, "rounds": number, "threads": threads, "by_verb": dict(sorted(totals.items())),
+            "violations_by_kind": kinds,
             "audited": dict(sorted(audited.items())), "refused": dict(sorted(refused.items())),
             "violations": len(violations), "first_violations": violations[:10],
             "seconds": round(time.monotonic() - started, 1)}

@@ -112,10 +112,9 @@ class ArgumentsBody(Strict):
     kwargs: JsonObject = {}
 
 
-class TaskTypeBody(Strict):
-    type: Name
-    backend_name: LongName
-    description: Description = ""
+class TaskTypeKnobs(Strict):
+    """A task type's scheduling knobs, each optional (``null``: none)."""
+
     default_interval: Duration | None = None
     min_interval: Duration | None = None
     max_interval: Duration | None = None
@@ -125,18 +124,17 @@ class TaskTypeBody(Strict):
     num_retries: Annotated[int, Field(ge=0, le=1000)] | None = None
 
 
-class TaskTypePatchBody(Strict):
+class TaskTypeBody(TaskTypeKnobs):
+    type: Name
+    backend_name: LongName
+    description: Description = ""
+
+
+class TaskTypePatchBody(TaskTypeKnobs):
     """A task type's knobs to change: those given are set (``null`` clears one), the others kept."""
 
     backend_name: LongName | None = None
     description: Description | None = None
-    default_interval: Duration | None = None
-    min_interval: Duration | None = None
-    max_interval: Duration | None = None
-    retry_delay: Duration | None = None
-    backoff_factor: Annotated[float, Field(gt=0, le=1000)] | None = None
-    max_queue_length: Annotated[int, Field(ge=0, le=10**9)] | None = None
-    num_retries: Annotated[int, Field(ge=0, le=1000)] | None = None
 
 
 class TaskBody(Strict):

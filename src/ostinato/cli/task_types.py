@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -20,6 +21,20 @@ def task_type() -> None:
     pass
 
 
+def knob_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of the knobs ``add`` and ``update`` both take (the default interval aside)."""
+    for option in reversed((
+        click.option("--min-interval", type=DurationType(), help="Shortest interval the backoff may reach."),
+        click.option("--max-interval", type=DurationType(), help="Longest interval the backoff may reach."),
+        click.option("--backoff-factor", type=NumberType(), help="Interval factor after a run (> 1)."),
+        click.option("--max-queue-length", type=WholeNumberType(1), help="Most tasks of this type in flight."),
+        click.option("--num-retries", type=WholeNumberType(0), help="Retries after a transient failure."),
+        click.option("--retry-delay", type=DurationType(), help="Delay before a retry (needed when --num-retries > 0)."),
+    )):
+        command = option(command)
+    return command
+
+
 @task_type.command("add")
 @click.argument("type_name", metavar="TYPE")
 @click.argument("backend_name")
@@ -27,12 +42,7 @@ def task_type() -> None:
 @click.option("--default-interval", type=DurationType(), help="Interval of new recurring tasks (e.g. 1d); required, unless --no-default-interval.")
 @click.option("--no-default-interval", "no_default_interval", is_flag=True,
               help="A type without one: its tasks run once (loaders, one-shot jobs) or are given --interval.")
-@click.option("--min-interval", type=DurationType(), help="Shortest interval the backoff may reach.")
-@click.option("--max-interval", type=DurationType(), help="Longest interval the backoff may reach.")
-@click.option("--backoff-factor", type=NumberType(), help="Interval factor after a run (> 1).")
-@click.option("--max-queue-length", type=WholeNumberType(1), help="Most tasks of this type in flight.")
-@click.option("--num-retries", type=WholeNumberType(0), help="Retries after a transient failure.")
-@click.option("--retry-delay", type=DurationType(), help="Delay before a retry (needed when --num-retries > 0).")
+@knob_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @pass_app
 def add(
@@ -101,12 +111,7 @@ _KNOBS = {"backend_name": "backend-name", "description": "description", "default
 @click.option("--backend-name", help="The callable its workers run.")
 @click.option("--description", help="What it does, in words.")
 @click.option("--default-interval", type=DurationType(), help="Interval of new recurring tasks.")
-@click.option("--min-interval", type=DurationType(), help="Shortest interval the backoff may reach.")
-@click.option("--max-interval", type=DurationType(), help="Longest interval the backoff may reach.")
-@click.option("--backoff-factor", type=NumberType(), help="Interval factor after a run (> 1).")
-@click.option("--max-queue-length", type=WholeNumberType(1), help="Most tasks of this type in flight.")
-@click.option("--num-retries", type=WholeNumberType(0), help="Retries after a transient failure.")
-@click.option("--retry-delay", type=DurationType(), help="Delay before a retry.")
+@knob_options
 @click.option("--clear", "cleared", multiple=True, type=click.Choice(sorted(k for k in _KNOBS if k not in (
     "backend_name", "description"))), help="Set this knob to none (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
