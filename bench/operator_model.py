@@ -7,10 +7,11 @@ thread waits at a barrier and the store is checked against the small model of
 event and every event with its action.
 
     python bench/operator_model.py --operations 100000                  # SQLite and PostgreSQL
-    python bench/operator_model.py --operations 2000 --store sqlite --legacy   # the verbs of before
+    python bench/operator_model.py --operations 8000 --legacy pause,resume    # the verbs of before
 
-``--legacy`` pauses, resumes and retries as the console and the API did before these were store verbs
-(read, then save the whole row, then record the event apart): the model finds their lost run ends.
+``--legacy`` pauses, resumes, enables and retries (or only those named) as the console and the API did
+before these were store verbs (read, then save the whole row, then record the event apart; an enable
+blind to runs in flight): the model finds their lost run ends, second copies and events apart.
 It prints one JSON line per store (operations by verb, violations, seconds) and exits 1 on any violation.
 """
 
@@ -365,13 +366,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--store", action="append", choices=("sqlite", "postgresql"),
                         help="the stores to run on (both by default)")
-    parser.add_argument("--legacy", action="store_true", help="pause, resume and retry as before the store verbs")
+    parser.add_argument("--legacy", nargs="?", const="pause,resume,enable,retry", default="", metavar="VERBS",
+                        help="these verbs (all four by default: pause, resume, enable, retry) as before the store verbs")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    verbs = LEGACY if args.legacy else VERBS
+    old = [v.strip() for v in args.legacy.split(",") if v.strip()]
+    if unknown := sorted(set(old) - {f.name for f in dataclasses.fields(Verbs)}):
+        raise SystemExit(f"--legacy: expected some of pause, resume, enable, retry, got {', '.join(unknown)}")
+    verbs = dataclasses.replace(VERBS, **{v: getattr(LEGACY, v) for v in old})
     failed = False
     with tempfile.TemporaryDirectory(prefix="operator-model-") as work:
         for kind in args.store or ["sqlite", "postgresql"]:
@@ -392,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     figures = run_store(opener("postgresql", dsn), operations=args.operations,
                                         threads=args.threads, per_round=args.per_round, seed=args.seed, verbs=verbs)
             failed = failed or figures["violations"] > 0
-            print(json.dumps({"store": kind, "legacy": args.legacy, "seed": args.seed, **figures}), flush=True)
+            print(json.dumps({"store": kind, "legacy": old, "seed": args.seed, **figures}), flush=True)
     return 1 if failed else 0
 
 
