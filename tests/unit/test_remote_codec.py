@@ -28,6 +28,7 @@ from ostinato.remote.verbs import (
     NOT_EXPOSED,
     READ,
     ROLE_VERBS,
+    WORKER,
     error_from_body,
     error_status_and_body,
     scope_of,
@@ -72,11 +73,12 @@ WRITE_PREFIXES = ("create_", "set_", "grab_", "record_", "delete_", "update_", "
 
 
 def test_scopes_are_the_lists_and_a_token_can_have_them():
-    assert {READ, ADMIN} == set(SCOPES)
-    assert all(verb.scope in (READ, ADMIN) and verb.scope == scope_of(name) for name, verb in store_verbs().items())
+    assert {READ, WORKER, ADMIN} == set(SCOPES)
+    assert all(verb.scope in SCOPES and verb.scope == scope_of(name) for name, verb in store_verbs().items())
     assert scope_of("get_tasks") == scope_of("list_schedules") == scope_of("schema_state") == READ
-    assert scope_of("get_or_create_lister") == ADMIN  # named like a read, but creates
-    assert scope_of("grab_ready_tasks") == scope_of("record_run_events") == ADMIN
+    assert scope_of("get_or_create_lister") == WORKER  # named like a read, but creates
+    assert scope_of("grab_ready_tasks") == scope_of("record_run_events") == WORKER
+    assert scope_of("pause_schedule") == scope_of("retry_task_run") == ADMIN
     with pytest.raises(KeyError):
         scope_of("a_verb_added_tomorrow")  # not served at all until listed
     named_like_writes = sorted(n for n, verb in store_verbs().items() if verb.scope == READ and n.startswith(WRITE_PREFIXES))

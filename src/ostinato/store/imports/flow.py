@@ -32,6 +32,7 @@ from ...domain.visits import VisitStats
 from ..dialect import Connection, Dialect, Row, chunks
 from ..origins.rows import row_to_lister
 from ..queries import Queries
+from ..tasks.rows import task_type_params
 from .checks import at_id, at_index, checked_records
 from .interface import ImportStore
 
@@ -63,7 +64,7 @@ class ImportFlow(ImportStore):
         changed = 0
         with self.db.write() as conn:
             for task_type in checked:
-                changed += conn.execute(self._imports.import_task_type, self._task_type_params(task_type)).rowcount
+                changed += conn.execute(self._imports.import_task_type, task_type_params(self.db, task_type)).rowcount
         return changed
 
     def import_tasks(self, tasks: Sequence[Task]) -> int:
@@ -191,15 +192,6 @@ class ImportFlow(ImportStore):
         missing = sorted(ids - {r["id"] for r in rows})
         if missing:
             raise NotFoundError("lister", str(missing[0]))
-
-    def _task_type_params(self, task_type: TaskType) -> dict[str, Any]:
-        params: dict[str, Any] = {name: getattr(task_type, name) for name in (
-            "type", "description", "backend_name", "max_queue_length", "num_retries")}
-        for name in ("default_interval", "min_interval", "max_interval", "retry_delay"):
-            params[name] = self.db.interval(getattr(task_type, name))
-        backoff = task_type.backoff_factor
-        params["backoff_factor"] = None if backoff is None else float(backoff)
-        return params
 
     def _metrics_params(self, m: OriginMetrics) -> dict[str, Any]:
         return {"lister_id": m.lister_id, "visit_type": m.visit_type, "computed_at": self.db.time(m.computed_at),

@@ -35,7 +35,7 @@ from ..audit.flow import write_audit
 from ..dialect import Connection, Dialect, chunks
 from .batches import Part, TaskBatch, apart_by, check_type_names
 from .interface import ArchivedTask, TaskActivity, TaskStore
-from .rows import grabbed_tasks, run_of, task_of, task_state_of, task_type_of
+from .rows import grabbed_tasks, run_of, task_of, task_state_of, task_type_of, task_type_params
 
 #: the users of a task type a refused deletion names, at most
 USERS_NAMED = 5
@@ -76,7 +76,7 @@ class TaskFlow(TaskStore):
             changed = [f for f in wanted if getattr(task_type, f) != getattr(held, f)]
             updated = dataclasses.replace(held, **{f: getattr(task_type, f) for f in changed}).validated()
             if changed:
-                conn.execute(self._tasks.update_task_type, self._task_type_params(updated))
+                conn.execute(self._tasks.update_task_type, task_type_params(self.db, updated))
             outcome = f"done: changed {', '.join(changed)}" if changed else "done: unchanged"
             write_audit(self.db, conn, dataclasses.replace(event, outcome=outcome))
         return updated
@@ -95,26 +95,11 @@ class TaskFlow(TaskStore):
             conn.execute(self._tasks.delete_task_type, {"type": name})
             write_audit(self.db, conn, event)
 
-    def _task_type_params(self, task_type: TaskType) -> dict[str, Any]:
-        interval = self.db.interval
-        return {
-            "type": task_type.type,
-            "description": task_type.description,
-            "backend_name": task_type.backend_name,
-            "default_interval": interval(task_type.default_interval),
-            "min_interval": interval(task_type.min_interval),
-            "max_interval": interval(task_type.max_interval),
-            "backoff_factor": task_type.backoff_factor,
-            "max_queue_length": task_type.max_queue_length,
-            "num_retries": task_type.num_retries,
-            "retry_delay": interval(task_type.retry_delay),
-        }
-
     def _insert_task_type(self, task_type: TaskType, strict: bool, event: AuditEvent | None) -> TaskType:
         task_type.validated(strict=strict)
         try:
             with self.db.write() as conn:
-                conn.execute(self._tasks.insert_task_type, self._task_type_params(task_type))
+                conn.execute(self._tasks.insert_task_type, task_type_params(self.db, task_type))
                 if event is not None:
                     write_audit(self.db, conn, event)
         except Exception as exc:

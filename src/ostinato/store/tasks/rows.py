@@ -22,6 +22,18 @@ from ..dialect import Dialect, Row
 NO_ARGUMENTS = TaskArguments()
 
 
+def task_type_params(db: Dialect, task_type: TaskType) -> dict[str, Any]:
+    """A task type as the parameters of its row (the inverse of :func:`task_type_of`)."""
+    interval = db.interval
+    backoff = task_type.backoff_factor
+    return {"type": task_type.type, "description": task_type.description, "backend_name": task_type.backend_name,
+            "default_interval": interval(task_type.default_interval), "min_interval": interval(task_type.min_interval),
+            "max_interval": interval(task_type.max_interval),
+            "backoff_factor": None if backoff is None else float(backoff),
+            "max_queue_length": task_type.max_queue_length, "num_retries": task_type.num_retries,
+            "retry_delay": interval(task_type.retry_delay)}
+
+
 def task_type_of(db: Dialect, row: Row) -> TaskType:
     read_interval = db.read_interval
     return TaskType(
