@@ -367,7 +367,8 @@ def test_no_token_no_page(drilled):
         answer = client.get(path, follow_redirects=False)
         assert answer.status_code == 401 and 'action="/dashboard/login"' in answer.text, path
         assert "forge.example" not in answer.text and "mirror" not in answer.text and "OSError" not in answer.text
-    client.cookies.set(COOKIE, secrets["read"])
+    assert client.post("/dashboard/login", data={"token": secrets["read"]}, follow_redirects=False).status_code == 303
+    assert client.cookies[COOKIE] != secrets["read"]  # a session's id, not the secret
     assert all(client.get(path, follow_redirects=False).status_code in (200, 303, 400) for path in paths)
 
 

@@ -11,12 +11,15 @@ colour (states written as words with a symbol, hatched bars labelled in text).
 
 Authentication: the page needs a token of the API, read or admin scope, checked
 against the store's hashed tokens exactly as the API's bearer header is. A browser
-cannot send that header, so ``/`` without a valid token answers the sign-in form
-(401, no data); posting the secret to ``/dashboard/login`` stores it in a cookie
-(``ostinato_dashboard``: HttpOnly, SameSite=Strict, Secure over HTTPS, 7 days) and
-every request re-checks it, so revoking the token (``ostinato token revoke``) shuts
-the page at its next refresh. ``/dashboard/logout`` forgets the cookie. Programs may
-send ``Authorization: Bearer <secret>`` instead. The secret never travels in a URL.
+cannot send that header, so ``/`` without a valid session answers the sign-in form
+(401, no data); posting the secret to ``/dashboard/login`` opens a session
+(:mod:`.console_session`: a random id in the ``ostinato_dashboard`` cookie, HttpOnly,
+SameSite=Strict, Secure over HTTPS; its hash, its token and its end in the store).
+Every request checks the session joined to its token's row, so revoking the token
+(``ostinato token revoke``) shuts the page at its next refresh; a session ends after
+12 hours unused and 7 days at the latest. ``/dashboard/logout`` deletes the session.
+Programs may send ``Authorization: Bearer <secret>`` instead. The secret never travels
+in a URL, nor in a cookie.
 The page is served with ``Cache-Control: no-store`` and a content security policy
 that allows no script at all.
 """
@@ -36,13 +39,13 @@ from starlette.concurrency import run_in_threadpool
 
 from ..domain.errors import ValidationError
 from ..domain.run_outcomes import outcome_of
+from .console_session import COOKIE, SESSION_LIFETIME, close_session, find_session, open_session
 from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
 from .read_source import read_note
 from .request_handling import ApiContext, ApiError, _authorize, bearer, context
 
-COOKIE = "ostinato_dashboard"
-COOKIE_MAX_AGE = 7 * 24 * 3600
+COOKIE_MAX_AGE = int(SESSION_LIFETIME.total_seconds())
 REFRESH_SECONDS = 30
 #: the most bytes a sign-in form may carry
 MAX_FORM = 4096
@@ -117,14 +120,34 @@ def _sign_in(request: Request, status: int, message: str | None) -> Response:
 
 
 def _signed_in(request: Request, credentials: HTTPAuthorizationCredentials | None) -> dict[str, Any] | Response:
-    """The token of the request (its bearer header, else its cookie), or the sign-in page saying why not."""
-    secret = credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
-    if not secret:
+    """The token of the request (its bearer header, else its cookie's session), or the sign-in page saying
+    why not. ``request.state.form_key`` is then what the session's forms are signed with
+    (:func:`.dashboard_actions.csrf_token`): the cookie's session id and the session's number, or the
+    bearer secret and the token's."""
+    if credentials is not None:
+        try:
+            token = _check(request, credentials.credentials)
+        except ApiError as exc:
+            return _sign_in(request, exc.status, exc.message)
+        request.state.form_key = (credentials.credentials, f"token {token['id']}")
+        return token
+    session_id = request.cookies.get(COOKIE)
+    if not session_id:
         return _sign_in(request, 401, None)
-    try:
-        return _check(request, secret)
-    except ApiError as exc:
-        return _sign_in(request, exc.status, exc.message)
+    session = find_session(context(request), session_id)
+    if session is None:
+        ended = _sign_in(request, 401, "the session is over (signed out, unused for 12 h, 7 days old, or its "
+                                       "token revoked): sign in again")
+        _forget(ended)
+        return ended
+    request.state.token = session["token"]
+    request.state.form_key = (session_id, f"session {session['id']}")
+    return session["token"]
+
+
+def _forget(response: Response) -> None:
+    """Clear the browser's session cookie."""
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
 
 
 # -- routes --------------------------------------------------------------------------
@@ -177,17 +200,22 @@ async def login(request: Request) -> Response:
     if not secret:
         return _sign_in(request, 400, "token: a secret is needed (ostinato token add NAME --scope read)")
     try:
-        await run_in_threadpool(_check, request, secret)
+        token = await run_in_threadpool(_check, request, secret)
     except ApiError as exc:
         return _sign_in(request, exc.status, exc.message)
+    session_id = await run_in_threadpool(open_session, context(request), token)
     response = RedirectResponse("/", status_code=303, headers=HEADERS)
-    response.set_cookie(COOKIE, secret, max_age=COOKIE_MAX_AGE, httponly=True, samesite="strict",
+    response.set_cookie(COOKIE, session_id, max_age=COOKIE_MAX_AGE, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/")
     return response
 
 
 @router.post("/dashboard/logout")
-def logout() -> Response:
+def logout(request: Request, ctx: ApiContext = Depends(context)) -> Response:
+    """Sign out: the cookie's session is deleted from the store, and the cookie from the browser."""
+    session_id = request.cookies.get(COOKIE)
+    if session_id:
+        close_session(ctx, session_id)
     response = RedirectResponse("/", status_code=303, headers=HEADERS)
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    _forget(response)
     return response
