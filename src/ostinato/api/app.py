@@ -38,6 +38,7 @@ from .dashboard import router as dashboard_router
 from .dashboard_actions import router as dashboard_actions_router
 from .dashboard_pages import router as dashboard_pages_router
 from .metrics import RequestMetrics, StoreCollector, make_registry
+from .proxies import TrustedProxies
 from .read_source import ReadSourceHeaders
 from .request_handling import READ, ApiContext, ApiError, context, json_safe, validation_body
 
@@ -80,6 +81,8 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     app.state.registry = registry
     app.add_middleware(RequestMetrics, requests=requests, latency=latency)
     app.add_middleware(ReadSourceHeaders)  # where each answer's reads were served (the read_db setting)
+    # the outermost: the scheme and the client a trusted proxy forwarded, for everything inside
+    app.add_middleware(TrustedProxies, networks=ctx.settings.trusted_proxies)
     _add_error_handlers(app)
     for router in (tasks.router, schedules.router, origins.router, dashboard_history.api_router, store_rpc.router):
         app.include_router(router)
