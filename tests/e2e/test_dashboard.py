@@ -132,10 +132,25 @@ def test_made_for_phones_and_runs_no_script(seeded):
     html = page.text
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     assert re.search(r'<meta http-equiv="refresh" content="\d+">', html)
-    assert "<script" not in html and "@media (max-width: 48em)" in html
-    assert "script-src" not in page.headers["content-security-policy"]  # default-src 'none': no script at all
-    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "<script" not in html and "<style" not in html and " style=" not in html
+    assert '<link rel="stylesheet" href="/dashboard/static/dashboard.css">' in html
+    policy = page.headers["content-security-policy"]
+    assert "script-src" not in policy  # default-src 'none': no script at all
+    assert "default-src 'none'" in policy and "style-src 'self';" in policy and "unsafe-inline" not in policy
     assert "/" not in client.get("/openapi.json").json()["paths"]
+
+
+def test_the_style_sheets_are_served_to_anyone_and_revalidated(seeded):
+    client, _ = seeded
+    for name in ("dashboard.css", "drill.css", "actions.css"):
+        sheet = client.get(f"/dashboard/static/{name}")
+        assert sheet.status_code == 200 and sheet.headers["content-type"] == "text/css; charset=utf-8", name
+        assert sheet.headers["cache-control"] == "no-cache" and sheet.headers["x-content-type-options"] == "nosniff"
+        again = client.get(f"/dashboard/static/{name}", headers={"If-None-Match": sheet.headers["etag"]})
+        assert again.status_code == 304 and again.content == b""
+    assert "@media (max-width: 48em)" in client.get("/dashboard/static/dashboard.css").text
+    for missing in ("login.html", "../app.py", "nothing.css"):
+        assert client.get(f"/dashboard/static/{missing}").status_code == 404, missing
 
 
 def test_an_empty_store_says_what_to_do(sqlite_store, clock):

@@ -378,10 +378,12 @@ def test_the_pages_are_made_for_phones(drilled):
                  "/dashboard/task-types/fetch-mirror", f"/dashboard/origins?url={RATED_URL}&visit_type=git"):
         html = get(client, path).text
         assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
-        assert "@media (max-width: 48em)" in html and 'table class="reflow"' in html
+        assert '<link rel="stylesheet" href="/dashboard/static/dashboard.css">' in html and "<style" not in html
+        assert 'table class="reflow"' in html
         assert '<a href="/">Ostinato</a>' in html and "signed in as dashboard-read" in html
     assert client.get("/openapi.json").json()["paths"].keys().isdisjoint(
         {"/dashboard/tasks/{task_id}", "/dashboard/origins", "/dashboard/visit-types/{visit_type}"})
+    assert "@media (max-width: 48em)" in client.get("/dashboard/static/dashboard.css").text
 
 
 

@@ -21,11 +21,14 @@ Every request checks the session joined to its token's row, so revoking the toke
 Programs may send ``Authorization: Bearer <secret>`` instead. The secret never travels
 in a URL, nor in a cookie.
 The page is served with ``Cache-Control: no-store`` and a content security policy
-that allows no script at all.
+that allows no script at all, nor any style but the style sheets this server serves
+(``/dashboard/static/*.css``, open to all: the sign-in page needs them): no ``style``
+element or attribute is obeyed, so a text slipped into a page cannot restyle it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -51,14 +54,17 @@ REFRESH_SECONDS = 30
 MAX_FORM = 4096
 HEADERS = {
     "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; form-action 'self'; "
                                "frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",  # the admin forms' Origin is this site's (no-referrer: null)
 }
+TEMPLATES = Path(__file__).parent / "templates"
+#: the style sheets the pages link, ``/dashboard/static/NAME`` (in templates/, beside the pages)
+STYLE_SHEETS = ("dashboard.css", "drill.css", "actions.css")
 
 router = APIRouter(include_in_schema=False)
-templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+templates = Jinja2Templates(directory=str(TEMPLATES))
 
 
 # -- formatting, for the templates ---------------------------------------------------
@@ -188,6 +194,20 @@ def schedule_page(name: str, request: Request, before: str | None = None,
     page = gather_schedule(ctx, found, cursor)
     return templates.TemplateResponse(request, "schedule.html", {"page": page, "name": name,
                                                                  "token_name": token["name"]}, headers=HEADERS)
+
+
+@router.get("/dashboard/static/{name}")
+def style_sheet(name: str, request: Request) -> Response:
+    """One of :data:`STYLE_SHEETS`, to anyone; revalidated by its ETag (a new version is seen at once)."""
+    if name not in STYLE_SHEETS:
+        return Response(f"no style sheet named {name}\n", status_code=404, media_type="text/plain",
+                        headers={"X-Content-Type-Options": "nosniff"})
+    body = (TEMPLATES / name).read_bytes()
+    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    headers = {"Cache-Control": "no-cache", "ETag": etag, "X-Content-Type-Options": "nosniff"}
+    if etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="text/css; charset=utf-8", headers=headers)
 
 
 @router.post("/dashboard/login")
