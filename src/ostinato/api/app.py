@@ -34,6 +34,7 @@ from ..domain.errors import ConflictError, NotFoundError, SchemaError, Validatio
 from ..store import Store
 from . import dashboard_history, origins, schedules, store_rpc, tasks
 from .bodies import document_errors, request_error
+from .console_session import SignInLimiter
 from .dashboard import router as dashboard_router
 from .dashboard_actions import router as dashboard_actions_router
 from .dashboard_pages import router as dashboard_pages_router
@@ -73,6 +74,7 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
                   redoc_url=None)
     _add_docs(app)
     app.state.ostinato = ctx
+    app.state.sign_in_limiter = SignInLimiter()  # the console's failed sign-ins, per client address (this process's)
     default_openapi = app.openapi
     app.openapi = lambda: document_errors(default_openapi())  # type: ignore[method-assign]  # FastAPI's documented override
     collector = StoreCollector(lambda: ctx.store, ctx.clock.now, lambda: schedules.all_schedules(ctx),

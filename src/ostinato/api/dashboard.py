@@ -42,7 +42,16 @@ from starlette.concurrency import run_in_threadpool
 
 from ..domain.errors import ValidationError
 from ..domain.run_outcomes import outcome_of
-from .console_session import COOKIE, SESSION_LIFETIME, close_session, find_session, open_session
+from .console_session import (
+    COOKIE,
+    SESSION_LIFETIME,
+    client_address,
+    close_session,
+    find_session,
+    open_session,
+    refusal,
+    sign_in_limiter,
+)
 from .dashboard_data import STATE_SYMBOL, gather, gather_schedule
 from .dashboard_svg import lag_svg
 from .read_source import read_note
@@ -120,9 +129,10 @@ def _check(request: Request, secret: str | None) -> dict[str, Any]:
     return _authorize(request, credentials, "read")
 
 
-def _sign_in(request: Request, status: int, message: str | None) -> Response:
+def _sign_in(request: Request, status: int, message: str | None, headers: dict[str, str] | None = None) -> Response:
+    extra = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
     return templates.TemplateResponse(request, "login.html", {"message": message}, status_code=status,
-                                      headers={**HEADERS, "WWW-Authenticate": "Bearer"} if status == 401 else HEADERS)
+                                      headers={**HEADERS, **extra, **(headers or {})})
 
 
 def _signed_in(request: Request, credentials: HTTPAuthorizationCredentials | None) -> dict[str, Any] | Response:
@@ -219,10 +229,15 @@ async def login(request: Request) -> Response:
     secret = (fields.get("token") or [""])[0].strip()
     if not secret:
         return _sign_in(request, 400, "token: a secret is needed (ostinato token add NAME --scope read)")
+    limiter, address, now = sign_in_limiter(request), client_address(request), context(request).clock.now()
+    wait = limiter.attempt(address, now)
+    if wait:  # too many failures from this address: the secret is not even looked at
+        return _sign_in(request, 429, refusal(request, wait), {"Retry-After": str(wait)})
     try:
         token = await run_in_threadpool(_check, request, secret)
-    except ApiError as exc:
+    except ApiError as exc:  # counted as a failure
         return _sign_in(request, exc.status, exc.message)
+    limiter.succeeded(address, now)
     session_id = await run_in_threadpool(open_session, context(request), token)
     response = RedirectResponse("/", status_code=303, headers=HEADERS)
     response.set_cookie(COOKIE, session_id, max_age=COOKIE_MAX_AGE, httponly=True, samesite="strict",
