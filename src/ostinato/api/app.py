@@ -9,8 +9,10 @@ API and show no data.
 serve --open-metrics``, or ``OSTINATO_API_OPEN_METRICS=1``), for a Prometheus
 that scrapes without credentials on a trusted network. Everything under
 ``/api/v1`` needs a token: read scope for GET, admin for the rest.
-The dashboard at ``/`` needs a read token too, given once in its sign-in form
-(see :mod:`ostinato.api.dashboard`).
+The dashboard at ``/`` needs a read token too, given once in its sign-in form, which
+opens a session (see :mod:`ostinato.api.dashboard` and :mod:`ostinato.api.console_session`).
+Behind a reverse proxy, the ``trusted_proxies`` setting says whose forwarding headers are
+believed (:mod:`ostinato.api.proxies`).
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     _add_error_handlers(app)
     for router in (tasks.router, schedules.router, origins.router, dashboard_history.api_router, store_rpc.router):
         app.include_router(router)
-    app.include_router(dashboard_router)  # the page at / (a read token, from a sign-in form's cookie)
+    app.include_router(dashboard_router)  # the page at / (a read token, by a sign-in form's session)
     app.include_router(dashboard_pages_router)  # its drill-down pages: visit types, listers, origins, task types, tasks
     app.include_router(dashboard_actions_router)  # its admin's actions (POST forms, CSRF-checked, audited)
     app.include_router(dashboard_history.router)  # the history's charts
