@@ -152,6 +152,9 @@ class Settings:
     metrics_port: int = 0
     #: services: the address the metrics are served on
     metrics_host: str = "127.0.0.1"
+    #: API: the reverse proxies (addresses or CIDR networks) whose X-Forwarded-Proto and X-Forwarded-For are
+    #: believed (none: the headers are ignored; see docs/reference/security.md, "Behind a proxy")
+    trusted_proxies: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, config_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
@@ -197,6 +200,8 @@ class Settings:
                 parsed[key] = _parse_number(value, key, minimum=0.0)
             elif key == "metrics_port":
                 parsed[key] = _parse_port(value, key)
+            elif key == "trusted_proxies":
+                parsed[key] = _parse_networks(value, key)
             elif key == "orchestrator_threshold":
                 parsed[key] = _parse_number(value, key, minimum=0.0, maximum=1.0)
             elif isinstance(default, float):
@@ -360,6 +365,24 @@ def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum
             bounds = "a finite number"
         raise ValidationError(key, bounds, value)
     return number
+
+
+def _parse_networks(value: Any, key: str) -> tuple[str, ...]:
+    """Addresses and CIDR networks, as a list or comma-separated text; each written as ``ipaddress`` writes it."""
+    import ipaddress
+
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    networks = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ValidationError(key, "addresses or CIDR networks (10.0.0.0/8, ::1), comma-separated", value)
+        if not item.strip():
+            continue
+        try:
+            networks.append(str(ipaddress.ip_network(item.strip(), strict=False)))
+        except ValueError:
+            raise ValidationError(key, "addresses or CIDR networks (10.0.0.0/8, ::1), comma-separated", item) from None
+    return tuple(networks)
 
 
 def _parse_port(value: Any, key: str) -> int:

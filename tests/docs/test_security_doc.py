@@ -18,6 +18,8 @@ def sections() -> dict[str, set[str]]:
     for part in DOC.read_text().split("\n### ")[1:]:
         heading, body = part.split("\n", 1)
         match = re.match(r"`(\w+)`", heading)
+        if match is None and not heading.startswith("Not served"):
+            continue  # a section of another part of the page (the console's)
         key = match.group(1) if match else "not served"
         rows = [line for line in body.split("\n## ", 1)[0].splitlines() if line.startswith("| ")]
         found[key] = {name for row in rows for name in re.findall(r"`(\w+)`", row)}

@@ -44,13 +44,13 @@ def test_no_token_no_data(seeded, store, clock):
         assert answer.status_code == 401
         assert 'action="/dashboard/login"' in answer.text and "bills-ca" not in answer.text
         assert answer.headers["cache-control"] == "no-store"
-    assert "unknown token" in client.get("/", headers={"Cookie": f"{COOKIE}=not-a-token"}).text
+    assert "the session is over" in client.get("/", headers={"Cookie": f"{COOKIE}=not-a-token"}).text
     store.revoke_api_token("dashboard-read", clock.now(), actor="tests")
     revoked = client.get("/", headers=bearer(secrets["read"]))
     assert revoked.status_code == 401 and "was revoked" in revoked.text and "bills-ca" not in revoked.text
 
 
-def test_sign_in_keeps_the_token_in_an_httponly_cookie(seeded):
+def test_sign_in_opens_a_session_in_an_httponly_cookie(seeded):
     client, secrets = seeded
     wrong = client.post("/dashboard/login", data={"token": "guess"}, follow_redirects=False)
     assert wrong.status_code == 401 and "set-cookie" not in wrong.headers and "unknown token" in wrong.text
@@ -60,7 +60,7 @@ def test_sign_in_keeps_the_token_in_an_httponly_cookie(seeded):
     assert signed.status_code == 303 and signed.headers["location"] == "/"
     cookie = signed.headers["set-cookie"]
     assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
-    assert secrets["read"] not in signed.headers["location"]
+    assert secrets["read"] not in signed.headers["location"] and secrets["read"] not in cookie
     page = client.get("/")  # the client keeps the cookie
     assert page.status_code == 200 and "bills-ca" in page.text and "signed in as dashboard-read" in page.text
     client.post("/dashboard/logout", follow_redirects=False)
@@ -70,7 +70,8 @@ def test_sign_in_keeps_the_token_in_an_httponly_cookie(seeded):
 def test_an_admin_token_or_a_bearer_header_also_opens_it(seeded):
     client, secrets = seeded
     assert client.get("/", headers=bearer(secrets["admin"])).status_code == 200
-    assert client.get("/", headers={"Cookie": f"{COOKIE}={secrets['read']}"}).status_code == 200
+    assert client.post("/dashboard/login", data={"token": secrets["admin"]}, follow_redirects=False).status_code == 303
+    assert client.get("/").status_code == 200
 
 
 def test_schedules_worst_first_with_their_reasons(seeded):
@@ -131,10 +132,25 @@ def test_made_for_phones_and_runs_no_script(seeded):
     html = page.text
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     assert re.search(r'<meta http-equiv="refresh" content="\d+">', html)
-    assert "<script" not in html and "@media (max-width: 48em)" in html
-    assert "script-src" not in page.headers["content-security-policy"]  # default-src 'none': no script at all
-    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "<script" not in html and "<style" not in html and " style=" not in html
+    assert '<link rel="stylesheet" href="/dashboard/static/dashboard.css">' in html
+    policy = page.headers["content-security-policy"]
+    assert "script-src" not in policy  # default-src 'none': no script at all
+    assert "default-src 'none'" in policy and "style-src 'self';" in policy and "unsafe-inline" not in policy
     assert "/" not in client.get("/openapi.json").json()["paths"]
+
+
+def test_the_style_sheets_are_served_to_anyone_and_revalidated(seeded):
+    client, _ = seeded
+    for name in ("dashboard.css", "drill.css", "actions.css"):
+        sheet = client.get(f"/dashboard/static/{name}")
+        assert sheet.status_code == 200 and sheet.headers["content-type"] == "text/css; charset=utf-8", name
+        assert sheet.headers["cache-control"] == "no-cache" and sheet.headers["x-content-type-options"] == "nosniff"
+        again = client.get(f"/dashboard/static/{name}", headers={"If-None-Match": sheet.headers["etag"]})
+        assert again.status_code == 304 and again.content == b""
+    assert "@media (max-width: 48em)" in client.get("/dashboard/static/dashboard.css").text
+    for missing in ("login.html", "../app.py", "nothing.css"):
+        assert client.get(f"/dashboard/static/{missing}").status_code == 404, missing
 
 
 def test_an_empty_store_says_what_to_do(sqlite_store, clock):

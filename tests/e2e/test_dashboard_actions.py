@@ -49,6 +49,13 @@ def session(app, secret: str) -> TestClient:
     return client
 
 
+def session_csrf(store, clock, client: TestClient) -> str:
+    """The CSRF token of the session of ``client``'s cookie, made as the server makes it."""
+    session_id = client.cookies[COOKIE]
+    found = store.find_console_session(hash_secret(session_id), clock.now())
+    return csrf_token(session_id, f"session {found['id']}")
+
+
 def forms(html: str) -> dict[str, str]:
     """The page's action forms: their address and CSRF token."""
     return dict(FORM.findall(html))
@@ -219,8 +226,7 @@ def test_a_read_session_sees_no_button_and_its_posts_are_refused(env, store, clo
     reader = session(app, secrets["read"])
     page = reader.get("/dashboard/schedules/aaa-daily").text
     assert forms(page) == {} and 'name="csrf"' not in page and "<button" not in section(page, "actions")
-    read_token = store.find_api_token(hash_secret(secrets["read"]))
-    forged = csrf_token(secrets["read"], read_token)  # even with a well-made form
+    forged = session_csrf(store, clock, reader)  # even with a well-made form
     before = schedule_state(store, "aaa-daily")
     for answer in (post(reader, "/dashboard/schedules/aaa-daily/pause", forged),
                    post(TestClient(app), "/dashboard/schedules/aaa-daily/run-now", None, origin=None,
@@ -251,13 +257,14 @@ def test_a_form_without_this_sessions_csrf_token_or_from_elsewhere_is_refused(en
     admin = session(app, secrets["admin"])
     csrf = forms(admin.get("/dashboard/schedules/aaa-daily").text)["/dashboard/schedules/aaa-daily/pause"]
     other_secret = new_secret()
-    other = store.create_api_token("other-admin", "admin", hash_secret(other_secret), clock.now(), actor="tests")
+    store.create_api_token("other-admin", "admin", hash_secret(other_secret), clock.now(), actor="tests")
+    other = session(app, other_secret)
     path = "/dashboard/schedules/aaa-daily/pause"
     cases = {
         "no CSRF token": (post(admin, path, None), "csrf: the form carries no CSRF token: reload the page and try again"),
         "an empty one": (post(admin, path, ""), "csrf: the form carries no CSRF token"),
         "a wrong one": (post(admin, path, csrf[:-2] + "xx"), "csrf: the form's CSRF token is not this session's"),
-        "another session's": (post(admin, path, csrf_token(other_secret, other)),
+        "another session's": (post(admin, path, session_csrf(store, clock, other)),
                               "csrf: the form's CSRF token is not this session's"),
         "not ASCII": (post(admin, path, "é" * 43), "csrf: the form's CSRF token is not this session's"),
         "a foreign Origin": (post(admin, path, csrf, origin="https://evil.example"),

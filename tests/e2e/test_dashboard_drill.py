@@ -367,7 +367,8 @@ def test_no_token_no_page(drilled):
         answer = client.get(path, follow_redirects=False)
         assert answer.status_code == 401 and 'action="/dashboard/login"' in answer.text, path
         assert "forge.example" not in answer.text and "mirror" not in answer.text and "OSError" not in answer.text
-    client.cookies.set(COOKIE, secrets["read"])
+    assert client.post("/dashboard/login", data={"token": secrets["read"]}, follow_redirects=False).status_code == 303
+    assert client.cookies[COOKIE] != secrets["read"]  # a session's id, not the secret
     assert all(client.get(path, follow_redirects=False).status_code in (200, 303, 400) for path in paths)
 
 
@@ -377,10 +378,12 @@ def test_the_pages_are_made_for_phones(drilled):
                  "/dashboard/task-types/fetch-mirror", f"/dashboard/origins?url={RATED_URL}&visit_type=git"):
         html = get(client, path).text
         assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
-        assert "@media (max-width: 48em)" in html and 'table class="reflow"' in html
+        assert '<link rel="stylesheet" href="/dashboard/static/dashboard.css">' in html and "<style" not in html
+        assert 'table class="reflow"' in html
         assert '<a href="/">Ostinato</a>' in html and "signed in as dashboard-read" in html
     assert client.get("/openapi.json").json()["paths"].keys().isdisjoint(
         {"/dashboard/tasks/{task_id}", "/dashboard/origins", "/dashboard/visit-types/{visit_type}"})
+    assert "@media (max-width: 48em)" in client.get("/dashboard/static/dashboard.css").text
 
 
 

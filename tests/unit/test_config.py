@@ -205,3 +205,15 @@ def test_every_ostinato_variable_the_project_names_is_known():
 
 #: misspelt on purpose in the tests above
 EXAMPLES_OF_TYPOS = {"OSTINATO_WORKRES", "OSTINATO_ZZZ"}
+
+
+def test_trusted_proxies_are_addresses_or_networks(tmp_path):
+    assert Settings().trusted_proxies == ()
+    loaded = Settings.load(environ={"OSTINATO_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1,::1"})
+    assert loaded.trusted_proxies == ("10.0.0.0/8", "127.0.0.1/32", "::1/128")
+    (tmp_path / "o.toml").write_text('trusted_proxies = ["192.168.1.7/24"]\n')
+    assert Settings.load(tmp_path / "o.toml", environ={}).trusted_proxies == ("192.168.1.0/24",)
+    for bad in ("proxy.example", "10.0.0.0/33", "10.0.0.1, nope"):
+        with pytest.raises(ValidationError) as caught:
+            Settings.load(environ={"OSTINATO_TRUSTED_PROXIES": bad})
+        assert caught.value.field == "trusted_proxies"

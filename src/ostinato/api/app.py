@@ -9,8 +9,10 @@ API and show no data.
 serve --open-metrics``, or ``OSTINATO_API_OPEN_METRICS=1``), for a Prometheus
 that scrapes without credentials on a trusted network. Everything under
 ``/api/v1`` needs a token: read scope for GET, admin for the rest.
-The dashboard at ``/`` needs a read token too, given once in its sign-in form
-(see :mod:`ostinato.api.dashboard`).
+The dashboard at ``/`` needs a read token too, given once in its sign-in form, which
+opens a session (see :mod:`ostinato.api.dashboard` and :mod:`ostinato.api.console_session`).
+Behind a reverse proxy, the ``trusted_proxies`` setting says whose forwarding headers are
+believed (:mod:`ostinato.api.proxies`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from ..domain.errors import ConflictError, NotFoundError, SchemaError, Validatio
 from ..store import Store
 from . import dashboard_history, origins, schedules, store_rpc, tasks
 from .bodies import document_errors, request_error
+from .console_session import SignInLimiter
 from .dashboard import router as dashboard_router
 from .dashboard_actions import router as dashboard_actions_router
 from .dashboard_pages import router as dashboard_pages_router
 from .metrics import RequestMetrics, StoreCollector, make_registry
+from .proxies import TrustedProxies
 from .read_source import ReadSourceHeaders
 from .request_handling import READ, ApiContext, ApiError, context, json_safe, validation_body
 
@@ -72,6 +76,7 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
                   redoc_url=None)
     _add_docs(app)
     app.state.ostinato = ctx
+    app.state.sign_in_limiter = SignInLimiter()  # the console's failed sign-ins, per client address (this process's)
     default_openapi = app.openapi
     app.openapi = lambda: document_errors(default_openapi())  # type: ignore[method-assign]  # FastAPI's documented override
     collector = StoreCollector(lambda: ctx.store, ctx.clock.now, lambda: schedules.all_schedules(ctx),
@@ -80,10 +85,12 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     app.state.registry = registry
     app.add_middleware(RequestMetrics, requests=requests, latency=latency)
     app.add_middleware(ReadSourceHeaders)  # where each answer's reads were served (the read_db setting)
+    # the outermost: the scheme and the client a trusted proxy forwarded, for everything inside
+    app.add_middleware(TrustedProxies, networks=ctx.settings.trusted_proxies)
     _add_error_handlers(app)
     for router in (tasks.router, schedules.router, origins.router, dashboard_history.api_router, store_rpc.router):
         app.include_router(router)
-    app.include_router(dashboard_router)  # the page at / (a read token, from a sign-in form's cookie)
+    app.include_router(dashboard_router)  # the page at / (a read token, by a sign-in form's session)
     app.include_router(dashboard_pages_router)  # its drill-down pages: visit types, listers, origins, task types, tasks
     app.include_router(dashboard_actions_router)  # its admin's actions (POST forms, CSRF-checked, audited)
     app.include_router(dashboard_history.router)  # the history's charts

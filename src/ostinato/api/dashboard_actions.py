@@ -18,16 +18,16 @@ a sentence of its own, so that a link cannot make the page say anything else), o
 not: 401 without a valid token, 403 with a read token ("needs an admin token"), 403 for a form that
 did not come from this site, 404 for a missing target, 409 for a conflict, 400 for bad input.
 
-Protection against requests forged by other sites, for a browser's session (its token in the
-``ostinato_dashboard`` cookie, which is already SameSite=Strict):
+Protection against requests forged by other sites, for a browser's session (its id in the
+``ostinato_dashboard`` cookie, which is already SameSite=Strict; see :mod:`.console_session`):
 
 - the request's ``Origin`` (or, without one, its ``Referer``) must be this server's own origin
-  (the scheme, host and port the request was addressed to: behind a TLS proxy, uvicorn's
-  ``--proxy-headers`` gives the scheme; ``Origin: null`` is refused);
-- every form carries a CSRF token (:func:`csrf_token`): HMAC-SHA256, keyed by the session's token
-  as the store keys it (the SHA-256 of its secret, recomputed from the cookie: no secret of the
-  server is kept anywhere), over the token's id and a fixed label. Another site knows neither; it is
-  checked in constant time. Revoking the token ends its forms with it.
+  (the scheme, host and port the request was addressed to: behind a TLS proxy, the scheme the
+  proxy says, see :mod:`.proxies`; ``Origin: null`` is refused);
+- every form carries a CSRF token (:func:`csrf_token`): HMAC-SHA256, keyed by the session's id as
+  the cookie holds it (the store keeps only its hash: no secret of the server is kept anywhere),
+  over the session's number and a fixed label. Another site knows neither; it is checked in
+  constant time. Signing out, or revoking the token, ends the session's forms with it.
 
 A program that sends ``Authorization: Bearer <secret>`` needs neither (no other site can make a
 browser send that header), but needs an admin token all the same.
@@ -52,7 +52,6 @@ from urllib.parse import parse_qs, quote, urlsplit
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
-from fastapi.security.utils import get_authorization_scheme_param
 from starlette.concurrency import run_in_threadpool
 
 from ..domain.audit import AuditEvent, one_line, target_of
@@ -61,17 +60,16 @@ from ..domain.schedules import RunMode
 from ..domain.status_words import TASK_STATUS_WORDS
 from ..domain.task_actions import IN_FLIGHT, RETRIED_RUNS
 from ..domain.tasks import Task, TaskRun, TaskStatus
-from .dashboard import COOKIE, HEADERS, MAX_FORM, _signed_in, relative, templates
+from .dashboard import HEADERS, MAX_FORM, _signed_in, relative, templates
 from .dashboard_data import gather_schedule
 from .request_handling import ApiContext, bearer, context
-from .tokens import hash_secret
 
 router = APIRouter(include_in_schema=False)
 
 #: the form field that carries the CSRF token
 CSRF_FIELD = "csrf"
-#: what the HMAC of a CSRF token covers beside the token's id (a new label makes every form stale)
-_CSRF_LABEL = b"ostinato dashboard form v1\x00"
+#: what the HMAC of a CSRF token covers beside the session's number (a new label makes every form stale)
+_CSRF_LABEL = b"ostinato dashboard form v2\x00"
 #: audit events shown on a schedule's or a task's page, and on the main page
 TARGET_EVENTS_SHOWN = 10
 ALL_EVENTS_SHOWN = 20
@@ -94,24 +92,12 @@ DONE_TEXT = {
 
 
 # -- the session's forms ------------------------------------------------------------------
-def csrf_token(secret: str, token: dict[str, Any]) -> str:
-    """The CSRF token of the forms of the session whose token has this secret (see the module's docstring)."""
-    key = bytes.fromhex(hash_secret(secret))
-    digest = hmac.new(key, _CSRF_LABEL + str(token["id"]).encode(), hashlib.sha256).digest()
+def csrf_token(key: str, session: str) -> str:
+    """The CSRF token of the forms of a session: keyed by its id as the cookie holds it, over its
+    number (``session 12``). A program's bearer request is signed with its secret and its token's
+    number (``token 3``), though it needs no form token (see the module's docstring)."""
+    digest = hmac.new(key.encode("utf-8", "surrogatepass"), _CSRF_LABEL + session.encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
-
-
-def _secret_of(request: Request, credentials: HTTPAuthorizationCredentials | None) -> str | None:
-    """The secret the request authenticated with, as the dashboard reads it: its bearer header, else its cookie."""
-    return credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
-
-
-def _bearer_of(request: Request) -> HTTPAuthorizationCredentials | None:
-    """The request's bearer header, read as the routes' ``bearer`` dependency reads it."""
-    scheme, value = get_authorization_scheme_param(request.headers.get("authorization"))
-    if scheme.lower() != "bearer" or not value:
-        return None
-    return HTTPAuthorizationCredentials(scheme=scheme, credentials=value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,17 +112,17 @@ class AdminForms:
 def admin_forms(request: Request) -> AdminForms | None:
     """The admin's forms of the page being rendered, or None: a read session sees no button.
 
-    The page's route has checked its token (``request.state.token``); the CSRF token is made from
-    the secret it was checked with."""
+    The page's route has checked its session (``request.state.token`` and ``request.state.form_key``,
+    see ``dashboard._signed_in``); the CSRF token is made from the session it was checked with."""
     token = getattr(request.state, "token", None)
     if token is None or token.get("scope") != "admin":
         return None
     forms = getattr(request.state, "admin_forms", None)  # asked once per run row: made once per page
     if forms is None:
-        secret = _secret_of(request, _bearer_of(request))
-        if not secret:
+        form_key = getattr(request.state, "form_key", None)
+        if form_key is None:
             return None
-        forms = request.state.admin_forms = AdminForms(csrf_token(secret, token), token["name"])
+        forms = request.state.admin_forms = AdminForms(csrf_token(*form_key), token["name"])
     return forms
 
 
@@ -210,12 +196,12 @@ def origin_problem(request: Request) -> str | None:
     return None
 
 
-def csrf_problem(fields: dict[str, list[str]], secret: str, token: dict[str, Any]) -> str | None:
+def csrf_problem(fields: dict[str, list[str]], form_key: tuple[str, str]) -> str | None:
     """Why the form's CSRF token is not the session's, or None (compared in constant time)."""
     given = fields.get(CSRF_FIELD) or []
     if not given or not given[0]:
         return f"{CSRF_FIELD}: the form carries no CSRF token: reload the page and try again"
-    if not hmac.compare_digest(given[0].encode("utf-8", "replace"), csrf_token(secret, token).encode()):
+    if not hmac.compare_digest(given[0].encode("utf-8", "replace"), csrf_token(*form_key).encode()):
         return f"{CSRF_FIELD}: the form's CSRF token is not this session's: reload the page and try again"
     return None
 
@@ -283,9 +269,8 @@ def _checked_then_done(request: Request, credentials: HTTPAuthorizationCredentia
     if token["scope"] != "admin":
         return _refused(request, 403, f"{action.name} needs an admin token: token {token['name']!r} has the "
                         f"{token['scope']} scope", action.back, token)
-    if credentials is None:  # the browser's cookie: the form must be this site's, from this session's page
-        secret = request.cookies.get(COOKIE) or ""
-        problem = origin_problem(request) or csrf_problem(fields, secret, token)
+    if credentials is None:  # the browser's session: the form must be this site's, from this session's page
+        problem = origin_problem(request) or csrf_problem(fields, request.state.form_key)
         if problem:
             return _refused(request, 403, problem, action.back, token)
     ctx = context(request)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -105,8 +106,8 @@ def _view(series: str, samples: Sequence[HistorySample]) -> SeriesView:
     kind, _, name = series.partition(":")
     total = lambda figure: sum(float(s.figures.get(figure, 0)) for s in samples)
     late = max((float(s.figures.get("late", 0)) for s in samples), default=0.0)
-    return SeriesView(series, kind, name, _LINKS[kind] + name, charts_of(series, samples), total("failures"), late,
-                      total("runs"))
+    return SeriesView(series, kind, name, _LINKS[kind] + quote(name, safe=""), charts_of(series, samples),
+                      total("failures"), late, total("runs"))
 
 
 def axis_start(since: datetime, until: datetime, step: timedelta, grouped: Mapping[str, Sequence[HistorySample]]) -> datetime:

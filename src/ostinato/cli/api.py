@@ -57,7 +57,7 @@ def api_serve(app: AppContext, host: str, port: int, open_metrics: bool, insecur
 
     history = "no history pass (--no-history)" if no_history else "history sampled every minute"
     try:
-        serve_http(make_application, host=host, port=port, log_level=log_level,
+        serve_http(make_application, host=host, port=port, log_level=log_level, proxy_headers=False,
                    started=f"ostinato api serve: {{url}} on {store_shown(app.settings)}; {auth}; {history}; "
                            "dashboard at {url}")
     finally:

@@ -214,13 +214,15 @@ def refuse_open_beyond_loopback(host: str, insecure: bool, *, flag: str, serves:
 
 
 def serve_http(make_application: Callable[[], Any], *, host: str, port: int, log_level: str,
-               started: str | None = None) -> None:
+               started: str | None = None, proxy_headers: bool = True) -> None:
     """Serve the ASGI application ``make_application()`` returns with uvicorn until SIGINT or SIGTERM.
 
     The port is checked first, then the application made (which is where a command opens its store
     and checks the schema, before listening). Once listening, the line ``started`` is printed (with
     ``{url}`` replaced by the address served). A stop asked for ends with status 0, like the other
-    commands; a server that could not listen exits with status 1 (uvicorn logged why).
+    commands; a server that could not listen exits with status 1 (uvicorn logged why). Without
+    ``proxy_headers``, uvicorn leaves the forwarding headers alone (it believes 127.0.0.1's by
+    default): the application reads them itself, from the proxies it trusts.
     """
     import uvicorn
 
@@ -234,7 +236,8 @@ def serve_http(make_application: Callable[[], Any], *, host: str, port: int, log
             if self.started and started is not None:
                 click.echo(started.replace("{url}", f"http://{shown_host}:{port}/"), err=True)
 
-    server = Server(uvicorn.Config(make_application(), host=host, port=port, log_level=log_level))
+    server = Server(uvicorn.Config(make_application(), host=host, port=port, log_level=log_level,
+                                   proxy_headers=proxy_headers))
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again for the handler
     # it found: with these no-op handlers a stop asked for ends with status 0
     previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}

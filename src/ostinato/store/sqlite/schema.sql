@@ -534,3 +534,18 @@ CREATE TABLE origin_visit_changes (
     change_times BLOB CHECK (change_times IS NULL OR length(change_times) % 8 = 0),
     PRIMARY KEY (url, visit_type)
 ) STRICT;
+
+-- the console's sign-in sessions (0023): a session id's SHA-256, its token, when it ends (idle, or at the latest)
+CREATE TABLE console_session (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_hash TEXT NOT NULL,
+    token_id INTEGER NOT NULL REFERENCES api_token (id),
+    created_at TEXT NOT NULL,
+    idle_until TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX console_session_hash_idx ON console_session (session_hash);
+-- a revoked token's sessions
+CREATE INDEX console_session_token_idx ON console_session (token_id);
+-- the ended ones
+CREATE INDEX console_session_idle_idx ON console_session (idle_until);
