@@ -122,3 +122,18 @@ def test_each_session_has_its_own_form_token(env, store):
     assert stale.status_code == 403 and store.get_schedule("aaa-daily").enabled
     done = second.post(path, data={"csrf": second_csrf}, headers={"Origin": OWN}, follow_redirects=False)
     assert done.status_code == 303 and not store.get_schedule("aaa-daily").enabled
+
+
+def test_another_site_cannot_sign_a_browser_in_as_its_own_token(env, store):
+    """A form on another site posting its attacker's secret to the sign-in would leave the victim's browser
+    signed in as the attacker (what they then do is seen by the attacker's token): refused, nothing opened."""
+    app, secrets = env
+    client = TestClient(app)
+    for header in ({"Origin": "https://evil.example"}, {"Referer": "https://evil.example/page"}):
+        refused = client.post("/dashboard/login", data={"token": secrets["admin"]}, headers=header,
+                              follow_redirects=False)
+        assert refused.status_code == 403 and "evil.example" in unescape(refused.text)
+        assert COOKIE not in refused.headers.get("set-cookie", "") and sessions(store) == []
+    own = client.post("/dashboard/login", data={"token": secrets["read"]}, headers={"Origin": OWN},
+                      follow_redirects=False)
+    assert own.status_code == 303 and len(sessions(store)) == 1

@@ -42,6 +42,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..domain.errors import ValidationError
 from ..domain.run_outcomes import outcome_of
+from .console_origin import origin_problem
 from .console_session import (
     COOKIE,
     SESSION_LIFETIME,
@@ -225,6 +226,9 @@ async def login(request: Request) -> Response:
     body = await request.body()
     if len(body) > MAX_FORM:
         return _sign_in(request, 400, f"the form may carry at most {MAX_FORM} bytes")
+    foreign = origin_problem(request, required=False)  # another site signing this browser in as its own token
+    if foreign:
+        return _sign_in(request, 403, foreign)
     fields = parse_qs(body.decode("utf-8", "replace"))
     secret = (fields.get("token") or [""])[0].strip()
     if not secret:

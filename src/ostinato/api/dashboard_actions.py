@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
@@ -60,6 +60,7 @@ from ..domain.schedules import RunMode
 from ..domain.status_words import TASK_STATUS_WORDS
 from ..domain.task_actions import IN_FLIGHT, RETRIED_RUNS
 from ..domain.tasks import Task, TaskRun, TaskStatus
+from .console_origin import origin_problem
 from .dashboard import HEADERS, MAX_FORM, _signed_in, relative, templates
 from .dashboard_data import gather_schedule
 from .request_handling import ApiContext, bearer, context
@@ -166,36 +167,6 @@ templates.env.globals.update(admin_forms=admin_forms, audit_trail=audit_trail, a
 
 
 # -- the checks of a request -----------------------------------------------------------
-def _origin(url: str) -> str | None:
-    """``scheme://host[:port]`` of a URL (its default port left out), or None if it has none."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    default = 443 if parts.scheme == "https" else 80
-    return f"{parts.scheme}://{parts.hostname}" + (f":{port}" if port is not None and port != default else "")
-
-
-def origin_problem(request: Request) -> str | None:
-    """Why the request did not come from a page of this server (its Origin, or its Referer), or None."""
-    own = _origin(str(request.base_url))
-    given = request.headers.get("origin")
-    if given is None:
-        referer = request.headers.get("referer")
-        if referer is None:
-            return ("origin: the form must be sent from this dashboard's own page (the request has neither an "
-                    "Origin nor a Referer header)")
-        given, what = _origin(referer) or referer, "Referer"
-    else:
-        given, what = (_origin(given) or given), "Origin"
-    if given != own:
-        return f"origin: the form was sent from {one_line(given, 200)} ({what}), not from this dashboard ({own})"
-    return None
-
-
 def csrf_problem(fields: dict[str, list[str]], form_key: tuple[str, str]) -> str | None:
     """Why the form's CSRF token is not the session's, or None (compared in constant time)."""
     given = fields.get(CSRF_FIELD) or []
