@@ -201,6 +201,33 @@ def test_search_filters_and_pages(store):
     assert counts[("load-hg", "next_run_not_scheduled")] == 1
 
 
+def test_one_types_search_pages_by_id_with_every_filter(store):
+    """A type's search (the console's task type page, swh's search by type) walks that type's tasks by id from
+    after_id, the other filters checked on the way, whatever the other types' tasks between them."""
+    made = store.create_tasks([new(f"t{i}", type="load-hg" if i % 3 == 0 else "load-git",
+                                   policy=TaskPolicy.ONESHOT if i % 2 else TaskPolicy.RECURRING,
+                                   priority=TaskPriority.LOW if i % 5 == 0 else None,
+                                   next_run=T0 + timedelta(hours=i)) for i in range(30)])
+    hg = [t.id for t in made if t.type == "load-hg"]
+    store.set_task_status(hg[1::2], TaskStatus.DISABLED)
+
+    def ids(**filters) -> list[int]:
+        return [t.id for t in store.search_tasks(task_type="load-hg", **filters)]
+
+    assert ids() == hg
+    page1 = ids(limit=4)
+    assert page1 == hg[:4] and ids(after_id=page1[-1], limit=4) == hg[4:8] and ids(after_id=hg[-1]) == []
+    assert ids(status=[TaskStatus.DISABLED]) == hg[1::2]
+    assert ids(status=[TaskStatus.DISABLED], after_id=hg[1], limit=2) == hg[3::2][:2]
+    assert ids(status=[TaskStatus.DISABLED, TaskStatus.NEXT_RUN_NOT_SCHEDULED]) == hg
+    by_task = {t.id: t for t in made}
+    assert ids(policy=TaskPolicy.ONESHOT) == [i for i in hg if by_task[i].policy is TaskPolicy.ONESHOT]
+    assert ids(priority=[TaskPriority.LOW]) == [i for i in hg if by_task[i].priority is TaskPriority.LOW]
+    assert ids(priority=[None], before=T0 + timedelta(hours=12)) == [
+        i for i in hg if by_task[i].priority is None and by_task[i].next_run <= T0 + timedelta(hours=12)]
+    assert store.search_tasks(task_type="load-none") == []
+
+
 def test_priority_tasks_by_next_run_whatever_their_level(store):
     # the swh protocol's runner takes prioritised tasks oldest first, whatever their priority
     made = store.create_tasks([new(f"https://p/{i}", priority=level, next_run=T0 - timedelta(minutes=m))

@@ -209,7 +209,9 @@ class TaskFlow(TaskStore):
             "after_id": after_id,
             "limit": limit,
         }
-        return [task_of(db, r) for r in db.read(self._tasks.search_tasks, params)]
+        # one type's tasks: a walk of that type's entries of task_by_type_idx, not of every task by id
+        query = self._tasks.search_tasks if task_type is None else self._tasks.search_tasks_of_type
+        return [task_of(db, r) for r in db.read(query, params)]
 
     def peek_ready_tasks(self, task_type: str, now: datetime, limit: int, *, priority: bool = False,
                          by_next_run: bool = False) -> list[Task]:

@@ -266,10 +266,20 @@ DELETE FROM task_run WHERE task = ANY(%(ids)s::bigint[]);
 DELETE FROM task WHERE id = ANY(%(ids)s::bigint[]);
 
 -- name: search_tasks
--- every filter is optional (NULL: no filter)
+-- every filter is optional (NULL: no filter). Without a type: a walk of the primary key
 SELECT * FROM task
 WHERE id > %(after_id)s
-  AND (%(type)s::text IS NULL OR type = %(type)s::text)
+  AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s::text[]))
+  AND (%(policy)s::text IS NULL OR policy = %(policy)s::text)
+  AND (%(priorities)s::text[] IS NULL OR coalesce(priority, 'none') = ANY(%(priorities)s::text[]))
+  AND (%(before)s::timestamptz IS NULL OR next_run <= %(before)s::timestamptz)
+ORDER BY id LIMIT %(limit)s;
+
+-- name: search_tasks_of_type
+-- one type's tasks (the console's task type page): a walk of task_by_type_idx from after_id, which
+-- reads the type's tasks only; the other filters, optional as in search_tasks, are checked along it
+SELECT * FROM task
+WHERE type = %(type)s AND id > %(after_id)s
   AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s::text[]))
   AND (%(policy)s::text IS NULL OR policy = %(policy)s::text)
   AND (%(priorities)s::text[] IS NULL OR coalesce(priority, 'none') = ANY(%(priorities)s::text[]))

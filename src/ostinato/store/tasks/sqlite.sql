@@ -239,10 +239,20 @@ DELETE FROM task_run WHERE task IN (SELECT value FROM json_each(:ids));
 DELETE FROM task WHERE id IN (SELECT value FROM json_each(:ids));
 
 -- name: search_tasks
--- every filter is optional (NULL: no filter); lists are JSON arrays
+-- every filter is optional (NULL: no filter); lists are JSON arrays. Without a type: a walk by id
 SELECT * FROM task
 WHERE id > :after_id
-  AND (:type IS NULL OR type = :type)
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:policy IS NULL OR policy = :policy)
+  AND (:priorities IS NULL OR coalesce(priority, 'none') IN (SELECT value FROM json_each(:priorities)))
+  AND (:before IS NULL OR next_run <= :before)
+ORDER BY id LIMIT :limit;
+
+-- name: search_tasks_of_type
+-- one type's tasks (the console's task type page): a walk of task_by_type_idx from after_id, which
+-- reads the type's tasks only; the other filters, optional as in search_tasks, are checked along it
+SELECT * FROM task
+WHERE type = :type AND id > :after_id
   AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
   AND (:policy IS NULL OR policy = :policy)
   AND (:priorities IS NULL OR coalesce(priority, 'none') IN (SELECT value FROM json_each(:priorities)))
