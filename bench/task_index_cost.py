@@ -1,7 +1,7 @@
 """What an index on the task table costs the task writes, and what it gains a read: side by side in one run.
 
 For each store, two databases of the same code and schema but for one index, ``--index`` (by default
-``task_by_type_idx``, migration 0023), which the second one lacks (dropped after ``init_schema``): SQLite files
+``task_by_type_idx``, migration 0024), which the second one lacks (dropped after ``init_schema``): SQLite files
 in a temporary directory, or two databases of one throwaway ``PostgresCluster`` (durable, ``shared_buffers``
 2 GB). On both, the life cycle of ``bench/tasks.py``, one call on one database then the same call on the
 other, the two taking turns at going first, only the store calls timed:

@@ -1,4 +1,4 @@
-"""A task type's tasks are read by a walk of task_by_type_idx (migration 0023) from the page's cursor: the
+"""A task type's tasks are read by a walk of task_by_type_idx (migration 0024) from the page's cursor: the
 console's task type page and ``search_tasks(task_type=…)`` with its filters (the API's, the CLI's and the swh
 face's searches) read about the page they ask for, never the other types' tasks nor the table.
 

@@ -41,7 +41,7 @@ CREATE INDEX task_dedup_idx ON task (type, arguments_digest)
 -- archival walks final tasks only
 CREATE INDEX task_final_idx ON task (id)
     WHERE status IN ('completed', 'disabled');
--- one type's tasks by id: the console's task type page, search_tasks by type (0023)
+-- one type's tasks by id: the console's task type page, search_tasks by type (0024)
 CREATE INDEX task_by_type_idx ON task (type, id);
 
 CREATE TABLE task_run (

@@ -39,7 +39,7 @@ CREATE INDEX task_dedup_idx ON task (type, arguments)
 -- archival walks final tasks only
 CREATE INDEX task_final_idx ON task (id)
     WHERE status IN ('completed', 'disabled');
--- one type's tasks by id: the console's task type page, search_tasks by type (0023); its
+-- one type's tasks by id: the console's task type page, search_tasks by type (0024); its
 -- entries carry the rowid, which is id, so (type) is (type, id)
 CREATE INDEX task_by_type_idx ON task (type);
 

@@ -1,4 +1,4 @@
--- 0023: a task type's tasks by id (the console's task type page, search_tasks by type).
+-- 0024: a task type's tasks by id (the console's task type page, search_tasks by type).
 --
 -- search_tasks(task_type=…) walked the table by id from after_id and skipped the other types'
 -- tasks one by one: a type with few tasks in a large table read most of the table for one page.
