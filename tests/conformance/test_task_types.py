@@ -6,9 +6,11 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
-from helpers import GIT, HG
+from conftest import T0
+from helpers import GIT, HG, new
 
-from ostinato.domain.errors import ConflictError, ValidationError
+from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
+from ostinato.domain.schedules import Schedule, ScheduleKind
 
 
 def test_create_get_list(store):
@@ -97,8 +99,6 @@ def actor_seen(store, actor: str) -> str:
 
 
 def test_an_operator_adds_updates_and_deletes_a_type_each_with_its_event(store):
-    from conftest import T0
-
     store.add_task_type(GIT, T0, actor="ana")
     stale = dataclasses.replace(GIT, description="an old form", max_interval=timedelta(days=32))
     updated = store.update_task_type(stale, T0 + timedelta(minutes=1), fields=["max_interval"], actor="ana")
@@ -114,12 +114,6 @@ def test_an_operator_adds_updates_and_deletes_a_type_each_with_its_event(store):
 
 
 def test_a_type_in_use_is_not_deleted_and_its_users_are_named(store):
-    from conftest import T0
-    from helpers import new
-
-    from ostinato.domain.errors import NotFoundError
-    from ostinato.domain.schedules import Schedule, ScheduleKind
-
     store.create_task_type(GIT)
     tasks = store.create_tasks([new(f"https://{i}") for i in range(7)])
     store.create_schedule(Schedule(name="nightly", kind=ScheduleKind.PERIODIC, task_type=GIT.type, created_at=T0,
