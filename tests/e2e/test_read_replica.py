@@ -72,7 +72,7 @@ def replay(standby: PostgresStandby, paused: bool) -> None:
 def stores(primary, standby):
     writer = PostgresStore(primary.dsn("ostinato"))  # another process's writes
     with psycopg.connect(primary.dsn("ostinato"), autocommit=True) as conn:
-        conn.execute("TRUNCATE schedule, api_token")
+        conn.execute("TRUNCATE schedule, api_token, console_session")
     routing = ReadRoutingStore(PostgresStore(primary.dsn("ostinato")), PostgresStore(standby.dsn("ostinato")),
                                timedelta(seconds=30))
     yield writer, routing
