@@ -11,7 +11,9 @@ other, the two taking turns at going first, only the store calls timed:
    their runs: on PostgreSQL a new version of each task row, with an entry in every index);
 3. record an outcome for every run, ``--batch`` per ``record_run_events`` call (each moves its tasks);
 4. create N / 1000 tasks of a second type, after the others, and read its first page as the console's task
-   type page does (``search_tasks(task_type=…, limit=51)``), ``--reads`` times.
+   type page does (``search_tasks(task_type=…, limit=51)``), ``--reads`` times;
+5. build the index on the second database, as the migration does (in a transaction), and on PostgreSQL also
+   ``CONCURRENTLY`` (after dropping it again), timed.
 
 The figures are ratios with the index over without it, per step and for the three writes together: of the
 steps' total times, the median of the ratios of the calls made back to back, and of the CPU time (this
@@ -105,6 +107,29 @@ def _schema(stores: dict[str, Store], index: str) -> dict[str, Store]:
     return stores
 
 
+def definition(store: Store, index: str) -> str:
+    """The statement that creates ``index``, as the database keeps it."""
+    if store.db.name == "sqlite":
+        return store.db.read("SELECT sql FROM sqlite_master WHERE name = :name", {"name": index})[0]["sql"]
+    return store.db.read("SELECT pg_get_indexdef(to_regclass(%(name)s)) AS sql", {"name": index})[0]["sql"]
+
+
+def build(store: Store, index: str, statement: str) -> dict[str, float]:
+    """Seconds to build the index on the table as it stands: in a transaction, as a migration does, and on
+    PostgreSQL also ``CONCURRENTLY`` (outside a transaction, the writes going on), after dropping it again."""
+    start = time.perf_counter()
+    with store.db.write() as conn:
+        conn.execute(statement)
+    seconds = {"in_a_transaction": time.perf_counter() - start}
+    if store.db.name == "postgresql":
+        with psycopg.connect(store.db.dsn, autocommit=True) as conn:
+            conn.execute(f"DROP INDEX {index}")
+            start = time.perf_counter()
+            conn.execute(statement.replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1))
+            seconds["concurrently"] = time.perf_counter() - start
+    return seconds
+
+
 class Turns:
     """Each step on both stores, the store that goes first at one step second at the next: per side, the seconds
     of each call and the CPU seconds of all of them (this process's, and the PostgreSQL server's: the postmaster
@@ -138,7 +163,7 @@ class Turns:
         }
 
 
-def run(stores: dict[str, Store], n: int, batch: int, grab_batch: int, reads: int) -> dict[str, Any]:
+def run(stores: dict[str, Store], n: int, batch: int, grab_batch: int, reads: int, index: str) -> dict[str, Any]:
     now = datetime.now(UTC).replace(microsecond=0)
     for store in stores.values():
         store.create_task_type(bench_task_type(n))
@@ -182,6 +207,8 @@ def run(stores: dict[str, Store], n: int, batch: int, grab_batch: int, reads: in
     figures["task type page"] = turns.run("task type page", (
         (lambda store: len(store.search_tasks(task_type=RARE_TYPE, limit=PAGE))) for _ in range(reads)),
         reads * min(PAGE, len(rare)))
+    figures["index_build_seconds"] = build(stores["without"], index, definition(stores["with"], index))
+    figures["tasks_at_build"] = n + len(rare)
     writes = ("create_tasks", "grab_ready_tasks", "record_run_events")
     figures["writes"] = {f"{side}_{part}": sum(figures[s][f"{side}_{part}"] for s in writes)
                          for side in SIDES for part in ("seconds", "cpu_seconds")}
@@ -200,12 +227,15 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[bold]{name}[/bold]: {args.tasks:,} tasks, with and without {args.index}")
         with tempfile.TemporaryDirectory(prefix="ostinato-bench-") as workdir, \
                 two_stores(name, Path(workdir), args.index) as (stores, version):
-            results[name] = {"version": version, **run(stores, args.tasks, args.batch, args.grab_batch, args.reads)}
+            results[name] = {"version": version, **run(stores, args.tasks, args.batch, args.grab_batch, args.reads, args.index)}
         for step, figure in results[name].items():
-            if isinstance(figure, dict):
+            if isinstance(figure, dict) and "with_seconds" in figure:
                 pairs = f"pairs {figure['ratio_median_of_pairs']:.3f}, " if "ratio_median_of_pairs" in figure else ""
                 console.print(f"  {step:<18} with {figure['with_seconds']:8.2f} s, without {figure['without_seconds']:8.2f} s: "
                               f"{figure['ratio_with_over_without']:.3f}, {pairs}CPU {figure['cpu_ratio_with_over_without']:.3f}")
+        built = results[name]["index_build_seconds"]
+        console.print(f"  {args.index} built on {results[name]['tasks_at_build']:,} tasks in "
+                      + ", ".join(f"{seconds:.2f} s {how.replace('_', ' ')}" for how, seconds in built.items()))
     document = {**result_header("bench/task_index_cost.py", results), "code": code,
                 "parameters": {"tasks": args.tasks, "batch": args.batch, "grab_batch": args.grab_batch, "reads": args.reads,
                                "index": args.index, "durable": True},
