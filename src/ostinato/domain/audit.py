@@ -92,4 +92,17 @@ class AuditEvent:
         return replace(self, id=event_id)
 
 
-__all__ = ["AuditEvent", "MAX_ACTOR_BYTES", "MAX_OUTCOME_BYTES", "MAX_TARGET_BYTES", "one_line", "target_of"]
+def applied_fields(held: Any, given: Any, fields: Any) -> tuple[Any, list[str]]:
+    """An operator's update: ``held`` (a dataclass as stored, read under its lock) with those of ``fields``
+    that differ in ``given`` taken from it, and their names, in the order of ``fields``."""
+    changed = [f for f in fields if getattr(given, f) != getattr(held, f)]
+    return replace(held, **{f: getattr(given, f) for f in changed}), changed
+
+
+def update_outcome(changed: list[str]) -> str:
+    """The outcome an update's audit event keeps: the fields it changed, or that it changed none."""
+    return one_line(f"done: changed {', '.join(changed)}" if changed else "done: unchanged")
+
+
+__all__ = ["AuditEvent", "MAX_ACTOR_BYTES", "MAX_OUTCOME_BYTES", "MAX_TARGET_BYTES", "applied_fields", "one_line",
+           "target_of", "update_outcome"]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...domain.audit import AuditEvent, one_line, target_of
+from ...domain.audit import AuditEvent, applied_fields, target_of, update_outcome
 from ...domain.blackouts import parse_blackout_periods
 from ...domain.declarations import DEFINITION_FIELDS
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
@@ -116,14 +116,13 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
             if held.declared_by:
                 raise ConflictError(f"schedule {schedule.name!r} is declared by {held.declared_by}: change it there "
                                     "(its next start-up would undo this)")
-            changed = sorted(f for f in wanted if getattr(schedule, f) != getattr(held, f))
-            updated = dataclasses.replace(held, **{f: getattr(schedule, f) for f in changed}).validated()
+            updated, changed = applied_fields(held, schedule, sorted(wanted))
+            updated = updated.validated()
             if changed:
                 conn.execute(self._schedules.update_schedule,
                              {**self._schedule_params(updated, now, timing), "expected_tag": row["owner_tag"]})
                 self.db.notify(conn, CHANNEL)
-            outcome = f"done: changed {', '.join(changed)}" if changed else "done: unchanged"
-            write_audit(self.db, conn, dataclasses.replace(event, outcome=one_line(outcome)))
+            write_audit(self.db, conn, dataclasses.replace(event, outcome=update_outcome(changed)))
         return updated
 
     def _locked(self, conn: Connection, name: str) -> Row:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...domain.audit import AuditEvent, target_of
+from ...domain.audit import AuditEvent, applied_fields, target_of, update_outcome
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.limits import check_whole
 from ...domain.task_actions import IN_FLIGHT, retry_refusal, task_type_in_use
@@ -73,12 +73,11 @@ class TaskFlow(TaskStore):
             if row is None:
                 raise NotFoundError("task type", task_type.type)
             held = task_type_of(self.db, row)
-            changed = [f for f in wanted if getattr(task_type, f) != getattr(held, f)]
-            updated = dataclasses.replace(held, **{f: getattr(task_type, f) for f in changed}).validated()
+            updated, changed = applied_fields(held, task_type, wanted)
+            updated = updated.validated()
             if changed:
                 conn.execute(self._tasks.update_task_type, task_type_params(self.db, updated))
-            outcome = f"done: changed {', '.join(changed)}" if changed else "done: unchanged"
-            write_audit(self.db, conn, dataclasses.replace(event, outcome=outcome))
+            write_audit(self.db, conn, dataclasses.replace(event, outcome=update_outcome(changed)))
         return updated
 
     def delete_task_type(self, name: str, now: datetime, *, actor: str) -> None:
