@@ -349,6 +349,12 @@ def deadline(schedule: Schedule) -> datetime | None:
     return None if due is None else due + schedule.cron_max_duration
 
 
+def expected_run(schedule: Schedule) -> timedelta:
+    """How long the schedule's next run is expected to last, as the conditions, the start times and the
+    pick's lookahead read it: the moving average of good durations (zero while unknown)."""
+    return schedule.average_good_duration or timedelta(0)
+
+
 def last_sign_of_life(schedule: Schedule) -> datetime | None:
     """A running schedule's last ping, or its run's start when no ping was recorded (None when idle)."""
     if not schedule.running:
@@ -368,7 +374,7 @@ def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: t
     if not schedule.enabled:
         return Condition(State.WARNING, Reason.PAUSED)
     limit = deadline(schedule)
-    average = schedule.average_good_duration or timedelta(0)
+    average = expected_run(schedule)
     if limit is not None:
         if now > limit:
             reason = Reason.STALE if schedule.kind is ScheduleKind.PERIODIC else Reason.DEADLINE_MISSED
@@ -411,7 +417,7 @@ def retry_at(schedule: Schedule, backoff: Sequence[timedelta]) -> datetime | Non
 def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequence[timedelta]) -> StartTimes | None:
     """The schedule's ``can_start_by`` and ``should_start_by``; None for a calendar rule that fires no more.
     ``backoff`` is the setting ``schedule_retry_backoff`` (required, as the ping timeout of the condition)."""
-    average = schedule.average_good_duration or timedelta(0)
+    average = expected_run(schedule)
     if schedule.kind is ScheduleKind.PERIODIC:
         should = _reference(schedule) + schedule.period - average
         if schedule.last_good_end_at is None:
