@@ -220,10 +220,10 @@ class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
             return []
         if rule is not None and not rule.validated().plain:
             with self.db.write() as conn:
-                taken, opened, runs = self._pick_by_rule(conn, node=node, owner_name=owner_name, tags=tags, now=now,
-                                                         rule=rule.validated(), window=PICK_WINDOW)
+                taken, rows, runs = self._pick_by_rule(conn, node=node, owner_name=owner_name, tags=tags, now=now,
+                                                       rule=rule.validated(), window=PICK_WINDOW)
             run_of = {r["schedule"]: r for r in runs}
-            return [(self._schedule(row), self._run(run_of[name])) for name, row in zip(taken, opened, strict=True)]
+            return [(self._schedule(row), self._run(run_of[name])) for name, row in zip(taken, rows, strict=True)]
         queries = self._schedules
         params = {"now": self.db.time(now), "node": node, "limit": len(tags), "window": PICK_WINDOW}
         with self.db.write() as conn:
@@ -233,8 +233,8 @@ class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
                 return []
             params.update(self.db.columns(names=names, tags=tags[:len(names)]), owner_name=owner_name)
             owned = {r["name"]: r for r in conn.execute(queries.take_ownership, params).fetchall()}
-            runs = {r["schedule"]: r for r in conn.execute(queries.insert_schedule_runs, params).fetchall()}
-        return [(self._schedule(owned[name]), self._run(runs[name])) for name in names]
+            opened = {r["schedule"]: r for r in conn.execute(queries.insert_schedule_runs, params).fetchall()}
+        return [(self._schedule(owned[name]), self._run(opened[name])) for name in names]
 
     def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
         with self.db.write() as conn:
