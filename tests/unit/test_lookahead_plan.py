@@ -82,7 +82,7 @@ def random_snapshot(rng: random.Random, n: int):
     for i in range(n):
         can = NOW + rng.choice([-1, -1, 1]) * rng.randint(0, 90) * M
         excluded = frozenset(rng.sample(["n1", "n2", "n3"], rng.choice([0, 0, 0, 1])))
-        jobs.append(Candidate(f"s{i:02d}", can, can + rng.randint(-120, 600) * M, rng.choice([1, 5, 30, 240]) * M,
+        jobs.append(Candidate(f"s{i:02d}", can, can + rng.randint(-120, 600) * M, rng.choice([0, 1, 5, 30, 240]) * M,
                               rng.choice([1, 6, 24]) * H, excluded))
     return [j for j in jobs if j.can_start_by <= NOW], [j for j in jobs if j.can_start_by > NOW]
 
@@ -108,3 +108,8 @@ def test_properties_on_random_snapshots(seed):
     assert len(every) == len(set(every)), taken  # the same plan: no schedule started twice
     if sum(rooms.values()) >= len(startable) + len(upcoming) and startable:
         assert every, "ample capacity: something starts"
+
+
+def test_schedules_never_run_each_take_a_slot():
+    fresh = [Candidate(f"new{i}", NOW - M, NOW + i * M, timedelta(0), H) for i in range(5)]
+    assert pick(room=2, startable=fresh).take == ("new0", "new1")

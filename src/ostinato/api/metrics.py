@@ -4,6 +4,7 @@ Read from the store at each scrape:
 
 - ``ostinato_schedules{state}``: schedules by condition (OK / WARNING / ERROR), and
   ``ostinato_schedules_by_reason{reason}`` for the WARNING and ERROR ones;
+  ``ostinato_schedule_holds``: the free slots lookahead holds for a schedule due soon;
 - ``ostinato_tasks{task_type,status}``: tasks by type and status;
 - per visit type, summed over listers, from the last ``metrics update``:
   ``ostinato_origins_known``, ``_enabled``, ``_never_visited``, ``_never_successful``, ``_with_pending_changes``,
@@ -68,6 +69,9 @@ class StoreCollector:
         for reason, count in sorted(by_reason.items()):
             reasons.add_metric([reason], count)
         yield reasons
+        holds = GaugeMetricFamily("ostinato_schedule_holds", "Free slots held by lookahead for a schedule due soon.")
+        holds.add_metric([], len(self._store().list_holds(now)))
+        yield holds
 
     def _origins(self, found: list) -> Iterator[GaugeMetricFamily]:
         totals: dict[str, dict[str, Any]] = {}

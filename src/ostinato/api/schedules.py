@@ -21,6 +21,7 @@ from pydantic import ValidationError as PydanticValidationError
 from ..domain.durations import parse_time
 from ..domain.errors import NotFoundError, ValidationError
 from ..domain.firings import firing_to_dict
+from ..domain.lookahead import holds_said
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..domain.schedules import (
     Condition,
@@ -83,9 +84,11 @@ def schedule_detail(ctx: ApiContext, schedule: Schedule, now: datetime) -> dict[
     """The schedule's every field (as exported), its condition and its start times."""
     assessed = assess(schedule, now, ctx.settings.schedule_timing())
     times = assessed.start_times
+    waiting = times is not None and times.can_start_by <= now and not schedule.running
     return {**schedule_to_dict(schedule), **_condition_fields(assessed.condition), "running": schedule.running,
             "can_start_by": iso(times.can_start_by) if times else None,
-            "should_start_by": iso(times.should_start_by) if times else None}
+            "should_start_by": iso(times.should_start_by) if times else None,
+            "held": holds_said(schedule.name, waiting=waiting, holds=ctx.store.list_holds(now), now=now)}
 
 
 def _get(ctx: ApiContext, name: str) -> Schedule:

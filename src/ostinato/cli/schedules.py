@@ -34,6 +34,7 @@ from ..domain.firings import (
     firing_to_dict,
     has_fire_times,
 )
+from ..domain.lookahead import holds_said
 from ..domain.next_start import next_start
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..domain.schedules import (
@@ -47,6 +48,7 @@ from ..domain.schedules import (
     get_schedule_start_times,
     reason_text,
     run_requested,
+    stored_start_times,
 )
 from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals
@@ -222,7 +224,7 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
                                                    if k in ("condition", "reason", "deadline", "can_start_by",
                                                             "should_start_by")},
                    "start_rule": describe_start_rule(found) if found.kind is ScheduleKind.PERIODIC else None,
-                   "next_fire_time": _next_fire_time(found), "firings": firings})
+                   "next_fire_time": _next_fire_time(found), "firings": firings, "held": _held(app, found)})
     else:
         _show(app, found)
 
@@ -262,6 +264,8 @@ def _show(app: AppContext, found: Schedule) -> None:
             lines.append(f"  {label}: {format_when(value, now) if value else 'never'}{why}")
         lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: "
                      f"{format_elapsed(found.average_good_duration) or 'unknown'}")
+        if (held := _held(app, found)) is not None:
+            lines.append(f"  Lookahead: {held}")
         if found.run_requested_at is not None:
             lines.append(f"  Run asked for now: {format_when(found.run_requested_at, now)}, "
                          f"{'pending' if run_requested(found) else 'done'}")
@@ -275,6 +279,14 @@ def _show(app: AppContext, found: Schedule) -> None:
                      f"{pinged}")
     lines += _fire_time_lines(app, found, now)
     click.echo("\n".join(lines))
+
+
+def _held(app: AppContext, found: Schedule) -> str | None:
+    """Why the schedule is held back by lookahead, or that a slot is kept for it (None: neither)."""
+    now = app.clock.now()
+    times = stored_start_times(found, now, app.settings.schedule_timing())
+    waiting = times is not None and times.can_start_by <= now and not found.running
+    return holds_said(found.name, waiting=waiting, holds=app.read_store().list_holds(now), now=now)
 
 
 _SHOWN_FIRINGS = 10

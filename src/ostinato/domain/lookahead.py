@@ -36,6 +36,9 @@ from .schedules import Schedule, expected_run, next_cron_time
 MAX_K = 1000
 #: a scheduler counts as live while its last heartbeat is younger than this (by default)
 NODE_TTL = timedelta(seconds=90)
+#: the shortest run the plan reserves a slot for (a schedule never run, expected to take no time, still
+#: takes its slot when it starts)
+SHORTEST_RUN = timedelta(seconds=1)
 
 
 class PickOrder(str, enum.Enum):
@@ -223,10 +226,11 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
     left: list[str] = []
     for job in jobs:
         best: tuple[tuple, _Slot, datetime] | None = None
+        length = max(job.expected, SHORTEST_RUN)
         for slot in slots:
             if slot.node in job.excluded:
                 continue
-            start = slot.earliest_fit(max(now, job.can_start_by), job.expected)
+            start = slot.earliest_fit(max(now, job.can_start_by), length)
             # the earliest start; then the slot fewer schedules depend on, the one left idle least before it
             # (best fit), and the name: the same order on every scheduler
             key = (start, demand.get(slot.node, 0), slot.idle_before(start, now), slot.owner)
@@ -237,7 +241,7 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
         _, slot, start = best
         if start > horizon_end:
             continue
-        slot.reserve(start, start + job.expected, job.name)
+        slot.reserve(start, start + length, job.name)
         if job.name in startable_names and start <= now:
             (take if slot.owner == me else left).append(job.name)
     waiting = {c.name for c in startable if node not in c.excluded} - set(take) - set(left)  # held back
@@ -272,7 +276,7 @@ def _reserve_holds(slots: list[_Slot], holds: Sequence[Hold], me: tuple[str, str
         if (hold.node, hold.instance) == me or hold.expires_at <= now:
             continue
         waited = by_name.get(hold.waits_for)
-        length = waited.expected if waited is not None else timedelta(0)
+        length = max(waited.expected if waited is not None else timedelta(0), SHORTEST_RUN)
         for slot in slots:
             if slot.owner == (hold.node, hold.instance) and not slot.busy:
                 slot.reserve(max(hold.due_at, now), max(hold.due_at, now) + length, hold.waits_for)
@@ -302,3 +306,23 @@ def _my_holds(slots: list[_Slot], me: tuple[str, str], now: datetime, look: Look
         begin, _, name = slot.busy[0]
         holds.append(Hold(me[0], me[1], name, begin, begin + look.hold_grace))
     return tuple(holds)
+
+
+def holds_said(name: str, *, waiting: bool, holds: Sequence[Hold], now: datetime) -> str | None:
+    """Why a schedule is held back, or that a slot is kept for it, in words (``schedule show``, the API,
+    the console): ``waiting`` when it could start now and is not running. None when no hold concerns it."""
+    from .durations import format_duration
+
+    def due(hold: Hold) -> str:
+        left = hold.due_at - now
+        return "due now" if left <= timedelta(0) else f"due in {format_duration(left, resolution=timedelta(seconds=1))}"
+
+    kept = [h for h in holds if h.waits_for == name and h.expires_at > now]
+    if kept:
+        return "a slot is kept for it: " + "; ".join(f"by {h.node}/{h.instance}, {due(h)}" for h in kept[:3])
+    others = sorted((h for h in holds if h.waits_for != name and h.expires_at > now), key=lambda h: h.due_at)
+    if not waiting or not others:
+        return None
+    shown = "; ".join(f"held for {h.waits_for}, {due(h)}" for h in others[:3])
+    more = f" (and {len(others) - 3} more)" if len(others) > 3 else ""
+    return f"held back: {shown}{more}"
