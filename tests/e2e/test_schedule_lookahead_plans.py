@@ -7,9 +7,10 @@ import sqlite3
 from datetime import timedelta
 
 import psycopg
-from test_schedule_pick import SEED, T0, _plan_nodes
+from test_schedule_pick import COOLING, SEED, T0, _plan_nodes
 
 from ostinato.store.postgresql.dialect import role_queries
+from ostinato.store.schedules.flow import PICK_WINDOW
 from ostinato.store.sqlite import SQLiteStore
 from ostinato.store.sqlite.dialect import role_queries as lite_queries
 
@@ -21,6 +22,8 @@ READS = {  # query: (index walked, its parameters)
     "candidates_by_due": ("schedule_wake_idx", {"now": T0, "node": "n1", "limit": K}),
     "upcoming_schedules": ("schedule_wake_idx", {"now": T0, "until": T0 + timedelta(hours=1), "limit": K}),
 }
+#: the SQLite plans only (on PostgreSQL: with few that can start, below)
+FEW = {"few_candidates_by_deadline": ("schedule_wake_idx", {"now": T0, "node": "n1", "limit": K, "window": 1000})}
 
 
 def test_the_snapshot_reads_walk_an_index_and_stop_near_k_rows(pg_dsn):
@@ -37,10 +40,24 @@ def test_the_snapshot_reads_walk_an_index_and_stop_near_k_rows(pg_dsn):
                 (name, scan)
 
 
+def test_when_few_can_start_the_snapshot_reads_them_not_every_schedule(pg_dsn):
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for statement in filter(str.strip, COOLING.split(";")):
+            conn.execute(statement.replace("%", "%%").replace("%%(now)s", "%(now)s"), {"now": T0})
+        params = {"now": T0, "node": "n1", "limit": K, "window": PICK_WINDOW}
+        plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES.few_candidates_by_deadline,
+                            params).fetchone()[0][0]["Plan"]
+        nodes = _plan_nodes(plan)
+        assert not any(n["Node Type"] == "Seq Scan" for n in nodes), nodes
+        scans = [n for n in nodes if n.get("Index Name") == "schedule_wake_idx"]
+        assert scans and all(n["Actual Rows"] + n.get("Rows Removed by Filter", 0) <= 21 for n in scans), nodes
+        assert plan["Actual Rows"] == 20
+
+
 def test_sqlite_snapshot_reads_walk_their_index(tmp_path):
     SQLiteStore(tmp_path / "plans.db").init_schema()
     conn = sqlite3.connect(tmp_path / "plans.db")
-    for name, (index, params) in READS.items():
+    for name, (index, params) in {**READS, **FEW}.items():
         params = {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in params.items()}
         plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(LITE, name), params))
         assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, (name, plan)

@@ -23,6 +23,7 @@ When capacity is ample every schedule that can start finds a slot now, and nothi
 
 from __future__ import annotations
 
+import bisect
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -175,30 +176,40 @@ def _calendar_gap(schedule: Schedule, at: datetime) -> timedelta:
 
 @dataclass
 class _Slot:
+    """One slot of a live scheduler in the plan. Times are seconds from now (floats: the plan's arithmetic
+    is the pick's hot path)."""
+
     owner: tuple[str, str]
     node: str
-    #: reservations (start, end, schedule), sorted; a run in flight is one that began before now ("")
-    busy: list[tuple[datetime, datetime, str]]
+    #: reservations (start, end, schedule), sorted; a run in flight is one from 0 ("")
+    busy: list[tuple[float, float, str]]
 
-    def earliest_fit(self, ready: datetime, length: timedelta) -> datetime:
+    def earliest_fit(self, ready: float, length: float) -> float:
         """The first start at or after ``ready`` where ``length`` fits between reservations."""
         start = ready
         for begin, end, _ in self.busy:
             if start + length <= begin and start < begin:
                 return start
-            start = max(start, end)
+            if end > start:
+                start = end
         return start
 
-    def idle_before(self, start: datetime, now: datetime) -> timedelta:
+    def idle_before(self, start: float) -> float:
         """How long the slot would stand idle just before ``start``."""
-        return start - max([now, *(end for _, end, _ in self.busy if end <= start)])
+        last = 0.0
+        for _, end, _ in self.busy:
+            if last < end <= start:
+                last = end
+        return start - last
 
-    def reserve(self, start: datetime, end: datetime, name: str) -> None:
+    def reserve(self, start: float, end: float, name: str) -> None:
         self.busy.append((start, end, name))
         self.busy.sort()
 
-    def free_now(self, now: datetime) -> bool:
-        return not any(begin <= now < end or begin == end == now for begin, end, _ in self.busy)
+
+#: a slot's rank for a schedule: start, exclusive demand, idle before, scheduler, kind (0 planned, 1 idle,
+#: 2 freeing) and its place (the planned slot's index, or the freeing slot's end)
+_Key = tuple[float, int, float, tuple[str, str], int, float]
 
 
 def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate], upcoming: Sequence[Candidate],
@@ -214,74 +225,101 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
     if look is None:
         return Choice(tuple(c.name for c in ordered if node not in c.excluded)[:room])
     me = (node, instance)
-    horizon_end = now + look.horizon
-    slots = _slots(me, node, room, nodes, now, look)
+    horizon = look.horizon.total_seconds()
+    slots: list[_Slot] = []
+    idle, freeing = _slots(me, room, nodes, now, look)
     by_name = {c.name: c for c in [*upcoming, *startable]}
-    held = _reserve_holds(slots, holds, me, by_name, now)
-    jobs = sorted((c for c in by_name.values() if c.name not in held and c.can_start_by <= horizon_end),
+    held = _reserve_holds(slots, idle, holds, me, by_name, now)
+    jobs = sorted((c for c in by_name.values() if c.name not in held and c.can_start_by <= now + look.horizon),
                   key=lambda c: order_key(rule, c))
-    demand = _exclusive_demand(jobs, {s.node for s in slots})
+    nodes_in_plan = {s.node for s in slots} | {o[0] for o, n in idle.items() if n} | {o[0] for o, e in freeing.items() if e}
+    demand = _exclusive_demand(jobs, nodes_in_plan)
     startable_names = {c.name for c in startable}
+    shortest = SHORTEST_RUN.total_seconds()
     take: list[str] = []
     left: list[str] = []
     for job in jobs:
-        best: tuple[tuple, _Slot, datetime] | None = None
-        length = max(job.expected, SHORTEST_RUN)
-        for slot in slots:
+        ready = max((job.can_start_by - now).total_seconds(), 0.0)
+        length = max(job.expected.total_seconds(), shortest)
+        # the earliest start; then the slot fewer schedules depend on, the one left idle least before it
+        # (best fit), and the scheduler's name: the same order on every scheduler
+        best: _Key | None = None
+        key: _Key
+        for owner, count in idle.items():  # an idle slot: each of one scheduler's is as good as another
+            if count and owner[0] not in job.excluded:
+                key = (ready, demand.get(owner[0], 0), ready, owner, 1, 0.0)
+                if best is None or key < best:
+                    best = key
+        for owner, ends in freeing.items():  # a slot with only its run in flight: the best of them by bisection
+            if ends and owner[0] not in job.excluded:
+                at = bisect.bisect_right(ends, ready)
+                end = ends[at - 1] if at else ends[0]
+                start = max(ready, end)
+                key = (start, demand.get(owner[0], 0), start - end, owner, 2, end)
+                if best is None or key < best:
+                    best = key
+        for index, slot in enumerate(slots):
             if slot.node in job.excluded:
                 continue
-            start = slot.earliest_fit(max(now, job.can_start_by), length)
-            # the earliest start; then the slot fewer schedules depend on, the one left idle least before it
-            # (best fit), and the name: the same order on every scheduler
-            key = (start, demand.get(slot.node, 0), slot.idle_before(start, now), slot.owner)
-            if best is None or key < best[0]:
-                best = (key, slot, start)
-        if best is None:
+            start = slot.earliest_fit(ready, length)
+            key = (start, demand.get(slot.node, 0), slot.idle_before(start), slot.owner, 0, index)
+            if best is None or key < best:
+                best = key
+        if best is None or best[0] > horizon:
             continue
-        _, slot, start = best
-        if start > horizon_end:
-            continue
+        start, owner = best[0], best[3]
+        if best[4] == 1:  # an idle slot, taken into the plan
+            idle[owner] -= 1
+            slot = _Slot(owner, owner[0], [])
+            slots.append(slot)
+        elif best[4] == 2:  # a slot freeing when its run in flight ends
+            freeing[owner].remove(best[5])
+            slot = _Slot(owner, owner[0], [(0.0, best[5], "")])
+            slots.append(slot)
+        else:
+            slot = slots[int(best[5])]
         slot.reserve(start, start + length, job.name)
-        if job.name in startable_names and start <= now:
-            (take if slot.owner == me else left).append(job.name)
+        if job.name in startable_names and start <= 0:
+            (take if owner == me else left).append(job.name)
     waiting = {c.name for c in startable if node not in c.excluded} - set(take) - set(left)  # held back
     return Choice(tuple(take), _my_holds(slots, me, now, look) if waiting else (), tuple(left))
 
 
-def _slots(me: tuple[str, str], node: str, room: int, nodes: Sequence[NodeLoad], now: datetime,
-           look: Lookahead) -> list[_Slot]:
-    """Every live scheduler's slots within the horizon: this one's ``room`` free now (and its runs
-    in flight, as its heartbeat told them), the others' by their heartbeats."""
-    slots = [_Slot(me, node, []) for _ in range(room)]
-    horizon_end = now + look.horizon
-    for load in nodes:
+def _slots(me: tuple[str, str], room: int, nodes: Sequence[NodeLoad], now: datetime,
+           look: Lookahead) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], list[float]]]:
+    """Every live scheduler's slots within the horizon, as the plan starts: this one's ``room`` free now
+    (and its runs in flight, as its heartbeat told them), the others' by their heartbeats. The number of
+    idle slots per scheduler, and the ends of the runs in flight on the others (sorted seconds)."""
+    idle = {me: room}
+    freeing: dict[tuple[str, str], list[float]] = {}
+    horizon = look.horizon.total_seconds()
+    for load in sorted(nodes, key=lambda n: n.key):
         if load.key != me and now - load.seen_at > look.node_ttl:
             continue
-        ends = sorted(max(end, now) for end in load.ends)
+        ends = sorted(max((end - now).total_seconds(), 0.0) for end in load.ends)
         if load.key == me:
-            ends, free = ends[:max(load.slots - room, 0)], 0
+            ends = ends[:max(load.slots - room, 0)]
         else:
-            ends, free = ends[:load.slots], max(load.slots - len(ends), 0)
-        slots.extend(_Slot(load.key, load.node, []) for _ in range(free))
-        slots.extend(_Slot(load.key, load.node, [(now, end, "")]) for end in ends if end < horizon_end)
-    return slots
+            ends, idle[load.key] = ends[:load.slots], max(load.slots - len(ends), 0)
+        freeing[load.key] = [end for end in ends if end < horizon]
+    return idle, freeing
 
 
-def _reserve_holds(slots: list[_Slot], holds: Sequence[Hold], me: tuple[str, str], by_name: dict[str, Candidate],
-                   now: datetime) -> set[str]:
-    """Another live scheduler's hold keeps one of its free slots for the schedule it waits for: the
+def _reserve_holds(slots: list[_Slot], idle: dict[tuple[str, str], int], holds: Sequence[Hold],
+                   me: tuple[str, str], by_name: dict[str, Candidate], now: datetime) -> set[str]:
+    """Another live scheduler's hold keeps one of its idle slots for the schedule it waits for: the
     names so kept (planned there, not again)."""
     kept = set()
     for hold in holds:
-        if (hold.node, hold.instance) == me or hold.expires_at <= now:
+        owner = (hold.node, hold.instance)
+        if owner == me or hold.expires_at <= now or not idle.get(owner):
             continue
         waited = by_name.get(hold.waits_for)
-        length = max(waited.expected if waited is not None else timedelta(0), SHORTEST_RUN)
-        for slot in slots:
-            if slot.owner == (hold.node, hold.instance) and not slot.busy:
-                slot.reserve(max(hold.due_at, now), max(hold.due_at, now) + length, hold.waits_for)
-                kept.add(hold.waits_for)
-                break
+        length = max(waited.expected if waited is not None else timedelta(0), SHORTEST_RUN).total_seconds()
+        due = max((hold.due_at - now).total_seconds(), 0.0)
+        idle[owner] -= 1
+        slots.append(_Slot(owner, hold.node, [(due, due + length, hold.waits_for)]))
+        kept.add(hold.waits_for)
     return kept
 
 
@@ -301,11 +339,13 @@ def _my_holds(slots: list[_Slot], me: tuple[str, str], now: datetime, look: Look
     each held for the schedule reserved on it next, until a little after that one is due."""
     holds = []
     for slot in slots:
-        if slot.owner != me or any(begin <= now for begin, _, _ in slot.busy) or not slot.busy:
+        if slot.owner != me or not slot.busy or slot.busy[0][0] <= 0:
             continue
         begin, _, name = slot.busy[0]
-        holds.append(Hold(me[0], me[1], name, begin, begin + look.hold_grace))
+        due = now + timedelta(seconds=begin)
+        holds.append(Hold(me[0], me[1], name, due, due + look.hold_grace))
     return tuple(holds)
+
 
 
 def holds_said(name: str, *, waiting: bool, holds: Sequence[Hold], now: datetime) -> str | None:

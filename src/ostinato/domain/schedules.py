@@ -351,8 +351,14 @@ def deadline(schedule: Schedule) -> datetime | None:
 
 def expected_run(schedule: Schedule) -> timedelta:
     """How long the schedule's next run is expected to last, as the conditions, the start times and the
-    pick's lookahead read it: the moving average of good durations (zero while unknown)."""
-    return schedule.average_good_duration or timedelta(0)
+    pick's lookahead read it (:func:`expected_length`)."""
+    return expected_length(schedule.average_good_duration)
+
+
+def expected_length(average: timedelta | None) -> timedelta:
+    """A run's expected length from the stored values: the moving average of good durations (zero while
+    unknown). The pick reads it from the row, without the whole schedule."""
+    return average or timedelta(0)
 
 
 def last_sign_of_life(schedule: Schedule) -> datetime | None:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from ...domain.errors import ValidationError
 from ...domain.lookahead import NODE_TTL, Candidate, Hold, NodeLoad, PickOrder, PickRule, candidate_of, choose, order_key
-from ...domain.schedules import Schedule, ScheduleRun
+from ...domain.schedules import Schedule, ScheduleRun, expected_length
 from ..dialect import Connection, Dialect, Row
 from ..queries import Queries
 
@@ -47,10 +47,9 @@ class PickFlow:
         look = rule.lookahead
         k = max(look.k if look is not None else 0, len(tags))
         params = {"now": time(now), "node": node, "limit": k, "window": window}
-        if rule.order is PickOrder.DEADLINE:
+        if rule.order is PickOrder.DEADLINE:  # the plain pick's two walks (flow.pick_query), K rows each
             startable = conn.execute(queries.count_startable, params).fetchone()["n"]
-            query = queries.candidates_by_deadline if startable >= window else queries.candidates_by_due
-            params["limit"] = k if startable >= window else window
+            query = queries.candidates_by_deadline if startable >= window else queries.few_candidates_by_deadline
         else:  # the due order walks the wake index; the period order sorts what it reads (no index)
             query = queries.candidates_by_due
             params["limit"] = k if rule.order is PickOrder.DUE else window
@@ -84,8 +83,15 @@ class PickFlow:
         return names, [by_name[n] for n in names], list(runs)
 
     def _candidate(self, row: Row, rule: PickRule) -> Candidate:
-        return candidate_of(self._schedule(row), self.db.read_time(row["can_start_by"]),
-                            self.db.read_time(row["should_start_by"]), rule)
+        """The pick's view of a schedule's row: the few columns it plans with (the whole schedule only
+        for the period order, which reads a calendar rule)."""
+        db = self.db
+        if rule.order is PickOrder.PERIOD:
+            return candidate_of(self._schedule(row), db.read_time(row["can_start_by"]),
+                                db.read_time(row["should_start_by"]), rule)
+        return Candidate(row["name"], db.read_time(row["can_start_by"]), db.read_time(row["should_start_by"]),
+                         expected_length(db.read_interval(row["average_good_duration"])), timedelta(0),
+                         frozenset(db.read_array(row["dont_run_on_nodes"])))
 
     def _replace_holds(self, conn: Connection, node: str, instance: str, holds: Sequence[Hold], now: datetime) -> None:
         time = self.db.time

@@ -249,6 +249,19 @@ WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_b
 ORDER BY should_start_by
 LIMIT :limit;
 
+-- name: few_candidates_by_deadline
+-- the same when fewer than the window can start: all of them through schedule_wake_idx, the K most
+-- urgent kept (as pick_few_schedules)
+SELECT * FROM schedule
+WHERE name IN (SELECT name FROM schedule INDEXED BY schedule_wake_idx
+               WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+               ORDER BY can_start_by
+               LIMIT :window)
+  AND enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+  AND (:node IS NULL OR :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes)))
+ORDER BY should_start_by
+LIMIT :limit;
+
 -- name: candidates_by_due
 -- the K first due that can start on this node, or on any (all of them, up to the window, when few can: sorted
 -- by the rule's order afterwards): a walk of schedule_wake_idx
