@@ -113,3 +113,17 @@ def test_properties_on_random_snapshots(seed):
 def test_schedules_never_run_each_take_a_slot():
     fresh = [Candidate(f"new{i}", NOW - M, NOW + i * M, timedelta(0), H) for i in range(5)]
     assert pick(room=2, startable=fresh).take == ("new0", "new1")
+
+
+def test_late_runs_go_by_lateness_for_their_length():
+    """A 1-minute run late by 10 minutes goes before a 12-hour run late by an hour; a 12-hour run late
+    for two days goes before a 1-minute one late by a minute (no starving the long runs)."""
+    short = Candidate("short", NOW - H, NOW - 10 * M, M, H)
+    long = Candidate("long", NOW - 2 * H, NOW - H, 12 * H, 7 * 24 * H)
+    assert pick(startable=[long, short]).take == ("short",)
+    assert pick(PickRule(), startable=[long, short]).take == ("long",)  # greedy: the earliest should_start_by
+    starved = Candidate("long", NOW - 3 * 24 * H, NOW - 2 * 24 * H, 12 * H, 7 * 24 * H)
+    barely = Candidate("short", NOW - H, NOW - M, M, H)
+    assert pick(startable=[barely, starved]).take == ("long",)
+    on_time = Candidate("on-time", NOW - H, NOW + M, M, H)
+    assert pick(startable=[on_time, starved]).take == ("long",)  # the late before those still on time

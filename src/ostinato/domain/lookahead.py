@@ -6,14 +6,15 @@ schedules that can start, the K due within the horizon, the live schedulers and 
 The greedy pick (the proposal's) starts, on each free slot, the schedule that can start and should
 start first. Lookahead plans the horizon instead, as a backfilling planner would:
 
-- every schedule in the snapshot, most urgent first, is given the earliest start at which some live
-  scheduler that may run it (not in its ``dont_run_on_nodes``) has a slot free for its expected
-  duration, without moving the starts already given: its *reservation*;
+- every schedule in the snapshot, most urgent first (:func:`plan_key`: the late ones by how late they
+  are for the length of their run, then the others by ``should_start_by``), is given the earliest
+  start at which some live scheduler that may run it (not in its ``dont_run_on_nodes``) has a slot free
+  for its expected run, without moving the starts already given: its *reservation*;
 - a schedule whose reservation is now, on one of this scheduler's free slots, starts now; one whose
   reservation is on another scheduler's slot is left to it (node-aware: at equal times, the slot of
   the scheduler fewer schedules depend on is given first, so that what only one scheduler can run
-  finds it free; then the slot left idle least before the start (best fit); then by name, so that every scheduler draws the same plan and none leaves a schedule
-  to another that leaves it back);
+  finds it free; then the slot left idle least before the start (best fit); then by name, so that
+  every scheduler draws the same plan and none leaves a schedule to another that leaves it back);
 - a free slot of this scheduler that starts nothing now, because a more urgent schedule due later
   would not find it free if a long run took it, is *held*: a stored, expiring record naming the
   schedule it waits for (never a lease: a scheduler that dies holding it frees it when it expires).
@@ -158,6 +159,22 @@ def order_key(rule: PickRule, candidate: Candidate) -> tuple:
     return (candidate.should_start_by, candidate.name)
 
 
+def plan_key(rule: PickRule, candidate: Candidate, now: datetime) -> tuple:
+    """The order lookahead plans in. For the deadline order: the schedules already late (their
+    ``should_start_by`` passed) first, the one late longest for the length of its run first (``(late +
+    run) / run``, as a highest-response-ratio rule: a short run late for minutes goes before a 12-hour
+    run late as long, and any run's turn comes as its lateness grows); then the others by
+    ``should_start_by``. When everything can be on time it is the greedy order; when not, it spends the
+    slots where they end the most ERROR time soonest, without starving the long runs."""
+    if rule.order is not PickOrder.DEADLINE:
+        return order_key(rule, candidate)
+    late = (now - candidate.should_start_by).total_seconds()
+    if late <= 0:
+        return (1, 0.0, candidate.should_start_by, candidate.name)
+    run = max(candidate.expected, SHORTEST_RUN).total_seconds()
+    return (0, -(late + run) / run, candidate.should_start_by, candidate.name)
+
+
 def candidate_of(schedule: Schedule, can_start_by: datetime, should_start_by: datetime, rule: PickRule) -> Candidate:
     """A schedule as the pick sees it, with the start times stored beside it. Its period is read only
     for the period order (a calendar rule's gap between its next two fire times)."""
@@ -231,7 +248,7 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
     by_name = {c.name: c for c in [*upcoming, *startable]}
     held = _reserve_holds(slots, idle, holds, me, by_name, now)
     jobs = sorted((c for c in by_name.values() if c.name not in held and c.can_start_by <= now + look.horizon),
-                  key=lambda c: order_key(rule, c))
+                  key=lambda c: plan_key(rule, c, now))
     nodes_in_plan = {s.node for s in slots} | {o[0] for o, n in idle.items() if n} | {o[0] for o, e in freeing.items() if e}
     demand = _exclusive_demand(jobs, nodes_in_plan)
     startable_names = {c.name for c in startable}
