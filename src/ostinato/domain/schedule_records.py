@@ -11,7 +11,8 @@ from typing import Any
 from .blackouts import parse_blackout_periods
 from .errors import ValidationError
 from .firings import CatchUp
-from .schedules import _TIME_FIELDS, RunMode, Schedule, ScheduleKind
+from .schedule_checks import TIME_FIELDS as _TIME_FIELDS
+from .schedules import RunMode, Schedule, ScheduleKind
 from .tasks import TaskArguments
 
 _DURATION_FIELDS = ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration", "max_expected_duration",
