@@ -144,6 +144,7 @@ def test_export_and_import_keep_the_new_fields_and_refuse_bad_ones():
 def test_a_declaration_setting_neither_new_field_keeps_its_fingerprint():
     """The definition compared and fingerprinted leaves the fields added later out while they are unset."""
     plain = Declaration("python:x", (periodic(),))
+    assert plain.fingerprint == "fbe4c1f38f57a594576b"  # as computed before the fields were added
     assert "expected_duration" not in definition_of(periodic())
     assert "partial_failure_threshold" not in definition_of(periodic())
     assert definition_of(periodic(expected_duration=M))["expected_duration"] == 60
