@@ -11,6 +11,7 @@ import pytest
 from waiting import wait_until
 
 from ostinato.config import Settings
+from ostinato.domain.clock import ManualClock
 from ostinato.domain.declarations import Declaration, definition_of
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.run_items import ItemCounts, failed_share, items_of, partial_failure
@@ -29,6 +30,7 @@ from ostinato.domain.schedules import (
 from ostinato.domain.tasks import TaskArguments, TaskType
 from ostinato.execution.calls import call_schedule_job
 from ostinato.execution.registry import TaskRegistry
+from ostinato.integrations.celery.worker import WorkerRuntime, run_schedule_here
 from ostinato.services.deadline_scheduler import DeadlineScheduler
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)  # the clock fixture's start (tests/conftest.py)
@@ -176,3 +178,20 @@ def test_the_scheduler_records_a_partial_failure(store, clock):
     [run] = store.list_schedule_runs("p")
     assert run.detail["items_done"] == 6 and run.detail["items_failed"] == 4
     assert assess(stored, clock.now(), ScheduleTiming()).condition.reason is Reason.PARTIAL_FAILURE
+
+
+def test_a_celery_worker_ends_a_schedule_run_with_its_items(store):
+    clock = ManualClock(T0)
+    registry = TaskRegistry()
+    registry.register("partial", lambda: {"items_done": 1, "items_failed": 3})
+    settings = Settings().with_values({"schedule_ping_interval": "0.05s", "schedule_ping_timeout": "1s"})
+    store.create_task_type(TaskType("job", "a job", "partial"))
+    store.create_schedule(Schedule("s", ScheduleKind.PERIODIC, "job", T0 - 2 * H, scheduling_period=H), T0,
+                          settings.schedule_timing())
+    [(_, run)] = store.pick_schedules(node="n1", owner_name="sched", tags=["tag-1"], now=clock.now())
+    runtime = WorkerRuntime(settings, clock, registry, open_store=lambda url: store)
+    result = run_schedule_here(runtime, name="s", tag=run.owner_tag, backend_name="partial", arguments=TaskArguments())
+    assert result == {"status": "succeeded", "items_done": 1, "items_failed": 3}
+    stored = store.get_schedule("s")
+    assert (stored.last_items_done, stored.last_items_failed) == (1, 3)
+    assert assess(stored, T0, settings.schedule_timing()).condition.reason is Reason.PARTIAL_FAILURE
