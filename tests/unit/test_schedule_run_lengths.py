@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+import ostinato
 from ostinato.domain.blackouts import BlackoutPeriod
 from ostinato.domain.errors import ValidationError
 from ostinato.domain.next_start import next_start
@@ -181,3 +182,19 @@ def test_the_timing_refuses_a_retry_by_length_that_is_not_a_boolean():
     with pytest.raises(ValidationError) as caught:
         ScheduleTiming(retry_by_length="yes").validated()  # type: ignore[arg-type]
     assert caught.value.field == "retry_by_length"
+
+
+def test_declared_schedules_take_the_expected_duration_and_the_threshold():
+    jobs = ostinato.Schedules("lengths")
+    jobs.periodic("1h", expected_duration="20m", partial_failure_threshold=0.3)(scrape)
+    [declared] = jobs.schedules
+    assert (declared.expected_duration, declared.partial_failure_threshold) == (20 * M, 0.3)
+    for options, field in [({"expected_duration": "0s"}, "expected_duration"),
+                           ({"partial_failure_threshold": 1.01}, "partial_failure_threshold")]:
+        with pytest.raises(ValidationError) as caught:
+            jobs.periodic("1h", name=f"bad-{field}", **options)(scrape)
+        assert caught.value.field == field
+
+
+def scrape() -> None:
+    """A declared job (at the top level of a module, as declarations require)."""
