@@ -118,6 +118,10 @@ class Settings:
     schedule_lookahead_horizon: timedelta = timedelta(hours=1)
     #: schedules: how many schedules the lookahead pick looks at: the K most urgent that can start, and the K next due
     schedule_lookahead_k: int = 32
+    #: schedules: retries wait by the failed run's length, min(max(L·2^(n-1), 10s), 3 × the backoff of failure n)
+    schedule_retry_by_length: bool = False
+    #: schedules: the failed share of a good run's items above which a schedule without its own reads partial_failure
+    schedule_partial_failure_threshold: float = 0.1
     #: Celery beat (ostinato.integrations.celery.beat:OstinatoScheduler): a fire time a beat claimed and did not
     #: send (it died, or paused) is sent by another beat after this
     beat_lease: timedelta = timedelta(seconds=30)
@@ -210,7 +214,7 @@ class Settings:
                 parsed[key] = _parse_port(value, key)
             elif key == "trusted_proxies":
                 parsed[key] = _parse_networks(value, key)
-            elif key == "orchestrator_threshold":
+            elif key in ("orchestrator_threshold", "schedule_partial_failure_threshold"):
                 parsed[key] = _parse_number(value, key, minimum=0.0, maximum=1.0)
             elif isinstance(default, float):
                 parsed[key] = _parse_number(value, key)
@@ -285,7 +289,9 @@ class Settings:
         try:
             return ScheduleTiming(alpha=self.schedule_alpha, backoff=backoff, ping_interval=self.schedule_ping_interval,
                                   ping_timeout=self.schedule_ping_timeout, steal_grace=self.schedule_steal_grace,
-                                  catch_up_grace=self.schedule_catch_up_grace).validated()
+                                  catch_up_grace=self.schedule_catch_up_grace,
+                                  retry_by_length=self.schedule_retry_by_length,
+                                  partial_failure_threshold=self.schedule_partial_failure_threshold).validated()
         except ValidationError as exc:  # name the setting, not the dataclass field
             field = exc.field if exc.field.startswith("schedule_") else f"schedule_{exc.field}"
             raise ValidationError(field, exc.expected, exc.got) from None

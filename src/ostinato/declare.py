@@ -146,7 +146,9 @@ class Schedules:
         ``kwargs`` (its arguments), ``catch_up`` (a :class:`CatchUp` or ``latest``, ``skip``, ``all:N``;
         calendar only), ``blackout`` (daily ``HH:MM-HH:MM`` windows in ``tz``), ``dont_run_on`` (node
         names), ``max_expected`` and ``max_allowed`` (durations), ``retry_backoff`` (durations after
-        failure 1, 2, 3 or more), ``mode`` (``run``, or ``submit`` to queue a task for the runner),
+        failure 1, 2, 3 or more), ``expected_duration`` (how long a run is expected to last, in place of
+        the moving average), ``partial_failure_threshold`` (the failed share of a good run's items, 0 to 1,
+        above which it reads ``partial_failure``), ``mode`` (``run``, or ``submit`` to queue a task for the runner),
         ``tz`` (periodic: the zone of the blackouts), ``enabled``."""
         try:
             path = job_path(fn)
@@ -261,7 +263,7 @@ def _blackouts(values: Sequence[str] | None) -> tuple[BlackoutPeriod, ...]:
 
 
 _OPTIONS = {"name", "args", "kwargs", "catch_up", "blackout", "dont_run_on", "max_expected", "max_allowed",
-            "retry_backoff", "mode", "tz", "enabled"}
+            "retry_backoff", "mode", "tz", "enabled", "expected_duration", "partial_failure_threshold"}
 
 
 def _schedule(name: str, path: str, timing: dict[str, Any], options: Mapping[str, Any]) -> Schedule:
@@ -286,6 +288,9 @@ def _schedule(name: str, path: str, timing: dict[str, Any], options: Mapping[str
         max_allowed_duration=None if options.get("max_allowed") is None
         else parse_duration(options["max_allowed"], "max_allowed_duration"),
         retry_backoff=_durations(options.get("retry_backoff"), "retry_backoff"),
+        expected_duration=None if options.get("expected_duration") is None
+        else parse_duration(options["expected_duration"], "expected_duration"),
+        partial_failure_threshold=options.get("partial_failure_threshold"),
         enabled=options.get("enabled", True), **timing, **extra,
     ).validated()
 

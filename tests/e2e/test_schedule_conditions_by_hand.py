@@ -103,10 +103,14 @@ SCHEDULES = [
     periodic("blackout-at-start", 86400, tz="Europe/Paris", blackout_periods=PARIS_NOON, cooldown_duration=3600,
              average_good_duration=1800,
              last_good_start_at="2026-01-14T09:30:00+00:00", last_good_end_at="2026-01-14T10:00:00+00:00"),
-    # raw can 10:59:59 UTC, one second before the start: stays
+    # raw can 10:59:59 UTC, one second before the start: a run of 30m would run into it, so its end
     periodic("blackout-before-start", 86400, tz="Europe/Paris", blackout_periods=PARIS_NOON, cooldown_duration=3600,
              average_good_duration=1800,
              last_good_start_at="2026-01-14T09:30:00+00:00", last_good_end_at="2026-01-14T09:59:59+00:00"),
+    # raw can 10:30 UTC: a run of 30m ends at 11:00 UTC = 12:00 CET, as the blackout starts: it fits, stays
+    periodic("blackout-fits-before-start", 86400, tz="Europe/Paris", blackout_periods=PARIS_NOON, cooldown_duration=3600,
+             average_good_duration=1800,
+             last_good_start_at="2026-01-14T09:00:00+00:00", last_good_end_at="2026-01-14T09:30:00+00:00"),
     # raw can 12:00 UTC = 13:00 CET, exactly the end: outside, stays
     periodic("blackout-at-end", 86400, tz="Europe/Paris", blackout_periods=PARIS_NOON, cooldown_duration=3600,
              average_good_duration=1800,
@@ -230,9 +234,12 @@ CASES = [Case(id_, *row) for id_, row in [
     ("exactly at a blackout's start: moved to its end",
      ("blackout-at-start", "2026-01-14T11:00:00" + Z, "OK", None, "2026-01-15T09:30:00" + Z, "2026-01-14T12:00:00" + Z,
       "2026-01-15T09:00:00" + Z)),
-    ("one second before a blackout's start: not moved",
+    ("one second before a blackout's start: a run would run into it, moved to its end",
      ("blackout-before-start", "2026-01-14T11:00:00" + Z, "OK", None, "2026-01-15T09:30:00" + Z,
-      "2026-01-14T10:59:59" + Z, "2026-01-15T09:00:00" + Z)),
+      "2026-01-14T12:00:00" + Z, "2026-01-15T09:00:00" + Z)),
+    ("a run ending exactly at a blackout's start: not moved",
+     ("blackout-fits-before-start", "2026-01-14T11:00:00" + Z, "OK", None, "2026-01-15T09:00:00" + Z,
+      "2026-01-14T10:30:00" + Z, "2026-01-15T08:30:00" + Z)),
     ("exactly at a blackout's end: not moved",
      ("blackout-at-end", "2026-01-14T11:00:00" + Z, "OK", None, "2026-01-15T10:30:00" + Z, "2026-01-14T12:00:00" + Z,
       "2026-01-15T10:00:00" + Z)),

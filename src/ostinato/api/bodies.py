@@ -170,6 +170,10 @@ class ScheduleBody(Strict):
     catch_up: Annotated[str, StringConstraints(max_length=20, pattern=r"^(latest|skip|all:[0-9]+)$")] | None = None
     retry_backoff: Annotated[list[Duration], Field(min_length=1, max_length=100)] | None = None
     options: JsonObject | None = None
+    #: how long a run is expected to last, in place of the moving average (a positive duration)
+    expected_duration: Duration | None = None
+    #: the failed share of a good run's items above which it reads partial_failure
+    partial_failure_threshold: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)] | None = None
 
 
 class ListerBody(Strict):

@@ -29,6 +29,7 @@ from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, d
 from ..domain.next_start import NextStart, next_start
 from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
 from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
+from ..domain.run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD
 from ..domain.run_outcomes import outcome_of
 from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
 from ..domain.status_words import RUN_STATUS_WORDS
@@ -156,6 +157,8 @@ class SchedulePage:
     older_before: int | None = None
     #: when the scheduler starts it next, and why (None: paused, sent by the beats, or no further firing)
     next_start: NextStart | None = None
+    #: the setting schedule_partial_failure_threshold, for a schedule without its own
+    partial_failure_threshold: float = DEFAULT_PARTIAL_FAILURE_THRESHOLD
 
     @property
     def skipped(self) -> int | None:
@@ -188,7 +191,8 @@ def gather_schedule(ctx: ApiContext, schedule: Schedule, before: int | None = No
     runs = ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN + 1, before_id=before)
     return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,
                         schedule.fired_through, upcoming, firings, runs[:RUNS_SHOWN], before,
-                        runs[RUNS_SHOWN - 1].id if len(runs) > RUNS_SHOWN else None, next_start(schedule, now, timing))
+                        runs[RUNS_SHOWN - 1].id if len(runs) > RUNS_SHOWN else None, next_start(schedule, now, timing),
+                        timing.partial_failure_threshold)
 
 
 def gather(ctx: ApiContext) -> Dashboard:

@@ -53,7 +53,7 @@ router = APIRouter(prefix="/api/v1", tags=["schedules"])
 DEFINITION_FIELDS = {"name", "kind", "task_type", "arguments", "mode", "scheduling_period", "cooldown_duration",
                      "cron_schedule", "cron_max_schedule_duration", "tz", "enabled", "max_expected_duration",
                      "max_allowed_duration", "blackout_periods", "dont_run_on_nodes", "catch_up", "retry_backoff",
-                     "options"}
+                     "options", "expected_duration", "partial_failure_threshold"}
 _PAGE = 1000
 #: the ledger's newest entries shown with a schedule
 FIRINGS_SHOWN = 10
@@ -215,7 +215,8 @@ def schedule_condition(name: str, at: str | None = Query(None, description="Eval
 def schedule_next(name: str, count: int = Query(5, ge=1, le=100), ctx: ApiContext = Depends(context)) -> dict[str, Any]:
     found = _get(ctx, name)
     now = ctx.clock.now()
-    times = get_schedule_start_times(found, now, backoff=ctx.settings.schedule_timing().backoff)
+    timing = ctx.settings.schedule_timing()
+    times = get_schedule_start_times(found, now, backoff=timing.backoff, retry_by_length=timing.retry_by_length)
     firings = []
     if found.kind is ScheduleKind.CALENDAR:
         firings = [{"at": iso(f.at), "note": f.note} for f in found.rule.next_fire_times(now, count)]

@@ -45,6 +45,13 @@ from .tasks import build_arguments
 @click.option("--no-max-expected", is_flag=True, help="No max_expected_duration.")
 @click.option("--max-allowed", type=DurationType("--max-allowed"), help="max_allowed_duration.")
 @click.option("--no-max-allowed", is_flag=True, help="No max_allowed_duration.")
+@click.option("--expected-duration", type=DurationType("--expected-duration"),
+              help="expected_duration: how long a run is expected to last, in place of the moving average.")
+@click.option("--no-expected-duration", is_flag=True, help="No expected_duration: the moving average again.")
+@click.option("--partial-failure-threshold", type=float, metavar="SHARE",
+              help="partial_failure_threshold: the failed share of a good run's items (0 to 1) above which it warns.")
+@click.option("--default-partial-failure-threshold", is_flag=True,
+              help="The setting schedule_partial_failure_threshold instead of its own.")
 @click.option("--blackout", multiple=True, metavar="HH:MM-HH:MM", help="Its daily blackout periods (repeatable: "
               "they replace the old ones).")
 @click.option("--no-blackout", is_flag=True, help="No blackout period.")
@@ -96,6 +103,8 @@ def _changes(found: Any, given: dict[str, Any]) -> dict[str, Any]:
     """The schedule's fields the options change (each pair of set and clear options is exclusive)."""
     for set_, clear in (("cooldown", "no_cooldown"), ("retry_backoff", "default_retry_backoff"),
                         ("max_expected", "no_max_expected"), ("max_allowed", "no_max_allowed"),
+                        ("expected_duration", "no_expected_duration"),
+                        ("partial_failure_threshold", "default_partial_failure_threshold"),
                         ("blackout", "no_blackout"), ("dont_run_on", "any_node"), ("period", "calendar_rule")):
         if given[set_] not in (None, ()) and given[clear]:
             raise ValidationError(_flag(set_), f"not with {_flag(clear)}",
@@ -108,10 +117,13 @@ def _changes(found: Any, given: dict[str, Any]) -> dict[str, Any]:
         changes.update(kind=ScheduleKind.CALENDAR, cron_schedule=given["calendar_rule"], scheduling_period=None,
                        cooldown_duration=None)
     simple = {"task_type": "task_type", "cooldown": "cooldown_duration", "max_duration": "cron_max_schedule_duration",
-              "tz": "tz", "max_expected": "max_expected_duration", "max_allowed": "max_allowed_duration"}
+              "tz": "tz", "max_expected": "max_expected_duration", "max_allowed": "max_allowed_duration",
+              "expected_duration": "expected_duration", "partial_failure_threshold": "partial_failure_threshold"}
     changes.update({field: given[option] for option, field in simple.items() if given[option] is not None})
     cleared = {"no_cooldown": "cooldown_duration", "default_retry_backoff": "retry_backoff",
-               "no_max_expected": "max_expected_duration", "no_max_allowed": "max_allowed_duration"}
+               "no_max_expected": "max_expected_duration", "no_max_allowed": "max_allowed_duration",
+               "no_expected_duration": "expected_duration",
+               "default_partial_failure_threshold": "partial_failure_threshold"}
     changes.update({field: None for flag, field in cleared.items() if given[flag]})
     if given["mode"] is not None:
         changes["mode"] = RunMode(given["mode"])

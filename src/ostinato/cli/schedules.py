@@ -36,6 +36,7 @@ from ..domain.firings import (
 )
 from ..domain.lookahead import holds_said
 from ..domain.next_start import next_start
+from ..domain.run_items import failed_share
 from ..domain.schedule_records import schedule_from_dict, schedule_to_dict
 from ..domain.schedules import (
     RunMode,
@@ -93,7 +94,8 @@ ADD_FLAGS = {"scheduling_period": "--every", "cooldown_duration": "--cooldown", 
              "cron_max_schedule_duration": "--max-duration", "tz": "--tz", "mode": "--mode", "catch_up": "--catch-up",
              "retry_backoff": "--retry-backoff", "max_expected_duration": "--max-expected",
              "max_allowed_duration": "--max-allowed", "blackout_periods": "--blackout",
-             "dont_run_on_nodes": "--dont-run-on", "task_type": "TASK_TYPE", "name": "NAME"}
+             "dont_run_on_nodes": "--dont-run-on", "task_type": "TASK_TYPE", "name": "NAME",
+             "expected_duration": "--expected-duration", "partial_failure_threshold": "--partial-failure-threshold"}
 
 
 @schedule.command("add")
@@ -115,6 +117,11 @@ ADD_FLAGS = {"scheduling_period": "--every", "cooldown_duration": "--cooldown", 
 @click.option("--retry-backoff", metavar="D[,D…]", help="This schedule's retry backoff after failure 1, 2, 3 or more.")
 @click.option("--max-expected", type=DurationType("--max-expected"), help="max_expected_duration: longer logs an error.")
 @click.option("--max-allowed", type=DurationType("--max-allowed"), help="max_allowed_duration: longer stops the run (a failure).")
+@click.option("--expected-duration", type=DurationType("--expected-duration"),
+              help="expected_duration: how long a run is expected to last, in place of the moving average.")
+@click.option("--partial-failure-threshold", type=float, metavar="SHARE",
+              help="partial_failure_threshold: the failed share of a good run's items (0 to 1) above which it warns "
+                   "(default: the setting schedule_partial_failure_threshold).")
 @click.option("--blackout", multiple=True, metavar="HH:MM-HH:MM", help="A daily blackout period (repeatable).")
 @click.option("--dont-run-on", multiple=True, metavar="NODE", help="A node that must not run it (repeatable).")
 @click.option("--paused", is_flag=True, help="Add it paused.")
@@ -123,8 +130,8 @@ ADD_FLAGS = {"scheduling_period": "--every", "cooldown_duration": "--cooldown", 
 @json_option
 @pass_app
 def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calendar_rule, max_duration, tz, mode,
-                 catch_up, retry_backoff, max_expected, max_allowed, blackout, dont_run_on, paused, args_json,
-                 kwargs_json, as_json) -> None:
+                 catch_up, retry_backoff, max_expected, max_allowed, expected_duration, partial_failure_threshold,
+                 blackout, dont_run_on, paused, args_json, kwargs_json, as_json) -> None:
     """Add schedule NAME running TASK_TYPE with ARGS (key=value for keyword arguments).
 
     Examples: ostinato schedule add bills scrape-bills state=ca --every 24h --cooldown 2h;
@@ -146,6 +153,7 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
             retry_backoff=None if retry_backoff is None else tuple(
                 parse_duration(v.strip(), f"retry_backoff[{i}]", allow_zero=True)
                 for i, v in enumerate(retry_backoff.split(","))),
+            expected_duration=expected_duration, partial_failure_threshold=partial_failure_threshold,
         )
         created = store.create_schedule(new, app.clock.now(), app.settings.schedule_timing())
     except ValidationError as exc:
@@ -242,7 +250,13 @@ def _definition_lines(found: Schedule) -> list[str]:
             f"  Not run on: {', '.join(found.dont_run_on_nodes) or 'no node excluded'}",
             f"  Expected to take at most: {duration(found.max_expected_duration, 'not set')}; stopped after: "
             f"{duration(found.max_allowed_duration, 'never')}",
-            f"  Retry backoff after failure 1, 2, 3…: {backoff}"]
+            f"  Retry backoff after failure 1, 2, 3…: {backoff}",
+            f"  Expected run: {duration(found.expected_duration, 'the moving average of good durations')}; "
+            f"partial failure above: {_share(found.partial_failure_threshold) or 'the setting'} of its items failed"]
+
+
+def _share(value: float | None) -> str | None:
+    return None if value is None else f"{value:.0%}" if value * 100 == round(value * 100) else f"{value:.2%}"
 
 
 def _show(app: AppContext, found: Schedule) -> None:
@@ -263,7 +277,12 @@ def _show(app: AppContext, found: Schedule) -> None:
             why = f": {start.words}" if label == "Can start by" and start is not None else ""
             lines.append(f"  {label}: {format_when(value, now) if value else 'never'}{why}")
         lines.append(f"  Failures in a row: {found.failure_count or 0}; average good duration: "
-                     f"{format_elapsed(found.average_good_duration) or 'unknown'}")
+                     f"{format_elapsed(found.average_good_duration) or 'unknown'}"
+                     + (f" ± {format_elapsed(found.duration_spread)}" if found.duration_spread is not None else ""))
+        if found.last_items_done is not None:
+            share = failed_share(found.last_items_done, found.last_items_failed)
+            lines.append(f"  Last good run's items: {found.last_items_done} done, {found.last_items_failed} failed"
+                         + (f" ({_share(share)} failed)" if share is not None else ""))
         if (held := _held(app, found)) is not None:
             lines.append(f"  Lookahead: {held}")
         if found.run_requested_at is not None:

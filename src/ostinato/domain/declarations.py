@@ -34,7 +34,11 @@ _SOURCE = re.compile(r"^[a-z]+:[A-Za-z0-9_.@:/-]{1,190}$")
 DEFINITION_FIELDS = ("kind", "task_type", "arguments", "mode", "scheduling_period", "cooldown_duration",
                      "cron_schedule", "cron_max_schedule_duration", "tz", "max_expected_duration",
                      "max_allowed_duration", "blackout_periods", "dont_run_on_nodes", "catch_up", "retry_backoff",
-                     "options")
+                     "options", "expected_duration", "partial_failure_threshold")
+#: definition fields added after declarations were first fingerprinted: they count in a definition only
+#: when set, so that a declaration setting none keeps its fingerprint (and its stored schedules) across
+#: the upgrade that added them
+_LATER_FIELDS = ("expected_duration", "partial_failure_threshold")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +97,7 @@ def definition_of(schedule: Schedule) -> dict[str, Any]:
     from .schedule_records import schedule_to_dict
 
     data = schedule_to_dict(schedule)
-    return {name: data[name] for name in DEFINITION_FIELDS}
+    return {name: data[name] for name in DEFINITION_FIELDS if name not in _LATER_FIELDS or data[name] is not None}
 
 
 def reconcile(declared: Schedule, stored: Schedule | None, fingerprint: str,

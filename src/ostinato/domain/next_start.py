@@ -4,7 +4,8 @@ pick reads) with the rule that set it, in words, for the console and the CLI.
 ``get_schedule_start_times`` takes the latest of a few lower bounds: the schedule's own rule (a
 calendar schedule's first fire time not yet run; a periodic one's creation, cooldown or spare tenth
 of its period), the retry backoff after a failed run, a run asked for now (which lifts both), then
-the end of a blackout period it falls in. :func:`next_start` names the one that won. A calendar
+the end of a blackout period it falls in, or of the first one after which a run likely ends before the
+next (``domain.run_lengths.fit_start``). :func:`next_start` names the one that won. A calendar
 schedule whose run failed at its fire time of 11:28 thus reads "11:30: a retry after failure 1, 2m
 after its last run ended (its fire time of 11:28 is still to run)", not "next: 11:28 (2 min ago)".
 """
@@ -12,7 +13,7 @@ after its last run ended (its fire time of 11:28 is still to run)", not "next: 1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from .durations import format_duration
 from .firings import fire_time_after
@@ -21,7 +22,8 @@ from .schedules import (
     Schedule,
     ScheduleKind,
     ScheduleTiming,
-    out_of_blackout,
+    expected_run,
+    fitted_start,
     retry_at,
     run_requested,
     stored_start_times,
@@ -40,7 +42,7 @@ class NextStart:
     why: str
     #: the fire time its run is for, still to run (a calendar schedule), else None
     fire_time: datetime | None
-    #: moved to the end of a blackout period it fell in
+    #: moved to the end of a blackout period it fell in, or that a run would likely have run into
     blackout: bool
 
     @property
@@ -69,14 +71,14 @@ def next_start(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> Nex
         can, cause, why = schedule.last_good_end_at, "period", "its period's run, still to be done"
     else:  # once a period, a tenth of it to spare before it must start (domain.schedules' docstring)
         should = (schedule.last_good_start_at or schedule.created_at) + schedule.period \
-            - (schedule.average_good_duration or timedelta(0))
+            - expected_run(schedule)
         spare = should - schedule.period * PERIOD_SPARE
         if spare >= schedule.last_good_end_at:
             can, cause = spare, "spare"
             why = f"a tenth of its period ({format_duration(schedule.period * PERIOD_SPARE)}) before it must start"
         else:
             can, cause, why = schedule.last_good_end_at, "last good end", "the end of its last good run"
-    retry = retry_at(schedule, timing.backoff)
+    retry = retry_at(schedule, timing.backoff, by_length=timing.retry_by_length)
     if retry is not None and (can is None or retry > can):
         failures = schedule.failure_count or 0
         assert schedule.last_end_at is not None  # a retry is counted from it
@@ -86,7 +88,7 @@ def next_start(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> Nex
     if run_requested(schedule) and schedule.run_requested_at is not None and \
             (can is None or schedule.run_requested_at <= can):
         can, cause, why = schedule.run_requested_at, "asked", "a run asked for now"
-    if can is None or out_of_blackout(schedule, can) != times.can_start_by:  # the rules moved on: say only when
+    if can is None or fitted_start(schedule, can) != times.can_start_by:  # the rules moved on: say only when
         return NextStart(times.can_start_by, "rule", "its start rule", fire_time, False)
     return NextStart(times.can_start_by, cause, why, fire_time, times.can_start_by != can)
 

@@ -11,11 +11,14 @@ from typing import Any
 from .blackouts import parse_blackout_periods
 from .errors import ValidationError
 from .firings import CatchUp
-from .schedules import _TIME_FIELDS, RunMode, Schedule, ScheduleKind
+from .limits import check_whole
+from .run_items import check_threshold
+from .schedule_checks import TIME_FIELDS as _TIME_FIELDS
+from .schedules import RunMode, Schedule, ScheduleKind
 from .tasks import TaskArguments
 
 _DURATION_FIELDS = ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration", "max_expected_duration",
-                    "max_allowed_duration", "average_good_duration")
+                    "max_allowed_duration", "average_good_duration", "expected_duration", "duration_spread")
 
 
 def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
@@ -28,7 +31,8 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         "dont_run_on_nodes": list(schedule.dont_run_on_nodes), "catch_up": str(schedule.catch_up),
         "retry_backoff": None if schedule.retry_backoff is None else [b.total_seconds() for b in schedule.retry_backoff],
         "options": dict(schedule.options), "declared_by": schedule.declared_by, "declaration": schedule.declaration,
-        "failure_count": schedule.failure_count,
+        "failure_count": schedule.failure_count, "partial_failure_threshold": schedule.partial_failure_threshold,
+        "last_items_done": schedule.last_items_done, "last_items_failed": schedule.last_items_failed,
         "owner_node": schedule.owner_node, "owner_name": schedule.owner_name, "owner_tag": schedule.owner_tag,
     }
     for name in _DURATION_FIELDS:
@@ -79,6 +83,9 @@ def schedule_from_dict(data: Any) -> Schedule:
     failures = data.get("failure_count")
     if failures is not None and (isinstance(failures, bool) or not isinstance(failures, int) or failures < 0):
         raise ValidationError("failure_count", "a whole number of 0 or more, or null", failures)
+    for name in ("last_items_done", "last_items_failed"):
+        check_whole(data.get(name), name, nullable=True)
+    threshold = check_threshold(data.get("partial_failure_threshold"), "partial_failure_threshold", nullable=True)
     nodes = data.get("dont_run_on_nodes") or []
     if not isinstance(nodes, list):
         raise ValidationError("dont_run_on_nodes", "a list of node names", nodes)
@@ -97,6 +104,7 @@ def schedule_from_dict(data: Any) -> Schedule:
         retry_backoff=None if backoff is None else tuple(
             parse_duration(b, f"retry_backoff[{i}]", allow_zero=True) for i, b in enumerate(backoff)),
         options=dict(options), declared_by=data.get("declared_by"), declaration=data.get("declaration"),
-        failure_count=failures, owner_node=data.get("owner_node"), owner_name=data.get("owner_name"),
+        failure_count=failures, partial_failure_threshold=threshold, last_items_done=data.get("last_items_done"),
+        last_items_failed=data.get("last_items_failed"), owner_node=data.get("owner_node"), owner_name=data.get("owner_name"),
         owner_tag=data.get("owner_tag"), **values,
     ).validated()

@@ -12,7 +12,11 @@ tasks as one way to run them. Pure rules, by the proposal's names:
   path every interface (command line, API, dashboard, metrics) takes, so that
   none can forget the ping timeout or the backoff;
 - :func:`apply_run_end`: a run's end moves the state (the EWMA of good
-  durations, the failure count).
+  durations and their spread, the failure count, the items of a partial failure).
+
+How long runs last (:func:`expected_run`: the schedule's ``expected_duration`` when it has one, else
+the moving average), the spread of good durations, the fit before a blackout period and the retry by
+the failed run's length are ``domain.run_lengths``; partial failures, ``domain.run_items``.
 
 Where the proposal leaves a case open, the rule chosen is written here:
 
@@ -52,12 +56,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from . import run_lengths
 from .blackouts import BlackoutPeriod, check_blackouts
-from .calendars import CalendarRule, parse_zone, resolve_local
+from .calendars import CalendarRule, parse_zone
 from .durations import format_duration
 from .errors import ValidationError
 from .firings import CatchUp, check_catch_up, fire_time_after, send_deadline
-from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
+from .limits import check_json_value, check_stored_text
+from .run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD, ItemCounts, check_threshold, partial_failure
+from .schedule_checks import check_declared_fields, check_fields
 from .tasks import TaskArguments
 
 #: a periodic schedule given no cooldown starts when this share of its period is left before its latest
@@ -111,6 +118,10 @@ class Reason(str, enum.Enum):
     OWNER_SILENT = "owner_silent"
     #: paused: not run until resumed
     PAUSED = "paused"
+    #: its last good run failed more of its items than its partial_failure_threshold
+    PARTIAL_FAILURE = "partial_failure"
+    #: its runs are likely longer than every gap between its blackout periods: started out of them anyway
+    CANNOT_FIT = "cannot_fit"
 
 
 #: each reason as a sentence for people (the console, ``schedule condition``)
@@ -122,6 +133,8 @@ REASON_TEXT = {
     Reason.LAST_RUN_FAILED: "its last run failed",
     Reason.OWNER_SILENT: "running, but its owner stopped pinging",
     Reason.PAUSED: "paused: not run until resumed",
+    Reason.PARTIAL_FAILURE: "its last good run failed more of its items than its threshold allows",
+    Reason.CANNOT_FIT: "its runs are likely longer than every gap between its blackout periods",
 }
 
 
@@ -167,6 +180,11 @@ class Schedule:
     catch_up: CatchUp = CatchUp()
     #: the retry backoff after failure 1, 2, 3 or more; None: the setting ``schedule_retry_backoff``
     retry_backoff: tuple[timedelta, ...] | None = None
+    #: how long a run is expected to last, in place of the moving average (:func:`expected_run`); None: the average
+    expected_duration: timedelta | None = None
+    #: the failed share of a good run's items above which it reads ``partial_failure``; None: the setting
+    #: ``schedule_partial_failure_threshold``
+    partial_failure_threshold: float | None = None
     #: send mode: Celery's options of the send (queue, routing_key, priority, expires, headers, …)
     options: Mapping[str, Any] = field(default_factory=dict)
     #: who declares it in code ("python:<name>", "beat:<app>"), and the fingerprint of the
@@ -182,6 +200,11 @@ class Schedule:
     last_end_at: datetime | None = None
     failure_count: int | None = None
     average_good_duration: timedelta | None = None
+    #: the exponentially weighted standard deviation of good durations (domain.run_lengths)
+    duration_spread: timedelta | None = None
+    #: the items the last good run did and failed, when it reported them (domain.run_items)
+    last_items_done: int | None = None
+    last_items_failed: int | None = None
     owner_started_at: datetime | None = None
     owner_node: str | None = None
     owner_name: str | None = None
@@ -218,28 +241,7 @@ class Schedule:
         check_stored_text(self.task_type, "task_type")
         kind = ScheduleKind(self.kind)
         parse_zone(self.tz)
-        for name in ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration",
-                     "max_expected_duration", "max_allowed_duration", "average_good_duration"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, timedelta) or not timedelta(0) <= value <= MAX_DURATION):
-                raise ValidationError(name, f"a duration from 0 to {MAX_DURATION.days} days", value)
-        for name in _TIME_FIELDS:
-            value = getattr(self, name)
-            if value is None and name != "created_at":
-                continue
-            if not isinstance(value, datetime) or value.tzinfo is None:
-                raise ValidationError(name, "a time with a zone", value)
-            check_time_range(value, name)
-        for name in ("owner_node", "owner_name", "owner_tag"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise ValidationError(name, "text or null", value)
-            if value is not None:
-                check_stored_text(value, name)
-        if self.owner_tag is not None and self.owner_started_at is None:  # a running schedule's last sign of life
-            raise ValidationError("owner_started_at", "the start of the run (owner_tag is set: the schedule is running)",
-                                  None)
-        check_whole(self.failure_count, "failure_count", nullable=True)
+        check_fields(self)
         self._check_declared()
         if not isinstance(self.arguments, TaskArguments):
             raise ValidationError("arguments", 'an object {"args": [...], "kwargs": {...}}', self.arguments)
@@ -275,20 +277,7 @@ class Schedule:
 
     def _check_declared(self) -> None:
         """The fields of declared schedules and of those the beats send."""
-        if self.retry_backoff is not None and (
-                not isinstance(self.retry_backoff, tuple) or not self.retry_backoff
-                or any(not isinstance(b, timedelta) or not timedelta(0) <= b <= MAX_DURATION for b in self.retry_backoff)):
-            raise ValidationError("retry_backoff", f"one or more durations from 0 to {MAX_DURATION.days} days, or null",
-                                  self.retry_backoff)
-        if not isinstance(self.options, Mapping):
-            raise ValidationError("options", "an object (Celery's options of a send)", self.options)
-        check_json_value(dict(self.options), "options")
-        for name in ("declared_by", "declaration"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ValidationError(name, "a non-empty name, or null", value)
-            if value is not None:
-                check_stored_text(value, name, 200)
+        check_declared_fields(self)
         if RunMode(self.mode) is RunMode.SEND and ScheduleKind(self.kind) is ScheduleKind.PERIODIC \
                 and self.scheduling_period is not None and self.scheduling_period < timedelta(seconds=1):
             raise ValidationError("scheduling_period", "at least 1 second for a schedule the beats send",
@@ -304,28 +293,28 @@ def _parsed_rule(text: str, tz: str) -> CalendarRule:
 # -- blackout periods --------------------------------------------------------------
 def blackout_end(schedule: Schedule, at: datetime) -> datetime | None:
     """When the blackout period containing ``at`` ends (None when ``at`` is in none)."""
-    zone = parse_zone(schedule.tz)
-    local = at.astimezone(zone)
-    moment = local.time().replace(microsecond=0, tzinfo=None)
-    for period in schedule.blackout_periods:
-        if period.start < period.end:
-            inside, tomorrow = period.start <= moment < period.end, False
-        else:  # crosses midnight: the evening part ends tomorrow, the morning part today
-            inside, tomorrow = moment >= period.start or moment < period.end, moment >= period.start
-        if inside:
-            day = local.date() + timedelta(days=1 if tomorrow else 0)
-            return resolve_local(datetime.combine(day, period.end), zone)[0]
-    return None
+    return run_lengths.blackout_end(schedule.blackout_periods, parse_zone(schedule.tz), at)
 
 
 def out_of_blackout(schedule: Schedule, at: datetime) -> datetime:
     """``at``, moved to the end of the blackout period it falls in (repeatedly, for adjacent ones)."""
-    for _ in range(len(schedule.blackout_periods) + 1):
-        end = blackout_end(schedule, at)
-        if end is None:
-            return at
-        at = end
-    return at
+    return run_lengths.out_of_blackout(schedule.blackout_periods, parse_zone(schedule.tz), at)
+
+
+def fitted_start(schedule: Schedule, at: datetime) -> datetime:
+    """The first moment from ``at`` when a run likely fits before the next blackout period
+    (``domain.run_lengths.fit_start``); when none does (:func:`cannot_fit`), ``at`` out of them alone."""
+    return _fit(schedule, at) or out_of_blackout(schedule, at)
+
+
+def cannot_fit(schedule: Schedule, at: datetime) -> bool:
+    """Its runs likely last longer than every gap between its blackout periods (searched from ``at``)."""
+    return bool(schedule.blackout_periods) and _fit(schedule, at) is None
+
+
+def _fit(schedule: Schedule, at: datetime) -> datetime | None:
+    length = run_lengths.likely_length(expected_run(schedule), schedule.duration_spread)
+    return run_lengths.fit_start(schedule.blackout_periods, parse_zone(schedule.tz), at, length)
 
 
 # -- the formulas -----------------------------------------------------------------
@@ -352,12 +341,15 @@ def deadline(schedule: Schedule) -> datetime | None:
 def expected_run(schedule: Schedule) -> timedelta:
     """How long the schedule's next run is expected to last, as the conditions, the start times and the
     pick's lookahead read it (:func:`expected_length`)."""
-    return expected_length(schedule.average_good_duration)
+    return expected_length(schedule.average_good_duration, schedule.expected_duration)
 
 
-def expected_length(average: timedelta | None) -> timedelta:
-    """A run's expected length from the stored values: the moving average of good durations (zero while
+def expected_length(average: timedelta | None, override: timedelta | None = None) -> timedelta:
+    """A run's expected length from the stored values: the ``expected_duration`` override when set (for
+    runs whose average a few slow ones skew), else the moving average of good durations (zero while
     unknown). The pick reads it from the row, without the whole schedule."""
+    if override is not None:
+        return override
     return average or timedelta(0)
 
 
@@ -374,9 +366,11 @@ def owner_silent(schedule: Schedule, now: datetime, ping_timeout: timedelta) -> 
     return schedule.running and (last is None or now - last > ping_timeout)
 
 
-def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta) -> Condition:
+def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: timedelta,
+                           partial_threshold: float = DEFAULT_PARTIAL_FAILURE_THRESHOLD) -> Condition:
     """The schedule's condition, with a reason for every WARNING and ERROR; ``ping_timeout`` is the
-    setting ``schedule_ping_timeout`` (required: without it a silent owner would read as OK)."""
+    setting ``schedule_ping_timeout`` (required: without it a silent owner would read as OK),
+    ``partial_threshold`` the setting ``schedule_partial_failure_threshold``."""
     if not schedule.enabled:
         return Condition(State.WARNING, Reason.PAUSED)
     limit = deadline(schedule)
@@ -394,6 +388,11 @@ def get_schedule_condition(schedule: Schedule, now: datetime, *, ping_timeout: t
         return Condition(State.WARNING, Reason.OWNER_SILENT, limit)
     if schedule.failure_count:
         return Condition(State.WARNING, Reason.LAST_RUN_FAILED, limit)
+    threshold = partial_threshold if schedule.partial_failure_threshold is None else schedule.partial_failure_threshold
+    if partial_failure(schedule.last_items_done, schedule.last_items_failed, threshold):
+        return Condition(State.WARNING, Reason.PARTIAL_FAILURE, limit)
+    if schedule.mode is not RunMode.SEND and cannot_fit(schedule, now):
+        return Condition(State.WARNING, Reason.CANNOT_FIT, limit)
     return Condition(State.OK, None, limit)
 
 
@@ -411,18 +410,26 @@ def describe_start_rule(schedule: Schedule) -> str:
             "last good run ended (cooldown)")
 
 
-def retry_at(schedule: Schedule, backoff: Sequence[timedelta]) -> datetime | None:
+def retry_at(schedule: Schedule, backoff: Sequence[timedelta], *, by_length: bool = False) -> datetime | None:
     """After ``failure_count`` failures: the last end plus the backoff of that many failures (the
-    schedule's own ``retry_backoff`` when it has one, else ``backoff``)."""
+    schedule's own ``retry_backoff`` when it has one, else ``backoff``); ``by_length`` (the setting
+    ``schedule_retry_by_length``): plus ``domain.run_lengths.retry_delay`` of the failed run's length instead."""
     if not schedule.failure_count or schedule.last_end_at is None:
         return None
     backoff = schedule.retry_backoff or backoff
-    return schedule.last_end_at + backoff[min(schedule.failure_count, len(backoff)) - 1]
+    fixed = backoff[min(schedule.failure_count, len(backoff)) - 1]
+    if by_length and schedule.last_start_at is not None:
+        lasted = schedule.last_end_at - schedule.last_start_at
+        return schedule.last_end_at + run_lengths.retry_delay(schedule.failure_count, fixed, lasted)
+    return schedule.last_end_at + fixed
 
 
-def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequence[timedelta]) -> StartTimes | None:
+def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequence[timedelta],
+                             retry_by_length: bool = False) -> StartTimes | None:
     """The schedule's ``can_start_by`` and ``should_start_by``; None for a calendar rule that fires no more.
-    ``backoff`` is the setting ``schedule_retry_backoff`` (required, as the ping timeout of the condition)."""
+    ``backoff`` is the setting ``schedule_retry_backoff`` (required, as the ping timeout of the condition),
+    ``retry_by_length`` the setting ``schedule_retry_by_length``. ``can_start_by`` is moved to the first
+    moment a run likely fits before the next blackout period (:func:`fitted_start`)."""
     average = expected_run(schedule)
     if schedule.kind is ScheduleKind.PERIODIC:
         should = _reference(schedule) + schedule.period - average
@@ -443,19 +450,19 @@ def get_schedule_start_times(schedule: Schedule, now: datetime, *, backoff: Sequ
             return _requested_only(schedule)
         can = unhandled
         should = due + schedule.cron_max_duration - average
-    retry = retry_at(schedule, backoff)
+    retry = retry_at(schedule, backoff, by_length=retry_by_length)
     if retry is not None:
         can = max(can, retry)
     asked = _pending_request(schedule)
     if asked is not None:
         can, should = min(can, asked), min(should, asked)
-    return StartTimes(out_of_blackout(schedule, can), should)
+    return StartTimes(fitted_start(schedule, can), should)
 
 
 def _requested_only(schedule: Schedule) -> StartTimes | None:
     """A calendar rule that fires no more: only a run asked for now starts."""
     asked = _pending_request(schedule)
-    return None if asked is None else StartTimes(out_of_blackout(schedule, asked), asked)
+    return None if asked is None else StartTimes(fitted_start(schedule, asked), asked)
 
 
 def run_requested(schedule: Schedule) -> bool:
@@ -477,18 +484,22 @@ def updated_average(previous: timedelta | None, duration: timedelta, alpha: floa
 
 
 def apply_run_end(schedule: Schedule, started: datetime, ended: datetime, succeeded: bool, *,
-                  alpha: float = DEFAULT_ALPHA) -> Schedule:
+                  alpha: float = DEFAULT_ALPHA, items: ItemCounts | None = None) -> Schedule:
     """The schedule after a run that started at ``started`` ended; its ownership is released. A run that
     seems to end before it started (a clock stepped back, or the end told by another machine) lasted no
-    time: its duration never makes the average negative."""
+    time. A good run moves the average and spread of good durations and keeps its ``items`` (none: cleared)."""
     released: dict[str, Any] = dict(owner_started_at=None, owner_node=None, owner_name=None, owner_tag=None,
                                     owner_last_ping_at=None, steal_start_at=None, last_start_at=started,
                                     last_end_at=ended)
     if succeeded:
+        lasted = max(ended - started, timedelta(0))
         return replace(schedule, **released, last_good_start_at=started, last_good_end_at=ended, failure_count=0,
                        fired_through=_fire_time_run(schedule, started),
-                       average_good_duration=updated_average(schedule.average_good_duration,
-                                                             max(ended - started, timedelta(0)), alpha))
+                       average_good_duration=updated_average(schedule.average_good_duration, lasted, alpha),
+                       duration_spread=run_lengths.updated_spread(schedule.average_good_duration,
+                                                                  schedule.duration_spread, lasted, alpha),
+                       last_items_done=None if items is None else items.items_done,
+                       last_items_failed=None if items is None else items.items_failed)
     return replace(schedule, **released, failure_count=(schedule.failure_count or 0) + 1)
 
 
@@ -550,6 +561,10 @@ class ScheduleTiming:
     steal_grace: timedelta = timedelta(seconds=30)
     #: fire times due at once are a backlog (for the catch-up rule) only when the oldest is older than this
     catch_up_grace: timedelta = timedelta(seconds=10)
+    #: retries wait by the failed run's length (domain.run_lengths.retry_delay), not the fixed backoff alone
+    retry_by_length: bool = False
+    #: the failed share of a good run's items above which a schedule without its own reads ``partial_failure``
+    partial_failure_threshold: float = DEFAULT_PARTIAL_FAILURE_THRESHOLD
 
     def validated(self) -> ScheduleTiming:
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha <= 1:
@@ -560,6 +575,9 @@ class ScheduleTiming:
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ValidationError(name, "a positive duration", value)
+        if not isinstance(self.retry_by_length, bool):
+            raise ValidationError("retry_by_length", "true or false", self.retry_by_length)
+        check_threshold(self.partial_failure_threshold, "partial_failure_threshold")
         return self
 
 
@@ -568,7 +586,7 @@ def stored_start_times(schedule: Schedule, now: datetime, timing: ScheduleTiming
     no more, or when the beats send it (the scheduler never picks it: its next fire time is kept)."""
     if not schedule.enabled or schedule.mode is RunMode.SEND:
         return None
-    return get_schedule_start_times(schedule, now, backoff=timing.backoff)
+    return get_schedule_start_times(schedule, now, backoff=timing.backoff, retry_by_length=timing.retry_by_length)
 
 
 @dataclass(frozen=True, slots=True)
@@ -584,10 +602,7 @@ def assess(schedule: Schedule, now: datetime, timing: ScheduleTiming) -> Assessm
     """The schedule's condition and start times at ``now`` under the configured ``timing``
     (``settings.schedule_timing()``): the command line, the API, the dashboard and the
     metrics all go through here, so that they cannot disagree."""
-    return Assessment(get_schedule_condition(schedule, now, ping_timeout=timing.ping_timeout),
+    return Assessment(get_schedule_condition(schedule, now, ping_timeout=timing.ping_timeout,
+                                             partial_threshold=timing.partial_failure_threshold),
                       stored_start_times(schedule, now, timing))
 
-
-#: the times of a schedule (definition and state), as validated and exported
-_TIME_FIELDS = ("created_at", "last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at",
-                "owner_started_at", "owner_last_ping_at", "steal_start_at", "fired_through", "run_requested_at")

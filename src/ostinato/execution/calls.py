@@ -11,7 +11,8 @@ task run, a visit and a schedule run mean the same thing wherever they ran:
 - :func:`call_loader` runs one origin visit and returns its visit status (none
   when the loader, like swh's, says only whether its run was eventful);
 - :func:`call_schedule_job` runs a schedule's job, handing it the ``stop``
-  event when it takes one.
+  event when it takes one, and reads the items it did and failed (``items_done``,
+  ``items_failed``) from what it returns.
 
 None of them raises for what the user code does: a failure is an outcome.
 """
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.clock import Clock
+from ..domain.run_items import items_of
 from ..domain.tasks import TaskArguments, TaskRunStatus
 from ..domain.visit_policies import visit_type_of_task_type
 from ..domain.visits import VisitStatus
@@ -123,7 +125,9 @@ def call_loader(registry: TaskRegistry, backend_name: str, loader_kwargs: Mappin
 
 def call_schedule_job(registry: TaskRegistry, backend_name: str, arguments: TaskArguments,
                       stop: threading.Event) -> tuple[bool, dict[str, Any]]:
-    """Run a schedule's job: (succeeded, detail). A job that takes ``stop`` gets the event to watch."""
+    """Run a schedule's job: (succeeded, detail). A job that takes ``stop`` gets the event to watch. A job
+    whose mapping says ``items_done`` and ``items_failed`` (``domain.run_items``) has them in the detail,
+    checked: a negative count, or one that is not a whole number, fails the run with an error naming it."""
     detail: dict[str, Any] = {}
     try:
         fn = registry.resolve(backend_name)
@@ -135,6 +139,7 @@ def call_schedule_job(registry: TaskRegistry, backend_name: str, arguments: Task
         if takes_stop:
             kwargs["stop"] = stop
         status, metadata = outcome_of(fn(*arguments.args, **kwargs))
+        items_of(metadata)  # items_done and items_failed: a count at fault fails the run, naming it
         detail.update(metadata)
         return status in (TaskRunStatus.EVENTFUL, TaskRunStatus.UNEVENTFUL), detail
     except Exception as exc:  # a job's failure must never kill the scheduler or the worker

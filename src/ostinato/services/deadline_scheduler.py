@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 from ..domain.clock import Clock
 from ..domain.lookahead import NODE_TTL, PickRule
+from ..domain.run_items import items_of
 from ..domain.schedule_watch import Overrun, overruns
 from ..domain.schedules import (
     RunMode,
@@ -352,7 +353,8 @@ class DeadlineScheduler:
             try:
                 ended = self.store.end_schedule_run(schedule.name, active.run.owner_tag,
                                                     status=RunStatus.SUCCEEDED if ok else RunStatus.FAILED,
-                                                    ended=ended_at, detail=detail, timing=self.timing)
+                                                    ended=ended_at, detail=detail, timing=self.timing,
+                                                    items=items_of(detail))
             except Exception:
                 log.exception("%s: could not record the end of %s; the steal protocol will end it as lost",
                               self.name, schedule.name)

@@ -41,6 +41,7 @@ from kombu import Queue
 
 from ...config import Settings
 from ...domain.clock import Clock
+from ...domain.run_items import items_of
 from ...domain.schedules import RunStatus
 from ...domain.tasks import RunEvent, TaskArguments, TaskRunStatus
 from ...execution.calls import call_loader, call_schedule_job, call_task
@@ -197,7 +198,8 @@ def run_schedule_here(runtime: WorkerRuntime, *, name: str, tag: str, backend_na
                                           detail={"reason": reason}, timing=timing)
         return {"status": (RunStatus.STOPPED if recorded else RunStatus.STOLEN).value, "reason": reason}
     status = RunStatus.SUCCEEDED if ended["ok"] else RunStatus.FAILED
-    recorded = store.end_schedule_run(name, tag, status=status, ended=clock.now(), detail=ended["detail"], timing=timing)
+    recorded = store.end_schedule_run(name, tag, status=status, ended=clock.now(), detail=ended["detail"], timing=timing,
+                                      items=items_of(ended["detail"]))
     if recorded is False:
         log.error("schedule %s was taken over while it ran; its result is recorded as stolen", name)
         return {"status": RunStatus.STOLEN.value}

@@ -275,7 +275,16 @@ CREATE TABLE schedule (
     -- mode 'send': the next fire time to send, stored so that a beat's claim is an index walk
     next_fire_at timestamptz,
     -- a run asked for now (schedule run-now): pending until a run starts at or after it
-    run_requested_at timestamptz
+    run_requested_at timestamptz,
+    -- how long a run is expected to last, in place of the moving average (NULL: the average)
+    expected_duration interval,
+    -- the failed share of a good run's items above which it reads partial_failure (NULL: the setting)
+    partial_failure_threshold double precision,
+    -- the exponentially weighted standard deviation of good durations, beside average_good_duration
+    duration_spread interval,
+    -- the items the last good run reported (NULL: none)
+    last_items_done bigint,
+    last_items_failed bigint
 );
 
 -- the pick: among schedules not running, lowest should_start_by first (the walk

@@ -22,6 +22,7 @@ from ...domain.declarations import DEFINITION_FIELDS
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.firings import CatchUp, CatchUpKind, Claim, FiringRecord, FiringStatus, cursor_of, fire_time_after
 from ...domain.lookahead import PickRule
+from ...domain.run_items import ItemCounts
 from ...domain.run_now import request_run, send_now_refusal
 from ...domain.schedule_watch import StealStep, steal_step
 from ...domain.schedules import (
@@ -53,11 +54,11 @@ PICK_WINDOW = 1000
 #: the columns a run's end moves (besides the start times), times then the rest
 _STATE_TIMES = ("last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at", "owner_started_at",
                 "owner_last_ping_at", "steal_start_at", "fired_through", "run_requested_at")
-_STATE_VALUES = ("failure_count", "owner_node", "owner_name", "owner_tag")
+_STATE_VALUES = ("failure_count", "owner_node", "owner_name", "owner_tag", "last_items_done", "last_items_failed")
 #: the definition's times and durations (the rest of the row)
 _TIMES = ("created_at", *_STATE_TIMES)
 _DURATIONS = ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration", "max_expected_duration",
-              "max_allowed_duration", "average_good_duration")
+              "max_allowed_duration", "average_good_duration", "expected_duration", "duration_spread")
 
 
 def next_fire_at(schedule: Schedule) -> datetime | None:
@@ -242,22 +243,28 @@ class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
                                 {"name": name, "tag": tag, "now": self.db.time(now)}).fetchone() is not None
 
     def end_schedule_run(self, name: str, tag: str, *, status: RunStatus, ended: datetime,
-                         detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming()) -> bool:
+                         detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming(),
+                         items: ItemCounts | None = None) -> bool:
+        if items is not None:  # checked before anything is written
+            if not isinstance(items, ItemCounts):
+                raise ValidationError("items", "the items done and failed (items_done, items_failed)", items)
+            items = items.validated()
+            detail = {**(detail or {}), **items.to_detail()}
         with self.db.write() as conn:
             row = conn.execute(self._schedules.schedule_for_update, {"name": name}).fetchone()
             if row is None or row["owner_tag"] != tag:
                 self._close_run(conn, tag, RunStatus.STOLEN, ended, {"reported": status.value})
                 return False
-            self._end_run(conn, self._schedule(row), status, ended, detail or {}, timing)
+            self._end_run(conn, self._schedule(row), status, ended, detail or {}, timing, items)
             return True
 
     def _end_run(self, conn: Connection, schedule: Schedule, status: RunStatus, ended: datetime,
-                 detail: Mapping[str, Any], timing: ScheduleTiming) -> None:
+                 detail: Mapping[str, Any], timing: ScheduleTiming, items: ItemCounts | None = None) -> None:
         """The schedule's state moved by the run's end (ownership released) and its run closed;
         only the run-state columns are written, never the definition."""
         started = schedule.owner_started_at
         assert started is not None, f"schedule {schedule.name!r} is running without its run's start"
-        after = apply_run_end(schedule, started, ended, status.succeeded, alpha=timing.alpha)
+        after = apply_run_end(schedule, started, ended, status.succeeded, alpha=timing.alpha, items=items)
         conn.execute(self._schedules.update_run_state,
                      {**self._state_params(after, ended, timing), "expected_tag": schedule.owner_tag})
         self._close_run(conn, schedule.owner_tag, status, ended, detail)
@@ -323,6 +330,7 @@ class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
         params: dict[str, Any] = {name: time(getattr(schedule, name)) for name in _STATE_TIMES}
         params.update({name: getattr(schedule, name) for name in _STATE_VALUES})
         params.update(name=schedule.name, average_good_duration=self.db.interval(schedule.average_good_duration),
+                      duration_spread=self.db.interval(schedule.duration_spread),
                       can_start_by=time(times.can_start_by) if times else None,
                       should_start_by=time(times.should_start_by) if times else None,
                       next_fire_at=time(next_fire_at(schedule)))
@@ -341,7 +349,7 @@ class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
             retry_backoff=None if schedule.retry_backoff is None else self.db.json(
                 [b.total_seconds() for b in schedule.retry_backoff]),
             options=self.db.json(dict(schedule.options)), declared_by=schedule.declared_by,
-            declaration=schedule.declaration,
+            declaration=schedule.declaration, partial_failure_threshold=schedule.partial_failure_threshold,
         )
         return params
 
@@ -355,6 +363,8 @@ class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
             cron_schedule=row["cron_schedule"], tz=row["tz"], enabled=bool(row["enabled"]),
             blackout_periods=parse_blackout_periods(db.read_json(row["blackout_periods"])),
             dont_run_on_nodes=tuple(db.read_array(row["dont_run_on_nodes"])), failure_count=row["failure_count"],
+            partial_failure_threshold=row["partial_failure_threshold"], last_items_done=row["last_items_done"],
+            last_items_failed=row["last_items_failed"],
             owner_node=row["owner_node"], owner_name=row["owner_name"], owner_tag=row["owner_tag"],
             catch_up=CatchUp(CatchUpKind(row["catch_up"]), row["catch_up_budget"]),
             retry_backoff=None if backoff is None else tuple(timedelta(seconds=b) for b in backoff),

@@ -15,6 +15,7 @@ from typing import Any
 from ...domain.declarations import Declaration, DeclarationOutcome
 from ...domain.firings import Claim, FiringRecord
 from ...domain.lookahead import NODE_TTL, Hold, NodeLoad, PickRule
+from ...domain.run_items import ItemCounts
 from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
@@ -145,9 +146,13 @@ class ScheduleStore(abc.ABC):
 
     @abc.abstractmethod
     def end_schedule_run(self, name: str, tag: str, *, status: RunStatus, ended: datetime,
-                         detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming()) -> bool:
+                         detail: Mapping[str, Any] | None = None, timing: ScheduleTiming = ScheduleTiming(),
+                         items: ItemCounts | None = None) -> bool:
         """End our run: the schedule's state moves by the schedule rules and ownership is released.
-        False (the run recorded as stolen) when the schedule was taken over meanwhile."""
+        False (the run recorded as stolen) when the schedule was taken over meanwhile. ``items``: how many
+        items the run did and failed (``domain.run_items``), kept on the run's detail and, for a good run,
+        as the schedule's ``last_items_done`` and ``last_items_failed``; ValidationError naming the count
+        at fault, and nothing written, for a negative one or one that is not a whole number."""
 
     @abc.abstractmethod
     def steal_silent_schedules(self, now: datetime, timing: ScheduleTiming = ScheduleTiming(), *,

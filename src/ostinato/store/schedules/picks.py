@@ -90,7 +90,8 @@ class PickFlow:
             return candidate_of(self._schedule(row), db.read_time(row["can_start_by"]),
                                 db.read_time(row["should_start_by"]), rule)
         return Candidate(row["name"], db.read_time(row["can_start_by"]), db.read_time(row["should_start_by"]),
-                         expected_length(db.read_interval(row["average_good_duration"])), timedelta(0),
+                         expected_length(db.read_interval(row["average_good_duration"]),
+                                         db.read_interval(row["expected_duration"])), timedelta(0),
                          frozenset(db.read_array(row["dont_run_on_nodes"])))
 
     def _replace_holds(self, conn: Connection, node: str, instance: str, holds: Sequence[Hold], now: datetime) -> None:

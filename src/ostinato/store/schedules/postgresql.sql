@@ -10,7 +10,8 @@ INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period,
                       last_start_at, last_end_at, failure_count, average_good_duration, owner_started_at, owner_node,
                       owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by,
                       catch_up, catch_up_budget, retry_backoff, options, declared_by, declaration, fired_through,
-                      next_fire_at, run_requested_at)
+                      next_fire_at, run_requested_at, expected_duration, partial_failure_threshold,
+                      duration_spread, last_items_done, last_items_failed)
 VALUES (%(name)s, %(kind)s, %(task_type)s, %(arguments)s::jsonb, %(mode)s, %(scheduling_period)s,
         %(cooldown_duration)s, %(cron_schedule)s, %(cron_max_schedule_duration)s, %(tz)s, %(enabled)s,
         %(max_expected_duration)s, %(max_allowed_duration)s, %(blackout_periods)s::jsonb, %(dont_run_on_nodes)s,
@@ -18,7 +19,8 @@ VALUES (%(name)s, %(kind)s, %(task_type)s, %(arguments)s::jsonb, %(mode)s, %(sch
         %(failure_count)s, %(average_good_duration)s, %(owner_started_at)s, %(owner_node)s, %(owner_name)s,
         %(owner_tag)s, %(owner_last_ping_at)s, %(steal_start_at)s, %(can_start_by)s, %(should_start_by)s,
         %(catch_up)s, %(catch_up_budget)s, %(retry_backoff)s::jsonb, %(options)s::jsonb, %(declared_by)s, %(declaration)s,
-        %(fired_through)s, %(next_fire_at)s, %(run_requested_at)s)
+        %(fired_through)s, %(next_fire_at)s, %(run_requested_at)s, %(expected_duration)s,
+        %(partial_failure_threshold)s, %(duration_spread)s, %(last_items_done)s, %(last_items_failed)s)
 ON CONFLICT (name) DO NOTHING
 RETURNING name;
 
@@ -37,19 +39,24 @@ UPDATE schedule SET kind = %(kind)s, task_type = %(task_type)s, arguments = %(ar
     can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s, catch_up = %(catch_up)s,
     catch_up_budget = %(catch_up_budget)s, retry_backoff = %(retry_backoff)s::jsonb, options = %(options)s::jsonb,
     declared_by = %(declared_by)s, declaration = %(declaration)s, fired_through = %(fired_through)s,
-    next_fire_at = %(next_fire_at)s, run_requested_at = %(run_requested_at)s
+    next_fire_at = %(next_fire_at)s, run_requested_at = %(run_requested_at)s,
+    expected_duration = %(expected_duration)s, partial_failure_threshold = %(partial_failure_threshold)s,
+    duration_spread = %(duration_spread)s, last_items_done = %(last_items_done)s,
+    last_items_failed = %(last_items_failed)s
 WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
 
 -- name: update_run_state
--- a run's end (or a steal's): only the state the domain moved (run times, failures, the average,
--- the released ownership) and the new start times; the definition is left as it is
+-- a run's end (or a steal's): only the state the domain moved (run times, failures, the average and
+-- the spread, the last good run's items, the released ownership) and the new start times; the definition is left as it is
 UPDATE schedule SET last_good_start_at = %(last_good_start_at)s, last_good_end_at = %(last_good_end_at)s,
     last_start_at = %(last_start_at)s, last_end_at = %(last_end_at)s, failure_count = %(failure_count)s,
     average_good_duration = %(average_good_duration)s, owner_started_at = %(owner_started_at)s,
     owner_node = %(owner_node)s, owner_name = %(owner_name)s, owner_tag = %(owner_tag)s,
     owner_last_ping_at = %(owner_last_ping_at)s, steal_start_at = %(steal_start_at)s,
     can_start_by = %(can_start_by)s, should_start_by = %(should_start_by)s, fired_through = %(fired_through)s,
-    next_fire_at = %(next_fire_at)s, run_requested_at = %(run_requested_at)s
+    next_fire_at = %(next_fire_at)s, run_requested_at = %(run_requested_at)s,
+    duration_spread = %(duration_spread)s, last_items_done = %(last_items_done)s,
+    last_items_failed = %(last_items_failed)s
 WHERE name = %(name)s AND owner_tag IS NOT DISTINCT FROM %(expected_tag)s;
 
 -- name: schedule_for_update

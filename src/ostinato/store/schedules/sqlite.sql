@@ -11,7 +11,8 @@ INSERT INTO schedule (name, kind, task_type, arguments, mode, scheduling_period,
                       last_start_at, last_end_at, failure_count, average_good_duration, owner_started_at, owner_node,
                       owner_name, owner_tag, owner_last_ping_at, steal_start_at, can_start_by, should_start_by,
                       catch_up, catch_up_budget, retry_backoff, options, declared_by, declaration, fired_through,
-                      next_fire_at, run_requested_at)
+                      next_fire_at, run_requested_at, expected_duration, partial_failure_threshold,
+                      duration_spread, last_items_done, last_items_failed)
 VALUES (:name, :kind, :task_type, :arguments, :mode, :scheduling_period,
         :cooldown_duration, :cron_schedule, :cron_max_schedule_duration, :tz, :enabled,
         :max_expected_duration, :max_allowed_duration, :blackout_periods, :dont_run_on_nodes,
@@ -19,7 +20,8 @@ VALUES (:name, :kind, :task_type, :arguments, :mode, :scheduling_period,
         :failure_count, :average_good_duration, :owner_started_at, :owner_node, :owner_name,
         :owner_tag, :owner_last_ping_at, :steal_start_at, :can_start_by, :should_start_by,
         :catch_up, :catch_up_budget, :retry_backoff, :options, :declared_by, :declaration,
-        :fired_through, :next_fire_at, :run_requested_at)
+        :fired_through, :next_fire_at, :run_requested_at, :expected_duration,
+        :partial_failure_threshold, :duration_spread, :last_items_done, :last_items_failed)
 ON CONFLICT (name) DO NOTHING
 RETURNING name;
 
@@ -38,19 +40,24 @@ UPDATE schedule SET kind = :kind, task_type = :task_type, arguments = :arguments
     can_start_by = :can_start_by, should_start_by = :should_start_by, catch_up = :catch_up,
     catch_up_budget = :catch_up_budget, retry_backoff = :retry_backoff, options = :options,
     declared_by = :declared_by, declaration = :declaration, fired_through = :fired_through,
-    next_fire_at = :next_fire_at, run_requested_at = :run_requested_at
+    next_fire_at = :next_fire_at, run_requested_at = :run_requested_at,
+    expected_duration = :expected_duration, partial_failure_threshold = :partial_failure_threshold,
+    duration_spread = :duration_spread, last_items_done = :last_items_done,
+    last_items_failed = :last_items_failed
 WHERE name = :name AND owner_tag IS :expected_tag;
 
 -- name: update_run_state
--- a run's end (or a steal's): only the state the domain moved (run times, failures, the average,
--- the released ownership) and the new start times; the definition is left as it is
+-- a run's end (or a steal's): only the state the domain moved (run times, failures, the average and
+-- the spread, the last good run's items, the released ownership) and the new start times; the definition is left as it is
 UPDATE schedule SET last_good_start_at = :last_good_start_at, last_good_end_at = :last_good_end_at,
     last_start_at = :last_start_at, last_end_at = :last_end_at, failure_count = :failure_count,
     average_good_duration = :average_good_duration, owner_started_at = :owner_started_at,
     owner_node = :owner_node, owner_name = :owner_name, owner_tag = :owner_tag,
     owner_last_ping_at = :owner_last_ping_at, steal_start_at = :steal_start_at,
     can_start_by = :can_start_by, should_start_by = :should_start_by, fired_through = :fired_through,
-    next_fire_at = :next_fire_at, run_requested_at = :run_requested_at
+    next_fire_at = :next_fire_at, run_requested_at = :run_requested_at,
+    duration_spread = :duration_spread, last_items_done = :last_items_done,
+    last_items_failed = :last_items_failed
 WHERE name = :name AND owner_tag IS :expected_tag;
 
 -- name: schedule_for_update

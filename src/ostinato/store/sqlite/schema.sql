@@ -272,7 +272,11 @@ CREATE TABLE schedule (
     -- mode 'send': the next fire time to send, stored so that a beat's claim is an index walk;
     -- run_requested_at (0017): a run asked for now (schedule run-now), pending until a run starts at or after it
     next_fire_at TEXT
-, run_requested_at TEXT) STRICT;
+, run_requested_at TEXT, expected_duration REAL, partial_failure_threshold REAL, duration_spread REAL,
+last_items_done INTEGER, last_items_failed INTEGER) STRICT;
+-- 0026: expected_duration (seconds, in place of the moving average; NULL: the average),
+-- partial_failure_threshold (a share; NULL: the setting), duration_spread (seconds: the standard
+-- deviation of good durations), last_items_done and last_items_failed (the last good run's items)
 
 -- the pick: among schedules not running, lowest should_start_by first
 CREATE INDEX schedule_pick_idx ON schedule (should_start_by)
