@@ -1,4 +1,4 @@
-"""Lookahead's holds, visible: ``schedule show``, the API and /metrics say why a schedule is held back
+"""Lookahead's holds, visible: ``schedule show``, the API, the console and /metrics say why a schedule is held back
 and for which schedule a slot is kept."""
 
 from __future__ import annotations
@@ -7,9 +7,15 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from cli_helpers import ok
+from fastapi.testclient import TestClient
 from test_api_helpers import Api
 from test_api_metrics import scrape
+from test_dashboard_drill import get
+from test_dashboard_helpers import tokens
+from test_dashboard_next_start import said
 
+from ostinato.api import create_app
+from ostinato.config import Settings
 from ostinato.domain.lookahead import Lookahead, PickRule
 from ostinato.domain.schedules import Schedule, ScheduleKind
 from ostinato.store import open_store
@@ -47,3 +53,11 @@ def test_schedule_show_says_why_it_is_held_back(fresh_url):
     assert "Lookahead: held back: held for hourly, due in " in ok(fresh_url, "schedule", "show", "weekly").output
     shown = json.loads(ok(fresh_url, "schedule", "show", "hourly", "--json").output)
     assert shown["held"].startswith("a slot is kept for it: by n1/a")
+
+
+def test_the_console_says_why_a_schedule_is_held_back(store, clock):
+    weekly_and_hourly(store, clock.now())
+    client = TestClient(create_app(store, Settings(), clock))
+    client.headers["Authorization"] = f"Bearer {tokens(store, clock)['read']}"
+    assert said(get(client, "/dashboard/schedules/weekly").text, "held").startswith("held back: held for hourly, due in")
+    assert said(get(client, "/dashboard/schedules/hourly").text, "held").startswith("a slot is kept for it: by n1/a")

@@ -26,12 +26,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, has_fire_times
+from ..domain.lookahead import holds_said
 from ..domain.next_start import NextStart, next_start
 from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
 from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
 from ..domain.run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD
 from ..domain.run_outcomes import outcome_of
-from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
+from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text, stored_start_times
 from ..domain.status_words import RUN_STATUS_WORDS
 from .request_handling import ApiContext
 from .schedules import all_schedules
@@ -159,6 +160,8 @@ class SchedulePage:
     next_start: NextStart | None = None
     #: the setting schedule_partial_failure_threshold, for a schedule without its own
     partial_failure_threshold: float = DEFAULT_PARTIAL_FAILURE_THRESHOLD
+    #: lookahead: why it is held back, or that a slot is kept for it (domain.lookahead.holds_said)
+    held: str | None = None
 
     @property
     def skipped(self) -> int | None:
@@ -189,10 +192,13 @@ def gather_schedule(ctx: ApiContext, schedule: Schedule, before: int | None = No
     upcoming = fire_time_after(schedule, cursor_of(schedule)) if fires and schedule.enabled else None
     firings = [firing_row(f, timing.catch_up_grace) for f in ctx.store.list_firings(schedule.name, limit=FIRINGS_SHOWN)]
     runs = ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN + 1, before_id=before)
+    times = stored_start_times(schedule, now, timing)
+    held = holds_said(schedule.name, waiting=times is not None and times.can_start_by <= now and not schedule.running,
+                      holds=ctx.store.list_holds(now), now=now)
     return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,
                         schedule.fired_through, upcoming, firings, runs[:RUNS_SHOWN], before,
                         runs[RUNS_SHOWN - 1].id if len(runs) > RUNS_SHOWN else None, next_start(schedule, now, timing),
-                        timing.partial_failure_threshold)
+                        timing.partial_failure_threshold, held)
 
 
 def gather(ctx: ApiContext) -> Dashboard:
