@@ -29,6 +29,7 @@ from typing import Any
 from .domain.change_rates import RevisitModel
 from .domain.durations import BARE_NUMBER_FORMS, parse_duration
 from .domain.errors import ValidationError, close_names, did_you_mean
+from .domain.lookahead import NODE_TTL, Lookahead, PickRule
 from .domain.orchestration import default_ratios, validate_ratios
 from .domain.schedules import ScheduleTiming
 from .domain.visit_policies import POLICY_NAMES, GrabOptions
@@ -110,6 +111,13 @@ class Settings:
     schedule_retry_backoff: tuple[str, ...] = ("5m", "1h", "4h")
     #: schedules: fire times due at once are a backlog for the catch-up rule only when the oldest is older than this
     schedule_catch_up_grace: timedelta = timedelta(seconds=10)
+    #: schedules: the pick looks ahead (holds a slot for a more urgent schedule due soon, leaves to another live
+    #: scheduler what it can run); false: the proposal's greedy pick
+    schedule_lookahead: bool = False
+    #: schedules: how far ahead the lookahead pick plans
+    schedule_lookahead_horizon: timedelta = timedelta(hours=1)
+    #: schedules: how many schedules the lookahead pick looks at: the K most urgent that can start, and the K next due
+    schedule_lookahead_k: int = 32
     #: Celery beat (ostinato.integrations.celery.beat:OstinatoScheduler): a fire time a beat claimed and did not
     #: send (it died, or paused) is sent by another beat after this
     beat_lease: timedelta = timedelta(seconds=30)
@@ -281,6 +289,16 @@ class Settings:
         except ValidationError as exc:  # name the setting, not the dataclass field
             field = exc.field if exc.field.startswith("schedule_") else f"schedule_{exc.field}"
             raise ValidationError(field, exc.expected, exc.got) from None
+
+    def schedule_pick_rule(self) -> PickRule | None:
+        """How the deadline scheduler picks: lookahead within its bounds, or None (the greedy pick)."""
+        if not self.schedule_lookahead:
+            return None
+        try:
+            return PickRule(lookahead=Lookahead(horizon=self.schedule_lookahead_horizon, k=self.schedule_lookahead_k,
+                                                node_ttl=max(NODE_TTL, 3 * self.schedule_ping_interval))).validated()
+        except ValidationError as exc:  # name the setting
+            raise ValidationError(f"schedule_{exc.field}", exc.expected, exc.got) from None
 
     def grab_options(self) -> GrabOptions:
         """How the orchestrator's grabs treat what they pick, for ``grab_next_visits``."""

@@ -226,7 +226,8 @@ class Schedules:
             _report(outcome)
             scheduler = DeadlineScheduler(store, clock, node=node or settings.node,
                                           instance=instance or f"{self.source}:{os.getpid()}",
-                                          capacity=capacity, timing=settings.schedule_timing())
+                                          capacity=capacity, timing=settings.schedule_timing(),
+                                          rule=settings.schedule_pick_rule())
             _drive(scheduler, once, stop)
             return scheduler
         finally:

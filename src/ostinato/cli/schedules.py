@@ -519,7 +519,8 @@ def run_scheduler(app: AppContext, node: str, instance: str, once: bool, capacit
         remote = CeleryExecutor(make_celery_app(app.settings.celery_broker()), app.clock, node=node,
                                 report=store.record_run_events, release_visits=store.release_visits)
     scheduler = DeadlineScheduler(app.store(), app.clock, node=node, instance=instance, capacity=capacity,
-                                  timing=app.settings.schedule_timing(), remote=remote)
+                                  timing=app.settings.schedule_timing(), remote=remote,
+                                  rule=app.settings.schedule_pick_rule())
     if once:
         scheduler.start()
         scheduler.run_once()

@@ -12,7 +12,7 @@ start first. Lookahead plans the horizon instead, as a backfilling planner would
 - a schedule whose reservation is now, on one of this scheduler's free slots, starts now; one whose
   reservation is on another scheduler's slot is left to it (node-aware: at equal times, the slot of
   the scheduler fewer schedules depend on is given first, so that what only one scheduler can run
-  finds it free; then by name, so that every scheduler draws the same plan and none leaves a schedule
+  finds it free; then the slot left idle least before the start (best fit); then by name, so that every scheduler draws the same plan and none leaves a schedule
   to another that leaves it back);
 - a free slot of this scheduler that starts nothing now, because a more urgent schedule due later
   would not find it free if a long run took it, is *held*: a stored, expiring record naming the
@@ -24,15 +24,18 @@ When capacity is ample every schedule that can start finds a slot now, and nothi
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from .errors import ValidationError
 from .limits import MAX_DURATION
+from .schedules import Schedule, expected_run, next_cron_time
 
 #: the largest K a pick may look at (each of the two lists)
 MAX_K = 1000
+#: a scheduler counts as live while its last heartbeat is younger than this (by default)
+NODE_TTL = timedelta(seconds=90)
 
 
 class PickOrder(str, enum.Enum):
@@ -57,7 +60,7 @@ class Lookahead:
     #: a hold lapses this long after the moment its schedule was due, if no one started it
     hold_grace: timedelta = timedelta(minutes=2)
     #: a scheduler counts as live while its last heartbeat is younger than this
-    node_ttl: timedelta = timedelta(seconds=90)
+    node_ttl: timedelta = NODE_TTL
 
     def validated(self) -> Lookahead:
         for name in ("horizon", "hold_grace", "node_ttl"):
@@ -76,13 +79,11 @@ class PickRule:
 
     order: PickOrder = PickOrder.DEADLINE
     lookahead: Lookahead | None = None
-    #: a simulator's clairvoyance: each schedule's next run's true duration (None: not known)
-    known_durations: Callable[[str], timedelta | None] | None = field(default=None, compare=False)
 
     @property
     def plain(self) -> bool:
-        """The store's own indexed pick answers this rule: the deadline order, no lookahead, no oracle."""
-        return self.order is PickOrder.DEADLINE and self.lookahead is None and self.known_durations is None
+        """The store's own indexed pick answers this rule: the deadline order, no lookahead."""
+        return self.order is PickOrder.DEADLINE and self.lookahead is None
 
     def validated(self) -> PickRule:
         order = PickOrder(self.order)
@@ -153,15 +154,20 @@ def order_key(rule: PickRule, candidate: Candidate) -> tuple:
     return (candidate.should_start_by, candidate.name)
 
 
-def known(rule: PickRule, candidate: Candidate) -> Candidate:
-    """The candidate as a clairvoyant rule sees it: its true next duration, and the latest start that
-    meets its deadline with it."""
-    if rule.known_durations is None:
-        return candidate
-    duration = rule.known_durations(candidate.name)
-    if duration is None:
-        return candidate
-    return replace(candidate, expected=duration, should_start_by=candidate.deadline - duration)
+def candidate_of(schedule: Schedule, can_start_by: datetime, should_start_by: datetime, rule: PickRule) -> Candidate:
+    """A schedule as the pick sees it, with the start times stored beside it. Its period is read only
+    for the period order (a calendar rule's gap between its next two fire times)."""
+    period = timedelta(0)
+    if rule.order is PickOrder.PERIOD:
+        period = schedule.scheduling_period or _calendar_gap(schedule, can_start_by)
+    return Candidate(schedule.name, can_start_by, should_start_by, expected_run(schedule), period,
+                     frozenset(schedule.dont_run_on_nodes))
+
+
+def _calendar_gap(schedule: Schedule, at: datetime) -> timedelta:
+    first = next_cron_time(schedule, at)
+    second = None if first is None else next_cron_time(schedule, first)
+    return second - first if first is not None and second is not None else MAX_DURATION
 
 
 @dataclass
@@ -180,6 +186,10 @@ class _Slot:
             start = max(start, end)
         return start
 
+    def idle_before(self, start: datetime, now: datetime) -> timedelta:
+        """How long the slot would stand idle just before ``start``."""
+        return start - max([now, *(end for _, end, _ in self.busy if end <= start)])
+
     def reserve(self, start: datetime, end: datetime, name: str) -> None:
         self.busy.append((start, end, name))
         self.busy.sort()
@@ -190,21 +200,20 @@ class _Slot:
 
 def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate], upcoming: Sequence[Candidate],
            nodes: Sequence[NodeLoad], holds: Sequence[Hold], now: datetime, rule: PickRule) -> Choice:
-    """Which of ``startable`` (schedules that can start now on ``node``) this scheduler starts on its
-    ``room`` free slots, and which of those slots it holds (module docstring). ``upcoming`` are the
-    schedules due within the horizon; ``nodes`` the live schedulers (this one among them, or not yet
-    registered), ``holds`` the holds in force."""
+    """Which of ``startable`` (schedules that can start now, on any node: those ``node`` must not run are
+    planned on the others) this scheduler starts on its ``room`` free slots, and which of those slots it
+    holds (module docstring). ``upcoming`` are the schedules due within the horizon; ``nodes`` the live
+    schedulers (this one among them, or not yet registered), ``holds`` the holds in force."""
     if room <= 0:
         return Choice(())
-    startable = [known(rule, c) for c in startable]
     ordered = sorted(startable, key=lambda c: order_key(rule, c))
     look = rule.lookahead
     if look is None:
-        return Choice(tuple(c.name for c in ordered[:room]))
+        return Choice(tuple(c.name for c in ordered if node not in c.excluded)[:room])
     me = (node, instance)
     horizon_end = now + look.horizon
     slots = _slots(me, node, room, nodes, now, look)
-    by_name = {c.name: c for c in [*(known(rule, c) for c in upcoming), *startable]}
+    by_name = {c.name: c for c in [*upcoming, *startable]}
     held = _reserve_holds(slots, holds, me, by_name, now)
     jobs = sorted((c for c in by_name.values() if c.name not in held and c.can_start_by <= horizon_end),
                   key=lambda c: order_key(rule, c))
@@ -218,7 +227,9 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
             if slot.node in job.excluded:
                 continue
             start = slot.earliest_fit(max(now, job.can_start_by), job.expected)
-            key = (start, demand.get(slot.node, 0), slot.owner)  # the same order on every scheduler
+            # the earliest start; then the slot fewer schedules depend on, the one left idle least before it
+            # (best fit), and the name: the same order on every scheduler
+            key = (start, demand.get(slot.node, 0), slot.idle_before(start, now), slot.owner)
             if best is None or key < best[0]:
                 best = (key, slot, start)
         if best is None:
@@ -229,7 +240,8 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
         slot.reserve(start, start + job.expected, job.name)
         if job.name in startable_names and start <= now:
             (take if slot.owner == me else left).append(job.name)
-    return Choice(tuple(take), _my_holds(slots, me, now, look), tuple(left))
+    waiting = {c.name for c in startable if node not in c.excluded} - set(take) - set(left)  # held back
+    return Choice(tuple(take), _my_holds(slots, me, now, look) if waiting else (), tuple(left))
 
 
 def _slots(me: tuple[str, str], node: str, room: int, nodes: Sequence[NodeLoad], now: datetime,
@@ -281,8 +293,8 @@ def _exclusive_demand(jobs: Sequence[Candidate], nodes: set[str]) -> dict[str, i
 
 
 def _my_holds(slots: list[_Slot], me: tuple[str, str], now: datetime, look: Lookahead) -> tuple[Hold, ...]:
-    """This scheduler's slots free now that start nothing now: each held for the schedule reserved
-    on it next, until a little after that one is due."""
+    """This scheduler's slots free now that start nothing now (while a schedule that could start waits):
+    each held for the schedule reserved on it next, until a little after that one is due."""
     holds = []
     for slot in slots:
         if slot.owner != me or any(begin <= now for begin, _, _ in slot.busy) or not slot.busy:

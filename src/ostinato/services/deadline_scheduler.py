@@ -43,6 +43,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..domain.clock import Clock
+from ..domain.lookahead import NODE_TTL, PickRule
 from ..domain.schedule_watch import Overrun, overruns
 from ..domain.schedules import (
     RunMode,
@@ -50,6 +51,7 @@ from ..domain.schedules import (
     Schedule,
     ScheduleRun,
     ScheduleTiming,
+    expected_run,
 )
 from ..domain.tasks import NewTask, TaskPolicy, TaskStatus
 from ..execution.calls import call_schedule_job
@@ -147,7 +149,7 @@ class DeadlineScheduler:
     def __init__(self, store: Store, clock: Clock, *, node: str, instance: str = "default",
                  registry: TaskRegistry = default_registry, timing: ScheduleTiming = ScheduleTiming(),
                  capacity: int = 4, max_sleep: timedelta = timedelta(seconds=60), remote: RemoteRuns | None = None,
-                 monotonic: Callable[[], float] = time.monotonic):
+                 monotonic: Callable[[], float] = time.monotonic, rule: PickRule | None = None):
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self.store = store
@@ -158,6 +160,10 @@ class DeadlineScheduler:
         self.timing = timing.validated()
         self.capacity = capacity
         self.max_sleep = max_sleep
+        #: the pick's order and lookahead (None: the plain greedy pick)
+        self.rule = None if rule is None or rule.validated().plain else rule.validated()
+        #: when each run in flight here or sent to a worker is expected to end (the heartbeat tells them)
+        self._expected_ends: dict[str, datetime] = {}
         #: the run leases' time (see RunLease), and when this pass's picks were pinged
         self.monotonic = monotonic
         self._pass_began = monotonic()
@@ -213,9 +219,12 @@ class DeadlineScheduler:
         started = 0
         while (room := self.capacity - len(self.running()) - self._remote_in_flight()) > 0:
             now, self._pass_began = self.clock.now(), self.monotonic()  # the picks' first ping: this moment
+            if self.rule is not None and self.rule.lookahead is not None:
+                self._heartbeat(now)
             with metrics.picking("scheduler"):
                 picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
-                                                   tags=[uuid.uuid4().hex for _ in range(room)], now=now)
+                                                   tags=[uuid.uuid4().hex for _ in range(room)], now=now,
+                                                   **({"rule": self.rule} if self.rule is not None else {}))
             late = self.monotonic() - self._pass_began > self.timing.ping_timeout.total_seconds() / 2
             for schedule, run in picked:
                 if late and not self._ping_late_pick(schedule, run):
@@ -227,6 +236,16 @@ class DeadlineScheduler:
                 break
         self.started += started
         return started
+
+    def _heartbeat(self, now: datetime) -> None:
+        """Tell the live schedulers' registry this one's slots and when its runs should end (lookahead)."""
+        with self._lock:
+            live = set(self._active) | set(self._remote)
+        for name in set(self._expected_ends) - live:
+            del self._expected_ends[name]
+        self.store.heartbeat_scheduler(self.node, self.instance, slots=self.capacity,
+                                       run_ends=sorted(self._expected_ends.values())[:self.capacity], now=now,
+                                       ttl=self.rule.lookahead.node_ttl if self.rule and self.rule.lookahead else NODE_TTL)
 
     def _ping_late_pick(self, schedule: Schedule, run: ScheduleRun) -> bool:
         """A pick that took over half the ping timeout (the store was slow or away) recorded a time
@@ -254,6 +273,7 @@ class DeadlineScheduler:
         return len(self._remote)
 
     def _start(self, schedule: Schedule, run: ScheduleRun) -> None:
+        self._expected_ends[schedule.name] = run.started_at + expected_run(schedule)
         if schedule.mode is RunMode.SUBMIT:
             self._submit(schedule, run)
             return
@@ -395,6 +415,11 @@ class DeadlineScheduler:
         if self.running():
             limit = min(limit, self.timing.ping_interval)
         upcoming = self.store.next_can_start_by()
+        if upcoming is not None and upcoming <= now and self.rule is not None and self.rule.lookahead is not None:
+            # startable schedules wait while slots are held: pick again when the first hold falls due
+            # (a run's end wakes the loop earlier)
+            held = [h.due_at for h in self.store.list_holds(now) if (h.node, h.instance) == (self.node, self.instance)]
+            upcoming = min(held) if held else now + self.timing.ping_interval
         if upcoming is not None:
             limit = min(limit, max(upcoming - now, timedelta(0)))
         return max(limit.total_seconds(), 0.05)

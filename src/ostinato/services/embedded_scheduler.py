@@ -130,6 +130,7 @@ class EmbeddedScheduler:
         #: the deadline-greedy scheduler, for `ostinato run` (instance "run" on this node)
         self.deadline_scheduler = (DeadlineScheduler(store, clock, node=settings.node, instance="run",
                                                      capacity=settings.workers, timing=settings.schedule_timing(),
+                                                     rule=settings.schedule_pick_rule(),
                                                      remote=None if isinstance(self.executor, EmbeddedExecutor)
                                                      else self.executor)
                                    if schedules else None)

@@ -587,3 +587,23 @@ CREATE UNIQUE INDEX console_session_hash_idx ON console_session (session_hash);
 CREATE INDEX console_session_token_idx ON console_session (token_id);
 -- the ended ones
 CREATE INDEX console_session_idle_idx ON console_session (idle_until);
+
+-- lookahead in the schedule pick (0025): the live schedulers by heartbeat, and the slots they hold
+CREATE TABLE scheduler_node (
+    node text NOT NULL,
+    instance text NOT NULL,
+    slots integer NOT NULL CHECK (slots >= 1),
+    run_ends timestamptz[] NOT NULL DEFAULT '{}',
+    seen_at timestamptz NOT NULL,
+    PRIMARY KEY (node, instance)
+);
+CREATE TABLE schedule_hold (
+    node text NOT NULL,
+    instance text NOT NULL,
+    waits_for text NOT NULL,
+    due_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    held_at timestamptz NOT NULL,
+    PRIMARY KEY (node, instance, waits_for)
+);
+CREATE INDEX schedule_hold_waits_idx ON schedule_hold (waits_for);

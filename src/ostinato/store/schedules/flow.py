@@ -21,6 +21,7 @@ from ...domain.blackouts import parse_blackout_periods
 from ...domain.declarations import DEFINITION_FIELDS
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.firings import CatchUp, CatchUpKind, Claim, FiringRecord, FiringStatus, cursor_of, fire_time_after
+from ...domain.lookahead import PickRule
 from ...domain.run_now import request_run, send_now_refusal
 from ...domain.schedule_watch import StealStep, steal_step
 from ...domain.schedules import (
@@ -40,6 +41,7 @@ from ..dialect import Connection, Dialect, Row
 from ..queries import Queries
 from .fire_times import CHANNEL, FireTimeFlow
 from .interface import ScheduleStore
+from .picks import PickFlow
 
 #: the schedule pick's choice of walk: when fewer schedules than this can start now (the steady
 #: state: most periodic schedules sit in their cooldown), it reads all of them through the wake
@@ -71,7 +73,7 @@ def pick_query(queries: Queries, startable: int) -> str:
     return queries.pick_few_schedules if startable < PICK_WINDOW else queries.pick_schedule
 
 
-class ScheduleFlow(FireTimeFlow, ScheduleStore):
+class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
     db: Dialect
 
     @property
@@ -212,10 +214,16 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
         return deleted
 
     # -- running -------------------------------------------------------------
-    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
-                       now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
+    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str], now: datetime,
+                       rule: PickRule | None = None) -> list[tuple[Schedule, ScheduleRun]]:
         if not tags:
             return []
+        if rule is not None and not rule.validated().plain:
+            with self.db.write() as conn:
+                taken, rows, runs = self._pick_by_rule(conn, node=node, owner_name=owner_name, tags=tags, now=now,
+                                                       rule=rule.validated(), window=PICK_WINDOW)
+            run_of = {r["schedule"]: r for r in runs}
+            return [(self._schedule(row), self._run(run_of[name])) for name, row in zip(taken, rows, strict=True)]
         queries = self._schedules
         params = {"now": self.db.time(now), "node": node, "limit": len(tags), "window": PICK_WINDOW}
         with self.db.write() as conn:
@@ -225,8 +233,8 @@ class ScheduleFlow(FireTimeFlow, ScheduleStore):
                 return []
             params.update(self.db.columns(names=names, tags=tags[:len(names)]), owner_name=owner_name)
             owned = {r["name"]: r for r in conn.execute(queries.take_ownership, params).fetchall()}
-            runs = {r["schedule"]: r for r in conn.execute(queries.insert_schedule_runs, params).fetchall()}
-        return [(self._schedule(owned[name]), self._run(runs[name])) for name in names]
+            opened = {r["schedule"]: r for r in conn.execute(queries.insert_schedule_runs, params).fetchall()}
+        return [(self._schedule(owned[name]), self._run(opened[name])) for name in names]
 
     def ping_schedule(self, name: str, tag: str, now: datetime) -> bool:
         with self.db.write() as conn:

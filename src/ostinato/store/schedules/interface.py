@@ -14,6 +14,7 @@ from typing import Any
 
 from ...domain.declarations import Declaration, DeclarationOutcome
 from ...domain.firings import Claim, FiringRecord
+from ...domain.lookahead import NODE_TTL, Hold, NodeLoad, PickRule
 from ...domain.schedules import RunStatus, Schedule, ScheduleRun, ScheduleTiming
 
 #: The verbs a client may call through the HTTP API (``ostinato.remote``), each with the token scope
@@ -29,6 +30,7 @@ REMOTE_SCOPES: dict[str, str] = {
     "claim_firings": "worker", "mark_firings_sent": "worker", "release_firings": "worker", "next_send_at": "read",
     "request_schedule_run": "admin", "pause_schedule": "admin", "resume_schedule": "admin",
     "update_schedule": "admin", "claim_run_now": "admin",
+    "heartbeat_scheduler": "worker", "list_schedulers": "read", "list_holds": "read",
 }
 NOT_REMOTE: dict[str, str] = {
     "listen_schedule_changes": "no push over HTTP: the client answers False and schedulers poll",
@@ -105,12 +107,32 @@ class ScheduleStore(abc.ABC):
         ``schedule.delete`` of ``actor`` in the same transaction; False, and nothing written, if there was none."""
 
     @abc.abstractmethod
-    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str],
-                       now: datetime) -> list[tuple[Schedule, ScheduleRun]]:
+    def pick_schedules(self, *, node: str, owner_name: str, tags: Sequence[str], now: datetime,
+                       rule: PickRule | None = None) -> list[tuple[Schedule, ScheduleRun]]:
         """The deadline-greedy pick, as one index walk, for up to ``len(tags)`` schedules at once: among
         enabled schedules not running and not excluded on ``node``, with ``can_start_by`` past,
         the lowest ``should_start_by`` first; take their ownership (one tag each) and open their
-        runs, in one transaction. Concurrent pickers never take the same schedule."""
+        runs, in one transaction. Concurrent pickers never take the same schedule.
+
+        With a ``rule`` (``domain.lookahead``): its order, and with its lookahead a plan over the
+        horizon from the K most urgent that can start, the K next due, the live schedulers
+        (:meth:`heartbeat_scheduler`) and the holds in force; the scheduler ``node``/``owner_name``'s
+        holds are replaced by the plan's in the same transaction. It may start fewer than it has
+        room for: the slots it holds."""
+
+    @abc.abstractmethod
+    def heartbeat_scheduler(self, node: str, instance: str, *, slots: int, run_ends: Sequence[datetime],
+                            now: datetime, ttl: timedelta = NODE_TTL) -> None:
+        """A scheduler is live, with ``slots`` and runs in flight expected to end at ``run_ends``: the
+        registry lookahead plans with. Schedulers silent for many ``ttl`` are forgotten."""
+
+    @abc.abstractmethod
+    def list_schedulers(self, now: datetime, *, ttl: timedelta = NODE_TTL) -> list[NodeLoad]:
+        """The live schedulers (a heartbeat within ``ttl``), by node and instance."""
+
+    @abc.abstractmethod
+    def list_holds(self, now: datetime, *, schedule: str | None = None) -> list[Hold]:
+        """The holds in force (of every scheduler, or for one schedule), soonest due first."""
 
     def pick_schedule(self, *, node: str, owner_name: str, tag: str, now: datetime) -> tuple[Schedule, ScheduleRun] | None:
         """One schedule: :meth:`pick_schedules` with one tag."""

@@ -244,3 +244,61 @@ SELECT min(at) AS at FROM (
 
 -- name: delete_schedule_firings
 DELETE FROM schedule_firing WHERE schedule = %(name)s;
+
+-- Lookahead and the other pick orders (domain/lookahead.py): the snapshot a pick plans from.
+
+-- name: candidates_by_deadline
+-- the K most urgent schedules that can start on this node (on any node: node null), when many can:
+-- a walk of schedule_pick_idx
+SELECT * FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
+  AND (%(node)s::text IS NULL OR NOT (%(node)s = ANY(dont_run_on_nodes)))
+ORDER BY should_start_by
+LIMIT %(limit)s;
+
+-- name: candidates_by_due
+-- the K first due that can start on this node, or on any (all of them, up to the window, when few can: sorted
+-- by the rule's order afterwards): a walk of schedule_wake_idx
+SELECT * FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
+  AND (%(node)s::text IS NULL OR NOT (%(node)s = ANY(dont_run_on_nodes)))
+ORDER BY can_start_by
+LIMIT %(limit)s;
+
+-- name: upcoming_schedules
+-- the K next due within the horizon, whichever node may run them: a walk of schedule_wake_idx
+SELECT * FROM schedule
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by > %(now)s
+  AND can_start_by <= %(until)s
+ORDER BY can_start_by
+LIMIT %(limit)s;
+
+-- name: heartbeat_scheduler
+INSERT INTO scheduler_node (node, instance, slots, run_ends, seen_at)
+VALUES (%(node)s, %(instance)s, %(slots)s, %(run_ends)s::timestamptz[], %(now)s)
+ON CONFLICT (node, instance) DO UPDATE SET slots = excluded.slots, run_ends = excluded.run_ends,
+    seen_at = excluded.seen_at;
+
+-- name: forget_schedulers
+-- schedulers silent for long (many node timeouts): gone
+DELETE FROM scheduler_node WHERE seen_at < %(cutoff)s;
+
+-- name: list_schedulers
+SELECT * FROM scheduler_node WHERE seen_at >= %(cutoff)s ORDER BY node, instance;
+
+-- name: list_holds
+SELECT * FROM schedule_hold WHERE expires_at > %(now)s ORDER BY due_at, waits_for;
+
+-- name: holds_for
+SELECT * FROM schedule_hold WHERE waits_for = %(name)s AND expires_at > %(now)s ORDER BY due_at;
+
+-- name: drop_holds
+-- a scheduler's holds, replaced at each of its picks, and every expired one
+DELETE FROM schedule_hold
+WHERE (node = %(node)s AND instance = %(instance)s) OR expires_at <= %(now)s;
+
+-- name: insert_holds
+INSERT INTO schedule_hold (node, instance, waits_for, due_at, expires_at, held_at)
+SELECT %(node)s, %(instance)s, k.name, k.due_at, k.expires_at, %(now)s
+FROM unnest(%(names)s::text[], %(due)s::timestamptz[], %(expires)s::timestamptz[]) AS k(name, due_at, expires_at)
+ON CONFLICT DO NOTHING;

@@ -237,3 +237,61 @@ SELECT min(at) AS at FROM (
 
 -- name: delete_schedule_firings
 DELETE FROM schedule_firing WHERE schedule = :name;
+
+-- Lookahead and the other pick orders (domain/lookahead.py): the snapshot a pick plans from.
+
+-- name: candidates_by_deadline
+-- the K most urgent schedules that can start on this node (on any node: node null), when many can:
+-- a walk of schedule_pick_idx
+SELECT * FROM schedule INDEXED BY schedule_pick_idx
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+  AND (:node IS NULL OR :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes)))
+ORDER BY should_start_by
+LIMIT :limit;
+
+-- name: candidates_by_due
+-- the K first due that can start on this node, or on any (all of them, up to the window, when few can: sorted
+-- by the rule's order afterwards): a walk of schedule_wake_idx
+SELECT * FROM schedule INDEXED BY schedule_wake_idx
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
+  AND (:node IS NULL OR :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes)))
+ORDER BY can_start_by
+LIMIT :limit;
+
+-- name: upcoming_schedules
+-- the K next due within the horizon, whichever node may run them: a walk of schedule_wake_idx
+SELECT * FROM schedule INDEXED BY schedule_wake_idx
+WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by > :now
+  AND can_start_by <= :until
+ORDER BY can_start_by
+LIMIT :limit;
+
+-- name: heartbeat_scheduler
+INSERT INTO scheduler_node (node, instance, slots, run_ends, seen_at)
+VALUES (:node, :instance, :slots, :run_ends, :now)
+ON CONFLICT (node, instance) DO UPDATE SET slots = excluded.slots, run_ends = excluded.run_ends,
+    seen_at = excluded.seen_at;
+
+-- name: forget_schedulers
+-- schedulers silent for long (many node timeouts): gone
+DELETE FROM scheduler_node WHERE seen_at < :cutoff;
+
+-- name: list_schedulers
+SELECT * FROM scheduler_node WHERE seen_at >= :cutoff ORDER BY node, instance;
+
+-- name: list_holds
+SELECT * FROM schedule_hold WHERE expires_at > :now ORDER BY due_at, waits_for;
+
+-- name: holds_for
+SELECT * FROM schedule_hold WHERE waits_for = :name AND expires_at > :now ORDER BY due_at;
+
+-- name: drop_holds
+-- a scheduler's holds, replaced at each of its picks, and every expired one
+DELETE FROM schedule_hold
+WHERE (node = :node AND instance = :instance) OR expires_at <= :now;
+
+-- name: insert_holds
+-- rows: JSON array of [name, due_at, expires_at]
+INSERT INTO schedule_hold (node, instance, waits_for, due_at, expires_at, held_at)
+SELECT :node, :instance, k.value ->> 0, k.value ->> 1, k.value ->> 2, :now FROM json_each(:rows) AS k WHERE true
+ON CONFLICT DO NOTHING;

@@ -552,3 +552,23 @@ CREATE UNIQUE INDEX console_session_hash_idx ON console_session (session_hash);
 CREATE INDEX console_session_token_idx ON console_session (token_id);
 -- the ended ones
 CREATE INDEX console_session_idle_idx ON console_session (idle_until);
+
+-- lookahead in the schedule pick (0025): the live schedulers by heartbeat, and the slots they hold
+CREATE TABLE scheduler_node (
+    node TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    slots INTEGER NOT NULL CHECK (slots >= 1),
+    run_ends TEXT NOT NULL DEFAULT '[]',
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (node, instance)
+) STRICT;
+CREATE TABLE schedule_hold (
+    node TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    waits_for TEXT NOT NULL,
+    due_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    held_at TEXT NOT NULL,
+    PRIMARY KEY (node, instance, waits_for)
+) STRICT;
+CREATE INDEX schedule_hold_waits_idx ON schedule_hold (waits_for);
