@@ -237,8 +237,11 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
         _, slot, start = best
         if start > horizon_end:
             continue
+        # a slot starts one run now, and only if free now: not one whose run in flight overran its
+        # expected end (it ends "now" in the plan), nor one that just took a run expected to last no time
+        free = slot.free_now(now)
         slot.reserve(start, start + job.expected, job.name)
-        if job.name in startable_names and start <= now:
+        if job.name in startable_names and start <= now and free:
             (take if slot.owner == me else left).append(job.name)
     waiting = {c.name for c in startable if node not in c.excluded} - set(take) - set(left)  # held back
     return Choice(tuple(take), _my_holds(slots, me, now, look) if waiting else (), tuple(left))
