@@ -24,11 +24,10 @@ exactly over each interval (a live owner pings all along; a lost one's last ping
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -59,6 +58,8 @@ TASK_TYPE = "simulated-run"
 #: a schedule that could start on a free slot but was not started is looked at again this soon
 HELD_STEP = timedelta(minutes=1)
 DEFAULT_MAX_STEP = timedelta(minutes=5)
+#: under lookahead, the longest step: the scheduler loop's longest sleep (its heartbeat's pace)
+LOOKAHEAD_STEP = timedelta(seconds=60)
 _QUIET = ("ostinato.services.deadline_scheduler",)
 
 
@@ -66,35 +67,50 @@ _QUIET = ("ostinato.services.deadline_scheduler",)
 class Policy:
     name: str
     description: str
-    #: the pick rule, given the clairvoyant's oracle (each schedule's next run's true duration)
-    rule: Callable[[Callable[[str], timedelta | None]], PickRule]
+    rule: PickRule
+    #: the pick is told each schedule's next run's true duration (:func:`clairvoyance`)
+    clairvoyant: bool = False
 
 
 POLICIES: dict[str, Policy] = {p.name: p for p in (
-    Policy("greedy", "the proposal's pick: of the schedules that can start, the lowest should_start_by",
-           lambda oracle: PickRule()),
+    Policy("greedy", "the proposal's pick: of the schedules that can start, the lowest should_start_by", PickRule()),
     Policy("fifo", "first due, first run: the lowest can_start_by (Celery beat, APScheduler)",
-           lambda oracle: PickRule(order=PickOrder.DUE)),
+           PickRule(order=PickOrder.DUE)),
     Policy("spf", "shortest period first: a static priority (Airflow's priority_weight set by period)",
-           lambda oracle: PickRule(order=PickOrder.PERIOD)),
+           PickRule(order=PickOrder.PERIOD)),
     Policy("lookahead", "plans the next hour: holds a slot for a more urgent schedule due soon, leaves to "
-           "another node what it can run", lambda oracle: PickRule(lookahead=Lookahead())),
+           "another node what it can run", PickRule(lookahead=Lookahead())),
     Policy("clairvoyant", "lookahead told each next run's true duration: a reference, not a bound",
-           lambda oracle: PickRule(lookahead=Lookahead(), known_durations=oracle)),
+           PickRule(lookahead=Lookahead()), clairvoyant=True),
 )}
 
 
-def rules_supported() -> bool:
-    """This Ostinato's scheduler takes a pick rule (else only the greedy pick runs)."""
-    return "rule" in inspect.signature(DeadlineScheduler.__init__).parameters
+@contextmanager
+def clairvoyance(oracle: Callable[[str], timedelta]) -> Iterator[None]:
+    """While it lasts, the store's pick by rule sees each schedule with its next run's true duration
+    (``oracle``) instead of the expected one, and the latest start that meets its deadline with it.
+    Only the pick is told: the conditions, the start times and the heartbeats read the schedules as
+    stored. The simulation's own instrument, set around the store's reading of a candidate."""
+    from ..store.schedules import picks
+
+    plain = picks.candidate_of
+
+    def told(schedule: Schedule, can_start_by: datetime, should_start_by: datetime, rule: PickRule):
+        candidate = plain(schedule, can_start_by, should_start_by, rule)
+        duration = oracle(schedule.name)
+        return replace(candidate, expected=duration, should_start_by=candidate.deadline - duration)
+
+    picks.candidate_of = told  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        picks.candidate_of = plain
 
 
 def check_policies(names: list[str]) -> list[str]:
     for name in names:
         if name not in POLICIES:
             raise ValidationError("policies", f"names among {', '.join(POLICIES)}", name)
-        if name != "greedy" and not rules_supported():
-            raise ValidationError("policies", "greedy (this scheduler takes no pick rule)", name)
     if not names:
         raise ValidationError("policies", f"names among {', '.join(POLICIES)}", "")
     return list(dict.fromkeys(names))
@@ -280,11 +296,9 @@ class FleetSimulation:
 
     # -- the nodes ------------------------------------------------------------------
     def _scheduler(self, node: str) -> DeadlineScheduler:
-        options: dict[str, Any] = {}
-        if rules_supported():
-            options["rule"] = self.policy.rule(self.draws.peek)
         scheduler = DeadlineScheduler(self.store, self.clock, node=node, instance="sim", timing=self.timing,
-                                      capacity=self.fleet.nodes[node], remote=SimulatedNode(self, node), **options)
+                                      capacity=self.fleet.nodes[node], remote=SimulatedNode(self, node),
+                                      rule=self.policy.rule)
         scheduler.start()
         return scheduler
 
@@ -391,6 +405,11 @@ class FleetSimulation:
         if self.orphans:
             step = min(step, self.timing.ping_interval)
         candidates = [now + step, self.end]
+        if self.policy.rule.lookahead is not None:
+            # a node with a free slot passes (and tells its heartbeat) at least this often, as its loop does
+            candidates.append(now + LOOKAHEAD_STEP)
+            for hold in self.store.list_holds(now):
+                candidates.extend(t for t in (hold.due_at, hold.expires_at) if t > now)
         candidates.extend(f.ends for f in self.flights.values())
         if self._changes:
             candidates.append(self._changes[0][0])
@@ -491,7 +510,7 @@ class FleetSimulation:
     def run(self) -> FleetRun:
         began = time.perf_counter()
         try:
-            with _quiet():
+            with _quiet(), (clairvoyance(self.draws.peek) if self.policy.clairvoyant else nullcontext()):
                 self.setup()
                 now, index = START, 0
                 while now < self.end:
@@ -525,9 +544,9 @@ class FleetSimulation:
         r.worst_warning_share = max(self._warning_time.values()) / window
         available = 0.0
         for node, slots in fleet.nodes.items():
-            down = sum(max(timedelta(0), min(START + o.at + o.lasting, self.end) - max(START + o.at, self.window_start))
-                       for o in fleet.outages if o.node == node).total_seconds() if any(
-                o.node == node for o in fleet.outages) else 0.0
+            down = sum(max(0.0, (min(START + o.at + o.lasting, self.end)
+                                 - max(START + o.at, self.window_start)).total_seconds())
+                       for o in fleet.outages if o.node == node)
             available += slots * (window - down)
         r.slot_use = self._busy / available if available else 0.0
         for outage in fleet.outages:
@@ -564,4 +583,4 @@ def simulate(fleet: Fleet, seed: int, policy: str, **options: Any) -> FleetRun:
 
 
 __all__ = ["DEFAULT_MAX_STEP", "POLICIES", "FleetRun", "FleetSimulation", "Policy", "SimulatedNode",
-           "check_policies", "initial_schedule", "recovery_time", "rules_supported", "simulate"]
+           "check_policies", "initial_schedule", "recovery_time", "simulate"]

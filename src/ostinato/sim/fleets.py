@@ -323,9 +323,10 @@ def read_fleet(path: str) -> Fleet:
 # -- the named fleets ---------------------------------------------------------------
 def _mix(*, heavy: bool = False) -> list[dict[str, Any]]:
     """The one mix every named fleet starts from: 100 schedules on 3 nodes × 4 slots, load about 0.65
-    before scaling. Hourly short jobs, six-hourly and daily medium ones (the daily ones out of a night
-    blackout), weekly long ones (hours) that may run again a day after the last, calendar nightly
-    reports all due at 01:00, and an hourly calendar export with a tight deadline."""
+    before scaling. Hourly short jobs and six-hourly medium ones that may run again a while after the
+    last (a cooldown), daily medium ones once a day (out of a night blackout), weekly long ones (hours)
+    that may run again three days after the last, calendar nightly reports all due at 01:00, and an
+    hourly calendar export with a tight deadline."""
     def body(median: str, sigma: float) -> dict[str, Any]:
         if heavy:  # the same mean, a Pareto tail of index 1.5, cut at 40× its minimum
             mean = parse_duration(median).total_seconds() * math.exp(sigma ** 2 / 2)
@@ -333,12 +334,14 @@ def _mix(*, heavy: bool = False) -> list[dict[str, Any]]:
         return {"dist": "lognormal", "scale": median, "sigma": sigma}
 
     return [
-        {"name": "hourly", "count": 40, "period": "1h", "durations": body("4m", 0.5), "failure": 0.02},
-        {"name": "six-hourly", "count": 12, "period": "6h", "durations": body("30m", 0.5), "failure": 0.02},
+        {"name": "hourly", "count": 40, "period": "1h", "cooldown": "40m", "durations": body("4m", 0.5),
+         "failure": 0.02},
+        {"name": "six-hourly", "count": 12, "period": "6h", "cooldown": "4h", "durations": body("30m", 0.5),
+         "failure": 0.02},
         {"name": "daily", "count": 16, "period": "1d", "durations": body("2h", 0.6), "failure": 0.03,
          "blackouts": [{"start": "00:00", "end": "02:00"}]},
         {"name": "flaky-daily", "count": 4, "period": "1d", "durations": body("1h", 0.6), "failure": 0.25},
-        {"name": "weekly", "count": 4, "period": "7d", "cooldown": "1d", "durations": body("10h", 0.3),
+        {"name": "weekly", "count": 4, "period": "7d", "cooldown": "3d", "durations": body("10h", 0.3),
          "failure": 0.02},
         {"name": "nightly-report", "count": 12, "cron": "0 1 * * *", "cron_max": "5h",
          "durations": body("45m", 0.5), "failure": 0.02},
