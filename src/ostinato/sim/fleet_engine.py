@@ -208,7 +208,7 @@ def initial_schedule(spec: ScheduleSpec, seed: int) -> Schedule:
     common: dict[str, Any] = dict(task_type=TASK_TYPE, created_at=created, tz=spec.tz,
                                   blackout_periods=spec.blackouts, dont_run_on_nodes=spec.dont_run_on,
                                   average_good_duration=mean, failure_count=0)
-    p = phase(seed, spec.name)
+    p = phase(seed, spec)
     if spec.period is not None:
         began = min(START - spec.period * (0.9 * p), START - mean - timedelta(seconds=1))
         ended = began + mean

@@ -17,6 +17,7 @@ of the seed), so that rules are compared on the same work.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import zlib
@@ -100,6 +101,8 @@ class ScheduleSpec:
     dont_run_on: tuple[str, ...] = ()
     blackouts: tuple[BlackoutPeriod, ...] = ()
     tz: str = "UTC"
+    #: where in its period it starts (0 to 1; None: drawn from the seed, :func:`phase`)
+    phase: float | None = None
 
     @property
     def gap(self) -> timedelta:
@@ -160,6 +163,7 @@ class Fleet:
         return replace(self, schedules=tuple(replace(s, durations=s.durations.scaled(factor)) for s in self.schedules))
 
 
+@functools.lru_cache(maxsize=256)
 def _mean_gap(rule: str, tz: str) -> timedelta:
     parsed = CalendarRule.parse(rule, tz, field="cron")
     fires, at = [], START
@@ -219,7 +223,7 @@ def _group(item: Any, field: str, nodes: Mapping[str, int]) -> list[ScheduleSpec
     if not isinstance(item, Mapping):
         raise ValidationError(field, "an object (a group of schedules)", item)
     known = {"name", "count", "period", "cooldown", "cron", "cron_max", "durations", "failure", "dont_run_on",
-             "blackouts", "tz"}
+             "blackouts", "tz", "phase"}
     if unknown := sorted(set(item) - known):
         raise ValidationError(f"{field}.{unknown[0]}", f"one of {', '.join(sorted(known))}", None)
     name = item.get("name")
@@ -262,9 +266,13 @@ def _group(item: Any, field: str, nodes: Mapping[str, int]) -> list[ScheduleSpec
         blackouts = parse_blackout_periods(item.get("blackouts"))
     except ValidationError as exc:
         raise exc.at(field) from None
+    start = item.get("phase")
+    if start is not None and (isinstance(start, bool) or not isinstance(start, (int, float)) or not 0 <= start <= 1):
+        raise ValidationError(f"{field}.phase", "a number from 0 to 1 (where in its period it starts)", start)
     width = len(str(count - 1))
     return [ScheduleSpec(name if count == 1 else f"{name}-{i:0{width}d}", period, cooldown, cron, cron_max, durations,
-                         float(failure), dont, blackouts, tz) for i in range(count)]
+                         float(failure), dont, blackouts, tz, None if start is None else float(start))
+            for i in range(count)]
 
 
 def parse_fleet(data: Any, name: str = "custom") -> Fleet:
@@ -433,9 +441,11 @@ class Draws:
         return self.run(name, n)
 
 
-def phase(seed: int, name: str) -> float:
-    """Where in its period a schedule starts (0 to 1), drawn from the seed: fleets begin settled."""
-    return float(np.random.default_rng([seed, zlib.crc32(name.encode()), 1]).random())
+def phase(seed: int, spec: ScheduleSpec) -> float:
+    """Where in its period a schedule starts (0 to 1): its own, or drawn from the seed (fleets begin settled)."""
+    if spec.phase is not None:
+        return spec.phase
+    return float(np.random.default_rng([seed, zlib.crc32(spec.name.encode()), 1]).random())
 
 
 __all__ = ["DISTRIBUTIONS", "FLEETS", "START", "Draws", "Durations", "Fleet", "Outage", "ScheduleSpec", "fleet_named",
