@@ -25,6 +25,7 @@ exactly over each interval (a live owner pings all along; a lost one's last ping
 from __future__ import annotations
 
 import logging
+from itertools import pairwise
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -462,7 +463,7 @@ class FleetSimulation:
                 if last is not None:
                     cuts.add(last + timeout)
             points = sorted(c for c in cuts if a <= c <= b)
-            for x, y in zip(points, points[1:]):
+            for x, y in pairwise(points):
                 state = self._condition(seen, x + (y - x) / 2, pinging)
                 if state is State.ERROR:
                     edges.extend(((x, 1), (y, -1)))
@@ -562,7 +563,7 @@ class FleetSimulation:
 def recovery_time(run: FleetRun, lost: datetime, back: datetime, end: datetime) -> float | None:
     """Seconds from ``back`` until the ERROR count is at most its level just before ``lost``
     (None when it is not by ``end``)."""
-    hours = lambda t: (t - START).total_seconds() / 3600  # noqa: E731 - a local unit
+    hours = lambda t: (t - START).total_seconds() / 3600
     before = 0
     for t, c in zip(run.error_times, run.error_counts, strict=True):
         if t >= hours(lost):
