@@ -25,12 +25,12 @@ exactly over each interval (a live owner pings all along; a lost one's last ping
 from __future__ import annotations
 
 import logging
-from itertools import pairwise
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from ..domain.clock import ManualClock
