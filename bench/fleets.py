@@ -19,7 +19,7 @@ from tasks import code_version, console, result_header
 
 from ostinato.cli.output import print_table
 from ostinato.sim.fleet_engine import POLICIES, check_policies
-from ostinato.sim.fleet_report import TABLE_COLUMNS, report_dict, run_all, summarize, table_rows, write_plots
+from ostinato.sim.fleet_report import TABLE_COLUMNS, report_dict, run_all, table_rows, write_plots
 from ostinato.sim.fleets import FLEETS, fleet_named
 
 
