@@ -550,8 +550,9 @@ class FleetSimulation:
                        for o in fleet.outages if o.node == node)
             available += slots * (window - down)
         r.slot_use = self._busy / available if available else 0.0
-        for outage in fleet.outages:
-            r.recovery.append(recovery_time(r, START + outage.at, START + outage.at + outage.lasting, self.end))
+        for outage in fleet.outages:  # an outage the run does not reach (fewer days) is not measured
+            if START + outage.at < self.end:
+                r.recovery.append(recovery_time(r, START + outage.at, START + outage.at + outage.lasting, self.end))
 
     def close(self) -> None:
         try:
