@@ -25,6 +25,7 @@ from . import (  # noqa: F401 - imported for the commands they register
     schedules,
     services,
     simulate,
+    simulate_schedules,
     swh_rpc,
     task_runs,
     task_types,

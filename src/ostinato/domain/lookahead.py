@@ -297,7 +297,10 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
             slot = slots[int(best[5])]
         slot.reserve(start, start + length, job.name)
         if job.name in startable_names and start <= 0:
-            (take if owner == me else left).append(job.name)
+            if owner != me:
+                left.append(job.name)
+            elif len(take) < room:  # one start per free slot, whatever the plan's arithmetic
+                take.append(job.name)
     waiting = {c.name for c in startable if node not in c.excluded} - set(take) - set(left)  # held back
     return Choice(tuple(take), _my_holds(slots, me, now, look) if waiting else (), tuple(left))
 
@@ -309,11 +312,12 @@ def _slots(me: tuple[str, str], room: int, nodes: Sequence[NodeLoad], now: datet
     idle slots per scheduler, and the ends of the runs in flight on the others (sorted seconds)."""
     idle = {me: room}
     freeing: dict[tuple[str, str], list[float]] = {}
-    horizon = look.horizon.total_seconds()
+    horizon, shortest = look.horizon.total_seconds(), SHORTEST_RUN.total_seconds()
     for load in sorted(nodes, key=lambda n: n.key):
         if load.key != me and now - load.seen_at > look.node_ttl:
             continue
-        ends = sorted(max((end - now).total_seconds(), 0.0) for end in load.ends)
+        # a run past its expected end still runs: its slot frees a moment from now, never now
+        ends = sorted(max((end - now).total_seconds(), shortest) for end in load.ends)
         if load.key == me:
             ends = ends[:max(load.slots - room, 0)]
         else:
