@@ -129,6 +129,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--failover-every", type=float, default=60.0, help="seconds between two failovers")
     parser.add_argument("--async", dest="synchronous", action="store_false",
                         help="with --failover, asynchronous replication (a commit may be lost with the primary)")
+    parser.add_argument("--lookahead", action="store_true",
+                        help="the schedulers pick with lookahead (the setting schedule_lookahead): holds, heartbeats")
     parser.add_argument("--no-journal", dest="journal", action="store_false",
                         help="no broker and no journal clients (the orchestrator's own feedback only)")
     return parser.parse_args(argv)
@@ -233,7 +235,8 @@ class Harness:
         self.say(f"set up {len(specs)} schedules, {self.workload.tasks} tasks, {self.workload.origins:,} origins "
                  f"in {time.monotonic() - started:.1f}s (PostgreSQL {dsn}, records in {self.record_dir})")
         brokers = self.broker.bootstrap_servers if self.broker is not None else None
-        supervisor = Supervisor(self.cluster, dsn, self.run_dir, HERE, SETTINGS, self.rng, brokers)
+        settings = {**SETTINGS, **({"OSTINATO_SCHEDULE_LOOKAHEAD": "true"} if self.args.lookahead else {})}
+        supervisor = Supervisor(self.cluster, dsn, self.run_dir, HERE, settings, self.rng, brokers)
         supervisor.start_all()
         self.chaos(supervisor, store)
         self.say(f"faults over; the services settle for {self.settle:.0f}s")
