@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ostinato.domain.errors import ValidationError
-from ostinato.domain.lookahead import Candidate, Lookahead, NodeLoad, PickOrder, PickRule, choose
+from ostinato.domain.lookahead import Candidate, Lookahead, NodeLoad, PickOrder, PickRule, choose, period_of
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 H, M = timedelta(hours=1), timedelta(minutes=1)
@@ -115,15 +115,29 @@ def test_schedules_never_run_each_take_a_slot():
     assert pick(room=2, startable=fresh).take == ("new0", "new1")
 
 
-def test_late_runs_go_by_lateness_for_their_length():
-    """A 1-minute run late by 10 minutes goes before a 12-hour run late by an hour; a 12-hour run late
-    for two days goes before a 1-minute one late by a minute (no starving the long runs)."""
+def test_late_runs_go_by_their_worth():
+    """What a run buys for its slot-time (period / run), grown by how late it is for its length: a
+    1-minute hourly run late by 10 minutes goes before a weekly 12-hour run late by an hour; the weekly
+    one late for four days goes before a 1-minute one late by a minute (no starving the long runs), and
+    before one that is not late yet."""
     short = Candidate("short", NOW - H, NOW - 10 * M, M, H)
     long = Candidate("long", NOW - 2 * H, NOW - H, 12 * H, 7 * 24 * H)
     assert pick(startable=[long, short]).take == ("short",)
     assert pick(PickRule(), startable=[long, short]).take == ("long",)  # greedy: the earliest should_start_by
-    starved = Candidate("long", NOW - 3 * 24 * H, NOW - 2 * 24 * H, 12 * H, 7 * 24 * H)
+    starved = Candidate("long", NOW - 5 * 24 * H, NOW - 4 * 24 * H, 12 * H, 7 * 24 * H)
     barely = Candidate("short", NOW - H, NOW - M, M, H)
     assert pick(startable=[barely, starved]).take == ("long",)
     on_time = Candidate("on-time", NOW - H, NOW + M, M, H)
-    assert pick(startable=[on_time, starved]).take == ("long",)  # the late before those still on time
+    assert pick(startable=[on_time, starved]).take == ("long",)
+
+
+def test_a_run_that_must_start_soon_goes_before_one_with_hours_to_spare():
+    soon = Candidate("soon", NOW - H, NOW + 2 * M, 5 * M, 24 * H)
+    spare = Candidate("spare", NOW - H, NOW + 5 * H, 5 * M, 24 * H)
+    assert pick(startable=[spare, soon]).take == ("soon",)
+
+
+def test_a_calendar_rule_s_period_is_the_gap_between_its_fire_times():
+    assert period_of(None, "30 * * * *", "UTC", NOW) == H
+    assert period_of(None, "Mon *-*-* 02:00", "Europe/Paris", NOW) == 7 * 24 * H
+    assert period_of(6 * H, None, "UTC", NOW) == 6 * H

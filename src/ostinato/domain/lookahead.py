@@ -26,18 +26,23 @@ from __future__ import annotations
 
 import bisect
 import enum
+import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from .calendars import CalendarRule
 from .errors import ValidationError
 from .limits import MAX_DURATION
-from .schedules import Schedule, expected_run, next_cron_time
 
 #: the largest K a pick may look at (each of the two lists)
 MAX_K = 1000
 #: a scheduler counts as live while its last heartbeat is younger than this (by default)
 NODE_TTL = timedelta(seconds=90)
+#: lookahead's sense of "soon" (:func:`plan_key`): a schedule that must start within this counts nearly as
+#: much as one already late
+URGENCY_SCALE = 600.0
 #: the shortest run the plan reserves a slot for (a schedule never run, expected to take no time, still
 #: takes its slot when it starts)
 SHORTEST_RUN = timedelta(seconds=1)
@@ -160,35 +165,42 @@ def order_key(rule: PickRule, candidate: Candidate) -> tuple:
 
 
 def plan_key(rule: PickRule, candidate: Candidate, now: datetime) -> tuple:
-    """The order lookahead plans in. For the deadline order: the schedules already late (their
-    ``should_start_by`` passed) first, the one late longest for the length of its run first (``(late +
-    run) / run``, as a highest-response-ratio rule: a short run late for minutes goes before a 12-hour
-    run late as long, and any run's turn comes as its lateness grows); then the others by
-    ``should_start_by``. When everything can be on time it is the greedy order; when not, it spends the
-    slots where they end the most ERROR time soonest, without starving the long runs."""
+    """The order lookahead plans in (the rule's own for the due and period orders). For the deadline
+    order, the highest *worth* first: what a run buys for the slot-time it takes, as an
+    apparent-tardiness-cost rule would weigh it:
+
+    - ``period / run``: how long a good run keeps its schedule out of ERROR, per second of slot;
+    - times ``(late + run) / run`` once its ``should_start_by`` has passed: the longer late for the
+      length of its run, the more it is worth (a highest-response-ratio rule: a long run's turn comes
+      as its lateness grows, none is starved by shorter ones for ever);
+    - times ``exp(-slack / URGENCY_SCALE)`` while it is not late yet: a run that must start soon counts
+      nearly in full, one with hours to spare hardly, so that the slots go first to what would be
+      late, and then to what will be.
+
+    Ties (and schedules that never ran, of no known period) go by ``should_start_by``."""
     if rule.order is not PickOrder.DEADLINE:
         return order_key(rule, candidate)
     late = (now - candidate.should_start_by).total_seconds()
-    if late <= 0:
-        return (1, 0.0, candidate.should_start_by, candidate.name)
     run = max(candidate.expected, SHORTEST_RUN).total_seconds()
-    return (0, -(late + run) / run, candidate.should_start_by, candidate.name)
+    period = max(candidate.period.total_seconds(), run)
+    worth = period / run * ((late + run) / run if late > 0 else math.exp(late / URGENCY_SCALE))
+    return (-worth, candidate.should_start_by, candidate.name)
 
 
-def candidate_of(schedule: Schedule, can_start_by: datetime, should_start_by: datetime, rule: PickRule) -> Candidate:
-    """A schedule as the pick sees it, with the start times stored beside it. Its period is read only
-    for the period order (a calendar rule's gap between its next two fire times)."""
-    period = timedelta(0)
-    if rule.order is PickOrder.PERIOD:
-        period = schedule.scheduling_period or _calendar_gap(schedule, can_start_by)
-    return Candidate(schedule.name, can_start_by, should_start_by, expected_run(schedule), period,
-                     frozenset(schedule.dont_run_on_nodes))
-
-
-def _calendar_gap(schedule: Schedule, at: datetime) -> timedelta:
-    first = next_cron_time(schedule, at)
-    second = None if first is None else next_cron_time(schedule, first)
+def period_of(scheduling_period: timedelta | None, cron_schedule: str | None, tz: str, at: datetime) -> timedelta:
+    """How often a schedule must run: its scheduling period, or its calendar rule's gap between the two
+    fire times after ``at`` (the longest duration kept when it fires no more)."""
+    if scheduling_period is not None:
+        return scheduling_period
+    rule = _rule(cron_schedule or "", tz)
+    first = rule.next_fire_time(at)
+    second = None if first is None else rule.next_fire_time(first)
     return second - first if first is not None and second is not None else MAX_DURATION
+
+
+@functools.lru_cache(maxsize=4096)
+def _rule(text: str, tz: str) -> CalendarRule:
+    return CalendarRule.parse(text, tz, field="cron_schedule")
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from ...domain.errors import ValidationError
-from ...domain.lookahead import NODE_TTL, Candidate, Hold, NodeLoad, PickOrder, PickRule, candidate_of, choose, order_key
+from ...domain.lookahead import NODE_TTL, Candidate, Hold, NodeLoad, PickOrder, PickRule, choose, order_key, period_of
 from ...domain.schedules import Schedule, ScheduleRun, expected_length
 from ..dialect import Connection, Dialect, Row
 from ..queries import Queries
@@ -83,15 +83,13 @@ class PickFlow:
         return names, [by_name[n] for n in names], list(runs)
 
     def _candidate(self, row: Row, rule: PickRule) -> Candidate:
-        """The pick's view of a schedule's row: the few columns it plans with (the whole schedule only
-        for the period order, which reads a calendar rule)."""
+        """The pick's view of a schedule's row: the few columns it plans with."""
         db = self.db
-        if rule.order is PickOrder.PERIOD:
-            return candidate_of(self._schedule(row), db.read_time(row["can_start_by"]),
-                                db.read_time(row["should_start_by"]), rule)
-        return Candidate(row["name"], db.read_time(row["can_start_by"]), db.read_time(row["should_start_by"]),
+        can = db.read_time(row["can_start_by"])
+        return Candidate(row["name"], can, db.read_time(row["should_start_by"]),
                          expected_length(db.read_interval(row["average_good_duration"]),
-                                         db.read_interval(row["expected_duration"])), timedelta(0),
+                                         db.read_interval(row["expected_duration"])),
+                         period_of(db.read_interval(row["scheduling_period"]), row["cron_schedule"], row["tz"], can),
                          frozenset(db.read_array(row["dont_run_on_nodes"])))
 
     def _replace_holds(self, conn: Connection, node: str, instance: str, holds: Sequence[Hold], now: datetime) -> None:
