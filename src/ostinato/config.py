@@ -29,7 +29,7 @@ from typing import Any
 from .domain.change_rates import RevisitModel
 from .domain.durations import BARE_NUMBER_FORMS, parse_duration
 from .domain.errors import ValidationError, close_names, did_you_mean
-from .domain.lookahead import NODE_TTL, Lookahead, PickRule
+from .domain.lookahead import MAX_K, NODE_TTL, Lookahead, PickRule
 from .domain.orchestration import default_ratios, validate_ratios
 from .domain.schedules import ScheduleTiming
 from .domain.visit_policies import POLICY_NAMES, GrabOptions
@@ -370,7 +370,7 @@ def _parse_policy_ratios(value: Any) -> dict[str, dict[str, float]]:
 
 
 #: the largest value each whole-number setting takes (others: a million)
-_WHOLE_LIMITS = {"workers": 1024, "max_failures": 1000, "beat_batch": 10_000}
+_WHOLE_LIMITS = {"workers": 1024, "max_failures": 1000, "beat_batch": 10_000, "schedule_lookahead_k": MAX_K}
 
 
 def _parse_number(value: Any, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float:

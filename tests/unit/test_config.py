@@ -217,3 +217,15 @@ def test_trusted_proxies_are_addresses_or_networks(tmp_path):
         with pytest.raises(ValidationError) as caught:
             Settings.load(environ={"OSTINATO_TRUSTED_PROXIES": bad})
         assert caught.value.field == "trusted_proxies"
+
+
+def test_lookahead_settings_make_the_pick_rule_and_bad_ones_name_the_setting():
+    assert Settings.load(environ={}).schedule_pick_rule() is None  # off: the greedy pick
+    rule = Settings.load(environ={"OSTINATO_SCHEDULE_LOOKAHEAD": "true", "OSTINATO_SCHEDULE_LOOKAHEAD_K": "8",
+                                  "OSTINATO_SCHEDULE_LOOKAHEAD_HORIZON": "2h"}).schedule_pick_rule()
+    assert rule is not None and rule.lookahead is not None
+    assert (rule.lookahead.k, rule.lookahead.horizon) == (8, timedelta(hours=2))
+    for variable, value in [("OSTINATO_SCHEDULE_LOOKAHEAD_K", "0"), ("OSTINATO_SCHEDULE_LOOKAHEAD_K", "1001"),
+                            ("OSTINATO_SCHEDULE_LOOKAHEAD_HORIZON", "0s")]:
+        with pytest.raises(ValidationError, match=variable.removeprefix("OSTINATO_").lower()):
+            Settings.load(environ={"OSTINATO_SCHEDULE_LOOKAHEAD": "true", variable: value}).schedule_pick_rule()
