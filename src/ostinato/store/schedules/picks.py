@@ -56,13 +56,13 @@ class PickFlow:
         rows = {r["name"]: r for r in conn.execute(query, params).fetchall()}
         if look is not None:  # and those other schedulers may run: every one of them plans with the same ones
             rows.update((r["name"], r) for r in conn.execute(query, {**params, "node": None}).fetchall())
-        candidates = sorted((self._candidate(r, rule) for r in rows.values()), key=lambda c: order_key(rule, c))
+        candidates = sorted((self._candidate(r) for r in rows.values()), key=lambda c: order_key(rule, c))
         mine = [c for c in candidates if node not in c.excluded][:k]
         candidates = sorted({c.name: c for c in [*candidates[:k], *mine]}.values(), key=lambda c: order_key(rule, c))
         upcoming, nodes, holds = [], [], []
         if look is not None:
             params.update(until=time(now + look.horizon), limit=look.k)
-            upcoming = [self._candidate(r, rule) for r in conn.execute(queries.upcoming_schedules, params).fetchall()]
+            upcoming = [self._candidate(r) for r in conn.execute(queries.upcoming_schedules, params).fetchall()]
             nodes = self._node_loads(conn, now - look.node_ttl)
             holds = [self._hold(r) for r in conn.execute(queries.list_holds, {"now": time(now)}).fetchall()]
         choice = choose(node=node, instance=owner_name, room=len(tags), startable=candidates, upcoming=upcoming,
@@ -71,18 +71,20 @@ class PickFlow:
             self._replace_holds(conn, node, owner_name, choice.holds, now)
         if not choice.take:
             return [], [], []
+        free = {r["name"] for r in conn.execute(queries.lock_chosen, {"names": self.db.array(choice.take)}).fetchall()}
+        chosen = [n for n in choice.take if n in free]  # a concurrent pick is taking the others
         params = {"now": time(now), "node": node, "owner_name": owner_name}
         owned = conn.execute(queries.take_ownership,
-                             {**params, **self.db.columns(names=list(choice.take), tags=list(tags[:len(choice.take)]))}
-                             ).fetchall()
+                             {**params, **self.db.columns(names=chosen, tags=list(tags[:len(chosen)]))}
+                             ).fetchall() if chosen else []
         by_name = {r["name"]: r for r in owned}
-        names = [n for n in choice.take if n in by_name]  # a concurrent pick took the others
+        names = [n for n in chosen if n in by_name]
         runs = conn.execute(queries.insert_schedule_runs,
                             {**params, **self.db.columns(names=names, tags=[by_name[n]["owner_tag"] for n in names])}
                             ).fetchall() if names else []
         return names, [by_name[n] for n in names], list(runs)
 
-    def _candidate(self, row: Row, rule: PickRule) -> Candidate:
+    def _candidate(self, row: Row) -> Candidate:
         """The pick's view of a schedule's row: the few columns it plans with."""
         db = self.db
         can = db.read_time(row["can_start_by"])

@@ -322,3 +322,10 @@ INSERT INTO schedule_hold (node, instance, waits_for, due_at, expires_at, held_a
 SELECT %(node)s, %(instance)s, k.name, k.due_at, k.expires_at, %(now)s
 FROM unnest(%(names)s::text[], %(due)s::timestamptz[], %(expires)s::timestamptz[]) AS k(name, due_at, expires_at)
 ON CONFLICT DO NOTHING;
+
+-- name: lock_chosen
+-- the schedules a pick by rule chose, still free, locked in name order (two pickers never wait on each
+-- other in a cycle); those another picker holds are skipped: it is taking them
+SELECT name FROM schedule WHERE name = ANY(%(names)s::text[]) AND owner_tag IS NULL
+ORDER BY name
+FOR UPDATE SKIP LOCKED;

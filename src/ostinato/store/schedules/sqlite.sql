@@ -315,3 +315,9 @@ WHERE (node = :node AND instance = :instance) OR expires_at <= :now;
 INSERT INTO schedule_hold (node, instance, waits_for, due_at, expires_at, held_at)
 SELECT :node, :instance, k.value ->> 0, k.value ->> 1, k.value ->> 2, :now FROM json_each(:rows) AS k WHERE true
 ON CONFLICT DO NOTHING;
+
+-- name: lock_chosen
+-- the schedules a pick by rule chose, still free (the write transaction holds the database: no row locks)
+SELECT value AS name FROM json_each(:names)
+WHERE value IN (SELECT name FROM schedule WHERE owner_tag IS NULL)
+ORDER BY value;
