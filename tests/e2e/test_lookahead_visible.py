@@ -61,3 +61,17 @@ def test_the_console_says_why_a_schedule_is_held_back(store, clock):
     client.headers["Authorization"] = f"Bearer {tokens(store, clock)['read']}"
     assert said(get(client, "/dashboard/schedules/weekly").text, "held").startswith("held back: held for hourly, due in")
     assert said(get(client, "/dashboard/schedules/hourly").text, "held").startswith("a slot is kept for it: by n1/a")
+
+
+def test_schedule_holds_lists_the_live_schedulers_and_the_holds(fresh_url):
+    ok(fresh_url, "db", "init")
+    assert "No scheduler heartbeats" in ok(fresh_url, "schedule", "holds").output
+    now = datetime.now(UTC)
+    with open_store(fresh_url) as store:
+        store.heartbeat_scheduler("n1", "a", slots=1, run_ends=[], now=now)
+        weekly_and_hourly(store, now)
+    listed = json.loads(ok(fresh_url, "schedule", "holds", "--json").output)
+    assert [(n["node"], n["slots"], n["running"]) for n in listed["schedulers"]] == [("n1", 1, 0)]
+    assert [(h["node"], h["waits_for"]) for h in listed["holds"]] == [("n1", "hourly")]
+    text = ok(fresh_url, "schedule", "holds").output
+    assert "1 live scheduler" in text and "hourly" in text
