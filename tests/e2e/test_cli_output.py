@@ -71,9 +71,10 @@ def test_a_measured_duration_reads_back(url):
     ok(url, "schedule", "add", "bills", "scrape", "failure_rate=0", "--every", "1h")
     ok(url, "scheduler", "--once", "--node", "n1")
     line = next(x for x in ok(url, "schedule", "show", "bills").output.splitlines() if "average good duration" in x)
-    took = line.rsplit(": ", 1)[1]
+    took, spread = line.rsplit(": ", 1)[1].split(" ± ")  # the average, and the spread of good durations
     assert took != "unknown" and ":" not in took, line
     parse_duration(took, "d")
+    parse_duration(spread, "spread", allow_zero=True)
 
 
 def test_tables_wrap_between_words_and_keep_identifiers_whole(url):

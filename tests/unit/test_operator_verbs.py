@@ -19,7 +19,8 @@ OPERATOR_VERBS = ("pause_schedule", "resume_schedule", "update_schedule", "reque
 #: protocol's face (its clients are programs), the declarations of code, the simulators
 PROGRAM_VERBS = {
     "set_task_status": {"integrations/swh/tasks.py"},
-    "create_task_type": {"integrations/swh/tasks.py", "declare.py", "sim/demo_forge.py", "sim/store_driver.py"},
+    "create_task_type": {"integrations/swh/tasks.py", "declare.py", "sim/demo_forge.py", "sim/store_driver.py",
+                         "sim/fleet_engine.py"},
 }
 #: where a whole schedule row is saved as given: the import (``schedule import --replace``) restores rows
 SAVES_ALLOWED = {"cli/schedules.py"}

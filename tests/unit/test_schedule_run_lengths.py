@@ -180,7 +180,7 @@ def test_retries_by_length_only_with_the_setting():
 
 def test_the_timing_refuses_a_retry_by_length_that_is_not_a_boolean():
     with pytest.raises(ValidationError) as caught:
-        ScheduleTiming(retry_by_length="yes").validated()  # type: ignore[arg-type]
+        ScheduleTiming(retry_by_length="yes").validated()  # type: ignore[arg-type]  # the bad input under test
     assert caught.value.field == "retry_by_length"
 
 

@@ -32,7 +32,7 @@ from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
 from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
 from ..domain.run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD
 from ..domain.run_outcomes import outcome_of
-from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text, stored_start_times
+from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
 from ..domain.status_words import RUN_STATUS_WORDS
 from .request_handling import ApiContext
 from .schedules import all_schedules
@@ -192,7 +192,7 @@ def gather_schedule(ctx: ApiContext, schedule: Schedule, before: int | None = No
     upcoming = fire_time_after(schedule, cursor_of(schedule)) if fires and schedule.enabled else None
     firings = [firing_row(f, timing.catch_up_grace) for f in ctx.store.list_firings(schedule.name, limit=FIRINGS_SHOWN)]
     runs = ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN + 1, before_id=before)
-    times = stored_start_times(schedule, now, timing)
+    times = assess(schedule, now, timing).start_times
     held = holds_said(schedule.name, waiting=times is not None and times.can_start_by <= now and not schedule.running,
                       holds=ctx.store.list_holds(now), now=now)
     return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,

@@ -49,7 +49,6 @@ from ..domain.schedules import (
     get_schedule_start_times,
     reason_text,
     run_requested,
-    stored_start_times,
 )
 from ..services.deadline_scheduler import DeadlineScheduler
 from .app import AppContext, cli, command_group, pass_app, stop_on_signals
@@ -303,7 +302,7 @@ def _show(app: AppContext, found: Schedule) -> None:
 def _held(app: AppContext, found: Schedule) -> str | None:
     """Why the schedule is held back by lookahead, or that a slot is kept for it (None: neither)."""
     now = app.clock.now()
-    times = stored_start_times(found, now, app.settings.schedule_timing())
+    times = assess(found, now, app.settings.schedule_timing()).start_times
     waiting = times is not None and times.can_start_by <= now and not found.running
     return holds_said(found.name, waiting=waiting, holds=app.read_store().list_holds(now), now=now)
 

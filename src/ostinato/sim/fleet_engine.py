@@ -384,7 +384,8 @@ class FleetSimulation:
         duration = self.draws.peek(schedule.name)
         if schedule.expected_duration == duration:
             return schedule
-        return self.store.save_schedule(replace(schedule, expected_duration=duration), now, self.timing)
+        return self.store.update_schedule(replace(schedule, expected_duration=duration), now, self.timing,
+                                          fields=["expected_duration"], actor="simulator:clairvoyant")
 
     def _due_calendars(self, now: datetime) -> list[str]:
         return [name for name, seen in self.seen.items() if seen.can_start_by is not None
