@@ -1,6 +1,9 @@
 """How long a schedule's runs last, and what follows from it: pure rules that ``domain.schedules``
 calls (see docs/reference/schedules.md, "Run lengths").
 
+- **The expected length** of the next run (:func:`expected_length`): the ``expected_duration``
+  override when set, else the moving average of good durations.
+
 - **The spread of good durations** (``duration_spread``): an exponentially weighted standard
   deviation, kept beside the moving average with the same α. With ``d = x - mean`` the good run's
   duration less the average before it::
@@ -120,3 +123,12 @@ def retry_delay(failures: int, fixed: timedelta, lasted: timedelta) -> timedelta
     grown = max(lasted.total_seconds(), 0.0) * 2.0 ** min(max(failures - 1, 0), 64)
     seconds = min(max(grown, RETRY_FLOOR.total_seconds()), RETRY_CAP_FACTOR * fixed.total_seconds())
     return timedelta(seconds=seconds)
+
+
+def expected_length(average: timedelta | None, override: timedelta | None = None) -> timedelta:
+    """A run's expected length from the stored values: the ``expected_duration`` override when set (for
+    runs whose average a few slow ones skew), else the moving average of good durations (zero while
+    unknown). The pick reads it from the row, without the whole schedule."""
+    if override is not None:
+        return override
+    return average or timedelta(0)

@@ -64,6 +64,7 @@ from .errors import ValidationError
 from .firings import CatchUp, check_catch_up, fire_time_after, send_deadline
 from .limits import check_json_value, check_stored_text
 from .run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD, ItemCounts, check_threshold, partial_failure
+from .run_lengths import expected_length
 from .schedule_checks import check_declared_fields, check_fields
 from .tasks import TaskArguments
 
@@ -342,15 +343,6 @@ def expected_run(schedule: Schedule) -> timedelta:
     """How long the schedule's next run is expected to last, as the conditions, the start times and the
     pick's lookahead read it (:func:`expected_length`)."""
     return expected_length(schedule.average_good_duration, schedule.expected_duration)
-
-
-def expected_length(average: timedelta | None, override: timedelta | None = None) -> timedelta:
-    """A run's expected length from the stored values: the ``expected_duration`` override when set (for
-    runs whose average a few slow ones skew), else the moving average of good durations (zero while
-    unknown). The pick reads it from the row, without the whole schedule."""
-    if override is not None:
-        return override
-    return average or timedelta(0)
 
 
 def last_sign_of_life(schedule: Schedule) -> datetime | None:

@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 
 from ...domain.errors import ValidationError
 from ...domain.lookahead import NODE_TTL, Candidate, Hold, NodeLoad, PickOrder, PickRule, choose, order_key, period_of
-from ...domain.schedules import Schedule, ScheduleRun, expected_length
+from ...domain.run_lengths import expected_length
+from ...domain.schedules import Schedule, ScheduleRun
 from ..dialect import Connection, Dialect, Row
 from ..queries import Queries
 
