@@ -43,7 +43,8 @@ class PickFlow:
     def _pick_by_rule(self, conn: Connection, *, node: str, owner_name: str, tags: Sequence[str], now: datetime,
                       rule: PickRule, window: int) -> tuple[list[str], list[Row], list[Row]]:
         """Choose by ``rule`` from the snapshot read in ``conn``, take ownership of the chosen and replace
-        this scheduler's holds: the names taken in order, their rows as owned, their runs as opened."""
+        this scheduler's holds: the names taken in order, their rows as owned, their runs as opened. On
+        PostgreSQL the snapshot's reads go in one round trip (pipeline mode), and so do the writes."""
         queries, time = self._schedules, self.db.time
         look = rule.lookahead
         k = max(look.k if look is not None else 0, len(tags))
@@ -54,36 +55,46 @@ class PickFlow:
         else:  # the due order walks the wake index; the period order sorts what it reads (no index)
             query = queries.candidates_by_due
             params["limit"] = k if rule.order is PickOrder.DUE else window
-        rows = {r["name"]: r for r in conn.execute(query, params).fetchall()}
-        if look is not None:  # and those other schedulers may run: every one of them plans with the same ones
-            rows.update((r["name"], r) for r in conn.execute(query, {**params, "node": None}).fetchall())
+        with self.db.pipeline(conn):
+            mine_cursor = conn.execute(query, params)
+            if look is not None:  # and those other schedulers may run: every one of them plans with the same ones
+                any_cursor = conn.execute(query, {**params, "node": None})
+                upcoming_cursor = conn.execute(queries.upcoming_schedules,
+                                               {**params, "until": time(now + look.horizon), "limit": look.k})
+                nodes_cursor = conn.execute(queries.list_schedulers, {"cutoff": time(now - look.node_ttl)})
+                holds_cursor = conn.execute(queries.list_holds, {"now": time(now)})
+        rows = {r["name"]: r for r in mine_cursor.fetchall()}
+        upcoming: list[Candidate] = []
+        nodes: list[NodeLoad] = []
+        holds: list[Hold] = []
+        if look is not None:
+            rows.update((r["name"], r) for r in any_cursor.fetchall())
+            upcoming = [self._candidate(r) for r in upcoming_cursor.fetchall()]
+            nodes = [self._node_load(r) for r in nodes_cursor.fetchall()]
+            holds = [self._hold(r) for r in holds_cursor.fetchall()]
         candidates = sorted((self._candidate(r) for r in rows.values()), key=lambda c: order_key(rule, c))
         mine = [c for c in candidates if node not in c.excluded][:k]
         candidates = sorted({c.name: c for c in [*candidates[:k], *mine]}.values(), key=lambda c: order_key(rule, c))
-        upcoming, nodes, holds = [], [], []
-        if look is not None:
-            params.update(until=time(now + look.horizon), limit=look.k)
-            upcoming = [self._candidate(r) for r in conn.execute(queries.upcoming_schedules, params).fetchall()]
-            nodes = self._node_loads(conn, now - look.node_ttl)
-            holds = [self._hold(r) for r in conn.execute(queries.list_holds, {"now": time(now)}).fetchall()]
         choice = choose(node=node, instance=owner_name, room=len(tags), startable=candidates, upcoming=upcoming,
                         nodes=nodes, holds=holds, now=now, rule=rule)
-        if look is not None:
-            self._replace_holds(conn, node, owner_name, choice.holds, now)
-        if not choice.take:
-            return [], [], []
-        free = {r["name"] for r in conn.execute(queries.lock_chosen, {"names": self.db.array(choice.take)}).fetchall()}
+        rewrite_holds = look is not None and (choice.holds or any((h.node, h.instance) == (node, owner_name) for h in holds))
+        free = {r["name"] for r in conn.execute(queries.lock_chosen,
+                                                {"names": self.db.array(choice.take)}).fetchall()} if choice.take else set()
         chosen = [n for n in choice.take if n in free]  # a concurrent pick is taking the others
-        params = {"now": time(now), "node": node, "owner_name": owner_name}
-        owned = conn.execute(queries.take_ownership,
-                             {**params, **self.db.columns(names=chosen, tags=list(tags[:len(chosen)]))}
-                             ).fetchall() if chosen else []
-        by_name = {r["name"]: r for r in owned}
-        names = [n for n in chosen if n in by_name]
-        runs = conn.execute(queries.insert_schedule_runs,
-                            {**params, **self.db.columns(names=names, tags=[by_name[n]["owner_tag"] for n in names])}
-                            ).fetchall() if names else []
-        return names, [by_name[n] for n in names], list(runs)
+        columns = self.db.columns(names=chosen, tags=list(tags[:len(chosen)]))
+        params = {"now": time(now), "node": node, "owner_name": owner_name, **columns}
+        with self.db.pipeline(conn):  # the rows are free and locked: every one is taken, its run opened
+            if rewrite_holds:
+                self._replace_holds(conn, node, owner_name, choice.holds, now)
+            if chosen:
+                owned_cursor = conn.execute(queries.take_ownership, params)
+                runs_cursor = conn.execute(queries.insert_schedule_runs, params)
+        if not chosen:
+            return [], [], []
+        by_name = {r["name"]: r for r in owned_cursor.fetchall()}
+        runs = list(runs_cursor.fetchall())
+        assert set(by_name) == set(chosen), f"locked schedules not taken: {sorted(set(chosen) - set(by_name))}"
+        return chosen, [by_name[n] for n in chosen], runs
 
     def _candidate(self, row: Row) -> Candidate:
         """The pick's view of a schedule's row: the few columns it plans with."""
@@ -97,16 +108,12 @@ class PickFlow:
 
     def _replace_holds(self, conn: Connection, node: str, instance: str, holds: Sequence[Hold], now: datetime) -> None:
         time = self.db.time
-        conn.execute(self._schedules.drop_holds, {"node": node, "instance": instance, "now": time(now)})
+        conn.execute(self._schedules.drop_holds, {"node": node, "instance": instance})
         if holds:
             conn.execute(self._schedules.insert_holds, {
                 "node": node, "instance": instance, "now": time(now),
                 **self.db.columns(names=[h.waits_for for h in holds], due=[time(h.due_at) for h in holds],
                                   expires=[time(h.expires_at) for h in holds])})
-
-    def _node_loads(self, conn: Connection, cutoff: datetime) -> list[NodeLoad]:
-        return [self._node_load(r)
-                for r in conn.execute(self._schedules.list_schedulers, {"cutoff": self.db.time(cutoff)}).fetchall()]
 
     def _node_load(self, row: Row) -> NodeLoad:
         read = self.db.read_time
@@ -130,6 +137,7 @@ class PickFlow:
                 "node": node, "instance": instance, "slots": slots, "now": time(now),
                 "run_ends": self.db.array(time(t) for t in sorted(run_ends))})
             conn.execute(self._schedules.forget_schedulers, {"cutoff": time(now - ttl * FORGET_AFTER)})
+            conn.execute(self._schedules.purge_holds, {"cutoff": time(now - ttl)})
 
     def list_schedulers(self, now: datetime, *, ttl: timedelta = NODE_TTL) -> list[NodeLoad]:
         return [self._node_load(r) for r in self.db.read(self._schedules.list_schedulers,

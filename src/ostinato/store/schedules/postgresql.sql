@@ -252,12 +252,14 @@ SELECT min(at) AS at FROM (
 -- name: delete_schedule_firings
 DELETE FROM schedule_firing WHERE schedule = %(name)s;
 
--- Lookahead and the other pick orders (domain/lookahead.py): the snapshot a pick plans from.
+-- Lookahead and the other pick orders (domain/lookahead.py): the snapshot a pick plans from, the few
+-- columns it plans with (store/schedules/picks.py, PickFlow._candidate).
 
 -- name: candidates_by_deadline
 -- the K most urgent schedules that can start on this node (on any node: node null), when many can:
 -- a walk of schedule_pick_idx
-SELECT * FROM schedule
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
   AND (%(node)s::text IS NULL OR NOT (%(node)s = ANY(dont_run_on_nodes)))
 ORDER BY should_start_by
@@ -266,7 +268,8 @@ LIMIT %(limit)s;
 -- name: few_candidates_by_deadline
 -- the same when fewer than the window can start: all of them through schedule_wake_idx, the K most
 -- urgent kept (as pick_few_schedules)
-SELECT * FROM schedule
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule
 WHERE name IN (SELECT name FROM schedule
                WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
                ORDER BY can_start_by
@@ -279,7 +282,8 @@ LIMIT %(limit)s;
 -- name: candidates_by_due
 -- the K first due that can start on this node, or on any (all of them, up to the window, when few can: sorted
 -- by the rule's order afterwards): a walk of schedule_wake_idx
-SELECT * FROM schedule
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= %(now)s
   AND (%(node)s::text IS NULL OR NOT (%(node)s = ANY(dont_run_on_nodes)))
 ORDER BY can_start_by
@@ -287,7 +291,8 @@ LIMIT %(limit)s;
 
 -- name: upcoming_schedules
 -- the K next due within the horizon, whichever node may run them: a walk of schedule_wake_idx
-SELECT * FROM schedule
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by > %(now)s
   AND can_start_by <= %(until)s
 ORDER BY can_start_by
@@ -304,7 +309,7 @@ ON CONFLICT (node, instance) DO UPDATE SET slots = excluded.slots, run_ends = ex
 DELETE FROM scheduler_node WHERE seen_at < %(cutoff)s;
 
 -- name: list_schedulers
-SELECT * FROM scheduler_node WHERE seen_at >= %(cutoff)s ORDER BY node, instance;
+SELECT node, instance, slots, run_ends, seen_at FROM scheduler_node WHERE seen_at >= %(cutoff)s ORDER BY node, instance;
 
 -- name: list_holds
 SELECT * FROM schedule_hold WHERE expires_at > %(now)s ORDER BY due_at, waits_for;
@@ -313,9 +318,12 @@ SELECT * FROM schedule_hold WHERE expires_at > %(now)s ORDER BY due_at, waits_fo
 SELECT * FROM schedule_hold WHERE waits_for = %(name)s AND expires_at > %(now)s ORDER BY due_at;
 
 -- name: drop_holds
--- a scheduler's holds, replaced at each of its picks, and every expired one
-DELETE FROM schedule_hold
-WHERE (node = %(node)s AND instance = %(instance)s) OR expires_at <= %(now)s;
+-- a scheduler's holds, replaced at each of its picks that held or holds
+DELETE FROM schedule_hold WHERE node = %(node)s AND instance = %(instance)s;
+
+-- name: purge_holds
+-- holds expired long ago (at a heartbeat: the reads skip any expired one)
+DELETE FROM schedule_hold WHERE expires_at <= %(cutoff)s;
 
 -- name: insert_holds
 INSERT INTO schedule_hold (node, instance, waits_for, due_at, expires_at, held_at)

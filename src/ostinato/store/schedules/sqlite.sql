@@ -245,12 +245,14 @@ SELECT min(at) AS at FROM (
 -- name: delete_schedule_firings
 DELETE FROM schedule_firing WHERE schedule = :name;
 
--- Lookahead and the other pick orders (domain/lookahead.py): the snapshot a pick plans from.
+-- Lookahead and the other pick orders (domain/lookahead.py): the snapshot a pick plans from, the few
+-- columns it plans with (store/schedules/picks.py, PickFlow._candidate).
 
 -- name: candidates_by_deadline
 -- the K most urgent schedules that can start on this node (on any node: node null), when many can:
 -- a walk of schedule_pick_idx
-SELECT * FROM schedule INDEXED BY schedule_pick_idx
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule INDEXED BY schedule_pick_idx
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
   AND (:node IS NULL OR :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes)))
 ORDER BY should_start_by
@@ -259,7 +261,8 @@ LIMIT :limit;
 -- name: few_candidates_by_deadline
 -- the same when fewer than the window can start: all of them through schedule_wake_idx, the K most
 -- urgent kept (as pick_few_schedules)
-SELECT * FROM schedule
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule
 WHERE name IN (SELECT name FROM schedule INDEXED BY schedule_wake_idx
                WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
                ORDER BY can_start_by
@@ -272,7 +275,8 @@ LIMIT :limit;
 -- name: candidates_by_due
 -- the K first due that can start on this node, or on any (all of them, up to the window, when few can: sorted
 -- by the rule's order afterwards): a walk of schedule_wake_idx
-SELECT * FROM schedule INDEXED BY schedule_wake_idx
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule INDEXED BY schedule_wake_idx
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by <= :now
   AND (:node IS NULL OR :node NOT IN (SELECT value FROM json_each(dont_run_on_nodes)))
 ORDER BY can_start_by
@@ -280,7 +284,8 @@ LIMIT :limit;
 
 -- name: upcoming_schedules
 -- the K next due within the horizon, whichever node may run them: a walk of schedule_wake_idx
-SELECT * FROM schedule INDEXED BY schedule_wake_idx
+SELECT name, can_start_by, should_start_by, average_good_duration, expected_duration, scheduling_period, cron_schedule, tz,
+       dont_run_on_nodes FROM schedule INDEXED BY schedule_wake_idx
 WHERE enabled AND owner_tag IS NULL AND can_start_by IS NOT NULL AND can_start_by > :now
   AND can_start_by <= :until
 ORDER BY can_start_by
@@ -297,7 +302,7 @@ ON CONFLICT (node, instance) DO UPDATE SET slots = excluded.slots, run_ends = ex
 DELETE FROM scheduler_node WHERE seen_at < :cutoff;
 
 -- name: list_schedulers
-SELECT * FROM scheduler_node WHERE seen_at >= :cutoff ORDER BY node, instance;
+SELECT node, instance, slots, run_ends, seen_at FROM scheduler_node WHERE seen_at >= :cutoff ORDER BY node, instance;
 
 -- name: list_holds
 SELECT * FROM schedule_hold WHERE expires_at > :now ORDER BY due_at, waits_for;
@@ -306,9 +311,12 @@ SELECT * FROM schedule_hold WHERE expires_at > :now ORDER BY due_at, waits_for;
 SELECT * FROM schedule_hold WHERE waits_for = :name AND expires_at > :now ORDER BY due_at;
 
 -- name: drop_holds
--- a scheduler's holds, replaced at each of its picks, and every expired one
-DELETE FROM schedule_hold
-WHERE (node = :node AND instance = :instance) OR expires_at <= :now;
+-- a scheduler's holds, replaced at each of its picks that held or holds
+DELETE FROM schedule_hold WHERE node = :node AND instance = :instance;
+
+-- name: purge_holds
+-- holds expired long ago (at a heartbeat: the reads skip any expired one)
+DELETE FROM schedule_hold WHERE expires_at <= :cutoff;
 
 -- name: insert_holds
 -- rows: JSON array of [name, due_at, expires_at]
