@@ -192,9 +192,7 @@ def gather_schedule(ctx: ApiContext, schedule: Schedule, before: int | None = No
     upcoming = fire_time_after(schedule, cursor_of(schedule)) if fires and schedule.enabled else None
     firings = [firing_row(f, timing.catch_up_grace) for f in ctx.store.list_firings(schedule.name, limit=FIRINGS_SHOWN)]
     runs = ctx.store.list_schedule_runs(schedule.name, limit=RUNS_SHOWN + 1, before_id=before)
-    times = assess(schedule, now, timing).start_times
-    held = holds_said(schedule.name, waiting=times is not None and times.can_start_by <= now and not schedule.running,
-                      holds=ctx.store.list_holds(now), now=now)
+    held = holds_said(schedule, assess(schedule, now, timing).start_times, holds=ctx.store.list_holds(now), now=now)
     return SchedulePage(now, row, schedule, describe_catch_up(schedule.catch_up) if fires else None,
                         schedule.fired_through, upcoming, firings, runs[:RUNS_SHOWN], before,
                         runs[RUNS_SHOWN - 1].id if len(runs) > RUNS_SHOWN else None, next_start(schedule, now, timing),

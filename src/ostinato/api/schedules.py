@@ -84,11 +84,10 @@ def schedule_detail(ctx: ApiContext, schedule: Schedule, now: datetime) -> dict[
     """The schedule's every field (as exported), its condition and its start times."""
     assessed = assess(schedule, now, ctx.settings.schedule_timing())
     times = assessed.start_times
-    waiting = times is not None and times.can_start_by <= now and not schedule.running
     return {**schedule_to_dict(schedule), **_condition_fields(assessed.condition), "running": schedule.running,
             "can_start_by": iso(times.can_start_by) if times else None,
             "should_start_by": iso(times.should_start_by) if times else None,
-            "held": holds_said(schedule.name, waiting=waiting, holds=ctx.store.list_holds(now), now=now)}
+            "held": holds_said(schedule, times, holds=ctx.store.list_holds(now), now=now)}
 
 
 def _get(ctx: ApiContext, name: str) -> Schedule:

@@ -302,9 +302,8 @@ def _show(app: AppContext, found: Schedule) -> None:
 def _held(app: AppContext, found: Schedule) -> str | None:
     """Why the schedule is held back by lookahead, or that a slot is kept for it (None: neither)."""
     now = app.clock.now()
-    times = assess(found, now, app.settings.schedule_timing()).start_times
-    waiting = times is not None and times.can_start_by <= now and not found.running
-    return holds_said(found.name, waiting=waiting, holds=app.read_store().list_holds(now), now=now)
+    return holds_said(found, assess(found, now, app.settings.schedule_timing()).start_times,
+                      holds=app.read_store().list_holds(now), now=now)
 
 
 _SHOWN_FIRINGS = 10

@@ -33,8 +33,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from .calendars import CalendarRule
+from .durations import format_duration
 from .errors import ValidationError
 from .limits import MAX_DURATION
+from .schedules import Schedule, StartTimes
 
 #: the largest K a pick may look at (each of the two lists)
 MAX_K = 1000
@@ -381,10 +383,13 @@ def _my_holds(slots: list[_Slot], me: tuple[str, str], now: datetime, look: Look
 
 
 
-def holds_said(name: str, *, waiting: bool, holds: Sequence[Hold], now: datetime) -> str | None:
+def holds_said(schedule: Schedule, start_times: StartTimes | None, *, holds: Sequence[Hold],
+               now: datetime) -> str | None:
     """Why a schedule is held back, or that a slot is kept for it, in words (``schedule show``, the API,
-    the console): ``waiting`` when it could start now and is not running. None when no hold concerns it."""
-    from .durations import format_duration
+    the console), from its assessed ``start_times``: held back when it could start now and is not running.
+    None when no hold concerns it."""
+    name = schedule.name
+    waiting = start_times is not None and start_times.can_start_by <= now and not schedule.running
 
     def due(hold: Hold) -> str:
         left = hold.due_at - now

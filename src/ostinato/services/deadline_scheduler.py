@@ -43,7 +43,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..domain.clock import Clock
-from ..domain.lookahead import NODE_TTL, PickRule
+from ..domain.lookahead import PickRule
 from ..domain.run_items import items_of
 from ..domain.schedule_watch import Overrun, overruns
 from ..domain.schedules import (
@@ -162,7 +162,8 @@ class DeadlineScheduler:
         self.capacity = capacity
         self.max_sleep = max_sleep
         #: the pick's order and lookahead (None: the plain greedy pick)
-        self.rule = None if rule is None or rule.validated().plain else rule.validated()
+        rule = None if rule is None else rule.validated()
+        self.rule = None if rule is None or rule.plain else rule
         #: when each run in flight here or sent to a worker is expected to end (the heartbeat tells them)
         self._expected_ends: dict[str, datetime] = {}
         #: the run leases' time (see RunLease), and when this pass's picks were pinged
@@ -218,10 +219,10 @@ class DeadlineScheduler:
         self.watch()
         self._task_types = {t.type: t for t in self.store.list_task_types()}
         started = 0
+        if self.rule is not None and self.rule.lookahead is not None:
+            self._heartbeat(self.clock.now())  # once a pass: the registry lookahead plans with
         while (room := self.capacity - len(self.running()) - self._remote_in_flight()) > 0:
             now, self._pass_began = self.clock.now(), self.monotonic()  # the picks' first ping: this moment
-            if self.rule is not None and self.rule.lookahead is not None:
-                self._heartbeat(now)
             with metrics.picking("scheduler"):
                 picked = self.store.pick_schedules(node=self.node, owner_name=self.instance,
                                                    tags=[uuid.uuid4().hex for _ in range(room)], now=now,
@@ -239,14 +240,15 @@ class DeadlineScheduler:
         return started
 
     def _heartbeat(self, now: datetime) -> None:
-        """Tell the live schedulers' registry this one's slots and when its runs should end (lookahead)."""
+        """Tell the live schedulers' registry this one's slots and when its runs should end (lookahead on)."""
+        assert self.rule is not None and self.rule.lookahead is not None
         with self._lock:
             live = set(self._active) | set(self._remote)
         for name in set(self._expected_ends) - live:
             del self._expected_ends[name]
         self.store.heartbeat_scheduler(self.node, self.instance, slots=self.capacity,
                                        run_ends=sorted(self._expected_ends.values())[:self.capacity], now=now,
-                                       ttl=self.rule.lookahead.node_ttl if self.rule and self.rule.lookahead else NODE_TTL)
+                                       ttl=self.rule.lookahead.node_ttl)
 
     def _ping_late_pick(self, schedule: Schedule, run: ScheduleRun) -> bool:
         """A pick that took over half the ping timeout (the store was slow or away) recorded a time

@@ -219,10 +219,11 @@ class ScheduleFlow(PickFlow, FireTimeFlow, ScheduleStore):
                        rule: PickRule | None = None) -> list[tuple[Schedule, ScheduleRun]]:
         if not tags:
             return []
-        if rule is not None and not rule.validated().plain:
+        rule = None if rule is None else rule.validated()
+        if rule is not None and not rule.plain:
             with self.db.write() as conn:
                 taken, rows, runs = self._pick_by_rule(conn, node=node, owner_name=owner_name, tags=tags, now=now,
-                                                       rule=rule.validated(), window=PICK_WINDOW)
+                                                       rule=rule, window=PICK_WINDOW)
             run_of = {r["schedule"]: r for r in runs}
             return [(self._schedule(row), self._run(run_of[name])) for name, row in zip(taken, rows, strict=True)]
         queries = self._schedules
