@@ -53,7 +53,9 @@ def style_of(page: Page, selector: str, prop: str) -> str:
 
 def styled(page: Page, url: str) -> None:
     """The page at ``url`` has its style sheets applied: dashboard.css's, and drill.css's and actions.css's
-    where the page uses them."""
+    where the page uses them. It waits for the page's load event first: a page reached by a form's post
+    is in the DOM before its style sheets have been applied."""
+    page.wait_for_load_state("load")
     assert page.locator("style, [style]").count() == 0, url  # no style element or attribute left
     assert "system-ui" in style_of(page, "body", "font-family"), url
     assert style_of(page, "header", "display") == "flex", url
