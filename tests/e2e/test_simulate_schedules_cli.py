@@ -41,8 +41,15 @@ def test_a_fleet_file_runs_under_every_rule_and_reports_every_measure(fleet_file
     data = json.loads(result.stdout)
     assert [f["name"] for f in data["fleets"]] == ["tiny"] and data["seeds"] == [0, 1]
     assert list(data["policies"]) == ["greedy", "fifo", "spf", "lookahead", "clairvoyant"]
-    assert len(data["runs"]) == 10 and len(data["summary"]) == 5
-    for row in data["summary"]:
+    assert len(data["runs"]) == 10 and len(data["summary"]) == 7
+    measured = [r for r in data["summary"] if r["policy"] in data["policies"]]
+    bounds = {r["policy"]: r for r in data["summary"] if r["policy"] not in data["policies"]}
+    assert list(bounds) == ["bound", "bound, worst ≤ greedy"] and len(measured) == 5
+    for row in bounds.values():  # a computed bound: no rule measured below it, no seed behind it
+        assert row["seeds"] == 0 and row["slot_use"]["mean"] is None
+        assert all(row["error_share"]["mean"] <= r["error_share"]["mean"] + 0.02 for r in measured)
+    assert data["fleets"][0]["demand"] > 0
+    for row in measured:
         for key in ("error_share", "warning_share", "worst_error_share", "misses_per_day", "late_p50_min",
                     "late_p99_min", "recovery_min", "slot_use"):
             assert row[key]["n"] >= 1, (row["policy"], key)

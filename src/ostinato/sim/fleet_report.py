@@ -1,7 +1,7 @@
 """The schedule-fleet simulations run and reported: every (fleet, seed, policy) run (in processes on
 request), each measure's mean and standard error across seeds per fleet and policy, its ratio to the
-greedy pick's, as a dict (for JSON), as rows for the terminal's table, and as PNG plots
-(docs/reference/fleet-simulator.md)."""
+greedy pick's, the fleet's fluid bound beside them (``fleet_bound``), as a dict (for JSON), as rows for
+the terminal's table, and as PNG plots (docs/reference/fleet-simulator.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .fleet_bound import FluidBound, fluid_bound
 from .fleet_engine import POLICIES, FleetRun, simulate
 from .fleets import Fleet
 
@@ -79,9 +80,14 @@ def mean_se(values: Sequence[float | None]) -> dict[str, float | int | None]:
     return {"mean": mean, "se": se, "n": len(found)}
 
 
+#: the rows of a fleet's fluid bound: without a cap, and with the worst schedule held to greedy's worst
+BOUND, BOUND_CAPPED = "bound", "bound, worst ≤ greedy"
+
+
 def summarize(fleets: Sequence[Fleet], runs: Sequence[FleetRun]) -> list[dict[str, Any]]:
     """Per fleet and policy: each measure's mean ± standard error across seeds, and the mean's ratio to
-    greedy's (when greedy ran)."""
+    greedy's (when greedy ran); then per fleet its fluid bound, and the bound with no schedule worse than
+    greedy's worst (when greedy ran): rows whose only measures are the two ERROR shares."""
     by_fleet = {f.name: f for f in fleets}
     groups: dict[tuple[str, str], list[dict[str, float | None]]] = {}
     for run in runs:
@@ -93,11 +99,30 @@ def summarize(fleets: Sequence[Fleet], runs: Sequence[FleetRun]) -> list[dict[st
             row[key] = mean_se([m[key] for m in measured])
         rows.append(row)
     greedy = {r["fleet"]: r for r in rows if r["policy"] == "greedy"}
+    measured_rows, rows = rows, []
+    for shown in fleets:  # each fleet's policies, then its bounds
+        mine = [r for r in measured_rows if r["fleet"] == shown.name]
+        if not mine:
+            continue
+        rows.extend([*mine, _bound_row(shown.name, BOUND, fluid_bound(shown))])
+        worst = greedy[shown.name]["worst_error_share"]["mean"] if shown.name in greedy else None
+        if worst is not None:
+            rows.append(_bound_row(shown.name, BOUND_CAPPED, fluid_bound(shown, cap=worst)))
     for row in rows:
         base = greedy.get(row["fleet"])
         row["vs_greedy"] = {key: _ratio(row[key]["mean"], base[key]["mean"]) if base else None
                             for key in ("error_share", "warning_share", "worst_error_share", "misses_per_day")}
     return rows
+
+
+def _bound_row(fleet: str, name: str, bound: FluidBound | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"fleet": fleet, "policy": name, "seeds": 0}
+    for key in [*(k for k, _ in MEASURES), "worst_warning_share", "late_share"]:
+        row[key] = {"mean": None, "se": None, "n": 0}
+    if bound is not None:
+        row["error_share"] = {"mean": bound.error_share, "se": None, "n": 0}
+        row["worst_error_share"] = {"mean": bound.worst_error_share, "se": None, "n": 0}
+    return row
 
 
 def _ratio(value: float | None, base: float | None) -> float | None:
@@ -109,6 +134,7 @@ def _ratio(value: float | None, base: float | None) -> float | None:
 def fleet_dict(fleet: Fleet) -> dict[str, Any]:
     return {"name": fleet.name, "description": fleet.description, "nodes": dict(fleet.nodes), "slots": fleet.slots,
             "schedules": len(fleet.schedules), "load": round(fleet.load, 4), "days": fleet.days,
+            "demand": round(bound.demand, 4) if (bound := fluid_bound(fleet)) is not None else None,
             "warmup_hours": fleet.warmup.total_seconds() / 3600,
             "outages": [{"node": o.node, "at_hours": o.at.total_seconds() / 3600,
                          "lasting_hours": o.lasting.total_seconds() / 3600} for o in fleet.outages]}
@@ -124,7 +150,10 @@ def report_dict(fleets: Sequence[Fleet], runs: Sequence[FleetRun], *, command: s
                      "integrated exactly); lateness: a good run's end − the deadline it worked for, minutes "
                      "(negative: early); recovery: minutes from a lost node's return until the ERROR count is "
                      "back to its level before the loss (mean over outages; None when not within the window); "
-                     "slot use: busy slot-time over live slot-time; mean ± standard error across seeds"),
+                     "slot use: busy slot-time over live slot-time; mean ± standard error across seeds; the fluid "
+                     "bound: the least ERROR share any rule can reach with slot-time shared as a divisible quantity "
+                     "(ostinato.sim.fleet_bound), and with no schedule worse than greedy's worst; demand: the "
+                     "slot-time every schedule needs to stay out of ERROR over the slot-time there is"),
         "fleets": [fleet_dict(f) for f in fleets],
         "policies": {name: POLICIES[name].description for name in policies},
         "seeds": list(seeds),
@@ -168,7 +197,7 @@ def table_rows(summary: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
     for row in summary:
         recovery = row["recovery_min"]
         rows.append({
-            "fleet": row["fleet"], "policy": row["policy"], "seeds": str(row["seeds"]),
+            "fleet": row["fleet"], "policy": row["policy"], "seeds": str(row["seeds"] or "–"),
             "error": _share(row["error_share"]), "vs": _times(row["vs_greedy"]["error_share"]),
             "warning": _share(row["warning_share"]), "worst": _share(row["worst_error_share"]),
             "misses": _number(row["misses_per_day"]),
@@ -249,5 +278,5 @@ def write_plots(fleets: Sequence[Fleet], runs: Sequence[FleetRun], summary: Sequ
     return written
 
 
-__all__ = ["MEASURES", "TABLE_COLUMNS", "fleet_dict", "mean_se", "report_dict", "run_all", "run_measures",
+__all__ = ["BOUND", "BOUND_CAPPED", "MEASURES", "TABLE_COLUMNS", "fleet_dict", "mean_se", "report_dict", "run_all", "run_measures",
            "summarize", "table_rows", "write_plots"]
