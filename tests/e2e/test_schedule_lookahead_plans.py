@@ -1,5 +1,6 @@
 """The lookahead pick's snapshot is index walks: on 200,000 stored schedules (PostgreSQL) its
-reads walk the pick and wake indexes and stop at K rows, and on SQLite they use the same indexes."""
+reads walk the pick and wake indexes and stop at K rows, and on SQLite they use the same indexes; the
+schedules it chose are locked by their names, never by a scan of the free ones."""
 
 from __future__ import annotations
 
@@ -38,6 +39,11 @@ def test_the_snapshot_reads_walk_an_index_and_stop_near_k_rows(pg_dsn):
             [scan] = [n for n in nodes if n.get("Index Name") == index]
             assert scan["Actual Rows"] >= K and scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) < 20 * K, \
                 (name, scan)
+        chosen = [r[0] for r in conn.execute("SELECT name FROM schedule WHERE owner_tag IS NULL LIMIT 3")]
+        plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + QUERIES.lock_chosen, {"names": chosen}).fetchone()[0][0]
+        nodes = _plan_nodes(plan["Plan"])
+        assert not any(n["Node Type"] == "Seq Scan" for n in nodes), nodes
+        assert sum(n.get("Actual Rows", 0) for n in nodes if "Index" in n["Node Type"]) <= len(chosen), nodes
 
 
 def test_when_few_can_start_the_snapshot_reads_them_not_every_schedule(pg_dsn):
@@ -62,6 +68,8 @@ def test_sqlite_snapshot_reads_walk_their_index(tmp_path):
         plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(LITE, name), params))
         assert f"USING INDEX {index}" in plan and "SCAN schedule\n" not in plan + "\n", (name, plan)
         assert name in FEW or "TEMP B-TREE" not in plan, (name, plan)  # the few are sorted, at most the window
+    plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + LITE.lock_chosen, {"names": '["a", "b"]'}))
+    assert "SEARCH schedule USING INDEX" in plan and "(name=?)" in plan and "SCAN schedule" not in plan, plan
 
 
 def test_concurrent_lookahead_picks_never_take_the_same_schedule(pg_dsn):

@@ -325,7 +325,7 @@ SELECT :node, :instance, k.value ->> 0, k.value ->> 1, k.value ->> 2, :now FROM 
 ON CONFLICT DO NOTHING;
 
 -- name: lock_chosen
--- the schedules a pick by rule chose, still free (the write transaction holds the database: no row locks)
-SELECT value AS name FROM json_each(:names)
-WHERE value IN (SELECT name FROM schedule WHERE owner_tag IS NULL)
-ORDER BY value;
+-- the schedules a pick by rule chose, still free (the write transaction holds the database: no row locks):
+-- each looked up by its name, never a scan of the free ones
+SELECT name FROM schedule WHERE name IN (SELECT value FROM json_each(:names)) AND owner_tag IS NULL
+ORDER BY name;
