@@ -251,9 +251,9 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
     schedulers (this one among them, or not yet registered), ``holds`` the holds in force."""
     if room <= 0:
         return Choice(())
-    ordered = sorted(startable, key=lambda c: order_key(rule, c))
     look = rule.lookahead
     if look is None:
+        ordered = sorted(startable, key=lambda c: order_key(rule, c))
         return Choice(tuple(c.name for c in ordered if node not in c.excluded)[:room])
     me = (node, instance)
     horizon = look.horizon.total_seconds()
@@ -293,6 +293,8 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
             if slot.node in job.excluded:
                 continue
             start = slot.earliest_fit(ready, length)
+            if best is not None and start > best[0]:  # a later start never ranks first: skip the rest of its key
+                continue
             key = (start, demand.get(slot.node, 0), slot.idle_before(start), slot.owner, 0, index)
             if best is None or key < best:
                 best = key
