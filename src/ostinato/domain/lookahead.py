@@ -1,5 +1,5 @@
 """The schedule pick's rules: the order it takes schedules in, and lookahead past the greedy rule
-(docs/design/deadline-greedy.md#lookahead). Pure: a store reads a small snapshot (the K most urgent
+(docs/reference/schedules.md#lookahead). Pure: a store reads a small snapshot (the K most urgent
 schedules that can start, the K due within the horizon, the live schedulers and their holds) and
 :func:`choose` says which to start on this scheduler now, and which of its free slots to hold.
 
