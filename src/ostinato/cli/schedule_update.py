@@ -21,8 +21,8 @@ from ..domain.errors import ValidationError
 from ..domain.firings import CatchUp
 from ..domain.schedule_records import schedule_to_dict
 from ..domain.schedules import RunMode, ScheduleKind
-from .app import AppContext, pass_app
-from .output import DurationType, echo_json, readable
+from .app import AppContext, pass_app, readable
+from .output import DurationType, echo_json
 from .schedules import ADD_FLAGS, blackout_windows, json_option, schedule, schedule_named, show_schedule
 from .tasks import build_arguments
 

@@ -51,7 +51,7 @@ from ..domain.schedules import (
     run_requested,
 )
 from ..services.deadline_scheduler import DeadlineScheduler
-from .app import AppContext, cli, command_group, pass_app, stop_on_signals
+from .app import AppContext, cli, command_group, pass_app, readable, stop_on_signals
 from .origins import read_json_lines
 from .output import (
     DurationType,
@@ -64,7 +64,6 @@ from .output import (
     outcome_lines,
     plural,
     print_rows,
-    readable,
 )
 from .services import metrics_options
 from .tasks import build_arguments
