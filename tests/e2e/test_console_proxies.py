@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from test_dashboard_helpers import seed, tokens
 
 from ostinato.api import create_app
-from ostinato.api.dashboard import COOKIE
+from ostinato.api.console.signin_sessions import COOKIE
 from ostinato.api.proxies import TrustedProxies
 from ostinato.config import Settings
 

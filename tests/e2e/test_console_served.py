@@ -18,7 +18,7 @@ import httpx
 import pytest
 from test_api_serve import LAUNCH, store_now, wait_until_up
 
-from ostinato.api.dashboard import COOKIE
+from ostinato.api.console.signin_sessions import COOKIE
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.store import open_store
 from test_servers.postgres import free_port

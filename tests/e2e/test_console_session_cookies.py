@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from test_dashboard_helpers import HOUR, seed, tokens
 
 from ostinato.api import create_app
-from ostinato.api.dashboard import COOKIE
+from ostinato.api.console.signin_sessions import COOKIE
 from ostinato.config import Settings
 
 OWN = "http://testserver"

@@ -22,7 +22,7 @@ from ostinato.config import Settings
 MINUTE = timedelta(minutes=1)
 ATTACKER = ("198.51.100.66", 5000)
 NEIGHBOUR = ("198.51.100.67", 5000)
-LOGGER = "ostinato.api.console_session"
+LOGGER = "ostinato.api.console.signin_sessions"
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_behind_a_trusted_proxy_each_client_counts_for_itself(sqlite_store, cloc
 
 
 def test_the_limiter_counts_an_attempt_until_it_succeeds_and_forgets_quiet_addresses():
-    from ostinato.api.console_session import SignInLimiter
+    from ostinato.api.console.signin_sessions import SignInLimiter
 
     at = datetime(2026, 1, 1, tzinfo=UTC)
     limiter = SignInLimiter(max_failures=2, window=MINUTE, max_addresses=3)

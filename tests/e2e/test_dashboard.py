@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from test_dashboard_helpers import STALE_TEXT, seed, seed_fire_times, tokens
 
 from ostinato.api import create_app
-from ostinato.api.dashboard import COOKIE
+from ostinato.api.console.signin_sessions import COOKIE
 from ostinato.config import Settings
 
 

@@ -19,8 +19,10 @@ from fastapi.testclient import TestClient
 from test_dashboard_helpers import HOUR, MINUTE, seed, seed_fire_times, tokens
 
 from ostinato.api import create_app
-from ostinato.api.dashboard import COOKIE, _signed_in, templates
-from ostinato.api.dashboard_actions import csrf_token
+from ostinato.api.console.actions import csrf_token
+from ostinato.api.console.render import templates
+from ostinato.api.console.signin import signed_in
+from ostinato.api.console.signin_sessions import COOKIE
 from ostinato.api.request_handling import bearer
 from ostinato.api.tokens import hash_secret, new_secret
 from ostinato.config import Settings
@@ -108,7 +110,7 @@ def _add_task_stand_in(app, store) -> None:
     @app.get("/test/tasks/{task_id}")
     def stand_in(task_id: int, request: Request,
                  credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Response:
-        token = _signed_in(request, credentials)
+        token = signed_in(request, credentials)
         if isinstance(token, Response):
             return token
         [task] = store.get_tasks([task_id])

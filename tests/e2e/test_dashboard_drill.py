@@ -15,8 +15,9 @@ from fastapi.testclient import TestClient
 from test_dashboard_helpers import DAY, HOUR, MINUTE, seed, tokens
 
 from ostinato.api import create_app
-from ostinato.api import dashboard_drill as drill
-from ostinato.api.dashboard import COOKIE, templates
+from ostinato.api.console import gather_drill as drill
+from ostinato.api.console.render import templates
+from ostinato.api.console.signin_sessions import COOKIE
 from ostinato.config import Settings
 from ostinato.domain.clock import ManualClock
 from ostinato.domain.origins import ListedOrigin

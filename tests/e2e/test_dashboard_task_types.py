@@ -17,7 +17,8 @@ from fastapi.testclient import TestClient
 from test_dashboard_drill import TRACEBACK, get, hrefs, rows, section, seed_drill, text
 from test_dashboard_helpers import DAY, MINUTE, periodic, seed, tokens
 
-from ostinato.api import create_app, dashboard_tasks
+from ostinato.api import create_app
+from ostinato.api.console import gather_tasks
 from ostinato.config import Settings
 from ostinato.domain.schedules import RunMode
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskPolicy, TaskRunStatus, TaskType
@@ -126,10 +127,10 @@ def test_a_task_type_shows_its_recent_failures(console, monkeypatch):
     calm = text(section(get(client, "/dashboard/task-types/load-hg").text, "failures"))
     assert calm == "Recent failures ✔ No failed, failed-for-good or lost run among the newest 10,000 runs of every type."
 
-    monkeypatch.setattr(dashboard_tasks, "FAILURES_SHOWN", 1)
+    monkeypatch.setattr(gather_tasks, "FAILURES_SHOWN", 1)
     one = section(get(client, "/dashboard/task-types/fetch-mirror").text, "failures")
     assert len(rows(one, "failure")) == 1 and "runs of every type: the newest 1, newest first." in text(one)
-    monkeypatch.setattr(dashboard_tasks, "FAILURES_READ", 1)  # the newest failed run of all is another type's
+    monkeypatch.setattr(gather_tasks, "FAILURES_READ", 1)  # the newest failed run of all is another type's
     cut = text(section(get(client, "/dashboard/task-types/load-git").text, "failures"))
     assert "Older ones are not listed: the newest 1 failed runs of every type were read to find them." in cut
 
@@ -147,9 +148,9 @@ def test_a_task_type_shows_the_schedules_that_run_it(console, monkeypatch):
     assert text(section(get(client, "/dashboard/task-types/load-hg").text, "schedules")) == \
         "Schedules that run it No schedule runs it."
 
-    monkeypatch.setattr(dashboard_tasks, "SCHEDULES_PAGE", 2)  # read in pages: all found
+    monkeypatch.setattr(gather_tasks, "SCHEDULES_PAGE", 2)  # read in pages: all found
     assert len(rows(section(get(client, "/dashboard/task-types/load-git").text, "schedules"), "schedule")) == 6
-    monkeypatch.setattr(dashboard_tasks, "SCHEDULES_READ", 3)  # a bound: said, not hidden
+    monkeypatch.setattr(gather_tasks, "SCHEDULES_READ", 3)  # a bound: said, not hidden
     cut = section(get(client, "/dashboard/task-types/fetch-mirror").text, "schedules")
     assert text(cut) == "Schedules that run it No schedule runs it among the first 3 by name."
 

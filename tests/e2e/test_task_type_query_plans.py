@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ostinato.api.dashboard_drill import TASKS_PAGE, gather_task_type
+from ostinato.api.console.gather_drill import TASKS_PAGE, gather_task_type
 from ostinato.domain.tasks import TaskPolicy, TaskPriority, TaskStatus, TaskType
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -1,5 +1,6 @@
 """The HTTP API (FastAPI): thin routes over the store's verbs and the domain's parsers,
-bearer tokens with a read and an admin scope, and Prometheus metrics at ``/metrics``.
+bearer tokens with a read and an admin scope, and Prometheus metrics at ``/metrics``; and the web
+console for people at ``/`` (:mod:`ostinato.api.console`, a package of its own).
 
 :func:`create_app` builds an application for a store (or a factory of one), the
 settings and a clock; ``ostinato api serve`` runs it with uvicorn. It needs the ``api`` extra;

@@ -10,7 +10,7 @@ serve --open-metrics``, or ``OSTINATO_API_OPEN_METRICS=1``), for a Prometheus
 that scrapes without credentials on a trusted network. Everything under
 ``/api/v1`` needs a token: read scope for GET, admin for the rest.
 The dashboard at ``/`` needs a read token too, given once in its sign-in form, which
-opens a session (see :mod:`ostinato.api.dashboard` and :mod:`ostinato.api.console_session`).
+opens a session (see :mod:`ostinato.api.console.signin` and :mod:`ostinato.api.console.signin_sessions`).
 Behind a reverse proxy, the ``trusted_proxies`` setting says whose forwarding headers are
 believed (:mod:`ostinato.api.proxies`).
 """
@@ -34,12 +34,10 @@ from ..config import Settings
 from ..domain.clock import Clock, SystemClock
 from ..domain.errors import ConflictError, NotFoundError, SchemaError, ValidationError
 from ..store import Store
-from . import dashboard_history, origins, schedules, store_rpc, tasks
+from . import origins, schedules, store_rpc, tasks
 from .bodies import document_errors, request_error
-from .console_session import SignInLimiter
-from .dashboard import router as dashboard_router
-from .dashboard_actions import router as dashboard_actions_router
-from .dashboard_pages import router as dashboard_pages_router
+from .console import actions, routes_drill, routes_history, routes_main, signin
+from .console.signin_sessions import SignInLimiter
 from .metrics import RequestMetrics, StoreCollector, make_registry
 from .proxies import TrustedProxies
 from .read_source import ReadSourceHeaders
@@ -88,12 +86,14 @@ def create_app(store: Store | Callable[[], Store], settings: Settings | None = N
     # the outermost: the scheme and the client a trusted proxy forwarded, for everything inside
     app.add_middleware(TrustedProxies, networks=ctx.settings.trusted_proxies)
     _add_error_handlers(app)
-    for router in (tasks.router, schedules.router, origins.router, dashboard_history.api_router, store_rpc.router):
+    for router in (tasks.router, schedules.router, origins.router, routes_history.api_router, store_rpc.router):
         app.include_router(router)
-    app.include_router(dashboard_router)  # the page at / (a read token, by a sign-in form's session)
-    app.include_router(dashboard_pages_router)  # its drill-down pages: visit types, listers, origins, task types, tasks
-    app.include_router(dashboard_actions_router)  # its admin's actions (POST forms, CSRF-checked, audited)
-    app.include_router(dashboard_history.router)  # the history's charts
+    # the console
+    app.include_router(routes_main.router)  # the page at / (a read token, by a sign-in form's session)
+    app.include_router(signin.router)  # its sign-in and sign-out
+    app.include_router(routes_drill.router)  # its drill-down pages: visit types, listers, origins, task types, tasks
+    app.include_router(actions.router)  # its admin's actions (POST forms, CSRF-checked, audited)
+    app.include_router(routes_history.router)  # the history's charts
 
     @app.get("/health", tags=["meta"], summary="Is the API up, and its database reachable at the right schema?")
     def health(ctx: ApiContext = Depends(context)) -> Any:

@@ -116,7 +116,9 @@ def json_safe(value: Any) -> Any:
 bearer = HTTPBearer(auto_error=False, description="An API token: `ostinato token add NAME --scope read|worker|admin`.")
 
 
-def _authorize(request: Request, credentials: HTTPAuthorizationCredentials | None, needed: str) -> dict[str, Any]:
+def authorize(request: Request, credentials: HTTPAuthorizationCredentials | None, needed: str) -> dict[str, Any]:
+    """The token of the request's bearer header, if it has the ``needed`` scope (ApiError 401 or 403 if not);
+    also ``request.state.token``."""
     challenge = {"WWW-Authenticate": "Bearer"}
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
         raise ApiError(401, "a bearer token is needed: Authorization: Bearer <secret>", field="authorization",
@@ -135,17 +137,17 @@ def _authorize(request: Request, credentials: HTTPAuthorizationCredentials | Non
 
 def read_access(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
     """A token of any scope (read, worker or admin)."""
-    return _authorize(request, credentials, "read")
+    return authorize(request, credentials, "read")
 
 
 def worker_access(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
     """A token of scope worker or admin."""
-    return _authorize(request, credentials, "worker")
+    return authorize(request, credentials, "worker")
 
 
 def admin_access(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
     """A token of scope admin."""
-    return _authorize(request, credentials, "admin")
+    return authorize(request, credentials, "admin")
 
 
 READ = [Depends(read_access)]

@@ -12,8 +12,9 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -21,6 +22,7 @@ import click
 from .. import extras
 from ..config import Settings, local_actor
 from ..domain.clock import Clock, SystemClock
+from ..domain.durations import format_duration
 from ..domain.errors import ConflictError, NotFoundError, OstinatoError, SchemaError, ValidationError
 from ..store import Store, open_store, shown_url
 
@@ -114,6 +116,22 @@ def option_names(command: click.Command) -> dict[str, str]:
     return names
 
 
+def readable(exc: ValidationError, flags: Mapping[str, str] | None = None) -> ValidationError:
+    """The same error with a duration shown as people write it (``2h``) rather than its repr, and the
+    field named by the option the user typed (``flags``: a field's name to its option, ``scheduling_period``
+    to ``--every``; an item's suffix kept: ``blackout_periods[1]`` is ``--blackout[1]``)."""
+    field = exc.field
+    if flags:
+        name, bracket, rest = field.partition("[")
+        head, dot, tail = name.partition(".")
+        if head in flags:
+            field = flags[head] + dot + tail + bracket + rest
+    got = format_duration(exc.got) if isinstance(exc.got, timedelta) else exc.got
+    if field == exc.field and got is exc.got:
+        return exc
+    return ValidationError(field, exc.expected, got, record=exc.record)
+
+
 class OstinatoCommand(click.Command):
     """A command whose bad input is told by the option the user typed (``--interval``, not the domain's
     ``current_interval``); an error about a record of a file keeps the record's own field names."""
@@ -133,8 +151,6 @@ class OstinatoCommand(click.Command):
     def _named(self, exc: ValidationError) -> ValidationError:
         if exc.record is not None:
             return exc
-        from .output import readable
-
         head = exc.field.partition("[")[0].partition(".")[0]
         names = option_names(self)
         # the parameter of that name, else the one given as a repeated option (statuses), else by its alias

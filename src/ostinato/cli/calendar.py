@@ -10,8 +10,8 @@ import click
 from ..domain.calendars import HORIZON_YEARS, MAX_PREVIEW, CalendarRule, RuleKind
 from ..domain.durations import parse_time
 from ..domain.errors import ValidationError
-from .app import AppContext, command_group, pass_app
-from .output import WholeNumberType, echo_json, readable
+from .app import AppContext, command_group, pass_app, readable
+from .output import WholeNumberType, echo_json
 
 
 @command_group("calendar", "Preview calendar rules: cron, systemd calendar events and RRULE.")

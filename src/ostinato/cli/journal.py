@@ -24,8 +24,8 @@ from rich.logging import RichHandler
 from .. import extras
 from ..domain.errors import ValidationError
 from ..integrations.kafka.journal_messages import DEFAULT_TOPIC
-from .app import AppContext, cli, pass_app, stop_on_signals
-from .output import DurationType, WholeNumberType, echo_json, key_values, plural, readable
+from .app import AppContext, cli, pass_app, readable, stop_on_signals
+from .output import DurationType, WholeNumberType, echo_json, key_values, plural
 from .services import metrics_options
 
 

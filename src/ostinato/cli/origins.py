@@ -25,7 +25,7 @@ from ..domain.visit_changes import VisitChanges
 from ..domain.visit_policies import visit_type_of_task_type
 from ..domain.visits import VisitStats, parse_visit_status
 from ..store import Store
-from .app import AppContext, command_group, pass_app
+from .app import AppContext, command_group, pass_app, readable
 from .output import (
     DurationType,
     NumberType,
@@ -36,7 +36,6 @@ from .output import (
     format_when,
     plural,
     print_rows,
-    readable,
 )
 
 T = TypeVar("T")

@@ -50,7 +50,6 @@ __all__ = [
     "print_rows",
     "print_table",
     "print_task",
-    "readable",
 ]
 
 
@@ -204,22 +203,6 @@ def format_when(value: datetime | None, now: datetime) -> str:
     if value is None:
         return ""
     return f"{humanize_delta(value, now)} ({format_time(value)})"
-
-
-def readable(exc: ValidationError, flags: Mapping[str, str] | None = None) -> ValidationError:
-    """The same error with a duration shown as people write it (``2h``) rather than its repr, and the
-    field named by the option the user typed (``flags``: a field's name to its option, ``scheduling_period``
-    to ``--every``; an item's suffix kept: ``blackout_periods[1]`` is ``--blackout[1]``)."""
-    field = exc.field
-    if flags:
-        name, bracket, rest = field.partition("[")
-        head, dot, tail = name.partition(".")
-        if head in flags:
-            field = flags[head] + dot + tail + bracket + rest
-    got = format_duration(exc.got) if isinstance(exc.got, timedelta) else exc.got
-    if field == exc.field and got is exc.got:
-        return exc
-    return ValidationError(field, exc.expected, got, record=exc.record)
 
 
 # -- domain objects as text ----------------------------------------------------

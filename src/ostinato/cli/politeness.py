@@ -11,9 +11,9 @@ import click
 from ..domain.durations import format_duration, parse_duration
 from ..domain.errors import ValidationError
 from ..domain.politeness import Politeness
-from .app import AppContext, command_group, pass_app
+from .app import AppContext, command_group, pass_app, readable
 from .origins import check_visit_type, json_option, loader_visit_types
-from .output import echo_json, print_rows, readable
+from .output import echo_json, print_rows
 
 #: what clears a limit
 NONE_WORDS = ("none", "unlimited", "")

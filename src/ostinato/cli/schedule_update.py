@@ -21,9 +21,9 @@ from ..domain.errors import ValidationError
 from ..domain.firings import CatchUp
 from ..domain.schedule_records import schedule_to_dict
 from ..domain.schedules import RunMode, ScheduleKind
-from .app import AppContext, pass_app
-from .output import DurationType, echo_json, readable
-from .schedules import ADD_FLAGS, _blackouts, _get, _show, json_option, schedule
+from .app import AppContext, pass_app, readable
+from .output import DurationType, echo_json
+from .schedules import ADD_FLAGS, blackout_windows, json_option, schedule, schedule_named, show_schedule
 from .tasks import build_arguments
 
 
@@ -68,7 +68,7 @@ def schedule_update(app: AppContext, name: str, as_json: bool, **given: Any) -> 
     ostinato schedule update nightly --calendar "Mon..Sat *-*-* 03:00" --tz Europe/Paris
     """
     store = app.store()
-    found = _get(app, name)
+    found = schedule_named(app, name)
     if found.declared_by:
         raise ValidationError("schedule", f"a schedule not declared in code: {name} is declared by "
                               f"{found.declared_by}; change it there (its next start-up would undo this)", name)
@@ -92,7 +92,7 @@ def schedule_update(app: AppContext, name: str, as_json: bool, **given: Any) -> 
         echo_json(schedule_to_dict(updated))
     else:
         click.echo(f"Updated {name}: {', '.join(sorted(changes))}")
-        _show(app, store.get_schedule(name) or updated)
+        show_schedule(app, store.get_schedule(name) or updated)
 
 
 def _flag(option: str) -> str:
@@ -133,7 +133,7 @@ def _changes(found: Any, given: dict[str, Any]) -> dict[str, Any]:
         changes["retry_backoff"] = tuple(parse_duration(v.strip(), f"--retry-backoff[{i}]", allow_zero=True)
                                          for i, v in enumerate(given["retry_backoff"].split(",")))
     if given["blackout"] or given["no_blackout"]:
-        changes["blackout_periods"] = parse_blackout_periods(_blackouts(given["blackout"]))
+        changes["blackout_periods"] = parse_blackout_periods(blackout_windows(given["blackout"]))
     if given["dont_run_on"] or given["any_node"]:
         changes["dont_run_on_nodes"] = tuple(given["dont_run_on"])
     if given["args_json"] is not None or given["kwargs_json"] is not None:

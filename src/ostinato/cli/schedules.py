@@ -51,7 +51,7 @@ from ..domain.schedules import (
     run_requested,
 )
 from ..services.deadline_scheduler import DeadlineScheduler
-from .app import AppContext, cli, command_group, pass_app, stop_on_signals
+from .app import AppContext, cli, command_group, pass_app, readable, stop_on_signals
 from .origins import read_json_lines
 from .output import (
     DurationType,
@@ -64,7 +64,6 @@ from .output import (
     outcome_lines,
     plural,
     print_rows,
-    readable,
 )
 from .services import metrics_options
 from .tasks import build_arguments
@@ -78,7 +77,8 @@ def schedule() -> None:
     pass
 
 
-def _blackouts(values: tuple[str, ...]) -> list[dict[str, str]]:
+def blackout_windows(values: tuple[str, ...]) -> list[dict[str, str]]:
+    """The ``--blackout HH:MM-HH:MM`` options as the periods a schedule keeps (ValidationError if one is not)."""
     periods = []
     for value in values:
         start, sep, end = value.partition("-")
@@ -147,7 +147,7 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
             task_type=task_type, created_at=app.clock.now(), arguments=build_arguments(args, args_json, kwargs_json),
             mode=RunMode(mode), scheduling_period=period, cooldown_duration=cooldown, cron_schedule=calendar_rule,
             cron_max_schedule_duration=max_duration, tz=tz, enabled=not paused, max_expected_duration=max_expected,
-            max_allowed_duration=max_allowed, blackout_periods=parse_blackout_periods(_blackouts(blackout)),
+            max_allowed_duration=max_allowed, blackout_periods=parse_blackout_periods(blackout_windows(blackout)),
             dont_run_on_nodes=tuple(dont_run_on), catch_up=CatchUp.parse(catch_up),
             retry_backoff=None if retry_backoff is None else tuple(
                 parse_duration(v.strip(), f"retry_backoff[{i}]", allow_zero=True)
@@ -160,10 +160,10 @@ def schedule_add(app: AppContext, name, task_type, args, period, cooldown, calen
     if as_json:
         echo_json(schedule_to_dict(created))
     else:
-        _show(app, created)
+        show_schedule(app, created)
 
 
-def _get(app: AppContext, name: str, *, read: bool = False) -> Schedule:
+def schedule_named(app: AppContext, name: str, *, read: bool = False) -> Schedule:
     """The schedule NAME (NotFoundError if none); ``read``: for a command that only reads (the ``read_db`` standby)."""
     found = (app.read_store() if read else app.store()).get_schedule(name)
     if found is None:
@@ -222,7 +222,7 @@ def schedule_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
     """One schedule: its definition, state, condition and start times."""
-    found = _get(app, name, read=True)
+    found = schedule_named(app, name, read=True)
     if as_json:
         summary = _summary(found, app.clock.now(), app.settings.schedule_timing())
         grace = app.settings.schedule_timing().catch_up_grace
@@ -233,7 +233,7 @@ def schedule_show(app: AppContext, name: str, as_json: bool) -> None:
                    "start_rule": describe_start_rule(found) if found.kind is ScheduleKind.PERIODIC else None,
                    "next_fire_time": _next_fire_time(found), "firings": firings, "held": _held(app, found)})
     else:
-        _show(app, found)
+        show_schedule(app, found)
 
 
 def _definition_lines(found: Schedule) -> list[str]:
@@ -258,7 +258,8 @@ def _share(value: float | None) -> str | None:
     return None if value is None else f"{value:.0%}" if value * 100 == round(value * 100) else f"{value:.2%}"
 
 
-def _show(app: AppContext, found: Schedule) -> None:
+def show_schedule(app: AppContext, found: Schedule) -> None:
+    """A schedule as ``schedule show`` writes it: its definition, condition, start times, runs and fire times."""
     now = app.clock.now()
     summary = _summary(found, now, app.settings.schedule_timing())
     lines = [f"Schedule {found.name} ({found.kind.value}, {'enabled' if found.enabled else 'paused'}): {summary['timing']}",
@@ -339,7 +340,7 @@ def _fire_time_lines(app: AppContext, found: Schedule, now: datetime) -> list[st
 def schedule_condition(app: AppContext, name: str | None, at: datetime | None, as_json: bool) -> None:
     """The condition (OK / WARNING / ERROR, with its reason) of NAME, or of every schedule worst first."""
     when, timing = at or app.clock.now(), app.settings.schedule_timing()
-    found = [_get(app, name, read=True)] if name else _all(app, read=True)
+    found = [schedule_named(app, name, read=True)] if name else _all(app, read=True)
     rows = []
     for item in found:
         condition = assess(item, when, timing).condition
@@ -362,7 +363,7 @@ def schedule_condition(app: AppContext, name: str | None, at: datetime | None, a
 @pass_app
 def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None:
     """The next firings of a calendar schedule's rule (a periodic one: its start times)."""
-    found = _get(app, name)
+    found = schedule_named(app, name)
     now = app.clock.now()
     if found.kind is ScheduleKind.PERIODIC:
         times = get_schedule_start_times(found, now, backoff=app.settings.schedule_timing().backoff)
@@ -382,7 +383,7 @@ def schedule_next(app: AppContext, name: str, count: int, as_json: bool) -> None
 @pass_app
 def schedule_runs(app: AppContext, name: str, limit: int, as_json: bool) -> None:
     """A schedule's run history, newest first."""
-    _get(app, name, read=True)
+    schedule_named(app, name, read=True)
     runs = app.read_store().list_schedule_runs(name, limit=limit)
     if as_json:
         echo_json([{"id": r.id, "status": r.status.value, "started_at": r.started_at, "ended_at": r.ended_at,
@@ -404,7 +405,7 @@ def _run_lines(runs: Sequence[ScheduleRun], now: datetime, indent: str) -> list[
 
 def _set_enabled(app: AppContext, name: str, enabled: bool) -> None:
     """Through the store's own verb: changed under the schedule's lock, with its audit event."""
-    found = _get(app, name)  # an unknown name is answered with the closest ones
+    found = schedule_named(app, name)  # an unknown name is answered with the closest ones
     change = app.store().resume_schedule if enabled else app.store().pause_schedule
     change(name, app.clock.now(), app.settings.schedule_timing(), actor=app.actor)
     if found.enabled == enabled:

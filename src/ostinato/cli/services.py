@@ -50,7 +50,8 @@ def metrics_options(command: Callable[..., Any]) -> Callable[..., Any]:
                         )(with_metrics)
 
 
-def _setup_logging(verbose: bool) -> None:
+def setup_logging(verbose: bool) -> None:
+    """Logs of a long-running command (a scheduler, a runner, a worker), by Rich; DEBUG with ``verbose``."""
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(message)s",
@@ -98,7 +99,7 @@ def _print_summary(summary: Summary) -> None:
 @pass_app
 def runner_command(app: AppContext, with_priority, priority_only, task_types, once, workers, verbose):
     """Dispatch ready tasks to the embedded workers."""
-    _setup_logging(verbose)
+    setup_logging(verbose)
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
     store = _open_store(app, auto_init=False)
@@ -123,7 +124,7 @@ def orchestrator_command(app: AppContext, visit_types, once, workers, verbose):
     then origins picked by the scheduling policies in the configured ratios,
     to the embedded workers. Visit statuses feed the visit stats back.
     """
-    _setup_logging(verbose)
+    setup_logging(verbose)
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
     store = _open_store(app, auto_init=False)
@@ -149,7 +150,7 @@ def run_command(app: AppContext, once, workers, verbose):
     and upgraded when Ostinato is newer.
     Stops cleanly on Ctrl-C or SIGTERM: running tasks finish, nothing is lost.
     """
-    _setup_logging(verbose)
+    setup_logging(verbose)
     if workers:
         app.settings = app.settings.with_values({"workers": workers})
     store = _open_store(app, auto_init=True)

@@ -12,8 +12,8 @@ import click
 
 from ..domain.errors import NotFoundError, ValidationError, known_names
 from ..domain.tasks import TaskType
-from .app import AppContext, command_group, pass_app
-from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval, readable
+from .app import AppContext, command_group, pass_app, readable
+from .output import DurationType, NumberType, WholeNumberType, echo_json, format_interval
 
 
 @command_group("task-type", "Declare, change, delete and list task types.")

@@ -13,9 +13,9 @@ from ..domain.errors import ValidationError
 from ..domain.orchestration import plan_grab_requests, validate_ratios
 from ..domain.origin_metrics import OriginMetrics
 from ..domain.visit_policies import POLICY_NAMES, GrabOptions, GrabRequest, NextVisit, VisitPolicy
-from .app import AppContext, command_group, pass_app
+from .app import AppContext, command_group, pass_app, readable
 from .origins import check_visit_type, json_option, loader_visit_types, origin, resolve_lister
-from .output import DurationType, WholeNumberType, echo_json, format_time, plural, print_rows, readable
+from .output import DurationType, WholeNumberType, echo_json, format_time, plural, print_rows
 
 
 def parse_policy_option(values: tuple[str, ...], visit_type: str, settings) -> dict[str, float]:

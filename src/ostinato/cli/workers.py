@@ -13,7 +13,7 @@ from .. import extras
 from ..domain.errors import NotFoundError, OstinatoError
 from .app import AppContext, cli, open_settings_store, pass_app, stop_on_signals
 from .output import plural
-from .services import _setup_logging, metrics_options
+from .services import metrics_options, setup_logging
 
 
 def _broker(app: AppContext, broker: str | None) -> str:
@@ -44,7 +44,7 @@ def worker_command(app: AppContext, task_types, concurrency, pool, hostname, bro
     from ..integrations.celery.app import make_celery_app, queue_name
     from ..integrations.celery.worker import WorkerRuntime, install_worker_tasks
 
-    _setup_logging(verbose)
+    setup_logging(verbose)
     broker_url = _broker(app, broker)
     app.settings.import_modules()
     known = app.store().list_task_types()
@@ -84,7 +84,7 @@ def listener_command(app: AppContext, broker, verbose):
     from ..integrations.celery.app import make_celery_app
     from ..integrations.celery.listener import CeleryListener
 
-    _setup_logging(verbose)
+    setup_logging(verbose)
     broker_url = _broker(app, broker)
     store = app.store()
     listener = CeleryListener(store, make_celery_app(broker_url), app.clock, app.settings.feedback_policy(),

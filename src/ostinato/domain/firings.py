@@ -25,12 +25,11 @@ import enum
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from .calendars import CalendarRule
 from .errors import ValidationError
-
-if TYPE_CHECKING:  # the schedules module imports this one
-    from .schedules import Schedule
+from .schedule_kinds import RunMode, ScheduleKind
 
 #: a calendar backlog is walked one fire time at a time up to this many; beyond, only its tail is read
 SCAN_LIMIT = 20_000
@@ -141,22 +140,39 @@ class Due:
         return None if self.earlier is None else self.earlier + len(self.tail)
 
 
-def has_fire_times(schedule: Schedule) -> bool:
-    """Calendar schedules, and periodic ones sent by the beats (their grid)."""
-    from .schedules import RunMode, ScheduleKind
+class FiringSchedule(Protocol):
+    """A schedule as the rules of fire times read it (``domain.schedules.Schedule`` is one)."""
 
+    @property
+    def kind(self) -> ScheduleKind: ...
+    @property
+    def mode(self) -> RunMode: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def fired_through(self) -> datetime | None: ...
+    @property
+    def catch_up(self) -> CatchUp: ...
+    @property
+    def rule(self) -> CalendarRule: ...
+    @property
+    def period(self) -> timedelta: ...
+    @property
+    def cron_max_duration(self) -> timedelta: ...
+
+
+def has_fire_times(schedule: FiringSchedule) -> bool:
+    """Calendar schedules, and periodic ones sent by the beats (their grid)."""
     return schedule.kind is ScheduleKind.CALENDAR or schedule.mode is RunMode.SEND
 
 
-def cursor_of(schedule: Schedule) -> datetime:
+def cursor_of(schedule: FiringSchedule) -> datetime:
     """The last fire time handled, or the schedule's creation."""
     return schedule.fired_through or schedule.created_at
 
 
-def fire_time_after(schedule: Schedule, after: datetime) -> datetime | None:
+def fire_time_after(schedule: FiringSchedule, after: datetime) -> datetime | None:
     """The schedule's first fire time strictly after ``after`` (None when its rule fires no more)."""
-    from .schedules import ScheduleKind
-
     if schedule.kind is ScheduleKind.CALENDAR:
         return schedule.rule.next_fire_time(after)
     period, anchor = schedule.period, cursor_of(schedule)
@@ -164,10 +180,8 @@ def fire_time_after(schedule: Schedule, after: datetime) -> datetime | None:
     return anchor + steps * period
 
 
-def due_fire_times(schedule: Schedule, now: datetime, keep: int = KEEP_LIMIT + 1) -> Due:
+def due_fire_times(schedule: FiringSchedule, now: datetime, keep: int = KEEP_LIMIT + 1) -> Due:
     """The fire times after the cursor and not after ``now``: the last ``keep`` and how many before."""
-    from .schedules import ScheduleKind
-
     cursor = cursor_of(schedule)
     if schedule.kind is not ScheduleKind.CALENDAR:
         period = schedule.period
@@ -201,7 +215,7 @@ def _walked(window: deque[datetime], seen: int, cursor: datetime, first: datetim
     return Due(tuple(items[1:]), items[0], seen - keep, first)
 
 
-def _calendar_tail(schedule: Schedule, scanned: datetime, now: datetime,
+def _calendar_tail(schedule: FiringSchedule, scanned: datetime, now: datetime,
                    keep: int) -> tuple[datetime, tuple[datetime, ...]]:
     """The last fire times not after ``now`` of a backlog too long to walk (more than
     :data:`SCAN_LIMIT`), read from ever further back until some are found, with the instant
@@ -235,7 +249,7 @@ def plan_catch_up(rule: CatchUp, due: Due, now: datetime, grace: timedelta) -> C
     return CatchUpPlan(run=kept, skipped=Skipped(oldest, last_skipped, skipped_count))
 
 
-def check_catch_up(schedule: Schedule) -> None:
+def check_catch_up(schedule: FiringSchedule) -> None:
     """A schedule's catch-up rule is ``latest`` unless it has fire times (ValidationError naming it)."""
     rule = schedule.catch_up
     if not isinstance(rule, CatchUp):
@@ -251,11 +265,9 @@ def check_catch_up(schedule: Schedule) -> None:
 SEND_ALLOWANCE_FLOOR = timedelta(minutes=1)
 
 
-def send_deadline(schedule: Schedule) -> datetime | None:
+def send_deadline(schedule: FiringSchedule) -> datetime | None:
     """When a schedule sent by the beats is in ERROR unless its next fire time is sent: that fire
     time plus ``cron_max_schedule_duration`` (calendar) or its period, at least a minute (periodic)."""
-    from .schedules import ScheduleKind
-
     due = fire_time_after(schedule, cursor_of(schedule))
     if due is None:
         return None

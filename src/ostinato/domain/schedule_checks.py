@@ -6,21 +6,42 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .errors import ValidationError
 from .limits import MAX_DURATION, check_json_value, check_stored_text, check_time_range, check_whole
 from .run_items import check_threshold
-
-if TYPE_CHECKING:
-    from .schedules import Schedule
 
 #: the times of a schedule (definition and state), as validated and exported
 TIME_FIELDS = ("created_at", "last_good_start_at", "last_good_end_at", "last_start_at", "last_end_at",
                "owner_started_at", "owner_last_ping_at", "steal_start_at", "fired_through", "run_requested_at")
 
 
-def check_fields(schedule: Schedule) -> None:
+class CheckedSchedule(Protocol):
+    """A schedule as these checks read it (``domain.schedules.Schedule`` is one); the fields named in
+    lists (the durations, :data:`TIME_FIELDS`, the owner's names) are read by name."""
+
+    @property
+    def owner_tag(self) -> str | None: ...
+    @property
+    def owner_started_at(self) -> datetime | None: ...
+    @property
+    def failure_count(self) -> int | None: ...
+    @property
+    def last_items_done(self) -> int | None: ...
+    @property
+    def last_items_failed(self) -> int | None: ...
+    @property
+    def expected_duration(self) -> timedelta | None: ...
+    @property
+    def partial_failure_threshold(self) -> float | None: ...
+    @property
+    def retry_backoff(self) -> tuple[timedelta, ...] | None: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+
+
+def check_fields(schedule: CheckedSchedule) -> None:
     """Durations, times, the owner, the counts, the expected duration and the threshold."""
     for name in ("scheduling_period", "cooldown_duration", "cron_max_schedule_duration",
                  "max_expected_duration", "max_allowed_duration", "average_good_duration", "expected_duration",
@@ -52,7 +73,7 @@ def check_fields(schedule: Schedule) -> None:
     check_threshold(schedule.partial_failure_threshold, "partial_failure_threshold", nullable=True)
 
 
-def check_declared_fields(schedule: Schedule) -> None:
+def check_declared_fields(schedule: CheckedSchedule) -> None:
     """The fields of declared schedules and of those the beats send (the mode's rule aside)."""
     if schedule.retry_backoff is not None and (
             not isinstance(schedule.retry_backoff, tuple) or not schedule.retry_backoff

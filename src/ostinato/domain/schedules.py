@@ -66,6 +66,7 @@ from .limits import check_json_value, check_stored_text
 from .run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD, ItemCounts, check_threshold, partial_failure
 from .run_lengths import expected_length
 from .schedule_checks import check_declared_fields, check_fields
+from .schedule_kinds import RunMode, ScheduleKind
 from .tasks import TaskArguments
 
 #: a periodic schedule given no cooldown starts when this share of its period is left before its latest
@@ -76,21 +77,6 @@ DEFAULT_ALPHA = 0.37
 #: the retry backoff after failure 1, 2, and 3 or more
 DEFAULT_RETRY_BACKOFF = (timedelta(minutes=5), timedelta(hours=1), timedelta(hours=4))
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,199}$")
-
-
-class ScheduleKind(str, enum.Enum):
-    PERIODIC = "periodic"
-    CALENDAR = "calendar"
-
-
-class RunMode(str, enum.Enum):
-    #: the scheduler runs the job itself, holding the schedule's ownership
-    RUN = "run"
-    #: the scheduler submits a one-shot task to the generic queue (see docs/design/periodic-tasks.md)
-    SUBMIT = "submit"
-    #: the beat processes send the job (a Celery task) at each fire time, exactly once, without
-    #: waiting for it (see docs/reference/distributed.md#celery-beat)
-    SEND = "send"
 
 
 class State(str, enum.Enum):

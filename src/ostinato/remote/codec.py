@@ -49,12 +49,20 @@ from .codec_values import (
     TimeCodec,
     TimedeltaCodec,
     UnsupportedType,
-    _child,
-    _within,
     check_text,
     fail,
     key_path,
 )
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _within(place: str, error: CodecError) -> CodecError:
+    """``error`` of a value inside the one at ``place``."""
+    inner = error.path
+    return fail(place + inner if not inner or inner.startswith("[") else f"{place}.{inner}", error.expected, error.got)
 
 
 class UnionCodec(Codec):

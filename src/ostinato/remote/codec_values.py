@@ -81,16 +81,6 @@ def fail(path: str, expected: str, got: Any) -> CodecError:
     return error
 
 
-def _child(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
-
-
-def _within(place: str, error: CodecError) -> CodecError:
-    """``error`` of a value inside the one at ``place``."""
-    inner = error.path
-    return fail(place + inner if not inner or inner.startswith("[") else f"{place}.{inner}", error.expected, error.got)
-
-
 def check_text(value: str, path: str) -> str:
     """Text a store can keep: valid Unicode (no unpaired surrogate) and no NUL character."""
     if "\x00" in value:

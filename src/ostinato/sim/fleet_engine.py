@@ -53,7 +53,7 @@ from ..domain.tasks import TaskType
 from ..services.deadline_scheduler import DeadlineScheduler, run_verdict
 from ..store import Store, open_store
 from .fleets import START, Draws, Fleet, ScheduleSpec, phase
-from .store_driver import _Database
+from .store_driver import PolicyDatabase
 
 TASK_TYPE = "simulated-run"
 #: a schedule that could start on a free slot but was not started is looked at again this soon
@@ -270,7 +270,7 @@ class FleetSimulation:
         self._warning_time: dict[str, float] = {s.name: 0.0 for s in fleet.schedules}
         self._changes = sorted([(START + o.at, o.node, False) for o in fleet.outages]
                                + [(START + o.at + o.lasting, o.node, True) for o in fleet.outages])
-        self._db = _Database(db, f"fleet_{fleet.name}_{seed}_{policy}")
+        self._db = PolicyDatabase(db, f"fleet_{fleet.name}_{seed}_{policy}")
         self.store: Store = open_store(self._db.store_url)
 
     # -- the nodes ------------------------------------------------------------------

@@ -121,7 +121,7 @@ def _policy_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9_]", "_", name.lower())
 
 
-class _Database:
+class PolicyDatabase:
     """Where one policy's store lives: a fresh one, removed afterwards when it is not a file."""
 
     def __init__(self, url: str, policy: str):
@@ -167,7 +167,7 @@ class StoreScheduler:
         self.settings = settings
         self.feedback = settings.feedback_policy()
         self.clock = ManualClock(start)
-        self._db = _Database(db_url, policy.name)
+        self._db = PolicyDatabase(db_url, policy.name)
         self.store: Store = open_store(self._db.store_url)
         try:
             self.store.init_schema()

@@ -19,11 +19,11 @@ not: 401 without a valid token, 403 with a read token ("needs an admin token"), 
 did not come from this site, 404 for a missing target, 409 for a conflict, 400 for bad input.
 
 Protection against requests forged by other sites, for a browser's session (its id in the
-``ostinato_dashboard`` cookie, which is already SameSite=Strict; see :mod:`.console_session`):
+``ostinato_dashboard`` cookie, which is already SameSite=Strict; see :mod:`.signin_sessions`):
 
 - the request's ``Origin`` (or, without one, its ``Referer``) must be this server's own origin
   (the scheme, host and port the request was addressed to: behind a TLS proxy, the scheme the
-  proxy says, see :mod:`.proxies`; ``Origin: null`` is refused);
+  proxy says, see :mod:`ostinato.api.proxies`; ``Origin: null`` is refused);
 - every form carries a CSRF token (:func:`csrf_token`): HMAC-SHA256, keyed by the session's id as
   the cookie holds it (the store keeps only its hash: no secret of the server is kept anywhere),
   over the session's number and a fixed label. Another site knows neither; it is checked in
@@ -54,16 +54,17 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
-from ..domain.audit import AuditEvent, one_line, target_of
-from ..domain.errors import ConflictError, NotFoundError, ValidationError
-from ..domain.schedules import RunMode
-from ..domain.status_words import TASK_STATUS_WORDS
-from ..domain.task_actions import IN_FLIGHT, RETRIED_RUNS
-from ..domain.tasks import Task, TaskRun, TaskStatus
-from .console_origin import origin_problem
-from .dashboard import HEADERS, MAX_FORM, _signed_in, relative, templates
-from .dashboard_data import gather_schedule
-from .request_handling import ApiContext, bearer, context
+from ...domain.audit import AuditEvent, one_line, target_of
+from ...domain.errors import ConflictError, NotFoundError, ValidationError
+from ...domain.schedules import RunMode
+from ...domain.status_words import TASK_STATUS_WORDS
+from ...domain.task_actions import IN_FLIGHT, RETRIED_RUNS
+from ...domain.tasks import Task, TaskRun, TaskStatus
+from ..request_handling import ApiContext, bearer, context
+from .gather_main import gather_schedule
+from .render import HEADERS, relative, templates
+from .signin import MAX_FORM, signed_in
+from .signin_origin import origin_problem
 
 router = APIRouter(include_in_schema=False)
 
@@ -114,7 +115,7 @@ def admin_forms(request: Request) -> AdminForms | None:
     """The admin's forms of the page being rendered, or None: a read session sees no button.
 
     The page's route has checked its session (``request.state.token`` and ``request.state.form_key``,
-    see ``dashboard._signed_in``); the CSRF token is made from the session it was checked with."""
+    see :func:`.signin.signed_in`); the CSRF token is made from the session it was checked with."""
     token = getattr(request.state, "token", None)
     if token is None or token.get("scope") != "admin":
         return None
@@ -234,7 +235,7 @@ async def _act(request: Request, credentials: HTTPAuthorizationCredentials | Non
 
 def _checked_then_done(request: Request, credentials: HTTPAuthorizationCredentials | None,
                        fields: dict[str, list[str]], action: Action) -> Response:
-    token = _signed_in(request, credentials)
+    token = signed_in(request, credentials)
     if isinstance(token, Response):
         return token
     if token["scope"] != "admin":
@@ -440,4 +441,4 @@ def task_run_again(run_id: str) -> Response:
 
 
 __all__ = ["ALL_EVENTS_SHOWN", "AdminForms", "AuditRow", "CSRF_FIELD", "DONE_TEXT", "TARGET_EVENTS_SHOWN",
-           "action_done", "admin_forms", "audit_trail", "csrf_token", "csrf_problem", "origin_problem", "router"]
+           "action_done", "admin_forms", "audit_trail", "csrf_token", "csrf_problem", "router"]

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from fastapi import Request
 
-from ..domain.audit import one_line
+from ...domain.audit import one_line
 
 
 def _origin(url: str) -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
-from ..domain.origin_metrics import LagBar
+from ...domain.origin_metrics import LagBar
 
 WIDTH = 360
 LABEL_X = 52        # right edge of the bucket labels

@@ -15,7 +15,7 @@ each refusal is logged in one line naming the address, never the secret. A sign-
 does not wipe the address's failures (a holder of one token could otherwise guess at others'). The
 count lives in the API process, in memory: each process behind a load balancer counts its own, and
 a restart forgets it. Behind a proxy, the address is the client's only if the proxy is trusted
-(:mod:`.proxies`); else every client counts as the proxy.
+(:mod:`ostinato.api.proxies`); else every client counts as the proxy.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import Any
 
 from fastapi import Request
 
-from ..store.tokens.interface import TokenStore
-from .request_handling import ApiContext
-from .tokens import hash_secret
+from ...store.tokens.interface import TokenStore
+from ..request_handling import ApiContext
+from ..tokens import hash_secret
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def close_session(ctx: ApiContext, session_id: str) -> None:
 
 
 def client_address(request: Request) -> str:
-    """The address a request came from (a trusted proxy's client, see :mod:`.proxies`)."""
+    """The address a request came from (a trusted proxy's client, see :mod:`ostinato.api.proxies`)."""
     return request.client.host if request.client is not None else "unknown"
 
 

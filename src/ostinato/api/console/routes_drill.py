@@ -7,11 +7,11 @@ the sign-in cookie or a bearer header), served with the same headers (no script,
 - ``/dashboard/origins?url=…&visit_type=…``: one origin, its visits, its learnt change rate and
   when its next visit comes, and why;
 - ``/dashboard/task-types/<name>``: its definition, its recent failures, the schedules that run it
-  and its tasks, paged (``after``, a task id; see :mod:`.dashboard_tasks`);
+  and its tasks, paged (``after``, a task id; see :mod:`.gather_tasks`);
 - ``/dashboard/tasks/<id>``: a task and its runs newest first (``before``, a run id, pages back),
   a failed run with its error and traceback; ``/dashboard/task-runs/<id>`` leads to a run's row.
 
-Each page reads what it shows in bounded reads (:mod:`.dashboard_drill`). Something unknown is
+Each page reads what it shows in bounded reads (:mod:`.gather_drill`). Something unknown is
 answered 404 with its page saying so ("No lister numbered 7"); bad input 400 with one line naming
 the field and what was expected.
 """
@@ -27,14 +27,15 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
-from ..domain.errors import ValidationError
-from ..domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES
-from ..domain.tasks import TaskRunStatus
-from . import dashboard_drill as drill
-from . import dashboard_grid  # noqa: F401  (the run grids: functions of the templates)
-from . import dashboard_tasks as tasks
-from .dashboard import HEADERS, _signed_in, human_duration, templates
-from .request_handling import ApiContext, bearer, context
+from ...domain.errors import ValidationError
+from ...domain.limits import MAX_TYPE_BYTES, MAX_URL_BYTES
+from ...domain.tasks import TaskRunStatus
+from ..request_handling import ApiContext, bearer, context
+from . import gather_drill as drill
+from . import gather_grid  # noqa: F401  (the run grids: functions of the templates)
+from . import gather_tasks as tasks
+from .render import HEADERS, human_duration, templates
+from .signin import signed_in
 
 router = APIRouter(include_in_schema=False)
 
@@ -100,7 +101,7 @@ def _serve(request: Request, credentials: HTTPAuthorizationCredentials | None, c
     """The page ``template`` of what ``build`` gathers (the page and more of the context; or a response
     of its own), once signed in; 404 for :class:`_Missing`, 400 for bad input, each on the same page,
     saying it in one line."""
-    token = _signed_in(request, credentials)
+    token = signed_in(request, credentials)
     if isinstance(token, Response):
         return token
     base = {"token_name": token["name"], "title": title, "page": None}

@@ -1,4 +1,4 @@
-"""What the dashboard's drill-down pages show (:mod:`.dashboard_pages`), gathered from the store in
+"""What the dashboard's drill-down pages show (:mod:`.routes_drill`), gathered from the store in
 bounded reads: a few primary-key probes, index walks of one page, never a pass over every origin.
 
 - a visit type (:func:`gather_visit_type`): its origin metrics summed as the main page shows them,
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
-from ..domain import rate_posterior
-from ..domain.change_rates import (
+from ...domain import rate_posterior
+from ...domain.change_rates import (
     RevisitModel,
     RevisitThreshold,
     default_threshold,
@@ -32,16 +32,16 @@ from ..domain.change_rates import (
     prior_revisit_days,
     revisit_days,
 )
-from ..domain.errors import ValidationError
-from ..domain.limits import MAX_WHOLE, check_stored_text
-from ..domain.origins import Lister, StoredListedOrigin
-from ..domain.run_outcomes import outcome_of
-from ..domain.tasks import Task, TaskRun, TaskRunStatus, TaskStatus, TaskType
-from ..domain.visit_policies import VisitPolicy, loader_task_type, visit_type_of_task_type
-from ..domain.visits import VisitOutcome, VisitStats
-from .dashboard import human_duration, relative
-from .dashboard_data import VisitTypeRow, visit_type_rows
-from .request_handling import ApiContext
+from ...domain.errors import ValidationError
+from ...domain.limits import MAX_WHOLE, check_stored_text
+from ...domain.origins import Lister, StoredListedOrigin
+from ...domain.run_outcomes import outcome_of
+from ...domain.tasks import Task, TaskRun, TaskRunStatus, TaskStatus, TaskType
+from ...domain.visit_policies import VisitPolicy, loader_task_type, visit_type_of_task_type
+from ...domain.visits import VisitOutcome, VisitStats
+from ..request_handling import ApiContext
+from .gather_main import VisitTypeRow, visit_type_rows
+from .render import human_duration, relative
 
 #: a lister's listed origins per page, and the most listings one page reads to find them of one visit type
 ORIGINS_PAGE = 50

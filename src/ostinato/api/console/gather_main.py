@@ -25,17 +25,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, has_fire_times
-from ..domain.lookahead import holds_said
-from ..domain.next_start import NextStart, next_start
-from ..domain.origin_metrics import VisitTypeTotals as VisitTypeRow
-from ..domain.origin_metrics import totals_by_visit_type as visit_type_rows
-from ..domain.run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD
-from ..domain.run_outcomes import outcome_of
-from ..domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
-from ..domain.status_words import RUN_STATUS_WORDS
-from .request_handling import ApiContext
-from .schedules import all_schedules
+from ...domain.firings import FiringRecord, FiringStatus, caught_up, cursor_of, describe_catch_up, fire_time_after, has_fire_times
+from ...domain.lookahead import holds_said
+from ...domain.next_start import NextStart, next_start
+from ...domain.origin_metrics import VisitTypeTotals as VisitTypeRow
+from ...domain.origin_metrics import totals_by_visit_type as visit_type_rows
+from ...domain.run_items import DEFAULT_PARTIAL_FAILURE_THRESHOLD
+from ...domain.run_outcomes import outcome_of
+from ...domain.schedules import Reason, RunStatus, Schedule, ScheduleRun, State, assess, reason_text
+from ...domain.status_words import RUN_STATUS_WORDS
+from ..request_handling import ApiContext
+from ..schedules import all_schedules
 
 #: what each state is written as, with a symbol, so that the page reads without colour
 STATE_SYMBOL = {State.ERROR: "✖", State.WARNING: "▲", State.OK: "✔"}

@@ -1,12 +1,12 @@
 """What the console's task type and task pages say beyond the definition, tasks and runs that
-:mod:`.dashboard_drill` gathers, each in bounded reads:
+:mod:`.gather_drill` gathers, each in bounded reads:
 
 - a task's status in words (:mod:`ostinato.domain.status_words`, as the CLI says it): a task
   disabled by its runs reads ``failed``, which takes its last run: on a task's page the newest row
   of its runs, on a task type's page one read of at most :data:`LAST_RUN_READ` runs for each
   disabled task shown;
 - a task type's recent failures (:func:`type_failures`): its failed, permfailed or lost runs among
-  the newest :data:`~.dashboard_data.RUNS_WINDOW` runs, the count the main page shows beside it, and
+  the newest :data:`~.gather_main.RUNS_WINDOW` runs, the count the main page shows beside it, and
   the newest :data:`FAILURES_SHOWN` of them with their error and traceback, each leading to its
   task's row; found among the newest :data:`FAILURES_READ` failed runs of every type
   (``Store.task_activity``, the main page's read, its counts of ready and in-flight tasks capped at one);
@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..domain.status_words import RUN_STATUS_WORDS, failed_for_good, task_status_words
-from ..domain.tasks import Task, TaskRunStatus, TaskStatus
-from . import dashboard_drill as drill
-from .dashboard_data import RUNS_WINDOW, ScheduleRow, schedule_rows
-from .dashboard_drill import RunRow, TaskPage, run_row
-from .request_handling import ApiContext
+from ...domain.status_words import RUN_STATUS_WORDS, failed_for_good, task_status_words
+from ...domain.tasks import Task, TaskRunStatus, TaskStatus
+from ..request_handling import ApiContext
+from . import gather_drill as drill
+from .gather_drill import RunRow, TaskPage, run_row
+from .gather_main import RUNS_WINDOW, ScheduleRow, schedule_rows
 
 #: the most runs of one disabled task read to find its last (a one-shot task has a few: one, and its retries)
 LAST_RUN_READ = 100

@@ -26,12 +26,13 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
-from ..domain.errors import ValidationError
-from ..domain.history import SERIES_KINDS, WINDOWS, HistorySample, Window, mean_duration, window
-from ..domain.limits import check_stored_text
-from .dashboard import HEADERS, _signed_in, templates
-from .dashboard_charts import Chart, Line, chart_svg, line_values
-from .request_handling import READ, ApiContext, bearer, context, iso
+from ...domain.errors import ValidationError
+from ...domain.history import SERIES_KINDS, WINDOWS, HistorySample, Window, mean_duration, window
+from ...domain.limits import check_stored_text
+from ..request_handling import READ, ApiContext, bearer, context, iso
+from .render import HEADERS, templates
+from .render_charts import Chart, Line, chart_svg, line_values
+from .signin import signed_in
 
 #: schedules and task types drawn at once (visit types are all drawn)
 SERIES_SHOWN = 30
@@ -143,7 +144,7 @@ def _read(ctx: ApiContext, shown: Window, series: str | None) -> tuple[datetime,
 def history_page(request: Request, window_name: str = Query("24h", alias="window"), series: str | None = Query(None),
                  credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
                  ctx: ApiContext = Depends(context)) -> Response:
-    token = _signed_in(request, credentials)
+    token = signed_in(request, credentials)
     if isinstance(token, Response):
         return token
     try:

@@ -26,10 +26,10 @@ from urllib.parse import quote
 
 from fastapi import Request
 
-from ..domain.schedules import RunStatus, ScheduleRun
-from ..domain.tasks import TaskRun, TaskRunStatus
-from .dashboard import human_duration, templates
-from .request_handling import ApiContext, context
+from ...domain.schedules import RunStatus, ScheduleRun
+from ...domain.tasks import TaskRun, TaskRunStatus
+from ..request_handling import ApiContext, context
+from .render import human_duration, templates
 
 #: the runs a grid shows
 GRID_RUNS = 50
