@@ -21,6 +21,7 @@ from . import (  # noqa: F401 - imported for the commands they register
     journal,
     origins,
     politeness,
+    schedule_end_run,
     schedule_holds,
     schedule_update,
     schedules,
