@@ -130,3 +130,17 @@ def test_a_standby_that_cannot_be_reached_is_left_alone_and_an_unknown_position_
 def test_close_closes_both(routing):
     routing.close()
     assert routing.primary.calls == [("standby", "close"), ("primary", "close")]
+
+
+def test_a_read_db_needs_postgresql_on_both_sides(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from ostinato.cli import cli
+    from ostinato.store.sqlite import SQLiteStore
+
+    for name in ("db.sqlite", "standby.sqlite"):
+        with SQLiteStore(tmp_path / name) as store:
+            store.init_schema()
+    monkeypatch.setenv("OSTINATO_READ_DB", f"sqlite:///{tmp_path}/standby.sqlite")
+    result = CliRunner().invoke(cli, ["--db", f"sqlite:///{tmp_path}/db.sqlite", "schedule", "list"])
+    assert result.exit_code == 2 and "read_db: expected a PostgreSQL standby of a PostgreSQL db" in result.output
