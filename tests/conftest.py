@@ -1,6 +1,7 @@
 """Shared fixtures: a real PostgreSQL server for the session, and a `store` fixture
 that runs each test against every store (SQLite file, PostgreSQL database cloned
-from a migrated template).
+from a migrated template; in tests/conformance also the remote client through the
+API, and the read routing of ``read_db`` over a PostgreSQL database).
 
 Set OSTINATO_TEST_PG_DSN to use an existing server instead of starting one. A
 missing PostgreSQL is an error, never a skip.
@@ -13,14 +14,15 @@ import logging
 import os
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
 
 from ostinato.domain.clock import ManualClock
 from ostinato.store import Store, open_store
-from ostinato.store.postgresql import PostgresStore
+from ostinato.store.postgresql import PostgresStore, ReplayState
+from ostinato.store.read_routing import READS, ReadRoutingStore, ReadSource
 from ostinato.store.sqlite import SQLiteStore
 
 TEMPLATE = "ostinato_template"
@@ -93,6 +95,30 @@ def pg_store(pg_dsn: str) -> Iterator[PostgresStore]:
     store.close()
 
 
+class CaughtUpStandby(PostgresStore):
+    """A "standby" that is the primary's own database, and says it is a standby that has replayed everything:
+    the read routing then sends every read there (and every write to the primary, noting its WAL position)
+    while each read sees every write. A real streaming standby is tests/e2e/test_read_replica.py's."""
+
+    def replay_state(self, past: str | None = None) -> ReplayState:
+        return ReplayState(standby=True, lag_seconds=0.0, replayed=True)
+
+
+@pytest.fixture
+def routed_store(pg_dsn: str) -> Iterator[ReadRoutingStore]:
+    """The store of the ``read_db`` setting: a :class:`ReadRoutingStore` over a PostgreSQL database and a
+    :class:`CaughtUpStandby` of it. Every read the test makes in its own thread must have been served by the
+    standby's side: one served by the primary is the routing's mistake, never a silent fallback."""
+    store = ReadRoutingStore(PostgresStore(pg_dsn), CaughtUpStandby(pg_dsn), timedelta(seconds=10))
+    reads: list[ReadSource] = []
+    collecting = READS.set(reads)
+    yield store
+    READS.reset(collecting)
+    store.close()
+    on_primary = [source for source in reads if source.where != "standby"]
+    assert not on_primary, f"reads the routing served from the primary: {on_primary[:3]}"
+
+
 @pytest.fixture
 def sqlite_store(tmp_path) -> Iterator[SQLiteStore]:
     store = SQLiteStore(tmp_path / "ostinato.db")
@@ -103,13 +129,15 @@ def sqlite_store(tmp_path) -> Iterator[SQLiteStore]:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request) -> Store:
-    """Every store, one after the other: the conformance suite's subject (which also gets the remote one)."""
-    return request.getfixturevalue({"sqlite": "sqlite_store", "postgresql": "pg_store",
-                                    "remote": "remote_store"}[request.param])
+    """Every store, one after the other: the conformance suite's subject (which also gets the remote one and
+    the read routing)."""
+    return request.getfixturevalue({"sqlite": "sqlite_store", "postgresql": "pg_store", "remote": "remote_store",
+                                    "read-routing": "routed_store"}[request.param])
 
 
-#: the stores of the conformance suite (tests/conformance): the local ones and the remote client of ``--url``
-CONFORMANCE_STORES = ["sqlite", "postgresql", "remote"]
+#: the stores of the conformance suite (tests/conformance): the local ones, the remote client of ``--url`` and
+#: the read routing of ``read_db``
+CONFORMANCE_STORES = ["sqlite", "postgresql", "remote", "read-routing"]
 
 
 def _parametrized_names(mark) -> list[str]:

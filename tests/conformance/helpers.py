@@ -7,6 +7,7 @@ from datetime import timedelta
 from conftest import T0
 
 from ostinato.domain.tasks import NewTask, TaskArguments, TaskPolicy, TaskPriority, TaskType
+from ostinato.store.read_routing import ReadRoutingStore
 
 GIT = TaskType(
     type="load-git",
@@ -32,3 +33,9 @@ def new(url: str = "https://example.org/a", *, type: str = "load-git", next_run=
 def trail(store, **kwargs):
     """The audit trail, newest first, without the token the remote store's fixture adds on its server."""
     return [e for e in store.list_audit(**kwargs) if e.target != "token:remote-store-tests"]
+
+
+def database(store):
+    """The SQL store's database (its dialect), for what a test reads or writes by hand: the primary's, for the
+    read routing."""
+    return store.primary.db if isinstance(store, ReadRoutingStore) else store.db

@@ -11,7 +11,7 @@ from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 #: not the remote store: API tokens are managed on the server only, never through the API (remote/verbs.py)
-pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql", "read-routing"], indirect=True)
 
 
 def digest(secret: str) -> str:

@@ -15,7 +15,7 @@ from ostinato.domain.errors import ValidationError
 S = timedelta(seconds=1)
 #: not the remote store: no token may write the trail (``record_audit`` is not served; the operator verbs
 #: write it, and their conformance tests run on the remote store too)
-pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql", "read-routing"], indirect=True)
 
 
 def event(n: int, target: str = "schedule:bills", **kw) -> AuditEvent:

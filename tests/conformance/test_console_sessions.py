@@ -8,6 +8,7 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from helpers import database
 
 from ostinato.domain.errors import ConflictError, NotFoundError, ValidationError
 
@@ -15,7 +16,7 @@ T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 IDLE = timedelta(hours=12)
 LIFETIME = timedelta(days=7)
 #: not the remote store: the console's sessions are the API's own, never served (store/tokens/interface.py)
-pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql", "read-routing"], indirect=True)
 
 
 def digest(value: str) -> str:
@@ -28,7 +29,7 @@ def token(store):
 
 
 def count_sessions(store) -> int:
-    return store.db.read("SELECT count(*) AS n FROM console_session")[0]["n"]
+    return database(store).read("SELECT count(*) AS n FROM console_session")[0]["n"]
 
 
 def test_a_session_is_found_with_its_token(store, token):
@@ -42,7 +43,7 @@ def test_a_session_is_found_with_its_token(store, token):
 
 def test_the_session_id_is_never_stored(store, token):
     store.open_console_session(digest("the-session-id"), token["id"], T0)
-    rows = store.db.read("SELECT * FROM console_session")
+    rows = database(store).read("SELECT * FROM console_session")
     assert "the-session-id" not in repr([dict(r) for r in rows])
 
 
@@ -99,7 +100,7 @@ def test_revoking_the_token_ends_its_sessions_at_once(store, token):
 
 def test_a_session_of_a_revoked_token_is_refused_even_if_its_row_is_left(store, token):
     store.open_console_session(digest("sid"), token["id"], T0)
-    with store.db.write() as conn:  # a revocation written by hand, its sessions left in place
+    with database(store).write() as conn:  # a revocation written by hand, its sessions left in place
         conn.execute("UPDATE api_token SET revoked_at = created_at")
     assert store.find_console_session(digest("sid"), T0 + timedelta(minutes=1)) is None
 

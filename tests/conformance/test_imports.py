@@ -32,7 +32,7 @@ from ostinato.domain.visits import VisitOutcome, VisitStats
 from ostinato.store import imports
 from ostinato.store.queries import load_queries
 
-pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("store", ["sqlite", "postgresql", "read-routing"], indirect=True)
 DAY = timedelta(days=1)
 
 

@@ -55,7 +55,7 @@ def replayed(standby: PostgresStandby, name: str, timeout: float = 30) -> None:
 
 def behind(standby: PostgresStandby, seconds: float, timeout: float = 30) -> None:
     """Wait until the standby has received WAL it has not replayed, and its last replayed transaction is more
-    than ``seconds`` old: the lag the routing measures (``read_routing._LAG``)."""
+    than ``seconds`` old: the lag the routing measures (``PostgresStore.replay_state``)."""
     with psycopg.connect(standby.dsn("ostinato"), autocommit=True) as conn:
         wait_until(lambda: conn.execute(
             "SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn() "

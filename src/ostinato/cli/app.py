@@ -62,11 +62,16 @@ class AppContext:
         if not self.settings.read_db or self.settings.url:
             return primary
         if self._read_store is None:
+            from ..store.postgresql import PostgresStore
             from ..store.read_routing import ReadRoutingStore
 
             standby = open_store(self.settings.read_db, create=False)
+            if not isinstance(primary, PostgresStore) or not isinstance(standby, PostgresStore):
+                standby.close()
+                raise ValidationError("read_db", "a PostgreSQL standby of a PostgreSQL db",
+                                      f"{shown_url(self.settings.read_db)} for {shown_url(self.settings.db)}")
             self._read_store = ReadRoutingStore(primary, standby, self.settings.read_max_lag)
-        return self._read_store  # type: ignore[return-value]  # a Store by Store.register (its __getattr__)
+        return self._read_store
 
     def close(self) -> None:
         if self._read_store is not None:

@@ -1,5 +1,5 @@
 """The PostgreSQL store: psycopg 3 with a connection pool."""
 
-from .store import PostgresStore
+from .store import PostgresStore, ReplayState
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "ReplayState"]
