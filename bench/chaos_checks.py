@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from chaos_journal import stats_rows
 from chaos_supervisor import Event
 
 from ostinato.domain.schedules import RunStatus, State, get_schedule_condition
@@ -250,23 +251,6 @@ class Replay:
     changed_first: int  # rows the first replay changed: statuses whose feedback had been lost
     changed_second: int  # rows the second replay changed: must be 0
     rows_differ: int  # rows that differ after the second replay from after the first: must be 0
-
-
-def stats_rows(store: PostgresStore, keys: list[tuple[str, str]], columns: str = "*") -> dict[tuple[str, str], tuple]:
-    """The visit-stats rows of ``keys`` (url and visit type first, then ``columns``; by default every column,
-    as stored), by key."""
-    rows: dict[tuple[str, str], tuple] = {}
-    with store.db.pool.connection() as conn:
-        for start in range(0, len(keys), 5000):
-            chunk = keys[start:start + 5000]
-            cursor = conn.execute(
-                f"SELECT {'*' if columns == '*' else 'url, visit_type, ' + columns} FROM origin_visit_stats "
-                "WHERE (url, visit_type) IN (SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY url, visit_type",
-                ([k[0] for k in chunk], [k[1] for k in chunk]))
-            for row in cursor.fetchall():
-                values = tuple(row.values()) if isinstance(row, dict) else tuple(row)
-                rows[(values[0], values[1])] = values
-    return rows
 
 
 def replay_journal(store: PostgresStore, record_dir: Path, policy: FeedbackPolicy) -> Replay:

@@ -29,7 +29,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ostinato.store.postgresql import PostgresStore
 
 TOPIC = "chaos.visit_status"
 PARTITIONS = 4
@@ -114,8 +117,6 @@ def wait_consumed(brokers: str, statuses: list[dict[str, Any]], timeout: float) 
 
 def statuses_lost(store, statuses: list[dict[str, Any]]) -> list[str]:
     """Origins whose visit stats are older than their newest published status."""
-    from chaos_checks import stats_rows  # not at the top: chaos_checks imports chaos_supervisor, which imports this
-
     newest: dict[tuple[str, str], datetime] = {}
     for status in statuses:
         key, date = (status["origin"], status["type"]), datetime.fromisoformat(status["date"])
@@ -166,3 +167,20 @@ def revisited(visits: list[Visit]) -> int:
     for visit in visits:
         counts[visit.url] += 1
     return sum(1 for n in counts.values() if n > 1)
+
+
+def stats_rows(store: PostgresStore, keys: list[tuple[str, str]], columns: str = "*") -> dict[tuple[str, str], tuple]:
+    """The visit-stats rows of ``keys`` (url and visit type first, then ``columns``; by default every column,
+    as stored), by key."""
+    rows: dict[tuple[str, str], tuple] = {}
+    with store.db.pool.connection() as conn:
+        for start in range(0, len(keys), 5000):
+            chunk = keys[start:start + 5000]
+            cursor = conn.execute(
+                f"SELECT {'*' if columns == '*' else 'url, visit_type, ' + columns} FROM origin_visit_stats "
+                "WHERE (url, visit_type) IN (SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY url, visit_type",
+                ([k[0] for k in chunk], [k[1] for k in chunk]))
+            for row in cursor.fetchall():
+                values = tuple(row.values()) if isinstance(row, dict) else tuple(row)
+                rows[(values[0], values[1])] = values
+    return rows
