@@ -215,16 +215,6 @@ class _Slot:
     #: reservations (start, end, schedule), sorted; a run in flight is one from 0 ("")
     busy: list[tuple[float, float, str]]
 
-    def earliest_fit(self, ready: float, length: float) -> float:
-        """The first start at or after ``ready`` where ``length`` fits between reservations."""
-        start = ready
-        for begin, end, _ in self.busy:
-            if start + length <= begin and start < begin:
-                return start
-            if end > start:
-                start = end
-        return start
-
     def idle_before(self, start: float) -> float:
         """How long the slot would stand idle just before ``start``."""
         last = 0.0
@@ -289,10 +279,16 @@ def choose(*, node: str, instance: str, room: int, startable: Sequence[Candidate
                 key = (start, demand.get(owner[0], 0), start - end, owner, 2, end)
                 if best is None or key < best:
                     best = key
+        excluded = job.excluded
         for index, slot in enumerate(slots):
-            if slot.node in job.excluded:
+            if excluded and slot.node in excluded:
                 continue
-            start = slot.earliest_fit(ready, length)
+            start = ready  # the first start from ready where the run fits between the slot's reservations
+            for begin, end, _ in slot.busy:
+                if start + length <= begin and start < begin:
+                    break
+                if end > start:
+                    start = end
             if best is not None and start > best[0]:  # a later start never ranks first: skip the rest of its key
                 continue
             key = (start, demand.get(slot.node, 0), slot.idle_before(start), slot.owner, 0, index)
