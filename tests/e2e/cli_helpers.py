@@ -29,3 +29,15 @@ def add_loaders(url, *visit_types):
     for visit_type in visit_types:
         ok(url, "task-type", "add", f"load-{visit_type}", "ostinato.examples:load_directory", f"Load {visit_type} origins",
            "--no-default-interval")
+
+
+def scrape_database(request, fresh_url):
+    """The database of a test parametrized over ``sqlite`` and ``postgresql`` (``request.param``), with the
+    task type ``scrape`` the schedule tests use: a new SQLite file, initialized, or the test's PostgreSQL."""
+    if request.param == "sqlite":
+        ok(fresh_url, "db", "init")
+        url = fresh_url
+    else:
+        url = request.getfixturevalue("pg_dsn")
+    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
+    return url

@@ -7,19 +7,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from cli_helpers import ok, ok_json, run
+from cli_helpers import ok, ok_json, run, scrape_database
 
 from ostinato.store import open_store
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request, fresh_url):
-    if request.param == "sqlite":
-        ok(fresh_url, "db", "init")
-        url = fresh_url
-    else:
-        url = request.getfixturevalue("pg_dsn")
-    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
+    url = scrape_database(request, fresh_url)
     ok(url, "schedule", "add", "bills", "scrape", "--every", "24h", "--partial-failure-threshold", "0.1")
     with open_store(url) as store:  # a scheduler sent the run with tag t1
         assert store.pick_schedule(node="n", owner_name="me", tag="t1", now=datetime.now(UTC) + timedelta(seconds=1))

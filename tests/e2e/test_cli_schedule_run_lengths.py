@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from cli_helpers import ok, ok_json, run
+from cli_helpers import ok, ok_json, run, scrape_database
 
 from ostinato.domain.run_items import ItemCounts
 from ostinato.domain.schedules import RunStatus
@@ -16,13 +16,7 @@ from ostinato.store import open_store
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request, fresh_url):
-    if request.param == "sqlite":
-        ok(fresh_url, "db", "init")
-        url = fresh_url
-    else:
-        url = request.getfixturevalue("pg_dsn")
-    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
-    return url
+    return scrape_database(request, fresh_url)
 
 
 def test_add_update_and_show(url):

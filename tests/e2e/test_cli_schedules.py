@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from cli_helpers import ok, ok_json, run
+from cli_helpers import ok, ok_json, run, scrape_database
 from click.testing import CliRunner
 from test_dashboard_helpers import seed_fire_times
 
@@ -19,13 +19,7 @@ from ostinato.store import open_store
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request, fresh_url):
-    if request.param == "sqlite":
-        ok(fresh_url, "db", "init")
-        url = fresh_url
-    else:
-        url = request.getfixturevalue("pg_dsn")
-    ok(url, "task-type", "add", "scrape", "ostinato.examples:flaky", "Scrape a site", "--no-default-interval")
-    return url
+    return scrape_database(request, fresh_url)
 
 
 def test_add_list_show_condition_pause_resume_delete(url):

@@ -52,6 +52,7 @@ from ..domain.schedules import (
 from ..domain.tasks import TaskType
 from ..services.deadline_scheduler import DeadlineScheduler, run_verdict
 from ..store import Store, open_store
+from .fleet_bound import capacity
 from .fleets import START, Draws, Fleet, ScheduleSpec, phase
 from .store_driver import PolicyDatabase
 
@@ -536,12 +537,7 @@ class FleetSimulation:
         worst = max(self._error_time, key=lambda k: (self._error_time[k], k))
         r.worst_error, r.worst_error_share = worst, self._error_time[worst] / window
         r.worst_warning_share = max(self._warning_time.values()) / window
-        available = 0.0
-        for node, slots in fleet.nodes.items():
-            down = sum(max(0.0, (min(START + o.at + o.lasting, self.end)
-                                 - max(START + o.at, self.window_start)).total_seconds())
-                       for o in fleet.outages if o.node == node)
-            available += slots * (window - down)
+        available = capacity(fleet) * window  # the live nodes' slot-time
         r.slot_use = self._busy / available if available else 0.0
         for outage in fleet.outages:  # an outage the run does not reach (fewer days) is not measured
             if START + outage.at < self.end:

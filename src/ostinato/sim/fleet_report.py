@@ -25,6 +25,8 @@ MEASURES: tuple[tuple[str, str], ...] = (
     ("misses_per_day", "misses/day"), ("late_p50_min", "late p50"), ("late_p90_min", "late p90"),
     ("late_p99_min", "late p99"), ("recovery_min", "recovery"), ("slot_use", "slot use"),
 )
+#: every measure a summary row holds: the table's, and two more the JSON keeps
+ROW_KEYS = (*(k for k, _ in MEASURES), "worst_warning_share", "late_share")
 
 
 def _one(task: tuple[Fleet, int, str, dict[str, Any]]) -> FleetRun:
@@ -95,7 +97,7 @@ def summarize(fleets: Sequence[Fleet], runs: Sequence[FleetRun]) -> list[dict[st
     rows = []
     for (fleet, policy), measured in groups.items():
         row: dict[str, Any] = {"fleet": fleet, "policy": policy, "seeds": len(measured)}
-        for key in [*(k for k, _ in MEASURES), "worst_warning_share", "late_share"]:
+        for key in ROW_KEYS:
             row[key] = mean_se([m[key] for m in measured])
         rows.append(row)
     greedy = {r["fleet"]: r for r in rows if r["policy"] == "greedy"}
@@ -117,7 +119,7 @@ def summarize(fleets: Sequence[Fleet], runs: Sequence[FleetRun]) -> list[dict[st
 
 def _bound_row(fleet: str, name: str, bound: FluidBound | None) -> dict[str, Any]:
     row: dict[str, Any] = {"fleet": fleet, "policy": name, "seeds": 0}
-    for key in [*(k for k, _ in MEASURES), "worst_warning_share", "late_share"]:
+    for key in ROW_KEYS:
         row[key] = {"mean": None, "se": None, "n": 0}
     if bound is not None:
         row["error_share"] = {"mean": bound.error_share, "se": None, "n": 0}
