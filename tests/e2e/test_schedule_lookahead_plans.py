@@ -76,6 +76,7 @@ def test_concurrent_lookahead_picks_never_take_the_same_schedule(pg_dsn):
     """Three schedulers picking by lookahead at once, four slots each, until every schedule is taken:
     each is taken once, and no pick fails."""
     import threading
+    import time
 
     from ostinato.domain.lookahead import Lookahead, PickRule
     from ostinato.domain.schedules import Schedule, ScheduleKind
@@ -92,16 +93,25 @@ def test_concurrent_lookahead_picks_never_take_the_same_schedule(pg_dsn):
     errors: list[BaseException] = []
     start = threading.Barrier(3)
 
+    counted = threading.Lock()
+    deadline = time.monotonic() + 60
+
     def scheduler(index: int) -> None:
+        """Picks until every schedule is taken (by any of the three) or the deadline: a scheduler that stopped
+        at its first empty picks would strand what the others' plans leave to it, as a live one's."""
         try:
             with PostgresStore(pg_dsn) as store:
                 start.wait()
-                n, idle = 0, 0
-                while idle < 3:
+                n = 0
+                while time.monotonic() < deadline:
+                    with counted:
+                        if sum(map(len, taken)) >= 300:
+                            return
                     picked = store.pick_schedules(node=f"n{index}", owner_name="a", now=T0, rule=rule,
                                                   tags=[f"{index}-{n}-{k}" for k in range(4)])
-                    taken[index].extend(s.name for s, _ in picked)
-                    n, idle = n + 1, 0 if picked else idle + 1
+                    with counted:
+                        taken[index].extend(s.name for s, _ in picked)
+                    n += 1
         except BaseException as exc:  # reported below
             errors.append(exc)
 
