@@ -26,6 +26,9 @@ from ostinato.store.read_routing import READS, ReadRoutingStore, ReadSource
 from ostinato.store.sqlite import SQLiteStore
 
 TEMPLATE = "ostinato_template"
+# The stores' 5 s connect timeout is for a server that does not answer; the tests' own server, on a machine
+# loaded by every worker, has once taken longer to accept a connection (libpq reads this itself).
+os.environ.setdefault("PGCONNECT_TIMEOUT", "30")
 _counter = itertools.count()
 
 

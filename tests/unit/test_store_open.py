@@ -8,7 +8,7 @@ import pytest
 
 from ostinato.domain.errors import NoDatabase, SchemaError, StoreUnavailable
 from ostinato.store import open_store
-from ostinato.store.postgresql.connect import redacted
+from ostinato.store.postgresql.connect import CONNECT_TIMEOUT, connect_options, redacted
 from test_servers.postgres import free_port
 
 
@@ -60,6 +60,21 @@ def test_an_unreachable_postgresql_is_refused_at_once_by_name():
     message = str(caught.value)
     assert message.startswith(f"cannot connect to the database postgresql://me:***@127.0.0.1:{url.split(':')[3]}")
     assert "pw-secret" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize(("dsn", "environment", "options"), [
+    ("postgresql://h/db", None, {"connect_timeout": CONNECT_TIMEOUT}),
+    ("postgresql://h/db?connect_timeout=9", None, {}),
+    ("host=h connect_timeout=9", "30", {}),
+    ("postgresql://h/db", "30", {}),  # libpq reads PGCONNECT_TIMEOUT itself
+    ("postgresql://h/db", " ", {"connect_timeout": CONNECT_TIMEOUT}),
+])
+def test_the_connect_timeout_is_the_urls_or_libpqs_environment_or_ours(monkeypatch, dsn, environment, options):
+    if environment is None:
+        monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("PGCONNECT_TIMEOUT", environment)
+    assert connect_options(dsn) == options
 
 
 @pytest.mark.parametrize(("dsn", "shown"), [

@@ -8,6 +8,7 @@ once and says why.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -17,7 +18,8 @@ from psycopg.conninfo import conninfo_to_dict
 
 from ...domain.errors import StoreUnavailable
 
-#: seconds to wait for a server that does not answer (libpq's ``connect_timeout``), unless the URL says
+#: seconds to wait for a server that does not answer (libpq's ``connect_timeout``), unless the URL or libpq's
+#: own ``PGCONNECT_TIMEOUT`` in the environment says
 CONNECT_TIMEOUT = 5
 _HIDDEN = "***"
 _PASSWORD_KEYWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
@@ -43,12 +45,15 @@ def redacted(dsn: str) -> str:
 
 
 def connect_options(dsn: str) -> dict[str, Any]:
-    """Options added to every connection: a connect timeout unless the URL sets its own."""
+    """Options added to every connection: a connect timeout unless the URL sets its own, or libpq's
+    ``PGCONNECT_TIMEOUT`` does (which libpq then reads itself)."""
     try:
         given = conninfo_to_dict(dsn)
     except psycopg.Error as exc:
         raise StoreUnavailable(f"database {redacted(dsn)}: not a valid PostgreSQL URL ({_reason(exc)})") from None
-    return {} if given.get("connect_timeout") else {"connect_timeout": CONNECT_TIMEOUT}
+    if given.get("connect_timeout") or os.environ.get("PGCONNECT_TIMEOUT", "").strip():
+        return {}
+    return {"connect_timeout": CONNECT_TIMEOUT}
 
 
 def check_reachable(dsn: str, options: dict[str, Any]) -> None:
