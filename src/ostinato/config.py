@@ -54,7 +54,8 @@ OTHER_VARIABLES = (
 
 @dataclass(frozen=True)
 class Settings:
-    #: database URL (``sqlite:///…`` or ``postgresql://…``)
+    #: database URL (``sqlite:///…`` or ``postgresql://…``); PostgreSQL waits 5 s for a server that does not
+    #: answer, unless the URL's ``connect_timeout`` or libpq's ``PGCONNECT_TIMEOUT`` says otherwise
     db: str = DEFAULT_DB
     #: a PostgreSQL streaming standby of ``db`` for what only reads (the API's GETs, the dashboard, ``/metrics``,
     #: ``schedule condition``, ``origin show``, the lists); writes, grabs and the services stay on ``db``
