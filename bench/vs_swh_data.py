@@ -18,6 +18,9 @@ on demand and nothing of size N is held.
   snapshot: uneventful), in another order. First visits lie between 2 years and
   2 days ago, second visits between the first and 1 day ago, so that every
   cooldown that follows a visit is over at ``now``.
+- **A re-listing** (the lister's next run, N records in the same batches): the
+  same origins, of which 10 % have a new ``last_update`` within the hour
+  before ``now`` (they changed since), the others say what they said.
 - **Tasks** (``--tasks``, one recurring task type): one URL argument each,
   ``next_run`` spread over the day before ``now``.
 """
@@ -42,6 +45,7 @@ LAST_UPDATE_SPAN = timedelta(days=5 * 365)
 FIRST_VISIT_OLDEST = timedelta(days=2 * 365)
 FIRST_VISIT_NEWEST = timedelta(days=2)
 SECOND_VISIT_NEWEST = timedelta(days=1)
+CHANGED_SINCE_LISTED = 0.10
 
 #: The task type both systems get (the task model's fields).
 TASK_TYPE_FIELDS: dict[str, Any] = {
@@ -127,6 +131,17 @@ class Dataset:
 
     def listed_batch(self, k: int, batch: int) -> list[dict[str, Any]]:
         return [self.listed_origin(i) for i in range(k * batch, min((k + 1) * batch, self.n))]
+
+    def relisted_origin(self, i: int) -> dict[str, Any]:
+        """Origin ``i`` as the lister's next run lists it: changed within the hour before ``now``, or as before."""
+        origin = self.listed_origin(i)
+        h = mix64(self.key + 4 * i + 3)
+        if bits(h, 32, 10) < CHANGED_SINCE_LISTED:
+            origin["last_update"] = self.now - timedelta(hours=1) * bits(h, 0, 32)
+        return origin
+
+    def relisted_batch(self, k: int, batch: int) -> list[dict[str, Any]]:
+        return [self.relisted_origin(i) for i in range(k * batch, min((k + 1) * batch, self.n))]
 
     # -- visit statuses
     def snapshot(self, i: int) -> bytes:

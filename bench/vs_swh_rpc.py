@@ -20,14 +20,22 @@ On this machine, the benchmark
      of ``--batch`` (``origin_visit_stats_upsert``, what swh's journal client calls);
    - ``ANALYZE`` both databases (not timed), then ``--rounds`` rounds of: for each
      scheduling policy, a dry-run grab of ``--grab-batch`` origins, then a real one;
+   - record the lister's next run of the N origins (a re-listing: 10 % changed since),
+     per batch of ``--batch``;
    - create ``--tasks`` recurring tasks per batch of ``--batch``, ``ANALYZE``, then grab
      them all, ``--task-grab-batch`` at a time (``grab_ready_tasks`` then
      ``mass_schedule_task_runs``, what swh's runner does);
 
-4. prints, per operation, both medians and the ratio (above 1: Ostinato faster), where
-   a call's time goes in Ostinato's server, and the WAL each server's call wrote (the
-   cluster's insert position before and after it), and writes every sample as JSON under
-   ``bench/results/``.
+4. prints, per operation, both medians and the ratio (above 1: Ostinato faster) on two
+   clocks: the client's (the whole call) and the server's as the client sees it (the
+   exchange: from the request sent to the answer's headers read, without the client's
+   own encoding and decoding, which cost the same whichever server answers); where a
+   call's time goes in Ostinato's server; and the WAL each server's call wrote (the
+   cluster's insert position before and after it), per call and per row written. It
+   writes every sample as JSON under ``bench/results/``.
+
+The cluster's checkpoints are spaced as the deploy guide sets them
+(:data:`DEPLOY_CHECKPOINTS`; ``--pg-setting`` overrides them).
 
 Both servers run on the same machine as the client and the database; a figure is a
 whole RPC call: the client's encoding, HTTP on loopback, the server's work and
@@ -86,6 +94,11 @@ PEER_VENV = REPO / swh_peer.VENV_DIR
 CLIENT = Path(__file__).resolve().parent / "vs_swh_rpc_client.py"
 OSTINATO_DB = "ostinato"
 OSTINATO_CLI = Path(sys.executable).parent / "ostinato"
+#: the checkpoint spacing docs/how-to/deploy-at-scale.md sets ("Space the checkpoints")
+DEPLOY_CHECKPOINTS = {"max_wal_size": "16GB", "checkpoint_timeout": "30min"}
+#: the operations that write rows, and what a row is (the WAL table's "per row" column)
+ROW_WRITES = {"record listed origins": "origin", "re-list origins": "origin", "visit stats upsert": "status",
+              "create tasks": "task"}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -220,6 +233,14 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
                     advance(1)
     behaviour["first_real_grab_same_origins"] = overlap
 
+    with progress("record_listed_origins again", n) as advance:
+        for k in range(data.listed_batches(batch)):
+            answers = c.both("re-list origins", "record_listed", per_second, k=k, batch=batch, again=True)
+            for side, answer in answers.items():
+                if answer["written"] != answer["count"]:
+                    c.warn(f"re-list origins, batch {k}: {side} answered {answer['written']} of {answer['count']}")
+            advance(answers["peer"]["count"])
+
     for side in SIDES:
         c.sides[side]("create_task_type")
     with progress("create_tasks", args.tasks) as advance:
@@ -275,6 +296,7 @@ def operations(args: argparse.Namespace) -> list[tuple[str, str, str, bool]]:
     rows = [
         ("record listed origins", f"record listed origins ({args.batch:,}/call)", "origins/s", True),
         ("visit stats upsert", f"visit stats upsert ({args.batch:,}/call)", "stats/s", True),
+        ("re-list origins", f"re-list origins, 10 % changed ({args.batch:,}/call)", "origins/s", True),
     ]
     for policy in POLICIES:
         rows.append((f"grab {policy}, dry run", f"grab {args.grab_batch:,} {policy}, dry run", "ms", False))
@@ -301,11 +323,18 @@ def summarize(c: Comparison, args: argparse.Namespace) -> dict[str, Any]:
         for timing in c.timings.get(key, {}).get("ostinato", []):
             for phase, ms in timing.items():
                 phases.setdefault(phase, []).append(ms)
+        exchange = {s: [t["exchange"] for t in c.timings.get(key, {}).get(s, []) if "exchange" in t] for s in SIDES}
+        exchange_medians = {s: statistics.median(exchange[s]) if exchange[s] else None for s in SIDES}
+        server_ratio = None
+        if exchange_medians["peer"] and exchange_medians["ostinato"]:
+            server_ratio = exchange_medians["peer"] / exchange_medians["ostinato"]
         results[key] = {
             "title": title, "unit": unit,
             "ostinato_phases_ms": {phase: statistics.median(values) for phase, values in phases.items()},
             "peer_median": medians["peer"], "ostinato_median": medians["ostinato"],
             "ratio_ostinato_faster": ratio,
+            "exchange_ms_median": exchange_medians, "ratio_on_servers_clock": server_ratio,
+            "peer_exchange_ms": exchange["peer"], "ostinato_exchange_ms": exchange["ostinato"],
             "peer_samples": samples["peer"], "ostinato_samples": samples["ostinato"],
             "peer_returned": c.returned.get(key, {}).get("peer", []),
             "ostinato_returned": c.returned.get(key, {}).get("ostinato", []),
@@ -313,6 +342,9 @@ def summarize(c: Comparison, args: argparse.Namespace) -> dict[str, Any]:
         wal = c.wal.get(key)
         if wal and all(wal[s] for s in SIDES):
             results[key]["wal_bytes_median"] = {s: statistics.median(wal[s]) for s in SIDES}
+            if key in ROW_WRITES:
+                rows = {s: sum(c.returned[key][s]) for s in SIDES}
+                results[key]["wal_bytes_per_row"] = {s: sum(wal[s]) / rows[s] if rows[s] else None for s in SIDES}
     return results
 
 
@@ -326,27 +358,38 @@ def print_table(results: dict[str, Any], args: argparse.Namespace, versions: dic
     title = (f"RPC: swh-scheduler {versions.get('swh.scheduler', '?')}'s server vs Ostinato's swh-rpc serve, "
              f"client RemoteScheduler: N={args.origins:,} origins, {args.tasks:,} tasks, rounds={args.rounds}, "
              f"PostgreSQL durable={args.durable}")
-    table = Table(title=title, caption="ratio: how many times faster Ostinato is (above 1: Ostinato faster)")
+    table = Table(title=title, caption="ratio: how many times faster Ostinato is (above 1: Ostinato faster), on the "
+                                       "client's clock (the whole call); the server's clock: the exchange, from the "
+                                       "request sent to the answer's headers read, medians per call")
     for name, justify in (("operation", "left"), ("unit", "left"), ("swh-scheduler", "right"), ("Ostinato", "right"),
-                          ("ratio", "right")):
+                          ("ratio", "right"), ("swh-scheduler, server ms", "right"), ("Ostinato, server ms", "right"),
+                          ("ratio, server's clock", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]  # rich's justify is a Literal of these values
     for entry in results.values():
-        ratio = entry["ratio_ostinato_faster"]
+        ratio, server_ratio = entry["ratio_ostinato_faster"], entry["ratio_on_servers_clock"]
         table.add_row(entry["title"], entry["unit"], fmt(entry["peer_median"], entry["unit"]),
-                      fmt(entry["ostinato_median"], entry["unit"]), f"{ratio:,.2f}×" if ratio else "-")
+                      fmt(entry["ostinato_median"], entry["unit"]), f"{ratio:,.2f}×" if ratio else "-",
+                      fmt(entry["exchange_ms_median"]["peer"], "ms"), fmt(entry["exchange_ms_median"]["ostinato"], "ms"),
+                      f"{server_ratio:,.2f}×" if server_ratio else "-")
     Console(width=None if sys.stdout.isatty() else 160).print(table)
 
 
 def print_wal(results: dict[str, Any]) -> None:
     """The WAL each server's call wrote: what a write costs the database (and its standbys) on each side."""
-    table = Table(title="WAL written per call (medians, kB)",
-                  caption="the cluster's WAL insert position before and after each call (calls run one at a time)")
-    for name, justify in (("operation", "left"), ("swh-scheduler", "right"), ("Ostinato", "right")):
+    table = Table(title="WAL written per call (medians, kB) and per row written (all calls, bytes)",
+                  caption="the cluster's WAL insert position before and after each call (calls run one at a time); "
+                          "ratio: Ostinato's WAL per row over swh-scheduler's (at most 1: no more than swh)")
+    for name, justify in (("operation", "left"), ("swh-scheduler", "right"), ("Ostinato", "right"),
+                          ("swh-scheduler, per row", "right"), ("Ostinato, per row", "right"), ("ratio", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]  # rich's justify is a Literal of these values
     for entry in results.values():
         wal = entry.get("wal_bytes_median")
         if wal:
-            table.add_row(entry["title"], f"{wal['peer'] / 1024:,.1f}", f"{wal['ostinato'] / 1024:,.1f}")
+            per_row = entry.get("wal_bytes_per_row") or {}
+            cells = [f"{per_row[s]:,.0f}" if per_row.get(s) else "-" for s in SIDES]
+            ratio = per_row["ostinato"] / per_row["peer"] if per_row.get("peer") and per_row.get("ostinato") else None
+            table.add_row(entry["title"], f"{wal['peer'] / 1024:,.1f}", f"{wal['ostinato'] / 1024:,.1f}", *cells,
+                          f"{ratio:,.2f}" if ratio else "-")
     Console(width=None if sys.stdout.isatty() else 160).print(table)
 
 
@@ -385,10 +428,10 @@ def main(argv: list[str] | None = None) -> int:
     now = datetime.now(UTC).replace(microsecond=0)
     data = Dataset(args.origins, args.seed, now)
     tasks = TaskData(args.tasks, args.seed, now)
+    extra = {**DEPLOY_CHECKPOINTS, **dict(item.split("=", 1) for item in args.pg_settings)}
     started = time.monotonic()
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="vs-swh-rpc-")))
-        extra = dict(item.split("=", 1) for item in args.pg_settings)
         cluster = stack.enter_context(PostgresCluster(durable=args.durable,
                                                       settings={"shared_buffers": args.shared_buffers, **extra}))
         with psycopg.connect(cluster.dsn()) as conn:
@@ -424,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         "ostinato_server": "ostinato swh-rpc serve (uvicorn, 1 process), admin token",
         "parameters": {"origins": args.origins, "tasks": args.tasks, "batch": args.batch, "grab_batch": args.grab_batch,
                        "task_grab_batch": args.task_grab_batch, "rounds": args.rounds, "seed": args.seed,
-                       "durable": args.durable, "shared_buffers": args.shared_buffers, "pg_settings": args.pg_settings,
+                       "durable": args.durable, "shared_buffers": args.shared_buffers, "pg_settings": extra,
                        "now": now.isoformat()},
         "elapsed_seconds": elapsed,
         "results": results,

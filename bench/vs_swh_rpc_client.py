@@ -37,7 +37,10 @@ class Client:
         self.tasks = TaskData(tasks, seed, self.now)
         headers = {"Authorization": f"Bearer {token}"} if token else None
         self.scheduler = RemoteScheduler(url=url, timeout=600, session_kwargs={"headers": headers} if headers else None)
-        # where the server says a call's time went (its Server-Timing header; swh's server sends none)
+        # where the server says a call's time went (its Server-Timing header; swh's server sends none), and the
+        # exchange: from the request sent to the answer's headers read (requests' ``elapsed``), the server's clock
+        # as the client sees it, without the client's own encoding and decoding (both servers build the whole
+        # answer before they send its headers)
         self.phases: dict[str, float] = {}
         self.scheduler.session.hooks["response"].append(self._server_timing)
         self.lister = self.scheduler.get_or_create_lister(name=LISTER_NAME, instance_name=LISTER_INSTANCE)
@@ -47,6 +50,7 @@ class Client:
         }
 
     def _server_timing(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        self.phases["exchange"] = self.phases.get("exchange", 0.0) + response.elapsed.total_seconds() * 1000
         for part in response.headers.get("server-timing", "").split(","):
             name, _, duration = part.strip().partition(";dur=")
             if name and duration:
@@ -57,10 +61,12 @@ class Client:
         phases, self.phases = self.phases, {}
         return phases
 
-    def record_listed(self, k: int, batch: int) -> dict[str, Any]:
+    def record_listed(self, k: int, batch: int, again: bool = False) -> dict[str, Any]:
+        """Batch ``k`` of the listing, or with ``again`` of the lister's next run (``Dataset.relisted_batch``)."""
         from swh.scheduler.model import ListedOrigin
 
-        origins = [ListedOrigin(lister_id=self.lister.id, **record) for record in self.data.listed_batch(k, batch)]
+        records = self.data.relisted_batch(k, batch) if again else self.data.listed_batch(k, batch)
+        origins = [ListedOrigin(lister_id=self.lister.id, **record) for record in records]
         start = time.perf_counter()
         self.timing()
         recorded = self.scheduler.record_listed_origins(origins)
