@@ -1,4 +1,5 @@
-"""The modules of ``src/ostinato`` share public names only, and none imports itself through others.
+"""The modules of ``src/ostinato`` share public names only, and none imports itself through others; nor do
+the scripts of ``bench/`` (``bench/swh_compat/`` too) and ``scripts/``, with the package ``test_servers``.
 
 - **Private names.** No module imports another module's private name (one that starts with ``_``, not a
   dunder): neither ``from .schedules import _get`` (multi-line imports included) nor ``from . import
@@ -9,6 +10,13 @@
   An import's edge goes to the module it names (``from .a import b``: to ``a.b`` when that is a
   module, else to ``a``); the packages Python imports on the way (``a``'s ``__init__``) are not edges,
   so a package whose ``__init__`` re-exports its modules makes no cycle with them.
+- **Scripts.** Both rules hold among the scripts of ``bench/``, ``bench/swh_compat/`` and ``scripts/`` and
+  the modules of ``test_servers``, each import resolved as when the script runs (its own folder first
+  on ``sys.path``, then the repository's root): a bare name is the file beside the script
+  (``from vs_swh import …`` is ``bench/vs_swh.py``, and ``swh_compat`` is ``bench/swh_compat.py``, not
+  the folder beside it, which has no ``__init__``); ``bench.x`` is ``bench/x.py``; ``test_servers.x``
+  is that package's module. ``src/ostinato`` imports none of them, so no cycle passes through it, and
+  its modules are left out of this graph: their own check is the one above.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from pathlib import Path
 import ostinato
 
 ROOT = Path(ostinato.__file__).parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +91,12 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Impo
                 if alias.name in modules:
                     yield Import(name, node.lineno, alias.name)
                 bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else own
-    for node in ast.walk(tree):  # module._name, of a module bound by an import
+    yield from private_reads(name, tree, bound, modules)
+
+
+def private_reads(name: str, tree: ast.AST, bound: dict[str, str], modules: dict[str, Path]) -> Iterator[Import]:
+    """``module._name``, of a module ``bound`` to a local name by an import."""
+    for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and _is_private(node.attr):
             chain, value = [], node.value
             while isinstance(value, ast.Attribute):
@@ -98,6 +112,70 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Impo
 def house(root: Path = ROOT) -> tuple[Import, ...]:
     modules = module_names(root)
     return tuple(found for name, path in modules.items() for found in imports_of(name, path, modules))
+
+
+#: the folders of scripts, from the repository's root: each runs with its own folder first on ``sys.path``
+#: (``python bench/x.py``, or pytest's rootdir for ``bench/swh_compat``), so a bare name is a sibling file
+SCRIPT_FOLDERS = ("bench", "bench/swh_compat", "scripts")
+#: the packages at the repository's root that those scripts import (with the root put on ``sys.path``)
+PACKAGES = ("test_servers",)
+
+
+def script_modules(repo: Path, folders: tuple[str, ...] = SCRIPT_FOLDERS,
+                   packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
+    """Each script by its folder and name (``bench/vs_swh``), and each module of ``packages`` by its dotted name."""
+    found = {f"{folder}/{path.stem}": path for folder in folders for path in sorted((repo / folder).glob("*.py"))}
+    for package in packages:
+        found.update(module_names(repo / package))
+    return found
+
+
+def script_imports_of(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Import]:
+    """The imports of script ``name`` of ``modules``' own modules, as Python resolves them when the script
+    runs: a bare name is a file beside it (``bench/x.py`` before a folder ``bench/x/`` with no
+    ``__init__``, as Python's own finder does); else, from the repository's root, a module of a package
+    (``test_servers.postgres``) or a script of a folder, a namespace package there (``bench.x``)."""
+    folder = name.rpartition("/")[0]
+
+    def resolve(dotted: str) -> str | None:
+        sibling = f"{folder}/{dotted.split('.')[0]}"
+        if sibling in modules:
+            return sibling
+        parts = dotted.split(".")
+        for end in range(len(parts), 0, -1):  # the deepest module the name reaches
+            for reached in (".".join(parts[:end]), "/".join(parts[:end])):
+                if reached in modules:
+                    return reached
+        return None
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    bound: dict[str, str] = {}  # a local name to the module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and (origin := resolve(node.module or "")):
+            for alias in node.names:
+                submodule = resolve(f"{node.module}.{alias.name}")
+                if submodule is not None and submodule != origin:
+                    bound[alias.asname or alias.name] = submodule
+                    yield Import(name, node.lineno, submodule, alias.name if _is_private(alias.name) else None)
+                else:
+                    yield Import(name, node.lineno, origin, alias.name if _is_private(alias.name) else None)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if (target := resolve(alias.name)) is None:
+                    continue
+                yield Import(name, node.lineno, target)
+                top = resolve(alias.name.split(".")[0])
+                bound[alias.asname or alias.name.split(".")[0]] = target if alias.asname else top or target
+    yield from private_reads(name, tree, bound, modules)
+
+
+@functools.cache
+def scripts(repo: Path = REPO, folders: tuple[str, ...] = SCRIPT_FOLDERS,
+            packages: tuple[str, ...] = PACKAGES) -> tuple[Import, ...]:
+    """The imports among the scripts of ``folders`` and the modules of ``packages``."""
+    modules = script_modules(repo, folders, packages)
+    return tuple(found for name, path in modules.items()
+                 for found in (script_imports_of(name, path, modules) if "/" in name else imports_of(name, path, modules)))
 
 
 def private_imports(imports: tuple[Import, ...]) -> list[Import]:
@@ -174,8 +252,24 @@ def test_no_module_imports_another_modules_private_name():
     assert not found, "private names imported across modules:\n" + "\n".join(map(str, found))
 
 
+def test_no_script_imports_another_modules_private_name():
+    found = private_imports(scripts())
+    assert not found, "private names imported across scripts:\n" + "\n".join(map(str, found))
+
+
 def test_no_import_cycle_among_the_modules():
     found = cycles(house())
+    assert not found, "import cycles:\n" + "\n".join(" ; ".join(map(str, cycle)) for cycle in found)
+
+
+def test_no_import_cycle_among_the_scripts():
+    outside = {"bench", "scripts", *PACKAGES}
+    into = [f"{name}:{node.lineno}" for name, path in module_names(ROOT).items()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Import) and any(alias.name.split(".")[0] in outside for alias in node.names)
+            or isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in outside]
+    assert not into, "src/ostinato imports the scripts' modules, which these cycles leave out: " + ", ".join(into)
+    found = cycles(scripts())
     assert not found, "import cycles:\n" + "\n".join(" ; ".join(map(str, cycle)) for cycle in found)
 
 
@@ -204,3 +298,31 @@ def test_the_checks_see_every_kind_of_import(tmp_path):
     house.cache_clear()
     [cycle] = cycles(house(root))
     assert [str(step) for step in cycle] == ["pkg.c:4 → pkg.sub.d", "pkg.sub.d:1 → pkg.c"]
+
+
+def test_the_checks_resolve_a_scripts_imports_as_it_runs(tmp_path):
+    """A bare name is a file beside the script (not a folder of that name, nor a file of another folder),
+    ``bench.c`` is bench/c.py through the repository's root, and a package's modules are by their dotted names."""
+    files = {
+        "bench/a.py": "import json\nfrom b import B\nA = 1\n",
+        "bench/b.py": "B = 1\ndef late():\n    import c\n",
+        "bench/c.py": "import pkg.m\nfrom bench.a import A\n",
+        "bench/d.py": "from x import _private\n",  # x.py, beside the folder x/
+        "bench/x.py": "_private = 1\n",
+        "bench/x/y.py": "import d\n",  # bench/x/'s own d: there is none
+        "scripts/s.py": "import a\nimport pkg\npkg.m._hidden\n",
+        "pkg/__init__.py": "",
+        "pkg/m.py": "from . import n\n_hidden = 1\n",
+        "pkg/n.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    imports = scripts(tmp_path, ("bench", "bench/x", "scripts"), ("pkg",))
+    assert sorted({f"{found.source} → {found.target}" for found in imports}) == [
+        "bench/a → bench/b", "bench/b → bench/c", "bench/c → bench/a", "bench/c → pkg.m", "bench/d → bench/x",
+        "pkg.m → pkg.n", "scripts/s → pkg", "scripts/s → pkg.m"]
+    assert sorted(map(str, private_imports(imports))) == ["bench/d:1 → bench/x (_private)",
+                                                          "scripts/s:3 → pkg.m (_hidden)"]
+    [cycle] = cycles(imports)
+    assert [str(step) for step in cycle] == ["bench/a:2 → bench/b", "bench/b:3 → bench/c", "bench/c:2 → bench/a"]
