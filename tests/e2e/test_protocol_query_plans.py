@@ -12,7 +12,7 @@ from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVis
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visits import VisitOutcome
 from ostinato.store.compat.flow import _walk_order, walk_statement
-from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES
+from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 WALK = 1000  # a grab of 1,000 walks as many origins (store/compat/flow.py, _walk)
@@ -122,3 +122,46 @@ def test_sqlite_each_policy_walks_its_index(tmp_path, order):
         store.close()
     assert f"USING INDEX {INDEXES[order]}" in plan, plan
     assert "TEMP B-TREE FOR ORDER BY" not in plan and "SCAN s " not in plan + " ", plan
+
+
+def _merge_batch(store) -> str:
+    """A batch of 1,000 visit stats as ``merge_visit_stats`` sends it: 400 origins visited again, 300 sent as
+    they are (they change nothing), 300 with no row yet."""
+    from ostinato.store.compat.flow import merge_rows
+
+    at = NOW + timedelta(hours=1)
+    again = [ProtocolVisitStats(f"https://forge.example/{i}", "git", last_visit=at,
+                                last_visit_status=VisitOutcome.SUCCESSFUL, last_successful=at,
+                                last_snapshot=b"\x02" * 20) for i in range(1, 800, 2)]
+    same = store.get_protocol_visit_stats([(f"https://forge.example/{i}", "git") for i in range(2000, 2600, 2)])
+    new = [ProtocolVisitStats(f"https://forge.example/new/{i}", "git", last_visit=at,
+                              last_visit_status=VisitOutcome.FAILED) for i in range(300)]
+    assert len(same) == 300
+    return store.db.records(merge_rows([*again, *same, *new]))
+
+
+def test_postgresql_the_visit_stats_upsert_probes_its_keys(seeded_pg):
+    """The upsert finds each row by a probe of its key: no table scanned, each read about the batch; the
+    stats sent as they are write nothing."""
+    store, _ = seeded_pg
+    counts = "SELECT n_tup_upd, n_tup_ins FROM pg_stat_xact_user_tables WHERE relname = 'origin_visit_stats'"
+    rows = _merge_batch(store)
+    with store.db.pool.connection() as conn:
+        conn.execute("BEGIN")
+        try:
+            conn.execute(INDEX_DRIVEN_BATCHES)
+            # PostgreSQL 15's transaction counts also hold what the session left unreported: take the difference
+            before = conn.execute(counts).fetchone() or {"n_tup_upd": 0, "n_tup_ins": 0}
+            plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) "
+                                + role_queries("compat").merge_visit_stats.rstrip().rstrip(";"),
+                                {"rows": rows}).fetchone()["QUERY PLAN"][0]["Plan"]
+            after = conn.execute(counts).fetchone()
+        finally:
+            conn.execute("ROLLBACK")
+    nodes = list(_nodes(plan))
+    assert not any(n["Node Type"] in ("Seq Scan", "Bitmap Heap Scan", "Materialize") for n in nodes), nodes
+    walked = sum(n.get("Actual Rows", 0) * n.get("Actual Loops", 1) + n.get("Rows Removed by Filter", 0)
+                 for n in nodes if n.get("Relation Name") == "origin_visit_stats" and n["Node Type"] != "ModifyTable")
+    assert walked <= 2 * 1000, walked
+    # 400 updated, 300 inserted, the 300 sent as they are left alone
+    assert (after["n_tup_upd"] - before["n_tup_upd"], after["n_tup_ins"] - before["n_tup_ins"]) == (400, 300)

@@ -92,7 +92,7 @@ CREATE TABLE listed_origin (
     -- (0015) the key politeness counts it under (see docs/reference/origins.md)
     host text,
     PRIMARY KEY (lister_id, url, visit_type)
-);
+) WITH (fillfactor = 80);  -- (0027) room on each page: a re-listing's update stays on its page (HOT)
 -- the feedback loop disables an origin in every lister that lists it
 CREATE INDEX listed_origin_url_idx ON listed_origin (url, visit_type);
 
@@ -142,7 +142,7 @@ CREATE TABLE origin_visit_stats (
     -- (0021) days after a change its lister reports until change_rate_optimal visits (NULL: never / not known)
     hint_wait_days double precision,
     PRIMARY KEY (url, visit_type)
-);
+) WITH (fillfactor = 80);  -- (0027) room on each page: an update's new version stays on its page
 
 -- scheduling policies: one index walk each, over origins not cooling down
 

@@ -1,0 +1,2 @@
+-- 0027: nothing changes here. PostgreSQL keeps room on the pages of the listings and the visit stats
+-- for their updates; SQLite has no such setting.
