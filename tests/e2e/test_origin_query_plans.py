@@ -151,8 +151,10 @@ def test_postgresql_grab_support_queries_use_keys(seeded_pg):
         (PG.release_grabbed, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
     batches = [  # in the store's batch transactions (INDEX_DRIVEN_BATCHES)
-        (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "touch_last_seen": True, "rows": json.dumps([
+        (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "touch_last_seen": True, "answer": True, "rows": json.dumps([
             {"url": u, "visit_type": "git", "enabled": True, "last_update": NOW.isoformat()} for u in urls])},
+         "listed_origin_url_idx"),
+        (PG.restate_listed_origins, {"lister_id": 2, "urls": urls, "visit_types": ["git"] * len(urls)},
          "listed_origin_url_idx"),
         (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)}, "origin_visit_stats_pkey"),
     ]
@@ -222,8 +224,10 @@ def test_postgresql_plans_hold_on_a_fresh_table_without_statistics(pg_dsn):
         urls = [f"https://forge.example/{i}" for i in range(1, 2001)]
         statements = [(_grab_sql(pick), {**_params(), "cooldown_until": NOW}, PG.index_ordered_picks) for pick in PICKS]
         statements += [
-            (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "touch_last_seen": True, "rows": json.dumps([
+            (PG.record_listed_origins, {"lister_id": 2, "now": NOW, "touch_last_seen": True, "answer": True, "rows": json.dumps([
                 {"url": u, "visit_type": "git", "enabled": True} for u in urls])}, INDEX_DRIVEN_BATCHES),
+            (PG.restate_listed_origins, {"lister_id": 2, "urls": urls, "visit_types": ["git"] * len(urls)},
+             INDEX_DRIVEN_BATCHES),
             (PG.visit_stats_for_update, {"urls": urls, "visit_types": ["git"] * len(urls)},
              INDEX_DRIVEN_BATCHES),
         ]

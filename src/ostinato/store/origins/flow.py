@@ -128,19 +128,28 @@ class OriginFlow(OriginStore):
     def _record_listed(self, lister_id: int, origins: Sequence[ListedOrigin], now: datetime, touch_last_seen: bool,
                        answer: list[StoredListedOrigin] | None) -> int:
         """The listings written in one transaction, chunk by chunk; ``answer`` gets them as stored (the last
-        statement of ``record_listed_origins`` reads them)."""
+        statement of ``record_listed_origins`` reads them). Where the dialect's statement saw other listers'
+        listings of an origin, whose writers may have written at the same time, ``restate_listed_origins``
+        then makes its scheduling row what all its listings say (PostgreSQL; SQLite's writers take turns)."""
         q = self._origins
         unique = latest_listed(origins)
-        params = {"lister_id": lister_id, "now": self.db.time(now), "touch_last_seen": bool(touch_last_seen)}
+        params = {"lister_id": lister_id, "now": self.db.time(now), "touch_last_seen": bool(touch_last_seen),
+                  "answer": answer is not None}
         with self.db.write(batch=True, horizon=MetricClock(now).since) as conn:
             if conn.execute(q.lister_exists, {"id": lister_id}).fetchone() is None:
                 raise NotFoundError("lister", str(lister_id))
+            restate = statements(q.restate_listed_origins)  # where another lister may have written meanwhile
             for chunk in chunks(unique):
                 batch = {**params, "rows": self.db.records(chunk)}
                 for statement in statements(q.record_listed_origins):
                     cursor = conn.execute(statement, batch)
+                rows = cursor.fetchall() if answer is not None or restate else []
                 if answer is not None:
-                    answer.extend(row_to_listed_origin(self.db, row) for row in cursor.fetchall())
+                    answer.extend(row_to_listed_origin(self.db, row) for row in rows)
+                shared = [row for row in rows if row["shared"]] if restate else []
+                for statement in restate if shared else ():
+                    conn.execute(statement, {"lister_id": lister_id, **self.db.columns(
+                        urls=[row["url"] for row in shared], visit_types=[row["visit_type"] for row in shared])})
         return len(unique)
 
     def get_listings(self, keys: Sequence[tuple[int, str, str]]) -> list[StoredListedOrigin]:

@@ -90,7 +90,9 @@ WITH listed AS (
                         ELSE (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.last_seen DESC))[1] END,
                    CASE WHEN NOT s.enabled AND (excluded.enabled OR coalesce(bool_or(o.enabled), false)) THEN 0
                         ELSE s.failure_count END,
-                   1 + count(o.*), excluded.host
+                   -- at least what the row counts (with this listing if new): a listing another lister
+                   -- added since this statement's snapshot is in the row, not in the snapshot
+                   greatest(1 + count(o.*), s.listing_count + excluded.listing_count), excluded.host
             FROM listed_origin AS o
             WHERE o.url = excluded.url AND o.visit_type = excluded.visit_type AND o.lister_id <> excluded.lister_id),
         -- a change reported since the last successful visit, new to this row: change_rate_optimal's next
@@ -107,10 +109,47 @@ WITH listed AS (
                AND s.lister_id IS NOT DISTINCT FROM excluded.lister_id
                AND s.extra_loader_arguments = excluded.extra_loader_arguments
                AND s.host IS NOT DISTINCT FROM excluded.host)
+    RETURNING s.url, s.visit_type, s.listing_count
 )
-SELECT lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, last_update, is_fork,
-       forked_from_url
-FROM listed;
+-- shared: the origin's row counts other listers' listings; restate_listed_origins makes it what they all say
+-- (without `answer`, only those come back)
+SELECT *
+FROM (SELECT lister_id, url, visit_type, extra_loader_arguments, enabled, first_seen, last_seen, last_update, is_fork,
+             forked_from_url,
+             (url, visit_type) IN (SELECT url, visit_type FROM stats WHERE listing_count > 1) AS shared
+      FROM listed) AS l
+WHERE %(answer)s OR shared;
+
+-- name: restate_listed_origins
+-- after record_listed_origins, in its transaction: the scheduling rows it answered as shared (other listers
+-- list the origin too), as all their listings make them now. record_listed_origins combines this listing with
+-- the others as its snapshot saw them; another lister that wrote its listing of the same origin at the same
+-- time (and whose lock on the row this transaction waited for) is missing from it. This statement's snapshot
+-- has it, and this transaction's lock on each row keeps any later lister waiting until it commits (that one
+-- then restates it in turn). The listing a loader gets is an enabled one, this lister's first, else the most
+-- recently seen; the host and change_rate_optimal's hint stay as record_listed_origins set them.
+UPDATE origin_visit_stats AS s SET
+    (enabled, first_seen, last_update, oldest_update, update_missing, is_fork, lister_id, extra_loader_arguments,
+     failure_count, listing_count) = (
+        c.enabled, c.first_seen, c.newest_update, c.oldest_update, c.update_missing, c.is_fork, c.lister_id,
+        c.extra_loader_arguments, CASE WHEN NOT s.enabled AND c.enabled THEN 0 ELSE s.failure_count END, c.listings)
+FROM unnest(%(urls)b::text[], %(visit_types)b::text[]) AS k(url, visit_type)
+CROSS JOIN LATERAL (
+    SELECT count(*) AS listings, bool_or(o.enabled) AS enabled, min(o.first_seen) AS first_seen,
+           max(o.last_update) AS newest_update, min(o.last_update) AS oldest_update,
+           bool_or(o.last_update IS NULL) AS update_missing, coalesce(bool_or(o.is_fork), false) AS is_fork,
+           (array_agg(o.lister_id ORDER BY o.enabled DESC, o.enabled AND o.lister_id = %(lister_id)s DESC,
+                      o.lister_id <> %(lister_id)s DESC, o.last_seen DESC))[1] AS lister_id,
+           (array_agg(o.extra_loader_arguments ORDER BY o.enabled DESC, o.enabled AND o.lister_id = %(lister_id)s DESC,
+                      o.lister_id <> %(lister_id)s DESC, o.last_seen DESC))[1] AS extra_loader_arguments
+    FROM listed_origin AS o
+    WHERE o.url = k.url AND o.visit_type = k.visit_type
+) AS c
+WHERE s.url = k.url AND s.visit_type = k.visit_type
+  AND (s.enabled, s.first_seen, s.last_update, s.oldest_update, s.update_missing, s.is_fork, s.lister_id,
+       s.extra_loader_arguments, s.listing_count)
+      IS DISTINCT FROM (c.enabled, c.first_seen, c.newest_update, c.oldest_update, c.update_missing, c.is_fork,
+                        c.lister_id, c.extra_loader_arguments, c.listings);
 
 -- name: search_listed_origins
 -- every listing, by (url, visit_type, lister_id) after the cursor: a walk of listed_origin_url_idx.

@@ -95,6 +95,10 @@ SELECT o.lister_id, o.url, o.visit_type, o.extra_loader_arguments, o.enabled, o.
 FROM json_each(:rows) AS k
 JOIN listed_origin AS o ON o.lister_id = :lister_id AND o.url = k.value ->> 0 AND o.visit_type = k.value ->> 1;
 
+-- name: restate_listed_origins
+-- nothing to do: record_listed_origins reads every listing after writing its own, and SQLite's writers
+-- take turns
+
 -- name: search_listed_origins
 -- every listing, by (url, visit_type, lister_id) after the cursor: a walk of listed_origin_url_idx.
 -- With a URL or a lister, the queries below (one statement per filter, so that each walks its index)
