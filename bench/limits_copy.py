@@ -2,8 +2,8 @@
 the same run, into a table with only its primary key.
 
 On PostgreSQL a second limit, the **schema's**: the rows the store writes for them, ``COPY``ed into
-clones of the store's own tables with all their indexes and checks (``LIKE … INCLUDING ALL``; no
-triggers, so not the metric cells). A visit status writes no new row but rewrites its origin's visit
+clones of the store's own tables with all their indexes, checks and storage parameters (``LIKE …
+INCLUDING ALL``, then the table's ``reloptions``; no triggers, so not the metric cells). A visit status writes no new row but rewrites its origin's visit
 stats: its schema's limit is the new stats rows (computed beforehand, untimed, by the domain's rule)
 ``COPY``ed into a staging table and applied by one ``UPDATE … FROM`` to the clone of the visit stats,
 which the listings filled with every origin's row. Between the two limits lies what the schema's indexes cost;
@@ -185,6 +185,11 @@ class PostgresLimit:
         for tables in SHAPED.values():
             for table, _ in tables:
                 self.conn.execute(f"CREATE TABLE limit_shaped_{table} (LIKE {table} INCLUDING ALL)")
+                # and its storage parameters (the room each page keeps for updates), which LIKE leaves out
+                options = self.conn.execute("SELECT reloptions FROM pg_class WHERE oid = %s::regclass",
+                                            (table,)).fetchone()[0]
+                if options:
+                    self.conn.execute(f"ALTER TABLE limit_shaped_{table} SET ({', '.join(options)})")
         for table, columns in SHAPED_UPDATES.values():
             cols = ", ".join(f"{name} {kind}" for name, kind in columns)
             self.conn.execute(f"CREATE TEMPORARY TABLE limit_staged_{table} ({cols}) ON COMMIT DELETE ROWS")
