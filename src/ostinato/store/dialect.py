@@ -29,7 +29,8 @@ from .queries import Queries
 #: rows per statement for batched writes and reads by key
 CHUNK = 10_000
 
-#: the folder holding each role's package (``store/<role>/sqlite.sql`` and ``postgresql.sql``)
+#: the folder holding each role's package (``store/<role>/sqlite.sql`` and ``postgresql.sql``, or
+#: ``sqlite_<subject>.sql`` and ``postgresql_<subject>.sql``)
 STORE_DIR = Path(__file__).parent
 
 

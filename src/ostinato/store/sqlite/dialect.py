@@ -29,7 +29,7 @@ from ...domain.errors import ValidationError
 from ...domain.politeness import host_of
 from ..dialect import STORE_DIR
 from ..migrations import load_migrations
-from ..queries import Queries
+from ..queries import Queries, role_query_files
 from .connect import open_sqlite_file
 
 HERE = Path(__file__).parent
@@ -38,8 +38,9 @@ MIGRATIONS = load_migrations(HERE / "migrations")
 
 @cache
 def role_queries(role: str) -> Queries:
-    """The named queries of a role in SQLite (``store/<role>/sqlite.sql``)."""
-    return Queries(STORE_DIR / role / "sqlite.sql")
+    """The named queries of a role in SQLite (``store/<role>/sqlite.sql``, or
+    ``sqlite_<subject>.sql`` for a role that keeps one file per subject)."""
+    return Queries(*role_query_files(STORE_DIR / role, "sqlite"))
 
 
 def to_db_time(value: datetime | None) -> str | None:
