@@ -67,7 +67,8 @@ class Dialect(Protocol[ConnT]):
         ...
 
     def schema_script(self) -> str:
-        """The canonical schema a fresh database gets (``store/<dialect>/schema.sql``)."""
+        """The canonical schema a fresh database gets (``store/<dialect>/schema_*.sql``, in the order of
+        :data:`~ostinato.store.migrations.SCHEMA_FILES`)."""
         ...
 
     def run_script(self, conn: ConnT, script: str) -> None:

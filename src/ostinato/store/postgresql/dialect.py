@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool
 
 from ...domain.errors import ValidationError
 from ..dialect import STORE_DIR
-from ..migrations import load_migrations
+from ..migrations import load_migrations, load_schema
 from ..queries import Queries, role_query_files
 from .connect import check_reachable, connect_options
 
@@ -110,7 +110,7 @@ class PostgresDialect:
         return role_queries(role)
 
     def schema_script(self) -> str:
-        return (HERE / "schema.sql").read_text(encoding="utf-8")
+        return load_schema(HERE)
 
     def run_script(self, conn: Connection, script: str) -> None:
         conn.execute(script)

@@ -28,7 +28,7 @@ import orjson
 from ...domain.errors import ValidationError
 from ...domain.politeness import host_of
 from ..dialect import STORE_DIR
-from ..migrations import load_migrations
+from ..migrations import load_migrations, load_schema
 from ..queries import Queries, role_query_files
 from .connect import open_sqlite_file
 
@@ -131,7 +131,7 @@ class SQLiteDialect:
         return role_queries(role)
 
     def schema_script(self) -> str:
-        return (HERE / "schema.sql").read_text(encoding="utf-8")
+        return load_schema(HERE)
 
     def run_script(self, conn: sqlite3.Connection, script: str) -> None:
         """One statement at a time (``executescript`` would commit the transaction)."""
