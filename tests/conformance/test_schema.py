@@ -1,4 +1,4 @@
-"""Schema: init, upgrade, version; the canonical schema equals the migrated one."""
+"""Schema: init, upgrade, version; the canonical schema is its files in a fixed order, and equals the migrated one."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from ostinato.domain.errors import ConflictError, SchemaError
+from ostinato.store.migrations import SCHEMA_FILES, load_schema
 from ostinato.store.postgresql import PostgresStore
 from ostinato.store.sqlite import SQLiteStore
 
@@ -65,3 +66,14 @@ def test_postgresql_canonical_schema_equals_migrations(pg_server):
     finally:
         pg_server.drop_database("schema_fresh")
         pg_server.drop_database("schema_migrated")
+
+
+def test_the_canonical_schema_is_its_files_in_order(tmp_path):
+    for index, name in enumerate(reversed(SCHEMA_FILES)):
+        (tmp_path / name).write_text(f"CREATE TABLE t{index} (x INTEGER);\n", encoding="utf-8")
+    script = load_schema(tmp_path)
+    assert [line for line in script.splitlines() if line] == [
+        (tmp_path / name).read_text(encoding="utf-8").strip() for name in SCHEMA_FILES]
+    (tmp_path / "schema_more.sql").write_text("CREATE TABLE more (x INTEGER);\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="found .*schema_more.sql"):
+        load_schema(tmp_path)

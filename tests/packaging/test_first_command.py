@@ -126,6 +126,9 @@ def test_the_built_wheel_installs_and_runs_in_a_clean_virtualenv(tmp_path):
     files = zipfile.ZipFile(wheels[0]).namelist()
     assert "ostinato/integrations/celery/app.py" in files and "ostinato/py.typed" in files
     assert [f for f in files if f.startswith(("test_servers/", "ostinato/testing/", "tests/", "bench/"))] == []
+    # every SQL file the store reads (named queries, canonical schemas, migrations) ships with it
+    sql = sorted(str(p.relative_to(ROOT / "src")) for p in (ROOT / "src" / "ostinato").rglob("*.sql"))
+    assert [f for f in sql if f not in files] == []
 
     venv = tmp_path / "venv"
     ok(run([sys.executable, "-m", "venv", str(venv)], tmp_path))

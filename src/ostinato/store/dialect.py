@@ -29,7 +29,8 @@ from .queries import Queries
 #: rows per statement for batched writes and reads by key
 CHUNK = 10_000
 
-#: the folder holding each role's package (``store/<role>/sqlite.sql`` and ``postgresql.sql``)
+#: the folder holding each role's package (``store/<role>/sqlite.sql`` and ``postgresql.sql``, or
+#: ``sqlite_<subject>.sql`` and ``postgresql_<subject>.sql``)
 STORE_DIR = Path(__file__).parent
 
 
@@ -66,7 +67,8 @@ class Dialect(Protocol[ConnT]):
         ...
 
     def schema_script(self) -> str:
-        """The canonical schema a fresh database gets (``store/<dialect>/schema.sql``)."""
+        """The canonical schema a fresh database gets (``store/<dialect>/schema_*.sql``, in the order of
+        :data:`~ostinato.store.migrations.SCHEMA_FILES`)."""
         ...
 
     def run_script(self, conn: ConnT, script: str) -> None:

@@ -1,8 +1,10 @@
-"""Versioned migrations, one folder of numbered SQL files per dialect.
+"""A dialect's schema files: its versioned migrations, one folder of numbered SQL files, and its
+canonical schema, one file per subject beside that folder.
 
 ``NNNN_description.sql`` files are applied in order; the ``schema_version``
-table records each. ``schema.sql`` beside them is the canonical schema a fresh
-database gets; a test checks it equals the result of every migration.
+table records each. The ``schema_<subject>.sql`` files (:data:`SCHEMA_FILES`) are the canonical
+schema a fresh database gets, applied in that order; a test checks they equal the result of every
+migration.
 """
 
 from __future__ import annotations
@@ -12,6 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+#: the canonical schema's files in ``store/<dialect>/``, in the order a fresh database gets them: tasks,
+#: schedules, origins, and what the HTTP API, its console and the compatibility faces keep (a table
+#: references only tables of its own file)
+SCHEMA_FILES = ("schema_tasks.sql", "schema_schedules.sql", "schema_origins.sql", "schema_api.sql")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,3 +43,12 @@ def load_migrations(folder: Path) -> list[Migration]:
 
 def latest_version(migrations: list[Migration]) -> int:
     return migrations[-1].version if migrations else 0
+
+
+def load_schema(folder: Path) -> str:
+    """The canonical schema of the dialect in ``folder``: its :data:`SCHEMA_FILES`, in order, as one
+    script. Any other ``schema*.sql`` there is an error: no fresh database would get it."""
+    found = sorted(path.name for path in folder.glob("schema*.sql"))
+    if found != sorted(SCHEMA_FILES):
+        raise RuntimeError(f"{folder}: the canonical schema is {', '.join(SCHEMA_FILES)}, found {', '.join(found) or 'none'}")
+    return "\n".join((folder / name).read_text(encoding="utf-8") for name in SCHEMA_FILES)

@@ -1,12 +1,18 @@
-"""Named SQL queries, kept as SQL in one file per dialect.
+"""Named SQL queries, kept as SQL in files per dialect.
 
 A query file is a sequence of blocks, each starting with ``-- name: some_name``;
 the text up to the next such line is the query. Comments are kept.
+
+A role of the store keeps its queries in a dialect in ``store/<role>/<dialect>.sql``, or, for a role
+with many, in one file per subject, ``store/<role>/<dialect>_<subject>.sql``: the loader reads a
+role's files together (:func:`role_query_files`, :class:`Queries`), and a name defined in two of
+them is an error.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,18 +37,44 @@ def load_queries(path: Path) -> dict[str, str]:
     return queries
 
 
-class Queries:
-    """Attribute access to a dialect's named queries: ``q.grab_ready_tasks``."""
+def load_query_files(paths: Sequence[Path]) -> dict[str, str]:
+    """The named queries of several files read together, in the order given: a name defined in two
+    of them is an error, as it is within one."""
+    if not paths:
+        raise ValueError("no query files")
+    queries: dict[str, str] = {}
+    defined_in: dict[str, Path] = {}
+    for path in paths:
+        for name, body in load_queries(path).items():
+            if name in defined_in:
+                raise ValueError(f"query {name!r} defined in both {defined_in[name]} and {path}")
+            defined_in[name] = path
+            queries[name] = body
+    return queries
 
-    def __init__(self, path: Path):
-        self._path = path
-        self._queries = load_queries(path)
+
+def role_query_files(folder: Path, dialect: str) -> list[Path]:
+    """A role's query files in a dialect, in name order: ``<dialect>.sql`` and ``<dialect>_<subject>.sql``
+    in the role's folder (``folder``). None is an error."""
+    paths = sorted([*folder.glob(f"{dialect}.sql"), *folder.glob(f"{dialect}_*.sql")])
+    if not paths:
+        raise ValueError(f"{folder}: no {dialect}.sql nor {dialect}_<subject>.sql")
+    return paths
+
+
+class Queries:
+    """Attribute access to a dialect's named queries: ``q.grab_ready_tasks``, from one file or from
+    several read together (a role's files, :func:`role_query_files`)."""
+
+    def __init__(self, *paths: Path):
+        self._where = " + ".join(path.name for path in paths)
+        self._queries = load_query_files(paths)
 
     def __getattr__(self, name: str) -> str:
         try:
             return self._queries[name]
         except KeyError:
-            raise AttributeError(f"{self._path.name} has no query {name!r}") from None
+            raise AttributeError(f"{self._where} has no query {name!r}") from None
 
     def names(self) -> list[str]:
         return sorted(self._queries)

@@ -26,8 +26,8 @@ from psycopg_pool import ConnectionPool
 
 from ...domain.errors import ValidationError
 from ..dialect import STORE_DIR
-from ..migrations import load_migrations
-from ..queries import Queries
+from ..migrations import load_migrations, load_schema
+from ..queries import Queries, role_query_files
 from .connect import check_reachable, connect_options
 
 #: set at the start of a batch transaction: a batch of N ids is N primary-key probes (nested
@@ -45,8 +45,9 @@ MIGRATIONS = load_migrations(HERE / "migrations")
 
 @cache
 def role_queries(role: str) -> Queries:
-    """The named queries of a role in PostgreSQL (``store/<role>/postgresql.sql``)."""
-    return Queries(STORE_DIR / role / "postgresql.sql")
+    """The named queries of a role in PostgreSQL (``store/<role>/postgresql.sql``, or
+    ``postgresql_<subject>.sql`` for a role that keeps one file per subject)."""
+    return Queries(*role_query_files(STORE_DIR / role, "postgresql"))
 
 
 def _hex(value: Any) -> str:
@@ -109,7 +110,7 @@ class PostgresDialect:
         return role_queries(role)
 
     def schema_script(self) -> str:
-        return (HERE / "schema.sql").read_text(encoding="utf-8")
+        return load_schema(HERE)
 
     def run_script(self, conn: Connection, script: str) -> None:
         conn.execute(script)

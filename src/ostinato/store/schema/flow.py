@@ -1,6 +1,6 @@
 """The schema role's flow, written once over a :class:`~ostinato.store.dialect.Dialect`.
 
-A fresh database gets the dialect's canonical schema (``store/<dialect>/schema.sql``) and a
+A fresh database gets the dialect's canonical schema (``store/<dialect>/schema_*.sql``) and a
 ``schema_version`` row per migration; an existing one gets the migrations it lacks
 (``store/<dialect>/migrations/``), in order, in one transaction, each recorded.
 """

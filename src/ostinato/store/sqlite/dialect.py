@@ -28,8 +28,8 @@ import orjson
 from ...domain.errors import ValidationError
 from ...domain.politeness import host_of
 from ..dialect import STORE_DIR
-from ..migrations import load_migrations
-from ..queries import Queries
+from ..migrations import load_migrations, load_schema
+from ..queries import Queries, role_query_files
 from .connect import open_sqlite_file
 
 HERE = Path(__file__).parent
@@ -38,8 +38,9 @@ MIGRATIONS = load_migrations(HERE / "migrations")
 
 @cache
 def role_queries(role: str) -> Queries:
-    """The named queries of a role in SQLite (``store/<role>/sqlite.sql``)."""
-    return Queries(STORE_DIR / role / "sqlite.sql")
+    """The named queries of a role in SQLite (``store/<role>/sqlite.sql``, or
+    ``sqlite_<subject>.sql`` for a role that keeps one file per subject)."""
+    return Queries(*role_query_files(STORE_DIR / role, "sqlite"))
 
 
 def to_db_time(value: datetime | None) -> str | None:
@@ -130,7 +131,7 @@ class SQLiteDialect:
         return role_queries(role)
 
     def schema_script(self) -> str:
-        return (HERE / "schema.sql").read_text(encoding="utf-8")
+        return load_schema(HERE)
 
     def run_script(self, conn: sqlite3.Connection, script: str) -> None:
         """One statement at a time (``executescript`` would commit the transaction)."""

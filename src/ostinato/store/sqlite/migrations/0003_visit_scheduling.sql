@@ -5,7 +5,7 @@
 -- visit stats, so that every policy is one index walk over one table. An
 -- origin that was grabbed or just visited has a cooldown_until and leaves the
 -- policy indexes until the grab releases it. The table is rebuilt (SQLite's
--- way of changing a table) so that it reads exactly as schema.sql.
+-- way of changing a table) so that it reads exactly as schema_origins.sql.
 
 CREATE TABLE origin_visit_stats_0002 AS SELECT * FROM origin_visit_stats;
 DROP TABLE origin_visit_stats;

@@ -5,7 +5,7 @@
 -- never-visited origins by first_seen, then the others by that time. One
 -- threshold per visit type, steered to the visit capacity, spaces the revisits.
 -- The table is rebuilt (SQLite's way of changing a table) so that it reads
--- exactly as schema.sql; its indexes with it.
+-- exactly as schema_origins.sql; its indexes with it.
 
 CREATE TABLE origin_visit_stats_0004 AS SELECT * FROM origin_visit_stats;
 DROP TABLE origin_visit_stats;
