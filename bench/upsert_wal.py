@@ -8,6 +8,10 @@ successful visits (random origins) through the store's ``merge_visit_stats``, th
 first time carries a full-page image in the WAL: compare ``--pg-setting full_page_writes=off`` (unsafe, to
 measure only) and ``wal_compression=lz4``.
 
+Then it prints what the WAL of the 12 batches is made of, per origin written: each kind of record (``pg_walinspect``)
+and the table or index it went to, with the bytes of its full-page images apart. That is where a layout's WAL goes:
+the row's new version, each index entry it adds, the lock an upsert writes first, the metric cells.
+
     .venv/bin/python bench/upsert_wal.py --origins 100000
     .venv/bin/python bench/upsert_wal.py --origins 1000000 --pg-setting full_page_writes=off
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import random
+import re
 import statistics
 import sys
 import time
@@ -84,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.origins:,} origins, {pages:,} heap pages of visit stats; settings {settings}")
         order = visit_order(args.origins)
         times, wal = [], []
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+            first = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
         for k in range(BATCHES):
             stats = first_visits(order, k)
             at = stats[0].last_visit
@@ -95,12 +103,38 @@ def main(argv: list[str] | None = None) -> int:
             with psycopg.connect(dsn, autocommit=True) as conn:
                 wal.append(int(conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)",
                                             (before,)).fetchone()[0]))
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            parts = wal_parts(conn, first)
         store.close()
     print(f"merge of {BATCH:,}: median {statistics.median(times) * 1000:.1f} ms (each: "
           + ", ".join(f"{t * 1000:.0f}" for t in times) + ")")
     print(f"WAL a batch: median {statistics.median(wal) / 1e6:.2f} MB (each: "
           + ", ".join(f"{w / 1e6:.1f}" for w in wal) + ")")
+    rows = BATCHES * BATCH
+    print(f"the WAL of the {BATCHES} batches, per origin written (records of the server's other work included):")
+    for (kind, relation), (count, size, images) in parts[:14]:
+        print(f"  {kind:>14} {relation or '-':<40} {count / rows:5.2f} a row {size / rows:7.0f} B"
+              + (f" (of which full-page images {images / rows:,.0f} B)" if images else ""))
     return 0
+
+
+def wal_parts(conn: psycopg.Connection, since: str) -> list[tuple[tuple[str, str | None], tuple[int, int, int]]]:
+    """The WAL since ``since`` by kind of record and the relation it went to: (count, bytes, bytes of full-page
+    images), largest first."""
+    conn.execute("SELECT pg_switch_wal()")  # the records read must be flushed
+    names = dict(conn.execute("SELECT pg_relation_filenode(oid)::text, relname::text FROM pg_class "
+                              "WHERE pg_relation_filenode(oid) IS NOT NULL").fetchall())
+    parts: dict[tuple[str, str | None], list[int]] = {}
+    for kind, blocks, size, images in conn.execute(
+            "SELECT record_type, block_ref, record_length, fpi_length "
+            "FROM pg_get_wal_records_info(%s, pg_current_wal_flush_lsn())", (since,)):
+        found = re.search(r"rel \d+/\d+/(\d+)", blocks or "")
+        key = (kind, names.get(found.group(1), found.group(1)) if found else None)
+        part = parts.setdefault(key, [0, 0, 0])
+        part[0] += 1
+        part[1] += size
+        part[2] += images
+    return sorted(((key, (c, b, i)) for key, (c, b, i) in parts.items()), key=lambda item: -item[1][1])
 
 
 if __name__ == "__main__":
