@@ -7,7 +7,7 @@ bounded reads: a few primary-key probes, index walks of one page, never a pass o
   time (``get_listed_origins``' cursor, the last row's key);
 - an origin (:func:`gather_origin`): what ``ostinato origin show`` shows of one (url, visit type),
   its learnt change rate and, in words, when its next visit comes and why
-  (:func:`next_visit_outlook`, the rules of the policies' index walks, ``domain.visit_policies``);
+  (:func:`next_visit_outlook`, by the policies' index walks as ``domain.policy_picks`` declares them);
 - a task type (:func:`gather_task_type`): its definition and its tasks, by id, a page at a time;
 - a task (:func:`gather_task`): its facts and its runs newest first, each with its outcome as
   ``ostinato task show --runs`` prints it (error, traceback frames, result).
@@ -35,9 +35,10 @@ from ...domain.change_rates import (
 from ...domain.errors import ValidationError
 from ...domain.limits import MAX_WHOLE, check_stored_text
 from ...domain.origins import Lister, StoredListedOrigin
+from ...domain.policy_picks import ListingFacts, policy_picks
 from ...domain.run_outcomes import outcome_of
 from ...domain.tasks import Task, TaskRun, TaskRunStatus, TaskStatus, TaskType
-from ...domain.visit_policies import VisitPolicy, loader_task_type, visit_type_of_task_type
+from ...domain.visit_policies import GrabOptions, VisitPolicy, loader_task_type, visit_type_of_task_type
 from ...domain.visits import VisitOutcome, VisitStats
 from ..request_handling import ApiContext
 from .gather_main import VisitTypeRow, visit_type_rows
@@ -201,25 +202,6 @@ def gather_lister(ctx: ApiContext, lister_id: int, visit_type: str | None,
 
 # -- an origin -----------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class ListingFacts:
-    """What an origin's listings say together, as its visit stats keep it: enabled in any, the
-    earliest first_seen, the newest last_update, a fork in any."""
-
-    enabled: bool
-    first_seen: datetime | None
-    last_update: datetime | None
-    is_fork: bool
-    listings: int
-
-    @classmethod
-    def of(cls, listings: list[StoredListedOrigin]) -> ListingFacts:
-        updates = [item.origin.last_update for item in listings if item.origin.last_update is not None]
-        return cls(any(item.origin.enabled for item in listings),
-                   min((item.first_seen for item in listings), default=None), max(updates, default=None),
-                   any(bool(item.origin.is_fork) for item in listings), len(listings))
-
-
-@dataclass(frozen=True, slots=True)
 class PolicyVerdict:
     """What one policy of the visit type's ratios makes of the origin."""
 
@@ -254,71 +236,90 @@ def _at(moment: datetime | None, now: datetime) -> str:
 
 def policy_verdict(policy: str, ratio: float, stats: VisitStats, facts: ListingFacts, now: datetime, *,
                    minimum_interval: timedelta) -> PolicyVerdict:
-    """What ``policy``'s index walk (``domain.visit_policies.POLICY_PICKS``, the stores' ``pick_*``)
-    makes of an enabled origin whose cooldown is over (times written relative to ``now``)."""
-    update, success = facts.last_update, stats.last_successful
-    changed, lag = False, ""
-    if update is not None and success is not None and update > success:
-        changed = True
-        lag = (f"last_update {_at(update, now)}, last successful visit {_at(success, now)}, a lag of "
-               f"{human_duration(update - success)}; the largest lag first")
+    """What ``policy``'s index walks make of an enabled origin whose cooldown is over (times written
+    relative to ``now``): the first of its picks (``domain.policy_picks``, the stores' ``pick_*``) that
+    takes it, and when it is due there; the words say why."""
 
     def verdict(picks: bool, short: str, detail: str = "", due: datetime | None = None) -> PolicyVerdict:
         return PolicyVerdict(policy, ratio, picks, due, short, short + (f": {detail}" if detail else ""))
 
-    if policy == VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG.value and changed:
-        return verdict(True, "changes pending since last_update", lag)
-    if policy == VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST.value:
-        if success is not None:
-            return verdict(False, "not picked: visited successfully already", _at(success, now))
-        if update is None:
-            return verdict(False, "not picked: no last_update", "origins_without_last_update takes those")
+    try:
+        known = VisitPolicy(policy)
+    except ValueError:
+        return verdict(False, f"not picked: {policy} is no policy this page knows")
+    options = GrabOptions(minimum_interval=minimum_interval)
+    pick = next((pick for pick in policy_picks(known) if pick.takes(stats, facts)), None)
+    if pick is None:
+        return verdict(False, *_passed_over(known, stats, facts, now))
+    due = pick.due(stats, options)
+    return verdict(True, *_taken(pick.name, stats, facts, now, due, minimum_interval), due)
+
+
+def _lag(stats: VisitStats, facts: ListingFacts, now: datetime) -> str:
+    update, success = facts.last_update, stats.last_successful
+    if update is None or success is None or update <= success:
+        return ""
+    return (f"last_update {_at(update, now)}, last successful visit {_at(success, now)}, a lag of "
+            f"{human_duration(update - success)}; the largest lag first")
+
+
+def _taken(pick: str, stats: VisitStats, facts: ListingFacts, now: datetime, due: datetime | None,
+           minimum_interval: timedelta) -> tuple[str, str]:
+    """Why the walk ``pick`` takes the origin: a few words, and in full."""
+    if pick == "pick_already_visited_order_by_lag":
+        return "changes pending since last_update", _lag(stats, facts, now)
+    if pick == "pick_never_visited_oldest_update_first":
         fork = "a fork: after the non-forks" if facts.is_fork else "not a fork: before the forks"
-        return verdict(True, "never visited: queued by last_update",
-                       f"last_update {_at(update, now)}, the oldest first; {fork}")
-    if policy == VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG.value:
-        if success is None:
-            return verdict(False, "not picked: never visited successfully")
-        if update is None:
-            return verdict(False, "not picked: its listers give no last_update")
-        return verdict(False, "not picked: no change reported since its last successful visit",
-                       f"last_update {_at(update, now)}, last successful visit {_at(success, now)}")
-    if policy == VisitPolicy.ORIGINS_WITHOUT_LAST_UPDATE.value:
-        if update is not None:
-            return verdict(False, "not picked: it has a last_update")
-        if success is None:
-            return verdict(True, "never loaded: queued by first_seen", f"first seen {_at(facts.first_seen, now)}, "
-                           "the earliest first")
-        if stats.successful_visits == 1 and stats.last_visit is not None:
-            due = stats.last_visit + minimum_interval
-            return verdict(True, "loaded once: due minimum_interval after its visit",
-                           f"visited {_at(stats.last_visit, now)}, minimum_interval {human_duration(minimum_interval)}: "
-                           f"due {_at(due, now)}; the oldest visit first", due)
-        if stats.successful_visits > 1 and stats.next_visit_target is not None:
-            return verdict(True, "due at its next_visit_target",
-                           f"loaded {stats.successful_visits} times; next_visit_target {_at(stats.next_visit_target, now)} "
-                           "(the feedback loop's interval); the earliest first", stats.next_visit_target)
-        return verdict(False, "not picked: none of its three tiers takes it",
-                       f"{stats.successful_visits} successful visits recorded")
-    if policy == VisitPolicy.OLDEST_SCHEDULED_FIRST.value:
-        return verdict(True, "queued by last scheduled", f"last scheduled {_at(stats.last_scheduled, now)}; "
-                       "every enabled origin, the one scheduled longest ago (or never) first")
-    if policy == VisitPolicy.STOP_AFTER_SUCCESS.value:
-        if success is not None:
-            return verdict(False, "not picked: visited successfully once", "one visit is all this policy asks")
-        return verdict(True, "not yet visited successfully: queued by last scheduled",
-                       f"last scheduled {_at(stats.last_scheduled, now)}, the longest ago (or never) first")
-    if policy == VisitPolicy.CHANGE_RATE_OPTIMAL.value:
-        if success is None:
-            return verdict(True, "never visited: queued by first_seen",
-                           f"first seen {_at(facts.first_seen, now)}, the earliest first")
+        return "never visited: queued by last_update", f"last_update {_at(facts.last_update, now)}, the oldest first; {fork}"
+    if pick == "pick_without_last_update_never_loaded":
+        return "never loaded: queued by first_seen", f"first seen {_at(facts.first_seen, now)}, the earliest first"
+    if pick == "pick_without_last_update_loaded_once":
+        return ("loaded once: due minimum_interval after its visit",
+                f"visited {_at(stats.last_visit, now)}, minimum_interval {human_duration(minimum_interval)}: "
+                f"due {_at(due, now)}; the oldest visit first")
+    if pick == "pick_without_last_update_loaded_more":
+        return ("due at its next_visit_target",
+                f"loaded {stats.successful_visits} times; next_visit_target {_at(stats.next_visit_target, now)} "
+                "(the feedback loop's interval); the earliest first")
+    if pick == "pick_oldest_scheduled_first":
+        return "queued by last scheduled", (f"last scheduled {_at(stats.last_scheduled, now)}; "
+                                            "every enabled origin, the one scheduled longest ago (or never) first")
+    if pick == "pick_stop_after_success":
+        return ("not yet visited successfully: queued by last scheduled",
+                f"last scheduled {_at(stats.last_scheduled, now)}, the longest ago (or never) first")
+    if pick == "pick_change_rate_optimal_never_visited":
+        return "never visited: queued by first_seen", f"first seen {_at(facts.first_seen, now)}, the earliest first"
+    if pick == "pick_change_rate_optimal_due":
         reported = (f"; a change reported since its last successful visit brought it to last_update plus "
-                    f"{human_duration(timedelta(days=stats.hint_wait_days))}" if changed and stats.hint_wait_days is not None
-                    else "")
-        return verdict(True, "queued by its next optimal visit",
-                       f"next_optimal_visit {_at(stats.next_optimal_visit, now)}, planned from its learnt change rate"
-                       f"{reported}; taken in that order, due or not, after the never visited")
-    return verdict(False, f"not picked: {policy} is no policy this page knows")
+                    f"{human_duration(timedelta(days=stats.hint_wait_days))}"
+                    if _lag(stats, facts, now) and stats.hint_wait_days is not None else "")
+        return ("queued by its next optimal visit",
+                f"next_optimal_visit {_at(stats.next_optimal_visit, now)}, planned from its learnt change rate"
+                f"{reported}; taken in that order, due or not, after the never visited")
+    return f"taken by {pick}", ""
+
+
+def _passed_over(policy: VisitPolicy, stats: VisitStats, facts: ListingFacts, now: datetime) -> tuple[str, str]:
+    """Why none of ``policy``'s walks takes the origin: a few words, and in full."""
+    update, success = facts.last_update, stats.last_successful
+    if policy is VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST:
+        if success is not None:
+            return "not picked: visited successfully already", _at(success, now)
+        return "not picked: no last_update", "origins_without_last_update takes those"
+    if policy is VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG:
+        if success is None:
+            return "not picked: never visited successfully", ""
+        if update is None:
+            return "not picked: its listers give no last_update", ""
+        return ("not picked: no change reported since its last successful visit",
+                f"last_update {_at(update, now)}, last successful visit {_at(success, now)}")
+    if policy is VisitPolicy.ORIGINS_WITHOUT_LAST_UPDATE:
+        if update is not None:
+            return "not picked: it has a last_update", ""
+        return "not picked: none of its three tiers takes it", f"{stats.successful_visits} successful visits recorded"
+    if policy is VisitPolicy.STOP_AFTER_SUCCESS:
+        return "not picked: visited successfully once", "one visit is all this policy asks"
+    return f"not picked: no walk of {policy.value} takes it", ""
 
 
 def next_visit_outlook(stats: VisitStats, facts: ListingFacts, ratios: Mapping[str, float], now: datetime, *,
