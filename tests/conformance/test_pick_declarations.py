@@ -37,8 +37,6 @@ URLS = [f"https://forge.example/{i}" for i in range(60)]
 TYPES = ("git", "hg")
 KINDS = [JournalStatus.FULL] * 4 + [JournalStatus.PARTIAL, JournalStatus.FAILED, JournalStatus.NOT_FOUND]
 Row = tuple[VisitStats, ListingFacts]
-#: the stores on SQLite (the remote one serves a SQLite store)
-ON_SQLITE = {"sqlite", "remote"}
 
 
 class History:
@@ -164,17 +162,8 @@ def test_the_grabs_take_the_declared_walks(store, seed):
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_the_walks_of_stats_the_swh_protocol_wrote(store, seed, request):
+def test_the_walks_of_stats_the_swh_protocol_wrote(store, seed):
+    """Stats written through the swh protocol (a successful visit with no optimal revisit time): every walk as
+    declared, change_rate_optimal's due walk taking those last on every store."""
     history = History(store, seed, protocol=True)
-    others = [policy for policy in VisitPolicy if policy is not VisitPolicy.CHANGE_RATE_OPTIMAL]
-    differences = []
-    for options in checkpoints(history):
-        assert check_grabs(history, options, others) > 0
-        try:
-            check_grabs(history, options, [VisitPolicy.CHANGE_RATE_OPTIMAL])
-        except AssertionError as exc:
-            differences.append(str(exc))
-    if request.node.callspec.params["store"] in ON_SQLITE:  # a NULL next_optimal_visit first
-        assert differences and all("pick_change_rate_optimal_due: out of order" in d for d in differences)
-    else:
-        assert differences == []
+    assert sum(check_grabs(history, options) for options in checkpoints(history)) > 0

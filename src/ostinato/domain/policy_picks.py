@@ -18,12 +18,9 @@ lists, enabled or not (:func:`walkable`). A pick then says:
 - ``due``: when its query's time condition is met (None: it has none);
 - ``order``: its ``ORDER BY`` after the visit type, as a key, ascending; origins of equal keys come in
   any order. NULLs go where the query puts them: PostgreSQL sorts them last ascending unless told
-  ``NULLS FIRST``, SQLite first.
-
-One place where the dialects differ: ``pick_change_rate_optimal_due`` orders by ``next_optimal_visit``
-ascending, where PostgreSQL puts a NULL last and SQLite first; a successful visit always plans a next
-optimal visit, so only a row whose last successful visit came from elsewhere (the swh protocol's
-stats) can have none. The declaration follows PostgreSQL.
+  ``NULLS FIRST``, SQLite first, unless its query orders by ``x IS NULL`` first (as
+  ``pick_change_rate_optimal_due`` does, where only a row whose last successful visit came from elsewhere,
+  the swh protocol's stats, has no ``next_optimal_visit``: last on both).
 """
 
 from __future__ import annotations

@@ -84,12 +84,13 @@ ORDER BY s.visit_type, s.first_seen
 LIMIT :limit;
 
 -- name: pick_change_rate_optimal_due
--- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order
+-- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order (an
+-- origin with no such time, as a visit the swh protocol wrote leaves it, last: as PostgreSQL sorts a NULL)
 SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
 WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.next_optimal_visit
+ORDER BY s.visit_type, s.next_optimal_visit IS NULL, s.next_optimal_visit
 LIMIT :limit;
 
 -- name: pick_stop_after_success

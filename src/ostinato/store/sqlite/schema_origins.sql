@@ -116,7 +116,8 @@ CREATE INDEX visit_stop_after_success_idx ON origin_visit_stats (visit_type, las
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
 CREATE INDEX visit_optimal_never_visited_idx ON origin_visit_stats (visit_type, first_seen)
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NULL;
-CREATE INDEX visit_optimal_due_idx ON origin_visit_stats (visit_type, next_optimal_visit)
+-- (0028) an origin with no optimal revisit time last, as PostgreSQL sorts a NULL
+CREATE INDEX visit_optimal_due_idx ON origin_visit_stats (visit_type, next_optimal_visit IS NULL, next_optimal_visit)
     WHERE enabled AND cooldown_until IS NULL AND last_successful IS NOT NULL;
 
 -- the swh protocol's policies not served by an index above (0016, see docs/reference/swh-compat.md);

@@ -1,0 +1,2 @@
+-- 0028: nothing changes here. SQLite's change_rate_optimal due walk now takes the origins with no optimal
+-- revisit time last, as PostgreSQL's always did (NULLs sort last).
