@@ -1,5 +1,5 @@
-"""The Celery project of the beat comparison and the beat benchmark (``bench/beat_compare.py``,
-``bench/beat_lateness.py``, ``bench/beat_chaos.py``), imported by the driver, the beats and the
+"""The Celery project of the beat comparison and the beat benchmark (``bench/beat/beat_compare.py``,
+``bench/beat/beat_lateness.py``, ``bench/beat/beat_chaos.py``), imported by the driver, the beats and the
 worker alike, so that stock Celery beat and Ostinato's beats read the same ``beat_schedule``.
 
 - ``BEAT_BROKER``: the broker; ``BEAT_RECEIPTS``: the file the worker appends one JSON line to per

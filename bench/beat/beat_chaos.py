@@ -2,7 +2,7 @@
 stopped for 20 s, with a real Redis broker and two Celery workers (see
 docs/reference/harnesses.md#celery-beat-under-chaos).
 
-The beats run ``bench/beat_app.py``'s ``chaos`` set (intervals of 1 to 13 s, a minute crontab, one
+The beats run ``bench/beat/beat_app.py``'s ``chaos`` set (intervals of 1 to 13 s, a minute crontab, one
 entry whose catch-up rule is ``all:3``, one ``skip``) as ``celery beat -S
 ostinato.integrations.celery.beat:OstinatoScheduler``. The harness kills a beat and starts it again
 every few seconds, pauses one for longer than the lease, and stops PostgreSQL for 20 s. Then it
@@ -19,8 +19,8 @@ time it arrived) and never from Ostinato's tables:
 The ledger's own count of skipped fire times is printed beside, as a cross-check. It exits 1 when a
 duplicate or an unexplained missed fire time is found.
 
-    .venv/bin/python bench/beat_chaos.py --minutes 10
-    .venv/bin/python bench/beat_chaos.py --quick        # 45 s: the test suite's form
+    .venv/bin/python bench/beat/beat_chaos.py --minutes 10
+    .venv/bin/python bench/beat/beat_chaos.py --quick        # 45 s: the test suite's form
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ docs/reference/distributed.md#against-celerys-own-beat).
   the driver moves that time to each instant ``tick()`` asks for (rounded up to the second: every
   fire time of the set is on a second), so each message leaves at its fire time. A
   ``before_task_publish`` handler stamps the simulated time on the message (``sim_sent_at``).
-- **Ostinato**: three ``OstinatoScheduler`` processes (``bench/beat_sim_peer.py``) on PostgreSQL,
+- **Ostinato**: three ``OstinatoScheduler`` processes (``bench/beat/beat_sim_peer.py``) on PostgreSQL,
   reading the simulated time from a file; the driver moves it in steps and has the three tick
   together, racing for the claims. Their messages carry their fire time.
 
@@ -17,8 +17,8 @@ entry. The window holds the night Europe/Paris and Europe/London move to summer 
 Ostinato sent twice, or on a difference that is not one of the daylight-saving choices
 docs/reference/distributed.md documents (:func:`explained`).
 
-    .venv/bin/python bench/beat_compare.py              # 6 hours, 22:00 to 04:00 UTC
-    .venv/bin/python bench/beat_compare.py --quick      # 45 minutes around the change (the test suite's)
+    .venv/bin/python bench/beat/beat_compare.py              # 6 hours, 22:00 to 04:00 UTC
+    .venv/bin/python bench/beat/beat_compare.py --quick      # 45 minutes around the change (the test suite's)
 """
 
 from __future__ import annotations

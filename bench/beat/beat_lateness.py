@@ -1,7 +1,7 @@
 """How late sends leave behind their fire times: 10,000 beat entries, stock Celery beat against three
 of Ostinato's beats, in one run (see docs/reference/performance.md#celery-beat).
 
-Two workloads of ``bench/beat_app.py``, each with N entries (10,000):
+Two workloads of ``bench/beat/beat_app.py``, each with N entries (10,000):
 
 - ``spread``: hourly crontabs spread over the minutes of the hour (N/60 due at each minute);
 - ``burst``: crontabs firing every minute (N due at the same second, each minute).
@@ -14,8 +14,8 @@ send's lateness is when it was published (stamped by ``before_task_publish`` in 
 minus its fire time. Fire times of the measured minutes not sent by the time the beats stop (50 s
 after the last one) are counted as not sent. Printed, and written as JSON under bench/results/.
 
-    .venv/bin/python bench/beat_lateness.py                      # 10,000 entries, both workloads
-    .venv/bin/python bench/beat_lateness.py --entries 1000 --minutes 2 --workloads spread
+    .venv/bin/python bench/beat/beat_lateness.py                      # 10,000 entries, both workloads
+    .venv/bin/python bench/beat/beat_lateness.py --entries 1000 --minutes 2 --workloads spread
 """
 
 from __future__ import annotations

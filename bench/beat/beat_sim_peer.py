@@ -1,4 +1,4 @@
-"""One of Ostinato's beats in the comparison (``bench/beat_compare.py``), on the driver's simulated
+"""One of Ostinato's beats in the comparison (``bench/beat/beat_compare.py``), on the driver's simulated
 clock: the real ``OstinatoScheduler``, in its own process, reading the time from the file
 ``BEAT_CLOCK``. On each line ``tick`` of its input it ticks until nothing more is due at that time
 and answers ``done <sends so far>``; on ``stop`` it closes and exits."""

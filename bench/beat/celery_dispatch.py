@@ -17,7 +17,7 @@ benchmark measures, each phase on an empty broker:
    default batch of 1,000), passes timed until all N are dispatched;
 3. **swh-scheduler 3.6.0's runner** (``swh.scheduler.celery_backend.runner.run_ready_tasks``),
    in its own virtual environment and process (``.bench-venvs/swh-scheduler-3.6.0``,
-   made by ``bench/vs_swh.py``), on its own database of the same cluster, with
+   made by ``bench/store/vs_swh.py``), on its own database of the same cluster, with
    its own Celery app (``build_app``) on the same broker: N one-shot tasks, one
    call that loops until nothing is ready. Its task type has no
    ``max_queue_length``: the peer reads queue depths only from RabbitMQ's
@@ -43,12 +43,12 @@ went) and writes the figures as JSON under ``bench/results/``.
 
 Run from the repository root::
 
-    .venv/bin/python bench/celery_dispatch.py                  # N = 100,000
-    .venv/bin/python bench/celery_dispatch.py --quick          # N = 5,000, round trip 1,000
+    .venv/bin/python bench/beat/celery_dispatch.py                  # N = 100,000
+    .venv/bin/python bench/beat/celery_dispatch.py --quick          # N = 5,000, round trip 1,000
 
-The peer's driver is ``bench/celery_dispatch_peer.py`` (with the task type and
+The peer's driver is ``bench/beat/celery_dispatch_peer.py`` (with the task type and
 arguments both sides dispatch), the measuring helpers are in
-``bench/celery_dispatch_measures.py``.
+``bench/beat/celery_dispatch_measures.py``.
 """
 
 from __future__ import annotations
@@ -540,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"Ostinato (PostgreSQL) / swh-scheduler: {versus['rate']:.2f}× the rate, "
                       f"{versus['dispatcher_cpu']:.2f}× less dispatcher CPU per task")
     document = {
-        **result_header("bench/celery_dispatch.py", {"postgresql": {"version": versions.get("postgresql")}}),
+        **result_header("bench/beat/celery_dispatch.py", {"postgresql": {"version": versions.get("postgresql")}}),
         "code": code,
         "versions": versions,
         "peer": {"packages": packages, "venv": str(args.peer_venv)} if args.peer else None,

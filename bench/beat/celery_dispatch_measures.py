@@ -1,4 +1,4 @@
-"""What bench/celery_dispatch.py measures with besides the clock: the broker (a Redis client for the
+"""What bench/beat/celery_dispatch.py measures with besides the clock: the broker (a Redis client for the
 checks), CPU seconds per process from /proc, and the check that a queue holds exactly the messages sent."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The swh-scheduler side of bench/celery_dispatch.py, and what both sides share.
+"""The swh-scheduler side of bench/beat/celery_dispatch.py, and what both sides share.
 
-``bench/celery_dispatch.py`` starts this script with the peer venv's Python
+``bench/beat/celery_dispatch.py`` starts this script with the peer venv's Python
 (``.bench-venvs/swh-scheduler-3.6.0``) and drives it over the JSON-lines protocol
-of ``bench/peer_protocol.py``: swh-scheduler 3.6.0 through its public API, its
+of ``bench/common/peer_protocol.py``: swh-scheduler 3.6.0 through its public API, its
 backend, its Celery app (``build_app``) and its runner (``run_ready_tasks``).
 The task type, the tasks' arguments and their ``next_run`` are defined here, so
 that both sides dispatch the same work. Standard library only at import: the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The chaos harness (docs/reference/harnesses.md): Ostinato on PostgreSQL while things break on purpose.
 
-``bench/chaos.py --minutes 10`` starts a private PostgreSQL cluster, sets up
+``bench/chaos/chaos.py --minutes 10`` starts a private PostgreSQL cluster, sets up
 500 schedules, task types and tasks, and 100,000 origins with a simulated
 loader (``chaos_fixtures``), runs four ``ostinato scheduler`` processes, an
 ``ostinato runner`` and an ``ostinato orchestrator`` (``chaos_supervisor``),

@@ -2,22 +2,22 @@
 
 In one run, the benchmark
 
-1. starts a private PostgreSQL primary (``PostgresCluster``, fsync on, the WAL settings of ``bench/limits.py``) and
-   seeds a template database with N listed origins of one lister, as ``bench/journal_group.py`` does (its
+1. starts a private PostgreSQL primary (``PostgresCluster``, fsync on, the WAL settings of ``bench/limits/limits.py``) and
+   seeds a template database with N listed origins of one lister, as ``bench/scale/journal_group.py`` does (its
    ``seed``; ``bench/origins_data.Dataset``), then ``VACUUM (ANALYZE)``;
 2. builds a streaming standby of it (``PostgresStandby``: ``pg_basebackup -R``, hot standby, on the same machine);
 3. runs phases, each on a fresh clone of the template (``CREATE DATABASE … STRATEGY FILE_COPY``, which makes a
    checkpoint: each phase starts right after one, so its WAL carries a full-page image of every page it touches
-   first, the dear end of a checkpoint cycle): W writer processes (``bench/replica_lag_writer.py``) each feed their
+   first, the dear end of a checkpoint cycle): W writer processes (``bench/chaos/replica_lag_writer.py``) each feed their
    share of the journal's first M statuses (split by origin, as a consumer group's partitions are) straight into
    the store's batch path, ``store.record_visit_statuses(batch, policy, now=…)`` in batches of 1,000, as the journal
-   client does: **the writers drive the store directly, without Kafka** (``bench/journal_client.py`` measures what
+   client does: **the writers drive the store directly, without Kafka** (``bench/scale/journal_client.py`` measures what
    the client adds). Phases: asynchronous replication with 1 writer, then with synchronous replication
    (``synchronous_standby_names = '*'``, ``synchronous_commit = on``) with 1 writer, then asynchronous with 2 and 4;
    ``--repeat R`` runs that sequence R times (the ratios below are then of the medians over the rounds);
 4. while feeding, samples every 0.5 s on the primary ``pg_stat_replication`` (write, flush and replay lag, and
    the bytes between ``pg_current_wal_lsn()`` and the standby's ``replay_lsn``) and on the standby
-   ``now() - pg_last_xact_replay_timestamp()`` and the read routing's own lag (``bench/replica_lag_sampling.py``);
+   ``now() - pg_last_xact_replay_timestamp()`` and the read routing's own lag (``bench/chaos/replica_lag_sampling.py``);
    after the feed, waits until the standby has replayed the primary's last byte (the catch-up), and checks that
    both servers then hold the same visit stats.
 
@@ -27,9 +27,9 @@ median / p90 / max in seconds and bytes, whether the standby stayed within the d
 per status; then the ratios within the run (W writers against one, synchronous against asynchronous). The JSON
 goes to ``bench/results/replica-lag-<date>-<commit>-<origins>.json``.
 
-    .venv/bin/python bench/replica_lag.py                  # 10⁶ origins, 300,000 statuses a phase
-    .venv/bin/python bench/replica_lag.py --repeat 3       # the same three times over, alternating
-    .venv/bin/python bench/replica_lag.py --quick          # 20,000 origins and statuses
+    .venv/bin/python bench/chaos/replica_lag.py                  # 10⁶ origins, 300,000 statuses a phase
+    .venv/bin/python bench/chaos/replica_lag.py --repeat 3       # the same three times over, alternating
+    .venv/bin/python bench/chaos/replica_lag.py --quick          # 20,000 origins and statuses
 """
 
 from __future__ import annotations
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.json_out or (RESULTS / f"replica-lag-{now:%Y-%m-%d}-{commit}-{args.origins}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
-        **result_header("bench/replica_lag.py", {"postgresql": {"version": version}}), "code": code,
+        **result_header("bench/chaos/replica_lag.py", {"postgresql": {"version": version}}), "code": code,
         "parameters": vars(args) | {"json_out": str(out), "server_settings": settings, "read_max_lag_s": max_lag,
                                     "writers_drive": "the store directly from processes, no Kafka"},
         "results": results, "ratios": within, "anomalies": anomalies}, indent=2, default=str) + "\n")

@@ -1,4 +1,4 @@
-"""What the replica-lag benchmark (``bench/replica_lag.py``) measures while it feeds: the standby's lag, sampled.
+"""What the replica-lag benchmark (``bench/chaos/replica_lag.py``) measures while it feeds: the standby's lag, sampled.
 
 :class:`LagSampler` is a thread that, every ``every`` seconds, reads on the primary ``pg_stat_replication``
 (``write_lag``, ``flush_lag``, ``replay_lag``, the byte distance ``pg_current_wal_lsn() - replay_lsn``, the sync

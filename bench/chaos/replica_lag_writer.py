@@ -1,4 +1,4 @@
-"""One writer of the replica-lag benchmark (``bench/replica_lag.py``), as its own process:
+"""One writer of the replica-lag benchmark (``bench/chaos/replica_lag.py``), as its own process:
 ``python replica_lag_writer.py DSN ORIGINS STATUSES WRITERS INDEX BATCH NOW``.
 
 It takes the first STATUSES visit statuses of the journal of ``origins_data.Dataset(ORIGINS, 7, NOW)`` and keeps

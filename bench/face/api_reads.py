@@ -4,8 +4,8 @@ PostgreSQL streaming standby (the ``read_db`` setting) against reading from the 
 In one run, the benchmark
 
 1. starts a private PostgreSQL primary (``PostgresCluster``, fsync on, ``shared_buffers`` 2GB and the WAL settings
-   of ``bench/limits.py``) and seeds one database (``bench/api_reads_seed.py``): N listed origins by
-   ``bench/journal_group.py``'s ``seed``, the journal's first N visit statuses fed into their visit stats, the origin
+   of ``bench/limits/limits.py``) and seeds one database (``bench/face/api_reads_seed.py``): N listed origins by
+   ``bench/scale/journal_group.py``'s ``seed``, the journal's first N visit statuses fed into their visit stats, the origin
    metrics counted, 100,000 tasks of ``load-git`` (a tenth run, some failed), 1,000 schedules and a read token;
    then ``VACUUM (ANALYZE)``;
 2. builds a streaming standby of it (``PostgresStandby``: ``pg_basebackup -R``, hot standby, same machine) and
@@ -14,7 +14,7 @@ In one run, the benchmark
    **primary**, ``OSTINATO_DB`` the primary only; **standby**, ``OSTINATO_DB`` the primary and
    ``OSTINATO_READ_DB`` the standby. ``--rounds R`` repeats the pair, alternating the order (primary first in odd
    rounds, standby first in even ones);
-4. drives each server (``bench/api_reads_drive.py``) after a warm-up with C client threads (``httpx``, one
+4. drives each server (``bench/face/api_reads_drive.py``) after a warm-up with C client threads (``httpx``, one
    kept-alive connection each, ``Authorization: Bearer`` the read token) sending GETs back to back for
    ``--seconds``: a weighted mix (a page of 100 schedules 30 %, one random seeded origin's dashboard page 40 %,
    the origin metrics 20 %, the Prometheus ``/metrics`` 5 %, the dashboard's ``/`` 5 %) at each C of
@@ -27,9 +27,9 @@ request took in the API server process (``/proc/PID/stat``), in each PostgreSQL 
 the CPU a request took in the API server and in the primary (of the medians over the rounds).
 The JSON goes to ``bench/results/api-reads-<date>-<commit>-<origins>.json``.
 
-    .venv/bin/python bench/api_reads.py                 # 10⁶ origins, C = 1, 4, 16, 10 s a cell
-    .venv/bin/python bench/api_reads.py --rounds 4 --seconds 6   # both servers four times, alternating
-    .venv/bin/python bench/api_reads.py --quick         # 20,000 origins, 3 s a cell: a check that it works
+    .venv/bin/python bench/face/api_reads.py                 # 10⁶ origins, C = 1, 4, 16, 10 s a cell
+    .venv/bin/python bench/face/api_reads.py --rounds 4 --seconds 6   # both servers four times, alternating
+    .venv/bin/python bench/face/api_reads.py --quick         # 20,000 origins, 3 s a cell: a check that it works
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     seeded.pop("secret")
     out.write_text(json.dumps({
-        **result_header("bench/api_reads.py", {"postgresql": {"version": version}}), "code": code,
+        **result_header("bench/face/api_reads.py", {"postgresql": {"version": version}}), "code": code,
         "parameters": vars(args) | {"json_out": str(out), "server_settings": settings, "mix": MIX,
                                     "read_max_lag_s": Settings().read_max_lag.total_seconds()},
         "seeded": seeded, "results": results, "ratios_standby_over_primary": within, "anomalies": anomalies},

@@ -1,6 +1,6 @@
-"""The load of the API-reads benchmark (``bench/api_reads.py``): ``ostinato api serve`` started, and driven.
+"""The load of the API-reads benchmark (``bench/face/api_reads.py``): ``ostinato api serve`` started, and driven.
 
-:func:`serve` starts one ``ostinato api serve --no-history`` on a free port (as ``bench/remote_store.py`` does),
+:func:`serve` starts one ``ostinato api serve --no-history`` on a free port (as ``bench/face/remote_store.py`` does),
 with ``OSTINATO_DB`` the primary and, for the standby's run, ``OSTINATO_READ_DB`` the standby (every other
 ``OSTINATO_*`` variable of this environment left out). :func:`run_cell` drives it with C client threads, each
 with its own ``httpx.Client`` (one kept-alive connection, ``Authorization: Bearer`` the read token) sending GETs

@@ -1,11 +1,11 @@
-"""The data of the API-reads benchmark (``bench/api_reads.py``), seeded into one PostgreSQL database.
+"""The data of the API-reads benchmark (``bench/face/api_reads.py``), seeded into one PostgreSQL database.
 
-- N listed origins of one lister, by ``bench/journal_group.py``'s own ``seed`` (``bench/origins_data.Dataset``);
+- N listed origins of one lister, by ``bench/scale/journal_group.py``'s own ``seed`` (``bench/origins_data.Dataset``);
 - the journal's first M visit statuses of them fed into the visit stats with ``store.record_visit_statuses``,
   as the journal client does (60 % of the origins get a first visit, 40 % a second: ``Dataset``'s shape);
 - the origin metrics counted once (``update_origin_metrics``), so that ``/api/v1/origin-metrics`` and the
   dashboard's visit-type rows have content;
-- the task type ``load-git`` of ``bench/tasks.py`` (the loader the origin page names) with T tasks of it
+- the task type ``load-git`` of ``bench/limits/tasks.py`` (the loader the origin page names) with T tasks of it
   (``new_task_batches``); a share of them grabbed and ended, some failed, so that the dashboard's task counts
   and recent failures have rows; a task type ``noop`` for the schedules;
 - S periodic schedules (``bench-00001`` …), a tenth of them paused, periods of 1 to 24 hours;

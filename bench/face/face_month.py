@@ -11,7 +11,7 @@ mean age exactly over the window that follows the warm-up:
     threshold steering, the feedback loop).
 ``face+swh-journal``
     Ostinato's ``swh-rpc serve`` driven by swh's own client (``RemoteScheduler``, in the
-    peer's environment, ``bench/face_month_client.py``): the listers record through it,
+    peer's environment, ``bench/face/face_month_client.py``): the listers record through it,
     each step grabs ``grab_next_visits("git", quota, policy="change_rate_optimal",
     timestamp=<simulated time>)``, and the visits that ended go, as journal
     ``origin_visit_status`` messages, to swh's own journal client function
@@ -55,9 +55,9 @@ goals, and writes JSON under bench/results/ (``face-month-<date>-<commit>.json``
 
 Run from the repository root::
 
-    .venv/bin/python bench/face_month.py                                    # 2,500 sources, 120 + 30 days, seed 1
-    .venv/bin/python bench/face_month.py --seed 1 2 3 --jobs 2
-    .venv/bin/python bench/face_month.py --sources 300 --days 2 --warmup 3  # the short form (the e2e test)
+    .venv/bin/python bench/face/face_month.py                                    # 2,500 sources, 120 + 30 days, seed 1
+    .venv/bin/python bench/face/face_month.py --seed 1 2 3 --jobs 2
+    .venv/bin/python bench/face/face_month.py --sources 300 --days 2 --warmup 3  # the short form (the e2e test)
 """
 
 from __future__ import annotations
@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     print_goals(found)
     config = configs[args.seed[0]]
     document = {
-        **result_header("bench/face_month.py", {"postgresql": {"version": pg_version}}),
+        **result_header("bench/face/face_month.py", {"postgresql": {"version": pg_version}}),
         "code": code,
         "peer": {"requirement": PEER_REQUIREMENT, "packages": packages,
                  "server": "gunicorn, 1 sync worker, swh.scheduler.api.server:make_app_from_configfile()"},

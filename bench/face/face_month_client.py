@@ -1,8 +1,8 @@
-"""The peer-side client of bench/face_month.py: swh-scheduler 3.6's own code, in the peer's environment.
+"""The peer-side client of bench/face/face_month.py: swh-scheduler 3.6's own code, in the peer's environment.
 
-``bench/face_month.py`` starts this script once per simulated run with the peer venv's
+``bench/face/face_month.py`` starts this script once per simulated run with the peer venv's
 Python (``.bench-venvs/swh-scheduler-3.6.0``) and drives it in JSON lines
-(``bench/peer_protocol.py``). It talks to one RPC server, swh-scheduler's own or
+(``bench/common/peer_protocol.py``). It talks to one RPC server, swh-scheduler's own or
 Ostinato's ``swh-rpc serve``, only through swh's client
 (``swh.scheduler.api.client.RemoteScheduler``), and does what swh's own programs
 would do at each simulated step, in this order:
@@ -23,7 +23,7 @@ is seeded at ``init``, so that a run is repeatable.
 Standard library and swh packages only: nothing of Ostinato is imported here (it
 runs where Ostinato is not installed). Not meant to be run by hand::
 
-    .bench-venvs/swh-scheduler-3.6.0/bin/python bench/face_month_client.py   # JSON lines on stdin
+    .bench-venvs/swh-scheduler-3.6.0/bin/python bench/face/face_month_client.py   # JSON lines on stdin
 """
 
 from __future__ import annotations

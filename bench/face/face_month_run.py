@@ -1,17 +1,17 @@
-"""The schedulers of bench/face_month.py that go through swh's client, and what starts them.
+"""The schedulers of bench/face/face_month.py that go through swh's client, and what starts them.
 
 :data:`SCHEDULERS` names every scheduler the benchmark runs. :class:`FaceScheduler`
 speaks the simulator's scheduler protocol (``listing``, ``feed``, ``pick``, ``notes``,
 ``close``: that of ``ostinato.sim.store_driver.StoreScheduler``) to an RPC server,
 Ostinato's face or swh-scheduler's own, through the peer-side client
-(``bench/face_month_client.py``, swh's ``RemoteScheduler`` in the peer's interpreter)
+(``bench/face/face_month_client.py``, swh's ``RemoteScheduler`` in the peer's interpreter)
 in one JSON line per simulated step: the listings and journal statuses kept since
 the last step, then the grab. Origins are named as the simulator's store names them
 (``StoreScheduler.url``), so that grabbed URLs map back to sources; the visits'
 snapshots are the simulator's (``store_driver.snapshot_id``), so eventful visits are
 told apart the same way on every server.
 
-Not run by itself: ``bench/face_month.py`` imports it.
+Not run by itself: ``bench/face/face_month.py`` imports it.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ SCHEDULERS: dict[str, dict[str, Any]] = {
 
 
 class Peer(PeerProcess):
-    """``bench/face_month_client.py`` in the peer's interpreter, for one server."""
+    """``bench/face/face_month_client.py`` in the peer's interpreter, for one server."""
 
     def __init__(self, python: Path) -> None:
         self.process = subprocess.Popen([str(python), str(CLIENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -6,7 +6,7 @@ until ``--calls`` are made (each takes ``size`` tasks and records their runs), t
 ``record_run_events`` reporting them in batches of the same size. Prints a table and,
 with ``--json``, writes it.
 
-    .venv/bin/python bench/remote_store.py --calls 300
+    .venv/bin/python bench/face/remote_store.py --calls 300
 """
 
 from __future__ import annotations

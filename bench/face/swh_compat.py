@@ -1,22 +1,22 @@
 """swh-scheduler 3.6.0's own test suite against Ostinato's swh-rpc face (``make swh-compat``).
 
 1. makes (or reuses) the peer's virtual environment, ``.bench-venvs/swh-scheduler-3.6.0``
-   (``bench/peer_venv.py``), with swh-scheduler's test requirements;
+   (``bench/common/peer.py``), with swh-scheduler's test requirements;
 2. for each store (a SQLite file, and a PostgreSQL cluster started here as the tests
    start theirs): ``ostinato db init``, an admin token, then ``ostinato swh-rpc serve
    --test-reset`` on a free loopback port;
 3. runs swh-scheduler's own ``test_scheduler.py`` (``TestScheduler``) and
    ``test_journal_client.py`` in the peer's interpreter, through its own
-   ``RemoteScheduler`` (``bench/swh_compat/conftest.py``), unchanged;
+   ``RemoteScheduler`` (``bench/face/swh_compat/conftest.py``), unchanged;
 4. prints passed / failed / exempted per file and store, and writes them, with the
    names of the failed tests, as JSON under ``bench/results/``.
 
 Exit status 1 when a test fails: every one must pass (``make test`` runs it on both stores).
-A test may only be exempted (``EXEMPTED`` of ``bench/swh_compat/conftest.py``, with its
+A test may only be exempted (``EXEMPTED`` of ``bench/face/swh_compat/conftest.py``, with its
 reason) if it inspects swh-scheduler's storage internals rather than its behaviour.
 
-    bench/swh_compat.py                       # both stores
-    bench/swh_compat.py --stores sqlite
+    bench/face/swh_compat.py                       # both stores
+    bench/face/swh_compat.py --stores sqlite
 """
 
 from __future__ import annotations

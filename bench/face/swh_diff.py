@@ -1,5 +1,5 @@
 """A differential harness: the same seeded, random operations through swh's own client to swh-scheduler's
-server and to Ostinato's ``swh-rpc serve``, every answer compared (``bench/swh_diff.py``).
+server and to Ostinato's ``swh-rpc serve``, every answer compared (``bench/face/swh_diff.py``).
 
 1. makes (or reuses) the peer's virtual environment (``.bench-venvs/swh-scheduler-3.6.0``,
    ``test_servers.swh_peer``) and starts one throwaway PostgreSQL cluster;
@@ -7,14 +7,14 @@ server and to Ostinato's ``swh-rpc serve``, every answer compared (``bench/swh_d
    swh-scheduler's own Flask app under gunicorn (one sync worker): the reference;
 3. serves Ostinato's face, ``ostinato swh-rpc serve --test-reset`` with an admin token, on a SQLite file
    and on a database of the same cluster (``--stores``);
-4. runs ``bench/swh_diff_client.py`` in the peer's interpreter: for each seed it empties every database,
-   draws ``--ops`` operations from ``random.Random(seed)`` (``bench/swh_diff_ops.py``), sends each to
+4. runs ``bench/face/swh_diff_client.py`` in the peer's interpreter: for each seed it empties every database,
+   draws ``--ops`` operations from ``random.Random(seed)`` (``bench/face/swh_diff_ops.py``), sends each to
    every server through ``RemoteScheduler`` and compares each face's answer with the reference's
-   (``bench/swh_diff_judge.py``: plain data ``bench/swh_diff_compare.py``, grabs up to ties
-   ``bench/swh_diff_grabs.py``, states made alike again ``bench/swh_diff_reconcile.py``, what a difference
-   reaches ``bench/swh_diff_scope.py``), and ends each seed comparing the whole states;
+   (``bench/face/swh_diff_judge.py``: plain data ``bench/face/swh_diff_compare.py``, grabs up to ties
+   ``bench/face/swh_diff_grabs.py``, states made alike again ``bench/face/swh_diff_reconcile.py``, what a difference
+   reaches ``bench/face/swh_diff_scope.py``), and ends each seed comparing the whole states;
 5. prints, per store, the operations, those answered alike, those explained by a named deliberate
-   difference (``DELIBERATE`` of ``bench/swh_diff_compare.py``) and the unexplained ones (apart: those
+   difference (``DELIBERATE`` of ``bench/face/swh_diff_compare.py``) and the unexplained ones (apart: those
    following from an earlier difference of state), each kind with a reproduction (seed, operation index,
    arguments, both answers, the command that replays it), and writes all of it as JSON under
    ``bench/results/`` (``swh-diff-<date>-<commit>.json``).
@@ -22,9 +22,9 @@ server and to Ostinato's ``swh-rpc serve``, every answer compared (``bench/swh_d
 Exit status 1 when a difference is unexplained or a server stops answering. ``--self-test`` adds a second
 swh-scheduler server as if it were a face: any difference there is the harness's own.
 
-    .venv/bin/python bench/swh_diff.py                                   # 10 seeds × 300 operations
-    .venv/bin/python bench/swh_diff.py --seeds 3 --ops 150               # what the test suite runs
-    .venv/bin/python bench/swh_diff.py --seeds 1 --first-seed 7 --ops 34 --base 2026-11-27T12:39:00+00:00 \
+    .venv/bin/python bench/face/swh_diff.py                                   # 10 seeds × 300 operations
+    .venv/bin/python bench/face/swh_diff.py --seeds 3 --ops 150               # what the test suite runs
+    .venv/bin/python bench/face/swh_diff.py --seeds 1 --first-seed 7 --ops 34 --base 2026-11-27T12:39:00+00:00 \
         --stores sqlite --trace trace.jsonl                              # a reproduction, every answer kept
 """
 
@@ -88,7 +88,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run_client(python: Path, config: dict[str, Any], work: Path) -> dict[str, Any]:
-    """``bench/swh_diff_client.py`` in the peer's interpreter; its progress lines go to our output."""
+    """``bench/face/swh_diff_client.py`` in the peer's interpreter; its progress lines go to our output."""
     config_path, result_path = work / "client-config.json", work / "client-result.json"
     config_path.write_text(json.dumps({**config, "result": str(result_path)}))
     process = subprocess.Popen([str(python), str(CLIENT), str(config_path)], cwd=REPO, env=swh_peer.peer_env(),
@@ -132,7 +132,7 @@ def print_summary(result: dict[str, Any]) -> None:
         say(f"      swh:  {json.dumps(first['peer'], ensure_ascii=False)[:240]}")
         say(f"      face: {json.dumps(first['ours'], ensure_ascii=False)[:240]}")
         say(f"      where: {'; '.join(first['where'])[:240]}")
-        say(f"      replay: .venv/bin/python bench/swh_diff.py --seeds 1 --first-seed {first['seed']} --ops "
+        say(f"      replay: .venv/bin/python bench/face/swh_diff.py --seeds 1 --first-seed {first['seed']} --ops "
             f"{first['index'] + 1} --base {result['base']} --stores {first['store']} --trace swh-diff-trace.jsonl")
     after = sum(1 for diff in result["unexplained"] if diff.get("after"))
     if after:

@@ -1,4 +1,4 @@
-"""The client of the differential harness (``bench/swh_diff.py``), in the peer's own interpreter.
+"""The client of the differential harness (``bench/face/swh_diff.py``), in the peer's own interpreter.
 
 Standard library and swh's packages only (``.bench-venvs/swh-scheduler-3.6.0/bin/python``): nothing of
 Ostinato is imported. Given a JSON configuration (the servers' URLs, the Ostinato faces' tokens, the
@@ -8,10 +8,10 @@ reference's database, the seeds, the operations per seed, the base instant), for
    its version tables kept; task run ids start at 1,000,001 so that no run id is a task id: swh's
    ``delete_archived_tasks`` passes the two kinds of ids in one list), each face's through
    ``POST /ostinato-test/reset``;
-2. draws operations (``bench/swh_diff_ops.py``) and sends each to every server through
+2. draws operations (``bench/face/swh_diff_ops.py``) and sends each to every server through
    ``RemoteScheduler`` (retries off: a retried write would be sent twice), timing each call;
-3. compares each face's answer with the reference's (``bench/swh_diff_compare.py``; grabs
-   ``bench/swh_diff_grabs.py``), reconciling the servers' states after a grab that picked other rows
+3. compares each face's answer with the reference's (``bench/face/swh_diff_compare.py``; grabs
+   ``bench/face/swh_diff_grabs.py``), reconciling the servers' states after a grab that picked other rows
    among equal keys, and ends the seed with a comparison of the whole state of every server.
 
 It writes the counts and every difference as JSON to the configuration's ``result`` path and prints

@@ -1,4 +1,4 @@
-"""Answers as plain data, and their comparison, for the differential harness (``bench/swh_diff.py``).
+"""Answers as plain data, and their comparison, for the differential harness (``bench/face/swh_diff.py``).
 
 Runs in the peer's interpreter (standard library and swh's packages only). Each server's answers are
 turned into plain JSON data (:class:`Side.plain`) where what differs between servers by design is

@@ -1,4 +1,4 @@
-"""Grabs compared "up to ties", for the differential harness (``bench/swh_diff.py``).
+"""Grabs compared "up to ties", for the differential harness (``bench/face/swh_diff.py``).
 
 swh-scheduler's grab queries order by the policy's key with no tie-breaker and a ``LIMIT`` (its
 ``grab_next_visits`` in ``swh/scheduler/backend.py``; ``swh_scheduler_peek_*``/``grab_*`` in its SQL

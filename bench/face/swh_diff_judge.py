@@ -1,4 +1,4 @@
-"""Each operation of the differential harness sent to every server and judged (``bench/swh_diff.py``).
+"""Each operation of the differential harness sent to every server and judged (``bench/face/swh_diff.py``).
 
 Runs in the peer's interpreter (standard library and swh's packages only). :class:`Judge` sends one
 operation to the reference (swh-scheduler's own server) then to each face, pairs the ids each server
@@ -10,7 +10,7 @@ the reference's, by what swh-scheduler's SQL defines of its answer:
   ``get_listers``, ``get_task_types``, ``origin_visit_stats_get``, metrics, …); with a ``limit`` and
   no order, by size and as a part of the whole answer (asked again without the limit);
 - a write answered by ``None`` together with what it left, read back on every server (``READ_BACK``);
-- grabs up to ties (``bench/swh_diff_grabs.py``), the servers' states reconciled when they picked
+- grabs up to ties (``bench/face/swh_diff_grabs.py``), the servers' states reconciled when they picked
   other rows among equal keys: each is given the others' picks (``last_scheduled``, or the status a
   task grab sets);
 - ``get_listed_origins`` walked to its last page: ``ORDER BY lister_id, url``, so with a lister page by
@@ -20,7 +20,7 @@ the reference's, by what swh-scheduler's SQL defines of its answer:
 
 A difference is explained by a deliberate one (``DELIBERATE``; after some of them the states are
 reconciled, as after a tie), or unexplained and kept with its reproduction. After a difference on a write
-the whole states are compared; what then differs is marked (``bench/swh_diff_scope.py``) and the later
+the whole states are compared; what then differs is marked (``bench/face/swh_diff_scope.py``) and the later
 differences it reaches are counted apart, as following from it.
 """
 

@@ -1,4 +1,4 @@
-"""The operations of the differential harness (``bench/swh_diff.py``), drawn from a seed.
+"""The operations of the differential harness (``bench/face/swh_diff.py``), drawn from a seed.
 
 Runs in the peer's interpreter (standard library only here). :class:`Generator` draws each operation
 from ``random.Random(seed)`` and what it knows of the reference's state (:class:`Model`, learnt from the
@@ -11,7 +11,7 @@ form that names what each server allocates itself by label:
 - ``{"$task": label}``, ``{"$run": label}`` a task's or a task run's id;
 - ``{"$dt": iso}``, ``{"$td": seconds}``, ``{"$bytes": hex}``, ``{"$model": Class, ...fields}``.
 
-The client (``bench/swh_diff_client.py``) turns them into each server's values.
+The client (``bench/face/swh_diff_client.py``) turns them into each server's values.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The servers' states made alike again after a difference that is no bug, for the differential harness
-(``bench/swh_diff.py``): after a grab that picked other rows among equal keys, and after the deliberate
-differences that leave the states apart (``DELIBERATE`` of ``bench/swh_diff_compare.py``), so that the rest of
+(``bench/face/swh_diff.py``): after a grab that picked other rows among equal keys, and after the deliberate
+differences that leave the states apart (``DELIBERATE`` of ``bench/face/swh_diff_compare.py``), so that the rest of
 the run stays comparable.
 
 Runs in the peer's interpreter (standard library, swh's packages and psycopg, which the peer's environment

@@ -1,5 +1,5 @@
 """What an operation of the differential harness reads or writes, to tell a difference's first cause from its
-consequences (``bench/swh_diff.py``).
+consequences (``bench/face/swh_diff.py``).
 
 Runs in the peer's interpreter (standard library only). Once a face's state differs from the reference's
 (after a difference on a write), the harness marks what differs by *scope keys*: ``vt:<visit type>`` and

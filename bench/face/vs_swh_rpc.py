@@ -11,8 +11,8 @@ On this machine, the benchmark
    worker, as swh deploys it; makes Ostinato's database (``ostinato db init``, an
    admin token) and serves it with ``ostinato swh-rpc serve`` (uvicorn, one process);
 3. drives both with swh-scheduler's own client, ``RemoteScheduler``, running in the
-   peer's interpreter (``bench/vs_swh_rpc_client.py``, one process per server, JSON
-   lines on a pipe), with the same data (``bench/vs_swh_data.py``), alternating
+   peer's interpreter (``bench/face/vs_swh_rpc_client.py``, one process per server, JSON
+   lines on a pipe), with the same data (``bench/store/vs_swh_data.py``), alternating
    which server goes first, and timing each client call:
 
    - record N listed origins, per batch of ``--batch``;
@@ -44,8 +44,8 @@ deployed); swh's has no authentication.
 
 Run from the repository root::
 
-    .venv/bin/python bench/vs_swh_rpc.py --origins 20000 --tasks 5000 --rounds 3     # a quick check
-    .venv/bin/python bench/vs_swh_rpc.py --origins 100000 --tasks 20000
+    .venv/bin/python bench/face/vs_swh_rpc.py --origins 20000 --tasks 5000 --rounds 3     # a quick check
+    .venv/bin/python bench/face/vs_swh_rpc.py --origins 100000 --tasks 20000
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def start_ostinato_server(dsn: str, work: Path, stack: ExitStack) -> tuple[str, 
 
 
 class Client(PeerProcess):
-    """``bench/vs_swh_rpc_client.py`` in the peer's interpreter, for one server."""
+    """``bench/face/vs_swh_rpc_client.py`` in the peer's interpreter, for one server."""
 
     def __init__(self, python: Path) -> None:
         self.process = subprocess.Popen([str(python), str(CLIENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -451,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     print_phases(results)
     print_wal(results)
     document = {
-        **result_header("bench/vs_swh_rpc.py", {"postgresql": {"version": pg_version}}),
+        **result_header("bench/face/vs_swh_rpc.py", {"postgresql": {"version": pg_version}}),
         "code": code,
         "peer": {"requirement": PEER_REQUIREMENT, "packages": packages, "client": versions, "venv": str(args.peer_venv),
                  "server": "gunicorn, 1 sync worker, swh.scheduler.api.server:make_app_from_configfile()"},

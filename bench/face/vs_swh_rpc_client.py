@@ -1,10 +1,10 @@
-"""The client of bench/vs_swh_rpc.py: swh-scheduler 3.6's own ``RemoteScheduler``, in the peer's environment.
+"""The client of bench/face/vs_swh_rpc.py: swh-scheduler 3.6's own ``RemoteScheduler``, in the peer's environment.
 
-``bench/vs_swh_rpc.py`` starts this script once per server with the peer venv's
-Python and drives it in JSON lines (``bench/peer_protocol.py``). It talks to one
+``bench/face/vs_swh_rpc.py`` starts this script once per server with the peer venv's
+Python and drives it in JSON lines (``bench/common/peer_protocol.py``). It talks to one
 RPC server, swh-scheduler's own or Ostinato's ``swh-rpc serve``, through the
 protocol's client (``swh.scheduler.api.client.RemoteScheduler``), builds its
-input from ``bench/vs_swh_data.py`` (the same records for both servers),
+input from ``bench/store/vs_swh_data.py`` (the same records for both servers),
 converts them to the peer's model objects outside the timed region, and times
 only the client calls (request, the server's work, the answer decoded).
 

@@ -1,8 +1,8 @@
 """Where a PostgreSQL grab of 1,000 origins spends its time, on one database kept between runs.
 
-``bench/limits.py --steps origins,grabs`` measures the grab the way a user sees it, but it records
+``bench/limits/limits.py --steps origins,grabs`` measures the grab the way a user sees it, but it records
 and feeds N origins first (8 minutes at 1,000,000 on this machine). This script builds that same
-database once (``bench/origins_data.py``'s listings and statuses, then ``VACUUM ANALYZE``) in a
+database once (``bench/limits/origins_data.py``'s listings and statuses, then ``VACUUM ANALYZE``) in a
 cluster directory it keeps (``--dir``), and then measures only the grab statement
 (``grab_picked`` with a policy's pick, as the store composes it), in transactions it rolls back, so
 that every round starts from the same rows. Each round runs every variant once, in turn, with a
@@ -24,8 +24,8 @@ figure, not the ratios.
 
 Run from the repository root::
 
-    .venv/bin/python bench/grab_parts.py --origins 1000000 --dir /tmp/grab-parts   # builds once (8 min), then ~1 min
-    .venv/bin/python bench/grab_parts.py --origins 100000 --dir /tmp/grab-parts-100k --rounds 21
+    .venv/bin/python bench/limits/grab_parts.py --origins 1000000 --dir /tmp/grab-parts   # builds once (8 min), then ~1 min
+    .venv/bin/python bench/limits/grab_parts.py --origins 100000 --dir /tmp/grab-parts-100k --rounds 21
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"{r['shared_hit_blocks'] + r['shared_read_blocks']:,}, WAL {r['wal_records']:,} records "
                           f"{r['wal_bytes']:,} bytes; stats updates {r['stats_updates']:,} "
                           f"(HOT {r['stats_hot_updates']:,})", soft_wrap=True)
-    document = {**result_header("bench/grab_parts.py", results), "code": code,
+    document = {**result_header("bench/limits/grab_parts.py", results), "code": code,
                 "parameters": {"origins": args.origins, "rounds": args.rounds, "picks": args.picks}, "results": results}
     out = args.json_out or (RESULTS /
                             f"grab-parts-{date.today().isoformat()}-{(code['git_commit'] or 'unknown')[:7]}-{args.origins}.json")

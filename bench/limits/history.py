@@ -1,7 +1,7 @@
 """The console's history at archive scale: what the history pass costs and what its samples weigh.
 
 On a fresh PostgreSQL (the store the archive runs), with N listed origins of one lister (``git``,
-half of them visited, as ``bench/origins.py`` makes them), S schedules and T task types, the history
+half of them visited, as ``bench/limits/origins.py`` makes them), S schedules and T task types, the history
 pass runs every minute of a simulated span (``--days``, a manual clock; each schedule runs once an
 hour), and prints:
 
@@ -12,8 +12,8 @@ hour), and prints:
   compacted, the live samples alone), and the bound at steady state:
   each series keeps at most 60 + 288 + 168 + 120 samples.
 
-    .venv/bin/python bench/history.py --origins 1000000 --days 2
-    .venv/bin/python bench/history.py --origins 10000 --days 1      # the same figures at 10⁴: compare
+    .venv/bin/python bench/limits/history.py --origins 1000000 --days 2
+    .venv/bin/python bench/limits/history.py --origins 10000 --days 1      # the same figures at 10⁴: compare
 """
 
 from __future__ import annotations

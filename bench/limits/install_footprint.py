@@ -6,7 +6,7 @@ core and ``sim``) and everything (``all``). With ``--before REF``, the commit RE
 same way (its own dependencies, whatever they were) and measured in the same run, so the ratio
 is taken on one machine at one time.
 
-    .venv/bin/python bench/install_footprint.py --before 47b5c35 --before-add httpx
+    .venv/bin/python bench/limits/install_footprint.py --before 47b5c35 --before-add httpx
 
 Sizes are those of ``site-packages`` less a new virtualenv's own (pip), in MiB; times are the
 median of ``--runs`` runs of ``ostinato --help`` (the whole process: interpreter, imports, click).

@@ -3,12 +3,12 @@
 In one run, on one durable PostgreSQL it starts (and on SQLite, where the limit is a plain bulk
 ``INSERT``), for N origins and M tasks:
 
-1. **record listed origins**: the N listings of ``bench/origins_data.py``, ``--batch`` per call;
+1. **record listed origins**: the N listings of ``bench/limits/origins_data.py``, ``--batch`` per call;
 2. **feed visit statuses**: its N journal statuses, ``--batch`` per call;
-3. **create tasks**: M tasks of ``bench/tasks.py``, ``--batch`` per call;
+3. **create tasks**: M tasks of ``bench/limits/tasks.py``, ``--batch`` per call;
 4. **grab and record tasks**: ``grab_ready_tasks`` of ``--grab-batch`` until none is left;
 
-each batch interleaved with the same rows written bare, by the limit (``bench/limits_copy.py``):
+each batch interleaved with the same rows written bare, by the limit (``bench/limits/limits_copy.py``):
 one ``COPY`` into a table with only its primary key, in the same database, then a commit, the
 writers taking turns at going first. For 1, 2 and 3 on PostgreSQL a third writer gives the schema's
 limit: the rows the store writes, ``COPY``ed into clones of its tables with all their indexes (for 2,
@@ -16,11 +16,11 @@ the visit stats the statuses rewrite, applied by one ``UPDATE``); the store's sh
 as ``…_of_shaped``. Between 2 and 3:
 
 5. **metrics**: ``update_origin_metrics`` and ``get_origin_metrics``, each ``--rounds`` times;
-6. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/origins.py``);
+6. **grab 1,000 visits by each policy**: ``--rounds`` dry runs and real grabs each (``bench/limits/origins.py``);
 
 and the size on disk of every table and index (PostgreSQL), printed per row written
-(``bench/limits_scale.py``, which also compares runs of different sizes). It prints each rate, the limit's, and
-the share, and writes JSON under ``bench/results/``. Every answer is checked as ``bench/origins.py``
+(``bench/limits/limits_scale.py``, which also compares runs of different sizes). It prints each rate, the limit's, and
+the share, and writes JSON under ``bench/results/``. Every answer is checked as ``bench/limits/origins.py``
 checks it (grabs fit their policy and never repeat an origin; the metrics count the data).
 
 PostgreSQL keeps fsync and full-page writes on; its WAL is set up as for bulk writes
@@ -28,9 +28,9 @@ PostgreSQL keeps fsync and full-page writes on; its WAL is set up as for bulk wr
 
 Run from the repository root::
 
-    .venv/bin/python bench/limits.py --quick                     # 100,000 origins and tasks
-    .venv/bin/python bench/limits.py                             # 1,000,000
-    .venv/bin/python bench/limits.py --origins 10000000 --stores postgresql
+    .venv/bin/python bench/limits/limits.py --quick                     # 100,000 origins and tasks
+    .venv/bin/python bench/limits/limits.py                             # 1,000,000
+    .venv/bin/python bench/limits/limits.py --origins 10000000 --stores postgresql
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print("  " + ", ".join(f"{k} {v:.2f}" for k, v in result["shares"].items()))
     report(results, args)
     document = {
-        **result_header("bench/limits.py", results), "code": code,
+        **result_header("bench/limits/limits.py", results), "code": code,
         "parameters": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()} | {"now": now.isoformat()},
         "results": results,
     }

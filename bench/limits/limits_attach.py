@@ -1,6 +1,6 @@
-"""The grabs, the metrics and the sizes of bench/limits.py, measured on a database a run already filled.
+"""The grabs, the metrics and the sizes of bench/limits/limits.py, measured on a database a run already filled.
 
-A ``bench/limits.py --origins 10000000`` run on a loaded 2-core machine can take longer than one
+A ``bench/limits/limits.py --origins 10000000`` run on a loaded 2-core machine can take longer than one
 has: one took 83 minutes here, 46 of them feeding the ten million statuses. This script attaches to the
 run's PostgreSQL (its DSN is printed by ``py-spy dump --locals`` of the run, or known from its
 ``ps`` line) while the run is paused at a batch boundary (``kill -STOP``; see bench/README.md),
@@ -10,12 +10,12 @@ and measures on the data as it stands:
 2. ``update_origin_metrics`` and ``get_origin_metrics``, ``--rounds`` times each (medians);
 3. for each policy, ``--rounds`` dry-run grabs then ``--rounds`` real grabs of ``--grab-batch``
    ``git`` origins (medians, and how many each returned);
-4. the size of every table and index (``bench/limits_copy.py``), printed per row written.
+4. the size of every table and index (``bench/limits/limits_copy.py``), printed per row written.
 
 Its answers are not checked against the data (the run's checker expects every status fed), only
 timed and counted; real grabs mark origins scheduled, so resume the run only to end it.
 
-    .venv/bin/python bench/limits_attach.py --dsn postgresql://postgres@127.0.0.1:PORT/bench \\
+    .venv/bin/python bench/limits/limits_attach.py --dsn postgresql://postgres@127.0.0.1:PORT/bench \\
         --now 2026-11-25T16:33:00+00:00 --origins 10000000 --statuses 5000000
 """
 
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         store.close()
     console.print(f"  metrics: update {result['metrics_update_median_ms']:.1f} ms, read {result['metrics_read_median_ms']:.2f} ms "
                   f"(medians of {args.rounds}); ANALYZE {result['analyze_seconds']:.0f} s")
-    document = {**result_header("bench/limits_attach.py", {"postgresql": result}),
+    document = {**result_header("bench/limits/limits_attach.py", {"postgresql": result}),
                 "parameters": {k: (str(v) if isinstance(v, (Path, datetime)) else v) for k, v in vars(args).items()},
                 "results": {"postgresql": result}}
     # print_sizes divides the origin tables by the origins listed; the task tables are empty here

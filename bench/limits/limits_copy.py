@@ -1,4 +1,4 @@
-"""The bare write limit of each kind of row, for bench/limits.py: the same rows, on the same server, in
+"""The bare write limit of each kind of row, for bench/limits/limits.py: the same rows, on the same server, in
 the same run, into a table with only its primary key.
 
 On PostgreSQL a second limit, the **schema's**: the rows the store writes for them, ``COPY``ed into

@@ -1,6 +1,6 @@
-"""How bench/limits.py's figures grow with the number of origins, and what they say about 100,000,000.
+"""How bench/limits/limits.py's figures grow with the number of origins, and what they say about 100,000,000.
 
-Reads two or more result files of ``bench/limits.py`` (PostgreSQL part) and prints:
+Reads two or more result files of ``bench/limits/limits.py`` (PostgreSQL part) and prints:
 
 1. **the figures side by side**: each rate or time at each size, and the growth from the next-largest
    size that has it to the largest (rates: small over large; times: large over small, so above 1 is
@@ -11,9 +11,9 @@ Reads two or more result files of ``bench/limits.py`` (PostgreSQL part) and prin
    task tables), and that size carried to ``--extrapolate`` rows from the largest run;
 3. **time to list and to feed** ``--extrapolate`` origins at the largest run's rates.
 
-``bench/limits.py`` calls :func:`print_sizes` at the end of each run; this script compares runs::
+``bench/limits/limits.py`` calls :func:`print_sizes` at the end of each run; this script compares runs::
 
-    .venv/bin/python bench/limits_scale.py bench/results/limits-…-1000000.json bench/results/limits-…-10000000.json
+    .venv/bin/python bench/limits/limits_scale.py bench/results/limits-…-1000000.json bench/results/limits-…-10000000.json
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from rich.table import Table
 #: tables whose rows are origins (one per listed origin) or tasks; the rest are left out
 ORIGIN_TABLES = ("listed_origin", "origin_visit_stats", "limit_listed_origin", "limit_visit_status")
 TASK_TABLES = ("task", "task_run", "limit_task", "limit_task_run")
-#: (key, title, unit): the figures compared across sizes (bench/limits.py's FIGURES, without their goals)
+#: (key, title, unit): the figures compared across sizes (bench/limits/limits.py's FIGURES, without their goals)
 RATES = ("listed_per_s", "listed_limit_per_s", "statuses_per_s", "statuses_limit_per_s", "tasks_created_per_s",
          "tasks_limit_per_s", "tasks_grabbed_per_s", "runs_limit_per_s")
 GROWTH_GOAL = 1.5
@@ -128,13 +128,13 @@ def print_projection(document: dict[str, Any], target: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", nargs="+", type=Path, help="bench/limits.py JSON files (any order)")
+    parser.add_argument("results", nargs="+", type=Path, help="bench/limits/limits.py JSON files (any order)")
     parser.add_argument("--extrapolate", type=int, default=100_000_000, help="the size to carry the figures to")
     args = parser.parse_args(argv)
     loaded = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in args.results]
     missing = [str(p) for p, d in loaded if "postgresql" not in d.get("results", {})]
     if missing:
-        parser.error(f"results: expected bench/limits.py files with a postgresql part, got none in {missing}")
+        parser.error(f"results: expected bench/limits/limits.py files with a postgresql part, got none in {missing}")
     documents = sorted((d for _, d in loaded), key=lambda d: d["parameters"]["origins"])
     print_figures(documents)
     for document in documents:

@@ -25,8 +25,8 @@ grab can return, that they fit the policy, and the metrics' counts.
 
 Run from the repository root::
 
-    .venv/bin/python bench/origins.py                       # 1,000,000 origins, both stores
-    .venv/bin/python bench/origins.py --origins 20000 --stores postgresql --no-durable
+    .venv/bin/python bench/limits/origins.py                       # 1,000,000 origins, both stores
+    .venv/bin/python bench/limits/origins.py --origins 20000 --stores postgresql --no-durable
 
 PostgreSQL runs with fsync on (``durable=True``, as in production) unless
 ``--no-durable`` is given, and the benchmark runs ``ANALYZE`` on it before the
@@ -56,7 +56,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-# Shared with the tasks benchmark (bench/tasks.py, next to this file): the store set-up, the
+# Shared with the tasks benchmark (bench/limits/tasks.py, next to this file): the store set-up, the
 # progress display and the description of the code measured.
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 from bench.limits.origins_data import FEEDBACK, POLICIES, VISIT_TYPE, Checker, Dataset, Expected
@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     ratios, aims = report(results, args)
     document = {
-        **result_header("bench/origins.py", results),
+        **result_header("bench/limits/origins.py", results),
         "code": code,
         "parameters": {"origins": args.origins, "batch": args.batch, "grab_batch": args.grab_batch, "rounds": args.rounds,
                        "seed": args.seed, "durable": args.durable, "analyze": args.analyze, "now": now.isoformat(),

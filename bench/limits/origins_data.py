@@ -1,4 +1,4 @@
-"""The data of the origins benchmark (bench/origins.py) and the checks of the stores' answers.
+"""The data of the origins benchmark (bench/limits/origins.py) and the checks of the stores' answers.
 
 N listed origins and N visit statuses, generated batch by batch from a seed and
 each origin's index (a 64-bit hash and a multiplicative permutation), so that a

@@ -11,7 +11,7 @@ in a schema of its own:
 The same rows go into each copy, batch by batch, the copies taking turns at going first:
 
 1. **listings**: the rows the store writes for a new listed origin (its listing and its visit-stats row),
-   one binary ``COPY`` per table and a commit, as ``bench/limits.py`` measures the schema's limit;
+   one binary ``COPY`` per table and a commit, as ``bench/limits/limits.py`` measures the schema's limit;
 2. **statuses**: the visit-stats rows the store ends with after each batch of statuses (computed once,
    untimed, by the domain's rule), ``COPY``ed into a staging table and applied by one ``UPDATE … FROM``,
    with the planner settings of the store's batches (index lookups only: on the hash-partitioned copy the
@@ -28,8 +28,8 @@ It prints each figure with its ratio to ``plain`` and writes JSON with the sizes
 summed). There is one writer: several writers, each on its own part, are what hash partitioning is for, and
 two cores cannot show that. Run from the repository root::
 
-    .venv/bin/python bench/partitions.py --origins 1000000
-    .venv/bin/python bench/partitions.py --origins 100000 --rounds 5      # a quick look
+    .venv/bin/python bench/limits/partitions.py --origins 1000000
+    .venv/bin/python bench/limits/partitions.py --origins 100000 --rounds 5      # a quick look
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     report(args.origins, spent, grabs, sizes)
     results = {"seconds": spent, "grabs": grabs, "sizes": sizes, "visit_stats_digests": digests,
                "rates_per_s": {name: {step: args.origins / s for step, s in by_step.items()} for name, by_step in spent.items()}}
-    document = {**result_header("bench/partitions.py", results), "code": code,
+    document = {**result_header("bench/limits/partitions.py", results), "code": code,
                 "parameters": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
                 | {"now": now.isoformat()}, "results": results}
     out = args.json_out or (RESULTS /

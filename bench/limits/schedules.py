@@ -14,8 +14,8 @@
 The N stored schedules are written with one bulk SQL statement (setup, not
 measured); the burst's 10,000 through ``Store.create_schedule``.
 
-    .venv/bin/python bench/schedules.py                      # both stores, N = 1,000,000
-    .venv/bin/python bench/schedules.py --schedules 100000 --stores postgresql
+    .venv/bin/python bench/limits/schedules.py                      # both stores, N = 1,000,000
+    .venv/bin/python bench/limits/schedules.py --schedules 100000 --stores postgresql
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.json_out or Path("bench/results") / (
         f"schedules-{datetime.now(UTC):%Y-%m-%d}-{(code.get('git_commit') or 'unknown')[:7]}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    document = {**result_header("bench/schedules.py", results), "code": code,
+    document = {**result_header("bench/limits/schedules.py", results), "code": code,
                 "parameters": {"schedules": args.schedules, "rounds": args.rounds, "burst": BURST,
                                "shared_buffers": args.shared_buffers}, "results": results, "aims_postgresql": AIMS}
     out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

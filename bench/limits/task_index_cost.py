@@ -3,7 +3,7 @@
 For each store, two databases of the same code and schema but for one index, ``--index`` (by default
 ``task_by_type_idx``, migration 0024), which the second one lacks (dropped after ``init_schema``): SQLite files
 in a temporary directory, or two databases of one throwaway ``PostgresCluster`` (durable, ``shared_buffers``
-2 GB). On both, the life cycle of ``bench/tasks.py``, one call on one database then the same call on the
+2 GB). On both, the life cycle of ``bench/limits/tasks.py``, one call on one database then the same call on the
 other, the two taking turns at going first, only the store calls timed:
 
 1. create N recurring tasks of one type, ``--batch`` per ``create_tasks`` call;
@@ -17,11 +17,11 @@ other, the two taking turns at going first, only the store calls timed:
 
 The figures are ratios with the index over without it, per step and for the three writes together: of the
 steps' total times, the median of the ratios of the calls made back to back, and of the CPU time (this
-process's and the PostgreSQL server's, read from /proc as bench/visit_changes_cost.py does). Both databases
+process's and the PostgreSQL server's, read from /proc as bench/limits/visit_changes_cost.py does). Both databases
 share the machine's load at the same moments, so the ratios hold under load where absolute figures do not. Run from the repository root::
 
-    .venv/bin/python bench/task_index_cost.py --tasks 100000
-    .venv/bin/python bench/task_index_cost.py --tasks 1000000 --stores postgresql
+    .venv/bin/python bench/limits/task_index_cost.py --tasks 100000
+    .venv/bin/python bench/limits/task_index_cost.py --tasks 1000000 --stores postgresql
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import psycopg
 
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 
-# Shared with the other benchmarks (bench/tasks.py and bench/visit_changes_cost.py, next to this file).
+# Shared with the other benchmarks (bench/limits/tasks.py and bench/limits/visit_changes_cost.py, next to this file).
 from bench.limits.tasks import TASK_TYPE, bench_task_type, new_task_batches
 from bench.limits.visit_changes_cost import server_cpu
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatus, TaskType
@@ -134,7 +134,7 @@ def build(store: Store, index: str, statement: str) -> dict[str, float]:
 class Turns:
     """Each step on both stores, the store that goes first at one step second at the next: per side, the seconds
     of each call and the CPU seconds of all of them (this process's, and the PostgreSQL server's: the postmaster
-    and all its children, from /proc, as bench/visit_changes_cost.py reads them)."""
+    and all its children, from /proc, as bench/limits/visit_changes_cost.py reads them)."""
 
     def __init__(self, stores: dict[str, Store]) -> None:
         self.stores = stores
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         built = results[name]["index_build_seconds"]
         console.print(f"  {args.index} built on {results[name]['tasks_at_build']:,} tasks in "
                       + ", ".join(f"{seconds:.2f} s {how.replace('_', ' ')}" for how, seconds in built.items()))
-    document = {**result_header("bench/task_index_cost.py", results), "code": code,
+    document = {**result_header("bench/limits/task_index_cost.py", results), "code": code,
                 "parameters": {"tasks": args.tasks, "batch": args.batch, "grab_batch": args.grab_batch, "reads": args.reads,
                                "index": args.index, "durable": True},
                 "results": results}

@@ -16,8 +16,8 @@ and writes the figures and the machine description as JSON.
 
 Run from the repository root::
 
-    .venv/bin/python bench/tasks.py                       # 1,000,000 tasks, both stores
-    .venv/bin/python bench/tasks.py --tasks 20000 --stores postgresql --no-durable
+    .venv/bin/python bench/limits/tasks.py                       # 1,000,000 tasks, both stores
+    .venv/bin/python bench/limits/tasks.py --tasks 20000 --stores postgresql --no-durable
 
 PostgreSQL runs with fsync on (``durable=True``, as in production) unless
 ``--no-durable`` is given. SQLite uses the store's own settings (WAL,
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     ratios = report(results, args)
     document = {
-        **result_header("bench/tasks.py", results),
+        **result_header("bench/limits/tasks.py", results),
         "code": code,
         "parameters": {"tasks": args.tasks, "batch": args.batch, "grab_batch": args.grab_batch, "durable": args.durable},
         "results": results,

@@ -16,7 +16,7 @@ in four settings, one after the other on the same table:
 Per setting: the statement's execution, of which the JSON parse and the metric triggers, the commit (the
 metric deltas applied, the WAL flushed), medians over the last 7 of 10 batches, and the WAL records a row.
 
-    .venv/bin/python bench/upsert_parts.py --origins 100000
+    .venv/bin/python bench/limits/upsert_parts.py --origins 100000
 """
 
 from __future__ import annotations

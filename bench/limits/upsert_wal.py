@@ -12,8 +12,8 @@ Then it prints what the WAL of the 12 batches is made of, per origin written: ea
 and the table or index it went to, with the bytes of its full-page images apart. That is where a layout's WAL goes:
 the row's new version, each index entry it adds, the lock an upsert writes first, the metric cells.
 
-    .venv/bin/python bench/upsert_wal.py --origins 100000
-    .venv/bin/python bench/upsert_wal.py --origins 1000000 --pg-setting full_page_writes=off
+    .venv/bin/python bench/limits/upsert_wal.py --origins 100000
+    .venv/bin/python bench/limits/upsert_wal.py --origins 1000000 --pg-setting full_page_writes=off
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ back to back), and the ratio of the summed times. The first ``--warm-up`` rounds
 checks every answer: each call changes ``--batch`` stats, and the last times sent are what
 ``get_visit_changes`` reads back.
 
-    .venv/bin/python bench/visit_changes_cost.py                     # 100,000 origins, both stores
-    .venv/bin/python bench/visit_changes_cost.py --quick --db sqlite  # 10,000 origins, 10 rounds
+    .venv/bin/python bench/limits/visit_changes_cost.py                     # 100,000 origins, both stores
+    .venv/bin/python bench/limits/visit_changes_cost.py --quick --db sqlite  # 10,000 origins, 10 rounds
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                 results[name] = {"version": version, **run_store(name, store, args, now)}
     report(results, args)
     if args.json is not None:
-        document = {**result_header("bench/visit_changes_cost.py", results), "code": code,
+        document = {**result_header("bench/limits/visit_changes_cost.py", results), "code": code,
                     "parameters": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
                     | {"now": now.isoformat()}, "results": results}
         args.json.parent.mkdir(parents=True, exist_ok=True)

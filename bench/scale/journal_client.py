@@ -24,8 +24,8 @@ and writes the figures and the machine description as JSON.
 
 Run from the repository root::
 
-    .venv/bin/python bench/journal_client.py                      # 200,000 statuses, both stores
-    .venv/bin/python bench/journal_client.py --statuses 20000 --stores sqlite --format json
+    .venv/bin/python bench/scale/journal_client.py                      # 200,000 statuses, both stores
+    .venv/bin/python bench/scale/journal_client.py --statuses 20000 --stores sqlite --format json
 
 PostgreSQL runs with fsync on (``durable=True``, as in production) unless
 ``--no-durable`` is given.
@@ -50,7 +50,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[2])]  # the repository's ro
 
 from rich.table import Table
 
-# Shared with the tasks benchmark (bench/tasks.py, next to this file): the store set-up, the
+# Shared with the tasks benchmark (bench/limits/tasks.py, next to this file): the store set-up, the
 # progress display and the description of the code measured.
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 from bench.limits.tasks import fresh_store
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"  {figures['statuses_per_s']:,.0f} statuses/s, {figures['store_share']:.0%} of the time in the store")
     ratios = report(results, args)
     document = {
-        **result_header("bench/journal_client.py", results),
+        **result_header("bench/scale/journal_client.py", results),
         "code": code,
         "parameters": {"statuses": args.statuses, "format": args.format, "partitions": args.partitions,
                        "batch_size": args.batch_size, "durable": args.durable, "seed": args.seed},

@@ -8,7 +8,7 @@ In one run, the benchmark
    to one topic of ``--partitions`` partitions;
 3. for each count of clients k (``--clients 1,2,4``), clones the template (every run starts from the same
    rows), starts k ``ostinato journal-client``-like processes in one fresh consumer group
-   (``bench/journal_group_member.py``: a ``JournalClient`` on a ``PostgresStore``, each batch's start and end
+   (``bench/scale/journal_group_member.py``: a ``JournalClient`` on a ``PostgresStore``, each batch's start and end
    printed), and waits until the group has committed every partition to its end; then stops them;
 
 and prints, per k, the statuses per second from the first batch's start to the last batch's end (joining
@@ -16,8 +16,8 @@ the group is left out: Tansu answers a join after a share of the session timeout
 and the visit stats checked (M rows with a status). Two cores run the k clients, PostgreSQL and the broker
 together: see ``bench/README.md`` for what such a machine can and cannot show.
 
-    .venv/bin/python bench/journal_group.py --origins 1000000 --statuses 200000
-    .venv/bin/python bench/journal_group.py --origins 20000 --statuses 20000 --clients 1,2   # a quick look
+    .venv/bin/python bench/scale/journal_group.py --origins 1000000 --statuses 200000
+    .venv/bin/python bench/scale/journal_group.py --origins 20000 --statuses 20000 --clients 1,2   # a quick look
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.json_out or (RESULTS
                             / f"journal-group-{now:%Y-%m-%d}-{(code['git_commit'] or 'x')[:7]}{layout}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**result_header("bench/journal_group.py", {}), "code": code, "parameters": vars(args) | {
+    out.write_text(json.dumps({**result_header("bench/scale/journal_group.py", {}), "code": code, "parameters": vars(args) | {
         "json_out": str(out)}, "results": results}, indent=2, default=str) + "\n")
     console.print(f"results written to {out}")
     return 0

@@ -1,4 +1,4 @@
-"""One member of the benchmark's consumer group (``bench/journal_group.py``), as its own process:
+"""One member of the benchmark's consumer group (``bench/scale/journal_group.py``), as its own process:
 ``python journal_group_member.py DSN BROKERS TOPIC GROUP BATCH``. A ``JournalClient`` on a
 ``PostgresStore`` until SIGTERM; each batch the store took is printed as ``batch START END STATUSES``
 (wall-clock seconds, comparable between the members)."""

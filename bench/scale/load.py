@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load benchmark (docs/reference/harnesses.md): the services' loop times, quiet and while the journal client ingests.
 
-``bench/load.py`` starts a private PostgreSQL cluster (fsync on, as in
+``bench/scale/load.py`` starts a private PostgreSQL cluster (fsync on, as in
 production) and a Tansu broker, and
 
 1. seeds the store in bulk (``load_data.seed``): 1,000,000 listed origins over
@@ -9,7 +9,7 @@ production) and a Tansu broker, and
    1 to 60 minutes, trivial jobs of ``load_jobs.py``), 10,000 recurring tasks,
    then ``ANALYZE`` (a live database has the statistics autovacuum gathers);
 2. produces 1,000,000 visit statuses of those origins to the journal topic (the
-   producer of ``bench/journal_client.py``), before anything is measured, so that
+   producer of ``bench/scale/journal_client.py``), before anything is measured, so that
    the journal client later reads at full speed;
 3. starts the services as real processes: two ``ostinato scheduler`` (nodes
    load-n1 and load-n2), ``ostinato runner --with-priority`` and ``ostinato
@@ -24,8 +24,8 @@ production) and a Tansu broker, and
 
 Run from the repository root::
 
-    .venv/bin/python bench/load.py --quick          # 100,000 origins, 1,000 schedules, 100,000 statuses, 30 s
-    .venv/bin/python bench/load.py --out            # 1,000,000 origins, 10,000 schedules, 1,000,000 statuses, 60 s
+    .venv/bin/python bench/scale/load.py --quick          # 100,000 origins, 1,000 schedules, 100,000 statuses, 30 s
+    .venv/bin/python bench/scale/load.py --out            # 1,000,000 origins, 10,000 schedules, 1,000,000 statuses, 60 s
 """
 
 from __future__ import annotations
@@ -348,7 +348,7 @@ class Bench:
     def write(self) -> None:
         if self.args.out is None:
             return
-        document = {**result_header("bench/load.py", self.results), "code": code_version(),
+        document = {**result_header("bench/scale/load.py", self.results), "code": code_version(),
                     "parameters": {"origins": self.workload.origins, "schedules": self.workload.schedules,
                                    "tasks": self.workload.tasks, "statuses": self.workload.statuses,
                                    "seconds": self.args.seconds, "warmup": self.args.warmup, "seed": self.args.seed,

@@ -4,7 +4,7 @@
   type, the schedules' task type), the recurring tasks (due over their first interval), the
   periodic schedules (periods 1–60 min, each already in its period at a random phase, so that
   the runs spread evenly instead of all starting at once) and the listed origins, recorded in
-  large batches through ``record_listed_origins`` (the bulk path of ``bench/origins.py``);
+  large batches through ``record_listed_origins`` (the bulk path of ``bench/limits/origins.py``);
 - :func:`journal_statuses`: the visit statuses a loader fleet would have published for those
   origins, produced to the broker before the measurement.
 

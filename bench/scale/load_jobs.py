@@ -1,4 +1,4 @@
-"""The trivial work of the load benchmark (``bench/load.py``): a schedule's job, a task and a loader.
+"""The trivial work of the load benchmark (``bench/scale/load.py``): a schedule's job, a task and a loader.
 
 The ``ostinato`` processes import this module (``OSTINATO_IMPORTS=load_jobs``,
 with ``bench/`` on PYTHONPATH) and call its functions by their import paths
@@ -13,7 +13,7 @@ import os
 import time
 import zlib
 
-#: how long a visit takes (``bench/load.py --visit-seconds``): the loaders' pace, so that the
+#: how long a visit takes (``bench/scale/load.py --visit-seconds``): the loaders' pace, so that the
 #: orchestrator keeps queues fed rather than spinning on loaders that never take any time
 VISIT_SECONDS = float(os.environ.get("LOAD_BENCH_VISIT_SECONDS", "0"))
 

@@ -3,8 +3,8 @@ fleet × seed × rule through ``ostinato.sim.fleet_report.run_all`` (the real st
 scheduler on a simulated clock), the table of ERROR time with each rule's ratio to the greedy pick's,
 and the JSON under bench/results/.
 
-    .venv/bin/python bench/fleets.py                                   # 6 fleets × 5 seeds × 5 rules, 2 days
-    .venv/bin/python bench/fleets.py --fleets light,lost-node --seeds 3 --policies greedy,lookahead --jobs 2
+    .venv/bin/python bench/sim/fleets.py                                   # 6 fleets × 5 seeds × 5 rules, 2 days
+    .venv/bin/python bench/sim/fleets.py --fleets light,lost-node --seeds 3 --policies greedy,lookahead --jobs 2
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.json_out or Path("bench/results") / (
         f"fleets-{datetime.now(UTC):%Y-%m-%d}-{(code.get('git_commit') or 'unknown')[:7]}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    document = {**result_header("bench/fleets.py", {}), "code": code,
+    document = {**result_header("bench/sim/fleets.py", {}), "code": code,
                 "parameters": {"fleets": [f.name for f in fleets], "seeds": seeds, "policies": policies,
                                "days": args.days}, **report}
     out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

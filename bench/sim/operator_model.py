@@ -6,8 +6,8 @@ thread waits at a barrier and the store is checked against the small model of
 ``operator_model_world.py``: no run end lost, never two running copies, every action with its audit
 event and every event with its action.
 
-    python bench/operator_model.py --operations 100000                  # SQLite and PostgreSQL
-    python bench/operator_model.py --operations 8000 --legacy pause,resume    # the verbs of before
+    python bench/sim/operator_model.py --operations 100000                  # SQLite and PostgreSQL
+    python bench/sim/operator_model.py --operations 8000 --legacy pause,resume    # the verbs of before
 
 ``--legacy`` pauses, resumes, enables and retries (or only those named) as the console and the API did
 before these were store verbs (read, then save the whole row, then record the event apart; an enable

@@ -4,7 +4,7 @@ and mean age with politeness off and on, each with its share of the hindsight bo
 window's visits went (the largest host's share of the sources and of the visits, the visits against
 the capacity).
 
-    python bench/politeness_table.py [Path(__file__).resolve().parents[1] / "results"_DIR]
+    python bench/sim/politeness_table.py [Path(__file__).resolve().parents[1] / "results"_DIR]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ has (bits, counts, times), with ``change_rate_optimal``; and once more for the d
 which see no statuses (uniform, the rate oracles, the model oracle) with the hindsight bound.
 Each figure is the mean over the seeds, with two standard errors.
 
-    PYTHONPATH=src .venv/bin/python bench/sim_traces.py --traces ../shared/traces --seeds 5 \\
+    PYTHONPATH=src .venv/bin/python bench/sim/sim_traces.py --traces ../shared/traces --seeds 5 \\
         --json-out bench/results/sim-traces-<date>.json
 
 ``--copies 20`` runs the ×20 replicas (capacity ×20 too); ``--jobs`` runs simulations at once.

@@ -11,8 +11,8 @@ commit as JSON.
 
 Run from the repository root::
 
-    .venv/bin/python bench/simulate.py                                  # 10,000 and 100,000 sources
-    .venv/bin/python bench/simulate.py --sources 10000 --policy seed003_vcs_mix --workload web_cho2000
+    .venv/bin/python bench/sim/simulate.py                                  # 10,000 and 100,000 sources
+    .venv/bin/python bench/sim/simulate.py --sources 10000 --policy seed003_vcs_mix --workload web_cho2000
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ their last (``--deaths``: gone at it), and no interval is longer than ``--max-ga
 as in the Debian runs of the README. The first visit of each origin falls at a
 random point of its first interval (the seed).
 
-    python bench/trace_information.py --trace /tmp/debian-changelogs.jsonl --start 2021-01-01 --capacity 2
+    python bench/sim/trace_information.py --trace /tmp/debian-changelogs.jsonl --start 2021-01-01 --capacity 2
 
 The trace comes from ``ostinato trace build --debian-changelogs --out FILE``.
 """

@@ -7,8 +7,8 @@ On this machine, the benchmark
    (``test_servers.swh_peer``), and starts a throwaway PostgreSQL cluster
    (``durable=True``, ``shared_buffers`` 2 GB);
 2. creates the source database with the peer's own tools (``swh db create``, ``swh db init``)
-   and fills it through the peer's own Python API (``bench/swh_import_peer.py``, the records of
-   ``bench/swh_import_data.py``): ``--origins`` listed origins with their visits through the
+   and fills it through the peer's own Python API (``bench/store/swh_import_peer.py``, the records of
+   ``bench/store/swh_import_data.py``): ``--origins`` listed origins with their visits through the
    journal client, grabs, ``--tasks`` tasks with runs in every status, listers, metrics; then
    ``ANALYZE`` (what autovacuum does on a live database; not timed);
 3. creates Ostinato's database in the same cluster (``PostgresStore.init_schema()``) and
@@ -21,8 +21,8 @@ On this machine, the benchmark
 
 Run from the repository root::
 
-    .venv/bin/python bench/swh_import.py                                  # 1,000,000 origins, 100,000 tasks
-    .venv/bin/python bench/swh_import.py --origins 20000 --tasks 5000     # a quick check
+    .venv/bin/python bench/store/swh_import.py                                  # 1,000,000 origins, 100,000 tasks
+    .venv/bin/python bench/store/swh_import.py --origins 20000 --tasks 5000     # a quick check
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         anomalies.append(f"second import changed {again.changed} rows")
     print_table(first, first_s, again, again_s, verify_s, args)
     document = {
-        **result_header("bench/swh_import.py", {"postgresql": {"version": pg_version}}),
+        **result_header("bench/store/swh_import.py", {"postgresql": {"version": pg_version}}),
         "code": code,
         "peer": {"requirement": swh_peer.PEER_REQUIREMENT, "packages": packages, "fill": fill, "venv": str(args.peer_venv)},
         "parameters": {"origins": args.origins, "tasks": args.tasks, "batch": args.batch, "fill_batch": args.fill_batch,

@@ -1,7 +1,7 @@
 """The records an swh-scheduler source database is filled with, for the importer's benchmark
-(``bench/swh_import.py``) and its end-to-end test (``tests/e2e/test_swh_import.py``).
+(``bench/store/swh_import.py``) and its end-to-end test (``tests/e2e/test_swh_import.py``).
 
-Pure Python, importing neither ostinato nor swh: the peer's driver (``bench/swh_import_peer.py``,
+Pure Python, importing neither ostinato nor swh: the peer's driver (``bench/store/swh_import_peer.py``,
 in the peer's virtual environment) turns these plain dicts into the peer's model objects and
 hands them to the peer's own API. Every record is a function of its index and ``now``, so a
 batch is made on demand and nothing of size N is held. Every table and edge the importer reads

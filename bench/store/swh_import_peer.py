@@ -1,15 +1,15 @@
 """Fill an swh-scheduler 3.6 database through the peer's own Python API: runs in the peer's virtual
 environment (``.bench-venvs/swh-scheduler-3.6.0``, see ``test_servers.swh_peer``).
 
-Used by ``bench/swh_import.py`` and ``tests/e2e/test_swh_import.py`` to make the importer's
+Used by ``bench/store/swh_import.py`` and ``tests/e2e/test_swh_import.py`` to make the importer's
 source the way the archive's services make theirs: listers through ``get_or_create_lister`` and
 ``update_lister``, listed origins through ``record_listed_origins``, visit stats through the
 journal client's ``process_journal_objects``, grabs through ``grab_next_visits``, task types and
 tasks through ``create_task_type`` and ``create_tasks``, runs through ``grab_ready_tasks``,
 ``mass_schedule_task_runs``, ``start_task_run`` and ``end_task_run``, ``disable_tasks``, and the
-metrics through ``update_metrics``. The records come from ``bench/swh_import_data.py``.
+metrics through ``update_metrics``. The records come from ``bench/store/swh_import_data.py``.
 
-    .bench-venvs/swh-scheduler-3.6.0/bin/python bench/swh_import_peer.py --dsn DSN --origins N --tasks M --now ISO
+    .bench-venvs/swh-scheduler-3.6.0/bin/python bench/store/swh_import_peer.py --dsn DSN --origins N --tasks M --now ISO
 
 Progress goes to stderr, one line per step; the last line of stdout is a JSON summary.
 Nothing of the peer is imported by the project: this file runs only in the peer's environment.

@@ -10,9 +10,9 @@ On this machine, the benchmark
    ``swh db init``) and Ostinato's (``PostgresStore.init_schema()``), two
    databases of that one cluster;
 3. drives both through their public Python APIs with the same data
-   (``bench/vs_swh_data.py``), alternating between them, and timing only each
+   (``bench/store/vs_swh_data.py``), alternating between them, and timing only each
    system's own calls: the peer runs in its own interpreter
-   (``bench/vs_swh_peer.py``, JSON lines on a pipe), Ostinato in this one:
+   (``bench/store/vs_swh_peer.py``, JSON lines on a pipe), Ostinato in this one:
 
    - record N listed origins, per batch of ``--batch``;
    - feed N journal visit statuses, half eventful, per batch of ``--batch``;
@@ -31,8 +31,8 @@ On this machine, the benchmark
 
 Run from the repository root::
 
-    bench/vs-swh --origins 300000
-    bench/vs-swh --origins 20000 --tasks 10000 --rounds 3     # a quick check
+    bench/store/vs-swh --origins 300000
+    bench/store/vs-swh --origins 20000 --tasks 10000 --rounds 3     # a quick check
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-# Shared with the other benchmarks (bench/tasks.py, next to this file).
+# Shared with the other benchmarks (bench/limits/tasks.py, next to this file).
 from bench.common.peer import PEER_VENV, PeerProcess, create_peer_database, ensure_peer_venv, ensure_system_tools
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 from bench.store.vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData
@@ -470,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     results = summarize(comparison, args)
     print_table(results, args, versions)
     document = {
-        **result_header("bench/vs_swh.py", {"postgresql": {"version": pg_version}}),
+        **result_header("bench/store/vs_swh.py", {"postgresql": {"version": pg_version}}),
         "code": code,
         "peer": {"requirement": PEER_REQUIREMENT, "packages": packages, "driver": versions, "venv": str(args.peer_venv)},
         "parameters": {"origins": args.origins, "tasks": args.tasks, "batch": args.batch, "grab_batch": args.grab_batch,

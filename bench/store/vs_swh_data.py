@@ -1,7 +1,7 @@
-"""The data of the Ostinato / swh-scheduler comparison (bench/vs_swh.py), shared by both sides.
+"""The data of the Ostinato / swh-scheduler comparison (bench/store/vs_swh.py), shared by both sides.
 
 Pure Python with no import of ostinato or swh: the Ostinato side (in the
-project's virtual environment) and the peer's driver (``bench/vs_swh_peer.py``,
+project's virtual environment) and the peer's driver (``bench/store/vs_swh_peer.py``,
 in the peer's virtual environment) both import this file and generate the same
 records from the same ``(seed, n, now)``, as plain dicts. Each side converts
 them to its own model objects outside its timed region.

@@ -1,11 +1,11 @@
-"""The swh-scheduler side of bench/vs_swh.py: runs in the peer's own virtual environment.
+"""The swh-scheduler side of bench/store/vs_swh.py: runs in the peer's own virtual environment.
 
-``bench/vs_swh.py`` starts this script with the peer venv's Python and sends it
+``bench/store/vs_swh.py`` starts this script with the peer venv's Python and sends it
 one JSON object per line on stdin (``{"op": NAME, ...parameters}``); it answers
 each with one JSON line on stdout. It drives the peer only through its public
 Python API (``swh.scheduler.get_scheduler("postgresql", db=DSN)`` and
 ``swh.scheduler.journal_client.process_journal_objects``), builds its input
-from ``bench/vs_swh_data.py`` (the same records as the Ostinato side), converts
+from ``bench/store/vs_swh_data.py`` (the same records as the Ostinato side), converts
 them to the peer's model objects outside the timed region, and times only the
 peer's own calls.
 
