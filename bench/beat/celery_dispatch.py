@@ -98,7 +98,7 @@ CREATE_BATCH = 10_000
 
 
 def noop(*args: Any, **kwargs: Any) -> bool:
-    """The round trip's task: does nothing (the worker resolves ``celery_dispatch:noop`` with PYTHONPATH=bench)."""
+    """The round trip's task: does nothing (the worker resolves ``celery_dispatch:noop`` with bench/beat/ on PYTHONPATH)."""
     return True
 
 

@@ -1,7 +1,7 @@
 """The work the chaos harness gives Ostinato: a schedule's job, a task and a loader.
 
 The ``ostinato`` processes import this module by its import path
-(``chaos_jobs:schedule_job`` …, with ``bench/`` on PYTHONPATH). Each callable
+(``chaos_jobs:schedule_job`` …, with ``bench/chaos/`` on PYTHONPATH). Each callable
 keeps its own record in the harness's directory, independent of Ostinato's
 tables, with single ``O_APPEND`` writes (atomic, so many processes may append
 to one file):

@@ -86,8 +86,6 @@ import psycopg
 from bench.common.peer import ensure_system_tools
 from bench.common.processes import ostinato
 from bench.common.report import code_version, console, result_header
-
-# Shared with the other benchmarks (next to this file).
 from bench.face.face_month_run import SCHEDULERS, FaceScheduler, Peer, start_face_server
 from bench.face.vs_swh_rpc import start_peer_server
 from ostinato.sim.engine import SimulationConfig, make_world, run_policy

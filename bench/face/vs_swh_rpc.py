@@ -70,8 +70,6 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common.peer import PeerProcess, create_peer_database, ensure_system_tools
-
-# Shared with the other benchmarks (next to this file).
 from bench.common.processes import free_port, ostinato
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 from bench.store.vs_swh import POLICIES, SIDES, Comparison, analyze, milliseconds, per_second

@@ -56,8 +56,6 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-# Shared with the tasks benchmark (bench/limits/tasks.py, next to this file): the store set-up, the
-# progress display and the description of the code measured.
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 from bench.limits.origins_data import FEEDBACK, POLICIES, VISIT_TYPE, Checker, Dataset, Expected
 from bench.limits.tasks import fresh_store, timed_batches

@@ -43,8 +43,6 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[2])]  # the repository's ro
 import psycopg
 
 from bench.common.report import RESULTS, code_version, console, progress, result_header
-
-# Shared with the other benchmarks (bench/limits/tasks.py and bench/limits/visit_changes_cost.py, next to this file).
 from bench.limits.tasks import TASK_TYPE, bench_task_type, new_task_batches
 from bench.limits.visit_changes_cost import server_cpu
 from ostinato.domain.tasks import NewTask, RunEvent, TaskArguments, TaskRunStatus, TaskType

@@ -50,8 +50,6 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[2])]  # the repository's ro
 
 from rich.table import Table
 
-# Shared with the tasks benchmark (bench/limits/tasks.py, next to this file): the store set-up, the
-# progress display and the description of the code measured.
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 from bench.limits.tasks import fresh_store
 from ostinato.domain.clock import SystemClock

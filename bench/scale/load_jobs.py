@@ -1,7 +1,7 @@
 """The trivial work of the load benchmark (``bench/scale/load.py``): a schedule's job, a task and a loader.
 
 The ``ostinato`` processes import this module (``OSTINATO_IMPORTS=load_jobs``,
-with ``bench/`` on PYTHONPATH) and call its functions by their import paths
+with ``bench/scale/`` on PYTHONPATH) and call its functions by their import paths
 (``load_jobs:schedule_job`` …). Each returns at once (a visit after ``LOAD_BENCH_VISIT_SECONDS``): the
 benchmark measures the services' loops and the store, not the work.
 """

@@ -46,8 +46,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench.common.peer import ensure_system_tools
-
-# Shared with the other benchmarks (next to this file).
 from bench.common.report import RESULTS, code_version, console, result_header
 from ostinato.config import Settings
 from ostinato.integrations.swh.db_import import import_swh_scheduler

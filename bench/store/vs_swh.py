@@ -53,7 +53,6 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-# Shared with the other benchmarks (bench/limits/tasks.py, next to this file).
 from bench.common.peer import PEER_VENV, PeerProcess, create_peer_database, ensure_peer_venv, ensure_system_tools
 from bench.common.report import RESULTS, code_version, console, progress, result_header
 from bench.store.vs_swh_data import LISTER_INSTANCE, LISTER_NAME, TASK_TYPE, TASK_TYPE_FIELDS, VISIT_TYPE, Dataset, TaskData
