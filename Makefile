@@ -83,11 +83,11 @@ calendars: system-deps install-test
 # .bench-venvs/swh-scheduler-3.6.0 on first use. JSON under bench/results/ (see docs/reference/swh-compat.md).
 # `make test` runs the suites and the harness's short form (tests/e2e/test_swh_compat_short.py, test_swh_diff_short.py).
 swh-compat: install-test system-deps
-	$(BIN)/python bench/swh_compat.py
-	$(BIN)/python bench/swh_diff.py
+	$(BIN)/python bench/face/swh_compat.py
+	$(BIN)/python bench/face/swh_diff.py
 
 bench: install-test system-deps
-	$(BIN)/python bench/tasks.py
+	$(BIN)/python bench/limits/tasks.py
 
 # the wheel and the source archive in dist/, checked by twine
 dist: install-test

@@ -7,6 +7,6 @@
 - :mod:`.swh_peer`: swh-scheduler 3.6.0 in a virtual environment of its own, and its database.
 
 The tests import it through pytest's ``pythonpath`` setting (pyproject.toml); a benchmark puts the
-repository's root on ``sys.path`` first (``bench/*.py``). ``python -m test_servers.postgres`` (or
+repository's root on ``sys.path`` first (``bench/*/*.py``). ``python -m test_servers.postgres`` (or
 ``redis``, ``rabbitmq``, ``kafka``) from the repository's root starts one by hand.
 """

@@ -1,7 +1,7 @@
 """The peer, swh-scheduler 3.6.0, in a virtual environment of its own: for the benchmarks that set
-Ostinato beside it (``bench/vs_swh.py``, ``bench/celery_dispatch.py``) and the tests that compare the
+Ostinato beside it (``bench/store/vs_swh.py``, ``bench/beat/celery_dispatch.py``) and the tests that compare the
 Celery messages both send (``tests/e2e/test_swh_compat_celery.py``, docs/reference/swh-compat-celery.md),
-the importer's (``bench/swh_import.py``, ``tests/e2e/test_swh_import.py``).
+the importer's (``bench/store/swh_import.py``, ``tests/e2e/test_swh_import.py``).
 
 Nothing of the peer is imported here or anywhere in Ostinato: it is installed with pip in
 ``.bench-venvs/swh-scheduler-3.6.0`` and run only by that environment's interpreter and its ``swh``

@@ -1,4 +1,4 @@
-"""What the tests read in a harness's printed report (bench/chaos.py's), in one place."""
+"""What the tests read in a harness's printed report (bench/chaos/chaos.py's), in one place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chaos harness of the beats, short form (bench/beat_chaos.py --quick, under a minute): three
+"""The chaos harness of the beats, short form (bench/beat/beat_chaos.py --quick, under a minute): three
 Celery beats over PostgreSQL and Redis, one killed, one paused past its lease, PostgreSQL stopped
 for 20 s with a beat killed meanwhile. Counted from what the two workers received: no fire time
 twice, and none missed that the catch-up rule does not explain."""
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.long
 def test_three_beats_under_chaos_send_each_fire_time_once(tmp_path):
     out = tmp_path / "chaos.json"
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "beat_chaos.py"), "--quick", "--out", str(out)],
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "beat" / "beat_chaos.py"), "--quick", "--out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]

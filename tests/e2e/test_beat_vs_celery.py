@@ -1,4 +1,4 @@
-"""Ostinato's beats against Celery's own, on a simulated clock (bench/beat_compare.py --quick): the
+"""Ostinato's beats against Celery's own, on a simulated clock (bench/beat/beat_compare.py --quick): the
 same 34-entry beat_schedule (intervals from 1 s to 1 day, crontabs in five zones), 45 minutes
 around the night Europe/Paris and Europe/London move to summer time, through a real Redis broker
 and worker. Counted from what the worker received, the two send the same fire times except the
@@ -28,7 +28,7 @@ DOCUMENTED = {
 @pytest.mark.long
 def test_the_same_fire_times_as_celerys_beat_but_the_daylight_saving_choices(tmp_path):
     out = tmp_path / "compare.json"
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "beat_compare.py"), "--quick", "--out", str(out)],
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "beat" / "beat_compare.py"), "--quick", "--out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
     found = json.loads(out.read_text())

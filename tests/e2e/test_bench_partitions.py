@@ -1,4 +1,4 @@
-"""bench/partitions.py on a small database: the three copies of the origin tables get the same rows, and every
+"""bench/limits/partitions.py on a small database: the three copies of the origin tables get the same rows, and every
 grab statement, on every copy, hands out the batch asked for."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_partitions_bench_writes_the_same_rows_and_grabs_a_batch_on_every_copy(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    import partitions  # bench/ is not a package
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.limits import partitions
 
     out = tmp_path / "partitions.json"
     assert partitions.main(["--origins", "3000", "--batch", "1000", "--grab-batch", "200", "--rounds", "1",

@@ -1,4 +1,4 @@
-"""bench/task_index_cost.py on a few tasks: both stores run the life cycle with and without the index, every
+"""bench/limits/task_index_cost.py on a few tasks: both stores run the life cycle with and without the index, every
 run grabbed and recorded on both sides, and the run reports a ratio for each step."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_task_index_cost_bench_runs_both_sides_on_both_stores(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    import task_index_cost  # bench/ is not a package
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.limits import task_index_cost
 
     out = tmp_path / "cost.json"
     assert task_index_cost.main(["--tasks", "2000", "--batch", "500", "--grab-batch", "400", "--reads", "3",

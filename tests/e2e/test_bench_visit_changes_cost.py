@@ -1,4 +1,4 @@
-"""bench/visit_changes_cost.py on a few origins: both stores take every status of both halves, read back the
+"""bench/limits/visit_changes_cost.py on a few origins: both stores take every status of both halves, read back the
 change times sent, and the run reports a ratio for each."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_visit_changes_cost_bench_times_both_halves_on_both_stores(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    import visit_changes_cost  # bench/ is not a package
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.limits import visit_changes_cost
 
     out = tmp_path / "cost.json"
     assert visit_changes_cost.main(["--origins", "1200", "--batch", "200", "--rounds", "4", "--warm-up", "1",

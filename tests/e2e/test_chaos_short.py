@@ -1,4 +1,4 @@
-"""The chaos harness's short variant (bench/chaos.py --minutes 2 --quick): four schedulers, a runner, an
+"""The chaos harness's short variant (bench/chaos/chaos.py --minutes 2 --quick): four schedulers, a runner, an
 orchestrator and two journal clients of one consumer group on a private PostgreSQL and a Tansu broker, killed,
 paused and cut off from the database; the history it checks afterwards must hold every invariant: no
 overlapping runs, no status lost, no grab handed out twice. (Its failover variant is test_failover_short.py:
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.long
 def test_short_chaos_run_keeps_every_invariant():
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "chaos.py"), "--minutes", "2", "--quick"],
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "chaos" / "chaos.py"), "--minutes", "2", "--quick"],
                             cwd=ROOT, capture_output=True, text=True, timeout=1200)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]

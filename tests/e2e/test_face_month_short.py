@@ -1,4 +1,4 @@
-"""The short form of ``bench/face_month.py``: a tiny simulated world (300 sources, 3 days of warm-up, 2
+"""The short form of ``bench/face/face_month.py``: a tiny simulated world (300 sources, 3 days of warm-up, 2
 measured, hourly steps) through every scheduler the benchmark runs by default — Ostinato's orchestrator,
 Ostinato's ``swh-rpc serve`` with change_rate_optimal fed by swh's journal client and by
 ``record_visit_statuses``, and swh-scheduler 3.6.0's own server with its default mixes and single policies —
@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))  # the repository's root: bench.*
 
-from face_month import DEFAULT_SCHEDULERS
+from bench.face.face_month import DEFAULT_SCHEDULERS
 
 
 @pytest.mark.long
 def test_face_month_short(tmp_path):
     out = tmp_path / "face-month.json"
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "face_month.py"), "--sources", "300", "--days", "2",
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "face" / "face_month.py"), "--sources", "300", "--days", "2",
                              "--warmup", "3", "--seed", "1", "--json-out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     output = result.stdout + result.stderr

@@ -1,4 +1,4 @@
-"""The chaos harness's failover variant (bench/chaos.py --minutes 1 --quick --failover): the services of
+"""The chaos harness's failover variant (bench/chaos/chaos.py --minutes 1 --quick --failover): the services of
 test_chaos_short.py on a primary and a synchronous standby, the primary killed and the standby promoted; the
 history must hold every invariant."""
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_short_failover_run_keeps_every_invariant():
     """The same services on a primary and a synchronous standby: the primary killed with SIGKILL, the standby
     promoted, a new standby built, twice; no overlapping run, no lost run left, the journal's replay unchanged."""
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "chaos.py"), "--minutes", "1", "--quick",
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "chaos" / "chaos.py"), "--minutes", "1", "--quick",
                              "--failover", "--failover-every", "22"],
                             cwd=ROOT, capture_output=True, text=True, timeout=1200)
     output = result.stdout + result.stderr

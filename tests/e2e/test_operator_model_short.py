@@ -1,4 +1,4 @@
-"""The operator model's short form (bench/operator_model.py, whose long form runs 100,000 operations a
+"""The operator model's short form (bench/sim/operator_model.py, whose long form runs 100,000 operations a
 store): four threads, each its own connection, random verbs with a random yield before every statement,
 checked against the model at every round's barrier, on SQLite and PostgreSQL. The pause and resume of
 before (read, then save the whole row, the event apart) fail the same checks: the model can see what it
@@ -15,8 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.operator_model import WEIGHTS, opener, run_store
-from bench.operator_model_world import LEGACY, VERBS
+from bench.sim.operator_model import WEIGHTS, opener, run_store
+from bench.sim.operator_model_world import LEGACY, VERBS
 from ostinato.store.sqlite import SQLiteStore
 
 #: the audited actions, each of which must have been done (not only refused) in a short run

@@ -1,9 +1,9 @@
-"""The differential harness's short form (``bench/swh_diff.py --seeds 3 --ops 150``): the same seeded, random
+"""The differential harness's short form (``bench/face/swh_diff.py --seeds 3 --ops 150``): the same seeded, random
 operations through swh-scheduler's own client, ``RemoteScheduler``, to swh-scheduler 3.6.0's own server (the
 reference, on PostgreSQL) and to ``ostinato swh-rpc serve`` on SQLite and on PostgreSQL, every answer compared
 (docs/reference/swh-compat.md). It makes the peer's virtual environment on first use and starts its own
 PostgreSQL cluster. Every operation must be counted once, and no difference may be unexplained: each one not
-named in ``DELIBERATE`` (``bench/swh_diff_compare.py``) is listed with its reproduction."""
+named in ``DELIBERATE`` (``bench/face/swh_diff_compare.py``) is listed with its reproduction."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ SEEDS, OPS = 3, 150
 @pytest.mark.long
 def test_swh_diff_short(tmp_path):
     out = tmp_path / "swh-diff.json"
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "swh_diff.py"), "--seeds", str(SEEDS), "--ops",
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "face" / "swh_diff.py"), "--seeds", str(SEEDS), "--ops",
                              str(OPS), "--json-out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=900)
     output = result.stdout + result.stderr

@@ -2,7 +2,7 @@
 docs/reference/swh-compat.md): task types kept as the peer keeps them, tasks created disabled, a
 grab by lister name alone, task runs' metadata and repeated events, the archive's date forms and
 text, a status set on no task, URLs of several kilobytes. Each case here was found by sending the
-same operations to swh-scheduler's own server and to the face (bench/swh_diff.py)."""
+same operations to swh-scheduler's own server and to the face (bench/face/swh_diff.py)."""
 
 from __future__ import annotations
 

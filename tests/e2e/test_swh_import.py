@@ -3,8 +3,8 @@
 The source is made the way the archive makes its own: in the peer's virtual environment
 (``test_servers.swh_peer``, made once and reused: ``.bench-venvs/swh-scheduler-3.6.0``),
 ``swh db create`` and ``swh db init``, then filled through the peer's own Python API by
-``bench/swh_import_peer.py`` with a small dataset that covers every table and edge (see
-``bench/swh_import_data.py``). Each test imports it into SQLite and into PostgreSQL and compares
+``bench/store/swh_import_peer.py`` with a small dataset that covers every table and edge (see
+``bench/store/swh_import_data.py``). Each test imports it into SQLite and into PostgreSQL and compares
 every row with the mapping of docs/reference/swh-import.md, restated here from the source's
 own columns.
 """
@@ -30,7 +30,7 @@ from ostinato.store import open_store
 from test_servers.swh_peer import VENV_DIR, create_peer_database, ensure_peer_venv
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVER = ROOT / "bench" / "swh_import_peer.py"
+DRIVER = ROOT / "bench" / "store" / "swh_import_peer.py"
 ORIGINS, TASKS = 600, 150
 NOW = datetime.now(UTC).replace(microsecond=0)
 SETTINGS = Settings()

@@ -3,9 +3,9 @@
 The fixture sets up what the page starts from, the way an archive runs it: on a throwaway
 PostgreSQL cluster, swh-scheduler's database made by its own tools (``swh db create``, ``swh db
 init``, in the peer's environment ``.bench-venvs/swh-scheduler-3.6.0``), filled through its own
-API by ``bench/swh_import_peer.py`` (listers, listed origins, visits through its journal client,
+API by ``bench/store/swh_import_peer.py`` (listers, listed origins, visits through its journal client,
 grabs, task types, tasks, runs, metrics), and served by its own RPC server (its Flask app under
-gunicorn, as ``bench/vs_swh_rpc.py`` starts it); and an empty database for Ostinato. The page's
+gunicorn, as ``bench/face/vs_swh_rpc.py`` starts it); and an empty database for Ostinato. The page's
 ```sh blocks then run, in order, in one bash (``set -e -o pipefail``), with this install's
 ``ostinato`` and the peer's ``swh`` on the PATH and the variables the page names in the
 environment. Then the outcomes: the import copied swh's rows, ``compare`` printed its table for
@@ -36,7 +36,7 @@ from test_servers.swh_peer import VENV_DIR, create_peer_database, ensure_peer_ve
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "how-to" / "migrate-from-swh-scheduler.md"
-FILLER = ROOT / "bench" / "swh_import_peer.py"
+FILLER = ROOT / "bench" / "store" / "swh_import_peer.py"
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```$", re.S | re.M)
 ORIGINS, TASKS = 300, 60
 #: the policies `compare` grabs git with by default (swh's recurrent visit scheduler's)

@@ -1,4 +1,4 @@
-"""The chaos harness's record of when a schedule's job worked (bench/chaos_jobs.py, bench/chaos_checks.py).
+"""The chaos harness's record of when a schedule's job worked (bench/chaos/chaos_jobs.py, bench/chaos/chaos_checks.py).
 
 A run killed before it wrote its end used to count as working until the kill. A scheduler frozen
 (SIGSTOP) past its lease, resumed and killed a moment later then looked like a run that worked
@@ -14,11 +14,12 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.append(str(ROOT / "bench"))  # last: bench/ holds names as common as tasks.py
+sys.path.insert(0, str(ROOT))  # the repository's root: bench.*
 
-from chaos_checks import job_intervals, overlaps
-from chaos_jobs import schedule_job
 from waiting import wait_until
+
+from bench.chaos.chaos_checks import job_intervals, overlaps
+from bench.chaos.chaos_jobs import schedule_job
 
 
 def _progress(record_dir: Path) -> dict[str, float]:

@@ -1,5 +1,6 @@
 """The modules of ``src/ostinato`` share public names only, and none imports itself through others; nor do
-the scripts of ``bench/`` (``bench/swh_compat/`` too) and ``scripts/``, with the package ``test_servers``.
+the scripts of ``bench/`` (each group's folder, ``bench/common/`` and ``bench/face/swh_compat/``) and ``scripts/``,
+with the package ``test_servers``.
 
 - **Private names.** No module imports another module's private name (one that starts with ``_``, not a
   dunder): neither ``from .schedules import _get`` (multi-line imports included) nor ``from . import
@@ -10,13 +11,14 @@ the scripts of ``bench/`` (``bench/swh_compat/`` too) and ``scripts/``, with the
   An import's edge goes to the module it names (``from .a import b``: to ``a.b`` when that is a
   module, else to ``a``); the packages Python imports on the way (``a``'s ``__init__``) are not edges,
   so a package whose ``__init__`` re-exports its modules makes no cycle with them.
-- **Scripts.** Both rules hold among the scripts of ``bench/``, ``bench/swh_compat/`` and ``scripts/`` and
-  the modules of ``test_servers``, each import resolved as when the script runs (its own folder first
-  on ``sys.path``, then the repository's root): a bare name is the file beside the script
-  (``from vs_swh import …`` is ``bench/vs_swh.py``, and ``swh_compat`` is ``bench/swh_compat.py``, not
-  the folder beside it, which has no ``__init__``); ``bench.x`` is ``bench/x.py``; ``test_servers.x``
-  is that package's module. ``src/ostinato`` imports none of them, so no cycle passes through it, and
-  its modules are left out of this graph: their own check is the one above.
+- **Scripts.** Both rules hold among the scripts of ``bench/``'s folders and ``scripts/`` and the
+  modules of ``test_servers``, each import resolved as when the script runs (its own folder first on
+  ``sys.path``, then the repository's root, which each benchmark puts there): a bare name is the file
+  beside the script (``swh_compat`` from ``bench/face/`` is ``bench/face/swh_compat.py``, not the folder
+  beside it, which has no ``__init__``); ``bench.face.vs_swh_rpc`` is ``bench/face/vs_swh_rpc.py``, the
+  way every benchmark imports another; ``test_servers.x`` is that package's module. ``src/ostinato``
+  imports none of them, so no cycle passes through it, and its modules are left out of this graph:
+  their own check is the one above.
 """
 
 from __future__ import annotations
@@ -115,8 +117,10 @@ def house(root: Path = ROOT) -> tuple[Import, ...]:
 
 
 #: the folders of scripts, from the repository's root: each runs with its own folder first on ``sys.path``
-#: (``python bench/x.py``, or pytest's rootdir for ``bench/swh_compat``), so a bare name is a sibling file
-SCRIPT_FOLDERS = ("bench", "bench/swh_compat", "scripts")
+#: (``python bench/face/x.py``, or pytest's rootdir for ``bench/face/swh_compat``), so a bare name is a sibling file
+SCRIPT_FOLDERS = tuple(sorted(folder.relative_to(REPO).as_posix() for folder in (REPO / "bench").rglob("*")
+                              if folder.is_dir() and folder.name not in ("results", "__pycache__") and any(folder.glob("*.py"))
+                              )) + ("scripts",)
 #: the packages at the repository's root that those scripts import (with the root put on ``sys.path``)
 PACKAGES = ("test_servers",)
 

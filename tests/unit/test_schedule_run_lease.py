@@ -1,4 +1,4 @@
-"""Regression (found by bench/chaos.py): an owner paused longer than the steal timeout went on
+"""Regression (found by bench/chaos/chaos.py): an owner paused longer than the steal timeout went on
 running its job after it woke, side by side with the run that had taken over, until its next
 ping. A run's stop event is now a lease that lapses ``ping_timeout`` after the last recorded ping
 (before anyone may steal), so the job stops as soon as its process runs again."""

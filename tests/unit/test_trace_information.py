@@ -1,4 +1,4 @@
-"""The offline replay of what a schedule knows at each visit (bench/trace_information.py).
+"""The offline replay of what a schedule knows at each visit (bench/sim/trace_information.py).
 
 Its planning rule must be Cho and Garcia-Molina's freshness optimum when the changes are
 Poisson, and its accounting must give the fresh time a visit buys: from the visit to the
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.append(str(ROOT / "bench"))  # last: bench/ holds names as common as tasks.py
+sys.path.insert(0, str(ROOT))  # the repository's root: bench.*
 
-import trace_information as ti
+from bench.sim import trace_information as ti
 
 
 @pytest.mark.parametrize(("rate", "interval"), [(0.01, 150.0), (0.05, 40.0), (0.2, 12.5), (1.0, 3.0)])

@@ -412,7 +412,7 @@ def run_policy(policy: PolicyUnderTest, config: SimulationConfig,
     """Simulate ``policy`` on the configured world; returns its figures. ``scheduler_for`` makes the
     scheduler instead of the policy's own (anything with ``listing``, ``feed``, ``pick``, ``notes`` and
     ``close``, as ``store_driver.StoreScheduler``): a benchmark drives another scheduler through the same
-    world (bench/face_month.py, through the swh protocol's client)."""
+    world (bench/face/face_month.py, through the swh protocol's client)."""
     began = time.perf_counter()
     world = make_world(config, policy.world.get("share_last_update"))
     tracker = ArchiveTracker(world.birth, world.dead, config.warmup, config.horizon, world.death)

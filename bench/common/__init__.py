@@ -1,0 +1,1 @@
+"""What the benchmarks share, and nothing else: their reports (``report``), their processes (``processes``), the swh-scheduler peer (``peer``) and the JSON-lines protocol of its drivers (``peer_protocol``, standard library only: it runs in the peer's own environment)."""

@@ -1,0 +1,1 @@
+"""Benchmarks and harnesses of Ostinato's faces: its swh-rpc face against swh-scheduler's own server (speed, swh's own test suite, a differential harness, a simulated month through swh's client), and its own API (remote store, reads on a standby)."""

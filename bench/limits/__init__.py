@@ -1,0 +1,1 @@
+"""Benchmarks of Ostinato's writes and reads against the physical limits of one database: each operation's rate, its share of a bare COPY, where a grab or an upsert spends its time, and what an index, a partitioning or an install costs."""

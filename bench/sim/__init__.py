@@ -1,0 +1,1 @@
+"""The simulator's benchmarks and model checks: how long a simulation takes, the learned policy on real traces, the schedule fleets, what a schedule could know, the operator model, and the tables made from the simulator's reports."""

@@ -1,0 +1,1 @@
+"""Benchmarks of Ostinato's store against swh-scheduler 3.6.0's own, side by side, and of the importer that copies an swh-scheduler database into Ostinato: the scripts, their data, and their peer-side drivers."""
