@@ -183,17 +183,23 @@ class Client(PeerProcess):
                                         text=True, bufsize=1, cwd=REPO, env=swh_peer.peer_env())
 
 
-def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks: TaskData, dsns: list[str]) -> dict[str, Any]:
-    behaviour: dict[str, Any] = {}
-    n, batch = args.origins, args.batch
-
-    with progress("record_listed_origins", n) as advance:
+def record_listing(c: Comparison, data: Dataset, batch: int, key: str, again: bool) -> None:
+    """The N listings on both sides, ``batch`` a call, under ``key``: the first listing, or ``again`` the lister's
+    next run (``Dataset.relisted_batch``); each side must answer every origin it was sent."""
+    with progress(key, data.n) as advance:
         for k in range(data.listed_batches(batch)):
-            answers = c.both("record listed origins", "record_listed", per_second, k=k, batch=batch)
+            answers = c.both(key, "record_listed", per_second, k=k, batch=batch, again=again)
             for side, answer in answers.items():
                 if answer["written"] != answer["count"]:
-                    c.warn(f"record listed origins, batch {k}: {side} answered {answer['written']} of {answer['count']}")
+                    c.warn(f"{key}, batch {k}: {side} answered {answer['written']} of {answer['count']}")
             advance(answers["peer"]["count"])
+
+
+def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks: TaskData, dsns: list[str]) -> dict[str, Any]:
+    behaviour: dict[str, Any] = {}
+    batch = args.batch
+
+    record_listing(c, data, batch, "record listed origins", again=False)
 
     with progress("visit_stats_upsert", data.visited) as advance:
         for k in range(-(-data.visited // batch)):
@@ -222,13 +228,7 @@ def run_comparison(c: Comparison, args: argparse.Namespace, data: Dataset, tasks
                     advance(1)
     behaviour["first_real_grab_same_origins"] = overlap
 
-    with progress("record_listed_origins again", n) as advance:
-        for k in range(data.listed_batches(batch)):
-            answers = c.both("re-list origins", "record_listed", per_second, k=k, batch=batch, again=True)
-            for side, answer in answers.items():
-                if answer["written"] != answer["count"]:
-                    c.warn(f"re-list origins, batch {k}: {side} answered {answer['written']} of {answer['count']}")
-            advance(answers["peer"]["count"])
+    record_listing(c, data, batch, "re-list origins", again=True)
 
     for side in SIDES:
         c.sides[side]("create_task_type")
