@@ -72,7 +72,7 @@ def progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
 
 def result_header(benchmark: str, results: dict[str, Any]) -> dict[str, Any]:
     """The head of a benchmark's JSON result: which benchmark, when, the exact command, the machine."""
-    pythonpath = os.environ.get("PYTHONPATH")  # set when measuring another checkout (see bench/README.md)
+    pythonpath = os.environ.get("PYTHONPATH")  # set when measuring another checkout (see bench/limits/tasks.md)
     command = ([f"PYTHONPATH={pythonpath}"] if pythonpath else []) + [Path(sys.executable).name, *sys.argv]
     return {
         "benchmark": benchmark,

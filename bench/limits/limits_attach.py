@@ -3,7 +3,7 @@
 A ``bench/limits/limits.py --origins 10000000`` run on a loaded 2-core machine can take longer than one
 has: one took 83 minutes here, 46 of them feeding the ten million statuses. This script attaches to the
 run's PostgreSQL (its DSN is printed by ``py-spy dump --locals`` of the run, or known from its
-``ps`` line) while the run is paused at a batch boundary (``kill -STOP``; see bench/README.md),
+``ps`` line) while the run is paused at a batch boundary (``kill -STOP``; see bench/limits/scale.md),
 and measures on the data as it stands:
 
 1. ``ANALYZE`` (timed), as the run does before its grabs;

@@ -14,7 +14,7 @@ In one run, the benchmark
 and prints, per k, the statuses per second from the first batch's start to the last batch's end (joining
 the group is left out: Tansu answers a join after a share of the session timeout), the ratio to one client,
 and the visit stats checked (M rows with a status). Two cores run the k clients, PostgreSQL and the broker
-together: see ``bench/README.md`` for what such a machine can and cannot show.
+together: see ``bench/scale/README.md`` for what such a machine can and cannot show.
 
     .venv/bin/python bench/scale/journal_group.py --origins 1000000 --statuses 200000
     .venv/bin/python bench/scale/journal_group.py --origins 20000 --statuses 20000 --clients 1,2   # a quick look
