@@ -1,6 +1,7 @@
 """``bench/results/`` keeps the JSON behind the figures the project cites, and only that: every JSON file
-there is cited by a doc or the code (docs/, the READMEs, CHANGELOG.md, mkdocs.yml, the Makefile, src/,
-tests/, bench/, scripts/, test_servers/, deploy/), and every bench/results file they cite exists.
+there is cited by a doc or the code (docs/, the READMEs, bench/'s one per room and the files beside them
+among them, CHANGELOG.md, mkdocs.yml, the Makefile, src/, tests/, bench/, scripts/, test_servers/, deploy/),
+and every bench/results file they cite exists.
 
 How a citation is read (``CITATION`` finds the words; ``patterns`` resolves one):
 
@@ -148,6 +149,14 @@ def test_every_json_under_bench_results_is_cited():
     uncited = [path for path in files() if path.endswith(".json") and path not in cited]
     assert len(cited) >= 50, "so few citations found: the reading of them is broken"
     assert not uncited, "JSON under bench/results that no doc or code cites (remove it, or cite it):\n" + "\n".join(uncited)
+
+
+def test_the_rooms_docs_are_read():
+    """Each room's README, and the files its sections are split into, are among the files read."""
+    read = set(citing_files())
+    bench_docs = sorted(path for path in (ROOT / "bench").rglob("*.md") if RESULTS not in path.parents)
+    assert len(bench_docs) >= 8, bench_docs
+    assert [path for path in bench_docs if path not in read] == []
 
 
 def test_every_cited_bench_results_file_exists():
