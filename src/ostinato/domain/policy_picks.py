@@ -18,9 +18,8 @@ lists, enabled or not (:func:`walkable`: the template says it once for all). A p
   conditions, :class:`AtMost`, which the walk checks as it goes); a NULL meets no comparison;
 - ``order``: its keys after the visit type, which are its partial index's columns in their order.
   A key says where NULLs go, or None where the walk meets none (its conditions rule them out, or
-  every listed origin has one). NULLs go where the stores' SQL puts them: PostgreSQL sorts them last
-  ascending unless told ``NULLS FIRST``, SQLite first, unless its query (and its index) orders by
-  ``x IS NULL`` first; the renderer writes whatever each dialect needs for the place declared.
+  every listed origin has one); each store writes what its dialect needs to put them there, as the
+  pick's index in that dialect keeps them (store/origins/picks.py).
 
 Fields are named as the visit stats name them (``VisitStats``), but for what the listings say together
 (:data:`LISTING_FIELDS`, read from :class:`ListingFacts`). A time condition compares with one of the

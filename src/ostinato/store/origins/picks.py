@@ -4,9 +4,11 @@ declares them, in place of the braced words conditions and order.
 
 What differs between the dialects is said here once: how a parameter is written, how a lag between
 two times is computed (as each schema's lag index computes it), and where each sorts NULLs unless
-told. A pick's ORDER BY is its partial index's columns, in their order, written as that dialect's
-index writes them: PostgreSQL walks an index only for the very order it keeps. Each statement is
-rendered once per process (cached), not per grab.
+told: PostgreSQL sorts NULLs last ascending unless told ``NULLS FIRST``; SQLite first, and its indexes
+put them last by a key of ``x IS NULL`` first (as ``visit_optimal_due_idx`` does). A pick's ORDER BY
+is its partial index's columns, in their order, written as that dialect's index writes them:
+PostgreSQL walks an index only for the very order it keeps. Each statement is rendered once per
+process (cached), not per grab.
 """
 
 from __future__ import annotations
@@ -42,10 +44,14 @@ SYNTAX = {
 }
 
 
-def _column(name: str) -> str:
+def _field(name: str) -> str:
     if not name.isidentifier():
         raise ValueError(f"a pick names a field {name!r}")
-    return f"s.{name}"
+    return name
+
+
+def _column(name: str) -> str:
+    return f"s.{_field(name)}"
 
 
 def _condition(syntax: PickSyntax, condition: Condition) -> str:
@@ -68,8 +74,7 @@ def _condition(syntax: PickSyntax, condition: Condition) -> str:
 
 def _key(syntax: PickSyntax, key: Key) -> str:
     if isinstance(key.of, Lag):
-        expression = syntax.lag.format(newer=_column(key.of.newer).removeprefix("s."),
-                                       older=_column(key.of.older).removeprefix("s."))
+        expression = syntax.lag.format(newer=_field(key.of.newer), older=_field(key.of.older))
     else:
         expression = _column(key.of)
     written = expression + (" DESC" if key.descending else "")
