@@ -46,6 +46,7 @@ from bench.common.report import RESULTS, code_version, console, progress, result
 from bench.limits.limits import WAL_SETTINGS
 from bench.limits.origins import LISTER
 from bench.limits.origins_data import FEEDBACK, Dataset
+from ostinato.store.origins.picks import pick_statement
 from ostinato.store.postgresql import PostgresStore
 from ostinato.store.postgresql.dialect import role_queries
 from test_servers.postgres import PostgresCluster
@@ -131,7 +132,7 @@ def build(cluster: PostgresCluster, n: int) -> None:
 
 def variants(pick: str) -> dict[str, tuple[str, str, list[str]]]:
     """name: (database, statement, statements run before it in its transaction)."""
-    sql = getattr(PG, pick).rstrip().rstrip(";")
+    sql = pick_statement(PG, "postgresql", pick).rstrip().rstrip(";")
     where, _, order = PICK_COLUMNS[pick]
     return {
         "as-is": ("grabs", PG.grab_picked.replace("{pick}", sql), []),

@@ -52,6 +52,7 @@ from bench.limits.limits import WAL_SETTINGS
 from bench.limits.limits_copy import SHAPED_UPDATES, copy_shaped, shaped_listed_rows, shaped_stats_rows, update_from_staged
 from bench.limits.origins_data import FEEDBACK, VISIT_TYPE, Dataset
 from ostinato.domain.visits import plan_visit_feedback
+from ostinato.store.origins.picks import pick_statement
 from ostinato.store.postgresql import PostgresStore
 from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries
 from test_servers.postgres import PostgresCluster
@@ -173,7 +174,7 @@ def run_writes(conn: psycopg.Connection, names: list[str], data: Dataset, batch:
 
 
 def grab_statements(pick: str, layout: str) -> dict[str, str]:
-    sql = getattr(PG, pick).rstrip().rstrip(";")
+    sql = pick_statement(PG, "postgresql", pick).rstrip().rstrip(";")
     found = {"pick": PG.dry_picked.replace("{pick}", sql), "pick_and_mark_by_key": MARK_BY_KEY.format(pick=sql)}
     if layout == "plain":
         found["pick_and_mark_by_tid"] = MARK_BY_TID.format(pick=sql)

@@ -1,5 +1,7 @@
-"""The policies' walks a store runs (its ``pick_*`` named queries) are the walks ``domain.policy_picks``
-declares, on every store.
+"""The policies' walks a store runs (its pick template filled from ``domain.policy_picks``, as
+store/origins/picks.py renders each declaration in its dialect) are the walks the declarations' Python
+side finds (``Pick.eligible``, ``Pick.sort_key``), on every store: the SQL and the predicate the console
+reads come from one declaration, and this holds the renderer and the derivation together.
 
 A seeded random history (listings by several listers, some origins listed by more than one, with and
 without last_update, enabled or not, forks or not; visit statuses of every outcome, recent and old;
@@ -13,9 +15,8 @@ eligibility, never the urls of a tie.
 Times are whole seconds: SQLite compares lags by ``julianday``, to the millisecond.
 
 The swh protocol's stats upsert may record a successful visit the feedback loop never planned from (no
-``next_optimal_visit``); ``pick_change_rate_optimal_due`` then meets a NULL, which PostgreSQL sorts last
-and SQLite first: the declaration follows PostgreSQL, and the second test keeps the SQLite stores'
-difference in sight (it fails once the dialects agree, to be turned into the first test's check).
+``next_optimal_visit``); ``pick_change_rate_optimal_due`` then meets a NULL, which its declaration puts
+last: PostgreSQL sorts it there unless told, SQLite as its statement and index order by ``IS NULL`` first.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def declared_walk(policy: VisitPolicy, rows: dict[str, Row], now: datetime, opti
     taken: set[str] = set()
     for pick in policy_picks(policy):
         room = count - len(walk)
-        eligible = sorted(((pick.order(*row), url) for url, row in rows.items()
+        eligible = sorted(((pick.sort_key(*row), url) for url, row in rows.items()
                            if url not in taken and pick.eligible(*row, now, options)), key=lambda found: found[0])
         for key, url in eligible[:max(room, 0)]:
             walk.append((pick, key))
@@ -140,7 +141,7 @@ def check_grabs(history: History, options: GrabOptions, policies=tuple(VisitPoli
                 for position, (url, (pick, key)) in enumerate(zip(urls, expected, strict=True)):
                     row = rows[url]
                     assert pick.eligible(*row, history.now, options), f"{said}: #{position} {url} by {pick.name}"
-                    assert pick.order(*row) == key, f"{said}: #{position} {url} by {pick.name}: out of order"
+                    assert pick.sort_key(*row) == key, f"{said}: #{position} {url} by {pick.name}: out of order"
                 took += len(urls)
     return took
 

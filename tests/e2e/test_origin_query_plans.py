@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from ostinato.domain.visit_policies import POLICY_PICKS
+from ostinato.domain.policy_picks import PICKS as DECLARED
+from ostinato.store.origins.picks import pick_statement
 from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES
 from ostinato.store.postgresql.dialect import role_queries as pg_queries
 from ostinato.store.sqlite.dialect import role_queries as lite_queries
@@ -19,18 +20,8 @@ from ostinato.store.sqlite.dialect import role_queries as lite_queries
 PG = pg_queries("origins")
 LITE = lite_queries("origins")
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-PICKS = sorted({pick for picks in POLICY_PICKS.values() for pick in picks})
-PICK_INDEXES = {
-    "pick_never_visited_oldest_update_first": "visit_never_visited_idx",
-    "pick_already_visited_order_by_lag": "visit_by_lag_idx",
-    "pick_without_last_update_never_loaded": "visit_without_update_never_loaded_idx",
-    "pick_without_last_update_loaded_once": "visit_without_update_loaded_once_idx",
-    "pick_without_last_update_loaded_more": "visit_without_update_loaded_more_idx",
-    "pick_oldest_scheduled_first": "visit_oldest_scheduled_idx",
-    "pick_stop_after_success": "visit_stop_after_success_idx",
-    "pick_change_rate_optimal_never_visited": "visit_optimal_never_visited_idx",
-    "pick_change_rate_optimal_due": "visit_optimal_due_idx",
-}
+PICKS = sorted(DECLARED)
+PICK_INDEXES = {name: pick.index for name, pick in DECLARED.items()}
 BATCH = 1000
 
 # i % 3: never loaded / loaded once / loaded three times; i % 5 = 0: no last_update;
@@ -70,6 +61,15 @@ def seeded_pg(pg_server, pg_template):
     pg_server.drop_database(name)
 
 
+def pg_pick(name: str) -> str:
+    """The pick as the PostgreSQL store renders it from its template."""
+    return pick_statement(PG, "postgresql", name)
+
+
+def lite_pick(name: str) -> str:
+    return pick_statement(LITE, "sqlite", name)
+
+
 def _nodes(plan: dict):
     yield plan
     for child in plan.get("Plans", []):
@@ -93,7 +93,7 @@ def _params(lister_id=None) -> dict:
 
 def _grab_sql(pick: str) -> str:
     """The statement a grab runs: the pick and the marking of what it locked (as the store composes it)."""
-    return PG.grab_picked.replace("{pick}", getattr(PG, pick).rstrip().rstrip(";"))
+    return PG.grab_picked.replace("{pick}", pg_pick(pick).rstrip().rstrip(";"))
 
 
 @pytest.mark.parametrize("pick", PICKS)
@@ -114,7 +114,7 @@ def test_postgresql_picks_walk_their_index_about_the_batch(seeded_pg, pick, list
 
 @pytest.mark.parametrize("pick", PICKS)
 def test_postgresql_dry_picks_walk_their_index_and_write_no_row_version(seeded_pg, pick):
-    sql = PG.dry_picked.replace("{pick}", getattr(PG, pick).rstrip().rstrip(";"))
+    sql = PG.dry_picked.replace("{pick}", pg_pick(pick).rstrip().rstrip(";"))
     plan = _analyze(seeded_pg, sql, {**_params(), "cooldown_until": NOW + timedelta(days=1)})
     nodes = list(_nodes(plan))
     assert [n["Index Name"] for n in nodes if n.get("Index Name", "").startswith("visit_")] == [PICK_INDEXES[pick]], nodes
@@ -126,7 +126,7 @@ def test_postgresql_dry_picks_walk_their_index_and_write_no_row_version(seeded_p
 
 
 def test_postgresql_a_dry_pick_updates_no_row_where_the_grab_updates_each(seeded_pg):
-    pick = PG.pick_never_visited_oldest_update_first.rstrip().rstrip(";")
+    pick = pg_pick("pick_never_visited_oldest_update_first").rstrip().rstrip(";")
     counts = "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'origin_visit_stats'"
     # PostgreSQL 15's transaction counts also hold what earlier transactions of the session left
     # unreported (reported at most once a second): the statement's own part is the difference
@@ -202,7 +202,7 @@ def test_sqlite_picks_walk_their_index(tmp_path):
         params = {"visit_type": "git", "now": iso(NOW), "visited_before": iso(NOW - timedelta(days=1)),
                   "lister_id": lister_id, "limit": BATCH}
         for pick in PICKS:
-            plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(LITE, pick), params))
+            plan = "\n".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + lite_pick(pick), params))
             index = PICK_INDEXES[pick]
             assert f"USING INDEX {index}" in plan or f"USING COVERING INDEX {index}" in plan, (pick, plan)
             assert "TEMP B-TREE" not in plan, (pick, plan)

@@ -9,7 +9,21 @@ from datetime import timedelta
 
 import psycopg
 import pytest
-from test_origin_query_plans import BATCH, LITE, NOW, PG, PICK_INDEXES, PICKS, SEED_LITE, SEED_PG, _analyze, _nodes, _params
+from test_origin_query_plans import (
+    BATCH,
+    LITE,
+    NOW,
+    PG,
+    PICK_INDEXES,
+    PICKS,
+    SEED_LITE,
+    SEED_PG,
+    _analyze,
+    _nodes,
+    _params,
+    lite_pick,
+    pg_pick,
+)
 
 from ostinato.store.origins.polite_grab import polite_statement
 
@@ -37,7 +51,7 @@ def busy_host_pg(pg_server, pg_template):
 
 
 def _polite(queries, pick: str) -> str:
-    return polite_statement(queries.polite_pick, getattr(queries, pick), queries.host_filter)
+    return polite_statement(queries.polite_pick, (pg_pick if queries is PG else lite_pick)(pick), queries.host_filter)
 
 
 @pytest.mark.parametrize("pick", PICKS)

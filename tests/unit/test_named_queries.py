@@ -10,13 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ostinato.domain.visit_policies import POLICY_PICKS
 from ostinato.store.queries import Queries, load_queries, load_query_files, role_query_files
 
 STORE = Path(__file__).resolve().parents[2] / "src" / "ostinato" / "store"
 ROLES = sorted({p.parent.name for p in [*STORE.glob("*/sqlite.sql"), *STORE.glob("*/sqlite_*.sql")]})
-#: queries the code runs by a name it reads elsewhere: the grab runs each policy's picks by name
-NAMED_ELSEWHERE = {pick for picks in POLICY_PICKS.values() for pick in picks}
 
 
 def _subjects(role: str, dialect: str) -> dict[str, set[str]]:
@@ -44,7 +41,7 @@ def test_same_files_and_names_in_both_dialects(role):
 def test_every_query_is_used(role):
     code = "\n".join(p.read_text(encoding="utf-8") for p in STORE.rglob("*.py"))
     unused = [name for name in load_query_files(role_query_files(STORE / role, "sqlite"))
-              if name not in NAMED_ELSEWHERE and not re.search(rf"\.{name}\b", code)]
+              if not re.search(rf"\.{name}\b", code)]
     assert unused == [], f"store/{role}: named queries no code uses"
 
 

@@ -2,8 +2,8 @@
 their cooldowns, and what a grab hands to a loader.
 
 The stores implement each policy as one or more index walks ("picks"), tried
-in order; this module names the policies, says which picks make each one,
-and holds the rules that decide when an origin may be grabbed again:
+in order, which ``domain.policy_picks`` declares; this module names the
+policies and holds the rules that decide when an origin may be grabbed again:
 
 - after a grab, not before ``in_flight_timeout`` unless its visit reports back;
 - after a visit, not within ``absolute_cooldown`` of it (nor of the grab);
@@ -43,30 +43,6 @@ class VisitPolicy(str, enum.Enum):
 
 
 POLICY_NAMES = frozenset(p.value for p in VisitPolicy)
-
-#: The index walks that make each policy, in the order they are tried. For
-#: ``origins_without_last_update``: never loaded (by first_seen), loaded once
-#: (by last visit, once ``minimum_interval`` has passed), loaded more than once
-#: (by next run target, once it is due). For ``change_rate_optimal``: never
-#: loaded (by first_seen), then every other by ``next_optimal_visit`` (due or not:
-#: the capacity is used in that order), which a change the forge reports brings
-#: forward by what a visit buys (``change_rates.hint_wait_days``).
-POLICY_PICKS: Mapping[VisitPolicy, tuple[str, ...]] = {
-    VisitPolicy.NEVER_VISITED_OLDEST_UPDATE_FIRST: ("pick_never_visited_oldest_update_first",),
-    VisitPolicy.ALREADY_VISITED_ORDER_BY_LAG: ("pick_already_visited_order_by_lag",),
-    VisitPolicy.ORIGINS_WITHOUT_LAST_UPDATE: (
-        "pick_without_last_update_never_loaded",
-        "pick_without_last_update_loaded_once",
-        "pick_without_last_update_loaded_more",
-    ),
-    VisitPolicy.OLDEST_SCHEDULED_FIRST: ("pick_oldest_scheduled_first",),
-    VisitPolicy.STOP_AFTER_SUCCESS: ("pick_stop_after_success",),
-    VisitPolicy.CHANGE_RATE_OPTIMAL: (
-        "pick_change_rate_optimal_never_visited",
-        "pick_change_rate_optimal_due",
-    ),
-}
-
 
 def parse_policy(value: Any, field_name: str = "policy") -> VisitPolicy:
     if isinstance(value, VisitPolicy):

@@ -237,8 +237,8 @@ def _at(moment: datetime | None, now: datetime) -> str:
 def policy_verdict(policy: str, ratio: float, stats: VisitStats, facts: ListingFacts, now: datetime, *,
                    minimum_interval: timedelta) -> PolicyVerdict:
     """What ``policy``'s index walks make of an enabled origin whose cooldown is over (times written
-    relative to ``now``): the first of its picks (``domain.policy_picks``, the stores' ``pick_*``) that
-    takes it, and when it is due there; the words say why."""
+    relative to ``now``): the first of its picks (``domain.policy_picks``, whose declarations the stores
+    render as their walks) that takes it, and when it is due there; the words say why."""
 
     def verdict(picks: bool, short: str, detail: str = "", due: datetime | None = None) -> PolicyVerdict:
         return PolicyVerdict(policy, ratio, picks, due, short, short + (f": {detail}" if detail else ""))
@@ -251,7 +251,7 @@ def policy_verdict(policy: str, ratio: float, stats: VisitStats, facts: ListingF
     pick = next((pick for pick in policy_picks(known) if pick.takes(stats, facts)), None)
     if pick is None:
         return verdict(False, *_passed_over(known, stats, facts, now))
-    due = pick.due(stats, options)
+    due = pick.due(stats, facts, options)
     return verdict(True, *_taken(pick.name, stats, facts, now, due, minimum_interval), due)
 
 

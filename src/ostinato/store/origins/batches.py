@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 from ...domain.change_rates import RevisitThreshold
 from ...domain.errors import ValidationError
 from ...domain.origins import ListedOrigin, check_listed_origin
+from ...domain.policy_picks import POLICY_PICKS
 from ...domain.politeness import host_of
-from ...domain.visit_policies import POLICY_PICKS, GrabRequest, NextVisit, VisitPolicy
+from ...domain.visit_policies import GrabRequest, NextVisit, VisitPolicy
 from ...domain.visits import VisitOutcome, VisitStatus
 from .rows import VisitChangesRecord, pack_times
 

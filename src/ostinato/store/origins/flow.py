@@ -21,9 +21,10 @@ from ...domain.change_rates import RateSample, RevisitThreshold
 from ...domain.errors import ConflictError, NotFoundError, ValidationError
 from ...domain.origin_metrics import DAY_BOUNDS, HOUR_BOUNDS, MetricClock, OriginMetrics, fold_metrics
 from ...domain.origins import ListedOrigin, Lister, StoredListedOrigin
+from ...domain.policy_picks import POLICY_PICKS, moments
 from ...domain.politeness import Politeness, check_politeness_setting
 from ...domain.visit_changes import VisitChanges
-from ...domain.visit_policies import POLICY_PICKS, GrabOptions, GrabRequest, NextVisit
+from ...domain.visit_policies import GrabOptions, GrabRequest, NextVisit
 from ...domain.visits import FeedbackPolicy, VisitStats, VisitStatus, check_visit_statuses, plan_visit_feedback
 from ..dialect import Dialect, chunks
 from ..queries import Queries, statements
@@ -42,6 +43,7 @@ from .batches import (
     thin_sample,
 )
 from .interface import OriginStore
+from .picks import pick_statement
 from .polite_grab import PoliteGrab, read_politeness
 from .rows import (
     metrics_params,
@@ -251,8 +253,9 @@ class OriginFlow(OriginStore):
             for statement in statements(q.index_ordered_picks):
                 conn.execute(statement)
             conn.execute(q.release_cooldowns, {"visit_type": visit_type, "now": time(now)})
-            params = {"visit_type": visit_type, "now": time(now), "lister_id": options.lister_id,
-                      "visited_before": time(now - options.minimum_interval),
+            # the grab's moments the picks' time conditions compare with (now among them)
+            params = {**{name: time(moment) for name, moment in moments(now, options).items()},
+                      "visit_type": visit_type, "lister_id": options.lister_id,
                       "cooldown_until": time(now + options.in_flight_timeout)}
 
             # a dry run whose one pick no later pick could repeat marks nothing: it writes no row version
@@ -262,9 +265,10 @@ class OriginFlow(OriginStore):
             polite = None if politeness.off else PoliteGrab(self.db, conn, q, politeness, params, now)
 
             def pick(name: str, limit: int) -> list[PickedOrigin]:
+                walk = pick_statement(q, self.db.name, name)
                 if polite is not None:
-                    return [(r[0], r[1], read_json(r[2]), read_time(r[3])) for r in polite.pick(getattr(q, name), limit)]
-                grab, *marking = grab_statements(template, getattr(q, name))
+                    return [(r[0], r[1], read_json(r[2]), read_time(r[3])) for r in polite.pick(walk, limit)]
+                grab, *marking = grab_statements(template, walk)
                 rows = self.db.tuples(conn, grab, {**params, "limit": limit})
                 if rows and marking:
                     picked = {**params, "urls": self.db.array(r[0] for r in rows)}

@@ -5,7 +5,7 @@
 -- %(named)s parameters; a batch of keys as one array per column (%(named)b, binary), a batch of records
 -- as one JSON array of objects read with json_to_recordset; `now` always from the caller.
 
--- Scheduling policies. Each pick_* walks one partial index in its order and
+-- Scheduling policies. Each pick walks one partial index in its order and
 -- locks what it takes (SKIP LOCKED: two orchestrators never take the same
 -- origin); the grab then marks them scheduled, which gives them a cooldown and
 -- takes them out of every policy index. The lister filter is a probe of
@@ -35,108 +35,23 @@ FROM (SELECT url FROM origin_visit_stats
       FOR UPDATE SKIP LOCKED) AS r
 WHERE s.visit_type = %(visit_type)s AND s.url = r.url;
 
--- name: pick_never_visited_oldest_update_first
+-- name: pick
+-- a policy's index walk: the template of every pick (domain.policy_picks declares each, store/origins/picks.py
+-- writes its conditions and its order in place of the braced words); the order after the visit type is the
+-- columns of the pick's partial index, which the walk follows
 SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
        s.host
 FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_successful IS NULL AND s.last_update IS NOT NULL
+WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL{conditions}
   AND (%(lister_id)s::bigint IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.is_fork, s.last_update
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_already_visited_order_by_lag
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update > s.last_successful
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, (s.last_update - s.last_successful) DESC
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_without_last_update_never_loaded
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update IS NULL AND s.last_successful IS NULL
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.first_seen
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_without_last_update_loaded_once
--- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= %(visited_before)s
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.last_visit
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_without_last_update_loaded_more
--- "order by next run target", those that are due
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= %(now)s
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.next_visit_target
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_oldest_scheduled_first
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_stop_after_success
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.last_scheduled NULLS FIRST
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_change_rate_optimal_never_visited
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.first_seen
-LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
-
--- name: pick_change_rate_optimal_due
--- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order
-SELECT s.ctid AS tid, s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.listing_count, s.last_status_date,
-       s.host
-FROM origin_visit_stats AS s
-WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
-  AND (%(lister_id)s::bigint IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = %(lister_id)s::bigint AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.next_optimal_visit
+ORDER BY s.visit_type, {order}
 LIMIT %(limit)s FOR UPDATE OF s SKIP LOCKED;
 
 -- name: grab_picked
--- one pick_* query (in place of the braced word pick, without its semicolon) and the marking of what it
--- locked, in one statement: the update finds each row by its tuple id, which
--- the lock keeps valid; rows come back in the pick's order
+-- one pick as store/origins/picks.py renders it (in place of the braced word pick, without its
+-- semicolon) and the marking of what it locked, in one statement: the update finds each row by its
+-- tuple id, which the lock keeps valid; rows come back in the pick's order
 WITH picked AS MATERIALIZED ({pick}),
 marked AS (
     UPDATE origin_visit_stats AS u SET last_scheduled = %(now)s, cooldown_until = %(cooldown_until)s
@@ -227,7 +142,7 @@ ON CONFLICT (visit_type, host) DO UPDATE SET max_concurrent = excluded.max_concu
 AND (s.host IS NULL OR s.host <> ALL(%(closed_hosts)s::text[]))
 
 -- name: polite_pick
--- one pick_* query with host_filter (in place of the braced word pick, without its semicolon): what it
+-- one rendered pick with host_filter (in place of the braced word pick, without its semicolon): what it
 -- locked, in its order, with each origin's host
 WITH picked AS MATERIALIZED ({pick})
 SELECT url, lister_id, extra_loader_arguments, last_update, host FROM picked;

@@ -6,7 +6,7 @@
 -- position (value ->> 0), or a statement run once per record of a batch (executemany), its fields as
 -- :named parameters; times as ISO 8601 text in UTC, `now` always from the caller.
 
--- Scheduling policies. Each pick_* walks one partial index in its order (the
+-- Scheduling policies. Each pick walks one partial index in its order (the
 -- write transaction holds SQLite's single writer lock, so nobody else grabs
 -- meanwhile); the grab then marks them scheduled, which gives them a cooldown
 -- and takes them out of every policy index.
@@ -19,91 +19,21 @@
 UPDATE origin_visit_stats SET cooldown_until = NULL
 WHERE visit_type = :visit_type AND cooldown_until IS NOT NULL AND cooldown_until <= :now;
 
--- name: pick_never_visited_oldest_update_first
+-- name: pick
+-- a policy's index walk: the template of every pick (domain.policy_picks declares each, store/origins/picks.py
+-- writes its conditions and its order in place of the braced words); the order after the visit type is the
+-- columns of the pick's partial index, which the walk follows
 SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_successful IS NULL AND s.last_update IS NOT NULL
+WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL{conditions}
   AND (:lister_id IS NULL OR EXISTS (
       SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.is_fork, s.last_update
-LIMIT :limit;
-
--- name: pick_already_visited_order_by_lag
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update > s.last_successful
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, (julianday(s.last_update) - julianday(s.last_successful)) DESC
-LIMIT :limit;
-
--- name: pick_without_last_update_never_loaded
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update IS NULL AND s.last_successful IS NULL
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.first_seen
-LIMIT :limit;
-
--- name: pick_without_last_update_loaded_once
--- "ordered by date of last visit; clamped to $minimum_interval (oldest first)"
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update IS NULL AND s.successful_visits = 1 AND s.last_visit <= :visited_before
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.last_visit
-LIMIT :limit;
-
--- name: pick_without_last_update_loaded_more
--- "order by next run target", those that are due
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
-  AND s.last_update IS NULL AND s.successful_visits > 1 AND s.next_visit_target <= :now
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.next_visit_target
-LIMIT :limit;
-
--- name: pick_oldest_scheduled_first
--- SQLite sorts NULL first: never scheduled first
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.last_scheduled
-LIMIT :limit;
-
--- name: pick_change_rate_optimal_never_visited
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.first_seen
-LIMIT :limit;
-
--- name: pick_change_rate_optimal_due
--- by the time each origin's optimal revisit falls due, due or not: the capacity is spent in this order (an
--- origin with no such time, as a visit the swh protocol wrote leaves it, last: as PostgreSQL sorts a NULL)
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NOT NULL
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.next_optimal_visit IS NULL, s.next_optimal_visit
-LIMIT :limit;
-
--- name: pick_stop_after_success
-SELECT s.url, s.lister_id, s.extra_loader_arguments, s.last_update, s.host FROM origin_visit_stats AS s
-WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL AND s.last_successful IS NULL
-  AND (:lister_id IS NULL OR EXISTS (
-      SELECT 1 FROM listed_origin AS o WHERE o.lister_id = :lister_id AND o.url = s.url AND o.visit_type = s.visit_type))
-ORDER BY s.visit_type, s.last_scheduled
+ORDER BY s.visit_type, {order}
 LIMIT :limit;
 
 -- name: grab_picked
--- one pick_* query (in place of the braced word pick, without its semicolon), then the marking of
--- what it returned (SQLite cannot update in a WITH), the urls it returned as a JSON array
+-- one pick as store/origins/picks.py renders it (in place of the braced word pick, without its
+-- semicolon), then the marking of what it returned (SQLite cannot update in a WITH), the urls it
+-- returned as a JSON array
 {pick};
 UPDATE origin_visit_stats SET last_scheduled = :now, cooldown_until = :cooldown_until
 WHERE visit_type = :visit_type AND url IN (SELECT value FROM json_each(:urls));
