@@ -11,7 +11,7 @@ import pytest
 from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats, cooldown_bounds
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visits import VisitOutcome
-from ostinato.store.compat.flow import _walk_order, walk_statement
+from ostinato.store.compat.flow import walk_statement
 from ostinato.store.postgresql.dialect import INDEX_DRIVEN_BATCHES, role_queries
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -87,7 +87,7 @@ def test_postgresql_each_policy_walks_its_index(seeded_pg, order, locked):
     with store.db.write(rollback=True) as conn:
         conn.execute(INDEX_DRIVEN_BATCHES)
         document = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
-                                + walk_statement(q.protocol_walk, _walk_order(q, order), q.grab_lock if locked else ""),
+                                + walk_statement(q, order, q.grab_lock if locked else ""),
                                 params(store, order, lister_id)).fetchone()["QUERY PLAN"]
     nodes = list(_nodes(document[0]["Plan"]))
     assert any(n["Node Type"] == "LockRows" for n in nodes) == locked, nodes
@@ -117,7 +117,7 @@ def test_sqlite_each_policy_walks_its_index(tmp_path, order):
             bound = params(store, order, lister_id)
             bound["lister_ids"] = None if bound["lister_ids"] is None else store.db.array(bound["lister_ids"])
             plan = "\n".join(row[3] for row in conn.execute(
-                "EXPLAIN QUERY PLAN " + walk_statement(q.protocol_walk, _walk_order(q, order), q.grab_lock), bound))
+                "EXPLAIN QUERY PLAN " + walk_statement(q, order, q.grab_lock), bound))
     finally:
         store.close()
     assert f"USING INDEX {INDEXES[order]}" in plan, plan

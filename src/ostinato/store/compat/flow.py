@@ -89,11 +89,19 @@ def _metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if metadata is None else dict(metadata)
 
 
+def with_cooldowns(queries: Queries, template: str) -> str:
+    """``template`` (``protocol_walk`` or ``grab_listings``) with the protocol's cooldowns (``protocol_cooldowns``)
+    in place of ``{cooldowns}``."""
+    return template.replace("{cooldowns}", queries.protocol_cooldowns.rstrip().rstrip(";"))
+
+
 @lru_cache(maxsize=32)
-def walk_statement(template: str, walk: str, lock: str) -> str:
-    """``protocol_walk`` with its policy's fragment in place of ``{walk}`` and ``lock`` (``grab_lock`` for a
-    real grab, nothing for a dry run) in place of ``{lock}``."""
-    return template.replace("{walk}", walk.rstrip().rstrip(";")).replace("{lock}", lock)
+def walk_statement(queries: Queries, order: ListingOrder, lock: str) -> str:
+    """``protocol_walk`` with the protocol's cooldowns, the fragment of the policy's walk (``order``) in place of
+    ``{walk}``, and ``lock`` (``grab_lock`` for a real grab, nothing for a dry run) in place of ``{lock}``."""
+    walk = _walk_order(queries, order)
+    return with_cooldowns(queries, queries.protocol_walk).replace("{walk}", walk.rstrip().rstrip(";")).replace(
+        "{lock}", lock)
 
 
 def _walk_order(queries: Queries, order: ListingOrder) -> str:
@@ -259,7 +267,7 @@ class CompatFlow(CompatStore):
                                                                              "now": params["now"]})
                 chosen = self._walk(conn, grab, params, lock)
             else:  # disabled listings: no index holds them, a scan as the protocol's own store does
-                query = f"{q.grab_listings}\n{_listing_order(q, grab.order)}\n{q.listing_limit}\n{lock}"
+                query = f"{with_cooldowns(q, q.grab_listings)}\n{_listing_order(q, grab.order)}\n{q.listing_limit}\n{lock}"
                 chosen = [(r["queue_position"], r["tid"], row_to_listed_origin(self.db, r))
                           for r in conn.execute(query, params)]
             if chosen and not dry_run:
@@ -278,7 +286,7 @@ class CompatFlow(CompatStore):
         from a walk of the policy's index (``protocol_walk``), walked further (four times as far each time)
         until the first ``count`` are certain."""
         q, read_time = self._compat, self.db.read_time
-        query = walk_statement(q.protocol_walk, _walk_order(q, grab.order), lock)
+        query = walk_statement(q, grab.order, lock)
         # as many as asked, no more: what a walk passes it locks until the grab commits, and a concurrent grab
         # skips it (a slack of origins walked beyond the batch left concurrent grabs short, with origins free)
         walk = grab.count

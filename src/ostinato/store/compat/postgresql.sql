@@ -73,10 +73,22 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
 -- name: delete_compat_record
 DELETE FROM compat_record WHERE namespace = %(namespace)s AND key = %(key)s;
 
+-- name: protocol_cooldowns
+-- the protocol's cooldowns, each computed from the grab's own bounds (NULL: not applied), as conditions on
+-- the visit stats s: what protocol_walk and grab_listings hold in place of the braced word cooldowns
+AND (%(absolute_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
+     OR s.last_scheduled < %(absolute_since)s::timestamptz)
+AND (%(scheduled_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
+     OR s.last_scheduled < GREATEST(%(scheduled_since)s::timestamptz, s.last_visit))
+AND (%(failed_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'failed'
+     OR s.last_visit < %(failed_since)s::timestamptz)
+AND (%(not_found_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'not_found'
+     OR s.last_visit < %(not_found_since)s::timestamptz)
+
 -- name: protocol_walk
 -- The swh protocol's grab of enabled listings (see domain/listing_grabs.py): a walk of the origins
 -- in the index of its policy (in braces below: a walk_* fragment, its filter and its ORDER BY), each
--- cooldown computed from the grab's own bounds (NULL: not applied), at most %(walk)s origins,
+-- cooldown computed from the grab's own bounds (protocol_cooldowns, in place below), at most %(walk)s origins,
 -- locked by a real grab (grab_lock, in place below; a dry run locks nothing); with the listings of each origin
 -- the grab takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
 WITH walked AS MATERIALIZED (
@@ -84,14 +96,7 @@ WITH walked AS MATERIALIZED (
            s.last_update AS newest_update, s.queue_position, s.ctid
     FROM origin_visit_stats AS s
     WHERE s.visit_type = %(visit_type)s AND s.enabled AND s.cooldown_until IS NULL
-      AND (%(absolute_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
-           OR s.last_scheduled < %(absolute_since)s::timestamptz)
-      AND (%(scheduled_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
-           OR s.last_scheduled < GREATEST(%(scheduled_since)s::timestamptz, s.last_visit))
-      AND (%(failed_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'failed'
-           OR s.last_visit < %(failed_since)s::timestamptz)
-      AND (%(not_found_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'not_found'
-           OR s.last_visit < %(not_found_since)s::timestamptz)
+      {cooldowns}
       -- the grab's listers: an origin none of them lists enabled is not walked (nor locked); a probe of
       -- listed_origin's primary key per origin walked (a scalar subquery: an EXISTS may be planned as a hash
       -- of every listing of the listers, which grows with them)
@@ -148,14 +153,7 @@ FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
 WHERE o.visit_type = %(visit_type)s AND o.enabled = %(enabled)s
   AND (%(lister_ids)s::bigint[] IS NULL OR o.lister_id = ANY(%(lister_ids)s::bigint[]))
-  AND (%(absolute_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
-       OR s.last_scheduled < %(absolute_since)s::timestamptz)
-  AND (%(scheduled_since)s::timestamptz IS NULL OR s.last_scheduled IS NULL
-       OR s.last_scheduled < GREATEST(%(scheduled_since)s::timestamptz, s.last_visit))
-  AND (%(failed_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'failed'
-       OR s.last_visit < %(failed_since)s::timestamptz)
-  AND (%(not_found_since)s::timestamptz IS NULL OR s.last_visit_status IS DISTINCT FROM 'not_found'
-       OR s.last_visit < %(not_found_since)s::timestamptz)
+  {cooldowns}
   AND (%(sample_percent)s::float8 IS NULL OR random() * 100 < %(sample_percent)s::float8)
 
 -- name: listing_order_oldest_scheduled_first

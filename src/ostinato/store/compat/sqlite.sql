@@ -70,10 +70,19 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value;
 -- name: delete_compat_record
 DELETE FROM compat_record WHERE namespace = :namespace AND key = :key;
 
+-- name: protocol_cooldowns
+-- the protocol's cooldowns, each computed from the grab's own bounds (NULL: not applied), as conditions on
+-- the visit stats s: what protocol_walk and grab_listings hold in place of the braced word cooldowns
+AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
+AND (:scheduled_since IS NULL OR s.last_scheduled IS NULL
+     OR s.last_scheduled < max(:scheduled_since, coalesce(s.last_visit, :scheduled_since)))
+AND (:failed_since IS NULL OR s.last_visit_status IS NOT 'failed' OR s.last_visit < :failed_since)
+AND (:not_found_since IS NULL OR s.last_visit_status IS NOT 'not_found' OR s.last_visit < :not_found_since)
+
 -- name: protocol_walk
 -- The swh protocol's grab of enabled listings (see domain/listing_grabs.py): a walk of the origins
 -- in the index of its policy (in braces below: a walk_* fragment, its filter and its ORDER BY), each
--- cooldown computed from the grab's own bounds (NULL: not applied), at most :walk origins (the
+-- cooldown computed from the grab's own bounds (protocol_cooldowns, in place below), at most :walk origins (the
 -- write transaction is the only writer: nothing to lock); with the listings of each origin the grab
 -- takes (none: NULL). An origin Ostinato's own grab holds (its cooldown) is left out.
 WITH walked AS MATERIALIZED (
@@ -81,11 +90,7 @@ WITH walked AS MATERIALIZED (
            s.last_update AS newest_update, s.queue_position, s.rowid AS tid
     FROM origin_visit_stats AS s
     WHERE s.visit_type = :visit_type AND s.enabled AND s.cooldown_until IS NULL
-      AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
-      AND (:scheduled_since IS NULL OR s.last_scheduled IS NULL
-           OR s.last_scheduled < max(:scheduled_since, coalesce(s.last_visit, :scheduled_since)))
-      AND (:failed_since IS NULL OR s.last_visit_status IS NOT 'failed' OR s.last_visit < :failed_since)
-      AND (:not_found_since IS NULL OR s.last_visit_status IS NOT 'not_found' OR s.last_visit < :not_found_since)
+      {cooldowns}
       -- the grab's listers: an origin none of them lists enabled is not walked
       AND (:lister_ids IS NULL OR EXISTS (
           SELECT 1 FROM listed_origin AS l WHERE l.lister_id IN (SELECT value FROM json_each(:lister_ids))
@@ -140,11 +145,7 @@ FROM listed_origin AS o
 JOIN origin_visit_stats AS s ON s.url = o.url AND s.visit_type = o.visit_type
 WHERE o.visit_type = :visit_type AND o.enabled = :enabled
   AND (:lister_ids IS NULL OR o.lister_id IN (SELECT value FROM json_each(:lister_ids)))
-  AND (:absolute_since IS NULL OR s.last_scheduled IS NULL OR s.last_scheduled < :absolute_since)
-  AND (:scheduled_since IS NULL OR s.last_scheduled IS NULL
-       OR s.last_scheduled < max(:scheduled_since, coalesce(s.last_visit, :scheduled_since)))
-  AND (:failed_since IS NULL OR s.last_visit_status IS NOT 'failed' OR s.last_visit < :failed_since)
-  AND (:not_found_since IS NULL OR s.last_visit_status IS NOT 'not_found' OR s.last_visit < :not_found_since)
+  {cooldowns}
   AND (:sample_percent IS NULL OR abs(random() % 1000000) < :sample_percent * 10000)
 
 -- name: listing_order_oldest_scheduled_first
