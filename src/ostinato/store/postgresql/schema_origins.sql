@@ -169,8 +169,8 @@ CREATE TABLE revisit_threshold (
 CREATE INDEX visit_stats_multi_listed_idx ON origin_visit_stats (visit_type)
     WHERE listing_count > 1;
 
--- origin metrics kept up to date by the writes (0011): each origin one lister lists makes up
--- cells of its lister's counts, changed with it (see migrations/0011_origin_metric_cells.sql)
+-- origin metrics kept up to date by the writes (0012): each origin one lister lists makes up
+-- cells of its lister's counts, changed with it (see migrations/0012_origin_metric_cells.sql)
 CREATE TABLE origin_metric_cell (
     lister_id bigint NOT NULL,
     visit_type text NOT NULL,
@@ -246,11 +246,10 @@ CREATE FUNCTION origin_metric_cell_query(plus text, minus text) RETURNS text LAN
             FROM s WHERE last_uneventful > coalesce($1, '-infinity'))
         SELECT lister_id, visit_type, kind, cell, sum(n)::integer AS origins FROM c WHERE n <> 0
         GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
-    $q$, concat_ws(' UNION ALL ',
-                   CASE WHEN plus IS NOT NULL THEN format('SELECT 1 AS sign, %s FROM %s WHERE listing_count = 1', c.columns, plus) END,
-                   CASE WHEN minus IS NOT NULL THEN format('SELECT -1 AS sign, %s FROM %s WHERE listing_count = 1', c.columns, minus) END))
-    FROM (SELECT 'lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, '
-                 'cooldown_until, last_eventful, last_uneventful' AS columns) AS c
+    $q$, replace(concat_ws(' UNION ALL ', 'SELECT 1 AS sign, {columns} FROM ' || plus || ' WHERE listing_count = 1',
+                           'SELECT -1 AS sign, {columns} FROM ' || minus || ' WHERE listing_count = 1'),
+                 '{columns}', 'lister_id, visit_type, enabled, last_update, last_successful, last_status_date, '
+                              'last_scheduled, cooldown_until, last_eventful, last_uneventful'))
 $fn$;
 
 -- a statement's changes of the cells: what its new rows make up, less what its old rows made up (the
