@@ -15,7 +15,7 @@ DROP TRIGGER origin_visit_stats_metrics_update;
 -- 6 in flight (cell: the end of the grab's cooldown); 7 visited, 8 eventful, 9 uneventful (cell: the
 -- minute at or after the visit)
 CREATE VIEW origin_metric_cell_of_row AS
-SELECT s.url AS url, s.visit_type AS visit_type, s.lister_id AS lister_id, k.column1 AS kind,
+SELECT s.rowid AS row, s.lister_id AS lister_id, s.visit_type AS visit_type, k.column1 AS kind,
        CASE k.column1
            WHEN 5 THEN CASE WHEN substr(s.last_update, 15) = '00:00.000000+00:00' THEN s.last_update ELSE strftime('%Y-%m-%dT%H:00:00.000000+00:00', s.last_update, '+1 hour') END
            WHEN 6 THEN s.cooldown_until
@@ -23,7 +23,7 @@ SELECT s.url AS url, s.visit_type AS visit_type, s.lister_id AS lister_id, k.col
            WHEN 8 THEN CASE WHEN substr(s.last_eventful, 18) = '00.000000+00:00' THEN s.last_eventful ELSE strftime('%Y-%m-%dT%H:%M:00.000000+00:00', s.last_eventful, '+1 minute') END
            WHEN 9 THEN CASE WHEN substr(s.last_uneventful, 18) = '00.000000+00:00' THEN s.last_uneventful ELSE strftime('%Y-%m-%dT%H:%M:00.000000+00:00', s.last_uneventful, '+1 minute') END
            ELSE 0 END AS cell
-FROM origin_visit_stats AS s, (VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS k
+FROM origin_visit_stats AS s CROSS JOIN (VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS k  -- the row first: one lookup a trigger
 WHERE s.listing_count = 1 AND CASE k.column1
           WHEN 1 THEN 1
           WHEN 2 THEN s.enabled
@@ -41,14 +41,14 @@ CREATE TRIGGER origin_visit_stats_metrics_insert AFTER INSERT ON origin_visit_st
 BEGIN
     INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins)
     SELECT lister_id, visit_type, kind, cell, 1 FROM origin_metric_cell_of_row
-    WHERE url = NEW.url AND visit_type = NEW.visit_type
+    WHERE row = NEW.rowid
     ON CONFLICT (lister_id, visit_type, kind, cell) DO UPDATE SET origins = origins + excluded.origins;
 END;
 CREATE TRIGGER origin_visit_stats_metrics_delete BEFORE DELETE ON origin_visit_stats WHEN OLD.listing_count = 1
 BEGIN
     INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins)
     SELECT lister_id, visit_type, kind, cell, -1 FROM origin_metric_cell_of_row
-    WHERE url = OLD.url AND visit_type = OLD.visit_type
+    WHERE row = OLD.rowid
     ON CONFLICT (lister_id, visit_type, kind, cell) DO UPDATE SET origins = origins + excluded.origins;
 END;
 CREATE TRIGGER origin_visit_stats_metrics_update_old BEFORE UPDATE ON origin_visit_stats
@@ -67,7 +67,7 @@ WHEN OLD.listing_count = 1 AND (
 BEGIN
     INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins)
     SELECT lister_id, visit_type, kind, cell, -1 FROM origin_metric_cell_of_row
-    WHERE url = OLD.url AND visit_type = OLD.visit_type
+    WHERE row = OLD.rowid
     ON CONFLICT (lister_id, visit_type, kind, cell) DO UPDATE SET origins = origins + excluded.origins;
 END;
 CREATE TRIGGER origin_visit_stats_metrics_update_new AFTER UPDATE ON origin_visit_stats
@@ -86,6 +86,6 @@ WHEN NEW.listing_count = 1 AND (
 BEGIN
     INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins)
     SELECT lister_id, visit_type, kind, cell, 1 FROM origin_metric_cell_of_row
-    WHERE url = NEW.url AND visit_type = NEW.visit_type
+    WHERE row = NEW.rowid
     ON CONFLICT (lister_id, visit_type, kind, cell) DO UPDATE SET origins = origins + excluded.origins;
 END;
