@@ -11,7 +11,7 @@
 -- `now`'s minute); in flight at `now` itself. Activity (in flight; visits of any outcome (last_status_date),
 -- eventful and uneventful) counts an origin once, for the listing its loader gets (s.lister_id), so that it
 -- adds up over listers. Origins one lister lists are counted from the cells their writes keep up to date
--- (origin_metric_cell, see migrations/0012 and 0013); recounted in full only on demand (single_listed_metrics, which
+-- (origin_metric_cell, see migrations/0012, 0013 and 0029); recounted in full only on demand (single_listed_metrics, which
 -- also rebuilds the cells). Rows are one per (lister, visit type, lag bucket), the bucket NULL for origins
 -- with nothing pending, as fold_metrics takes them.
 
@@ -59,16 +59,10 @@ CROSS JOIN LATERAL (SELECT e.old, %(lag_day)s - e.at AS lag_d, %(lag_hour)s - e.
 GROUP BY 1, 2, 3;
 
 -- name: rebuild_metric_cells
--- every cell counted again from the scheduling rows (with single_listed_metrics: the full recount)
+-- every cell counted again from the scheduling rows (with single_listed_metrics: the full recount), by the
+-- rule the writes count by (migrations/0029)
 DELETE FROM origin_metric_cell;
-INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins)
-SELECT s.lister_id, s.visit_type, c.kind, c.cell, count(*)
-FROM origin_visit_stats AS s
-CROSS JOIN LATERAL origin_metric_cells(s.enabled, s.last_update, s.last_successful, s.last_status_date,
-                                       s.last_scheduled, s.cooldown_until, s.last_eventful, s.last_uneventful,
-                                       %(horizon)s) AS c
-WHERE s.listing_count = 1
-GROUP BY 1, 2, 3, 4;
+SELECT origin_metric_cells_recount(%(horizon)s);
 
 -- name: single_listed_metrics
 -- the full recount of the origins one lister lists: their scheduling row says it all (one scan, no join)

@@ -12,7 +12,7 @@
 -- `now`. Activity (in flight; visits of any outcome (last_status_date), eventful and uneventful) counts an
 -- origin once, for the listing its loader gets (s.lister_id), so that it adds up over listers. Origins one
 -- lister lists are counted from the cells their writes keep up to date (origin_metric_cell, see
--- migrations/0012: this store's cells are times as text); recounted in full only on demand
+-- migrations/0012 and 0029: this store's cells are times as text); recounted in full only on demand
 -- (single_listed_metrics, which also rebuilds the cells). Rows are one per (lister, visit type, lag
 -- bucket), the bucket NULL for origins with nothing pending, as fold_metrics takes them.
 
@@ -50,32 +50,11 @@ FROM (SELECT lister_id, visit_type, origins,
 GROUP BY 1, 2, 3;
 
 -- name: rebuild_metric_cells
--- every cell counted again from the scheduling rows (with single_listed_metrics: the full recount)
+-- every cell counted again from the scheduling rows (with single_listed_metrics: the full recount), by the
+-- rule the triggers count by (origin_metric_cell_of_row, migrations/0029)
 DELETE FROM origin_metric_cell;
 INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins)
-SELECT s.lister_id, s.visit_type, k.column1,
-       CASE k.column1
-           WHEN 5 THEN CASE WHEN substr(s.last_update, 15) = '00:00.000000+00:00' THEN s.last_update ELSE strftime('%Y-%m-%dT%H:00:00.000000+00:00', s.last_update, '+1 hour') END
-           WHEN 6 THEN s.cooldown_until
-           WHEN 7 THEN CASE WHEN substr(s.last_status_date, 18) = '00.000000+00:00' THEN s.last_status_date ELSE strftime('%Y-%m-%dT%H:%M:00.000000+00:00', s.last_status_date, '+1 minute') END
-           WHEN 8 THEN CASE WHEN substr(s.last_eventful, 18) = '00.000000+00:00' THEN s.last_eventful ELSE strftime('%Y-%m-%dT%H:%M:00.000000+00:00', s.last_eventful, '+1 minute') END
-           WHEN 9 THEN CASE WHEN substr(s.last_uneventful, 18) = '00.000000+00:00' THEN s.last_uneventful ELSE strftime('%Y-%m-%dT%H:%M:00.000000+00:00', s.last_uneventful, '+1 minute') END
-           ELSE 0 END,
-       count(*)
-FROM origin_visit_stats AS s, (VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS k
-WHERE s.listing_count = 1 AND CASE k.column1
-          WHEN 1 THEN 1
-          WHEN 2 THEN s.enabled
-          WHEN 3 THEN s.enabled AND s.last_successful IS NULL AND s.last_status_date IS NULL
-          WHEN 4 THEN s.enabled AND s.last_successful IS NULL AND s.last_status_date IS NOT NULL
-          WHEN 5 THEN s.enabled AND s.last_update IS NOT NULL
-                      AND (s.last_successful IS NULL OR s.last_update > s.last_successful)
-          WHEN 6 THEN s.last_scheduled IS NOT NULL AND s.cooldown_until IS NOT NULL
-                      AND (s.last_status_date IS NULL OR s.last_scheduled > s.last_status_date)
-          WHEN 7 THEN s.last_status_date IS NOT NULL
-          WHEN 8 THEN s.last_eventful IS NOT NULL
-          WHEN 9 THEN s.last_uneventful IS NOT NULL END
-GROUP BY 1, 2, 3, 4;
+SELECT lister_id, visit_type, kind, cell, count(*) FROM origin_metric_cell_of_row GROUP BY 1, 2, 3, 4;
 
 -- name: single_listed_metrics
 -- the full recount of the origins one lister lists: their scheduling row says it all (one scan, no join)

@@ -169,8 +169,8 @@ CREATE TABLE revisit_threshold (
 CREATE INDEX visit_stats_multi_listed_idx ON origin_visit_stats (visit_type)
     WHERE listing_count > 1;
 
--- origin metrics kept up to date by the writes (0011): each origin one lister lists makes up
--- cells of its lister's counts, changed with it (see migrations/0011_origin_metric_cells.sql)
+-- origin metrics kept up to date by the writes (0012): each origin one lister lists makes up
+-- cells of its lister's counts, changed with it (see migrations/0012_origin_metric_cells.sql)
 CREATE TABLE origin_metric_cell (
     lister_id bigint NOT NULL,
     visit_type text NOT NULL,
@@ -207,52 +207,13 @@ LANGUAGE sql STABLE AS $$
                 ELSE ceil(date_part('epoch', last_update) / 3600) END::bigint
 $$;
 
--- the cells of one scheduling row. Activity at or before `horizon` (the writer's clock, to
--- the minute, less the activity window: see domain/origin_metrics.py) is over for every
--- later count and left out; without a horizon every cell is kept.
-CREATE FUNCTION origin_metric_cells(enabled boolean, last_update timestamptz, last_successful timestamptz,
-                                    last_status_date timestamptz, last_scheduled timestamptz,
-                                    cooldown_until timestamptz, last_eventful timestamptz,
-                                    last_uneventful timestamptz, horizon timestamptz)
-RETURNS TABLE (kind smallint, cell bigint) LANGUAGE sql STABLE AS $$
-    SELECT 1::smallint, 0::bigint
-    UNION ALL SELECT 2::smallint, 0::bigint WHERE enabled
-    UNION ALL SELECT 3::smallint, 0::bigint WHERE enabled AND last_successful IS NULL AND last_status_date IS NULL
-    UNION ALL SELECT 4::smallint, 0::bigint WHERE enabled AND last_successful IS NULL AND last_status_date IS NOT NULL
-    UNION ALL SELECT origin_metric_pending_kind(last_update, horizon), origin_metric_pending_cell(last_update, horizon)
-        WHERE enabled AND last_update IS NOT NULL AND (last_successful IS NULL OR last_update > last_successful)
-    UNION ALL SELECT 6::smallint, round(date_part('epoch', cooldown_until) * 1000000)::bigint
-        WHERE last_scheduled IS NOT NULL AND cooldown_until IS NOT NULL
-          AND (last_status_date IS NULL OR last_scheduled > last_status_date)
-          AND (horizon IS NULL OR cooldown_until > horizon)
-    UNION ALL SELECT 7::smallint, ceil(date_part('epoch', last_status_date) / 60)::bigint
-        WHERE last_status_date > coalesce(horizon, '-infinity')
-    UNION ALL SELECT 8::smallint, ceil(date_part('epoch', last_eventful) / 60)::bigint
-        WHERE last_eventful > coalesce(horizon, '-infinity')
-    UNION ALL SELECT 9::smallint, ceil(date_part('epoch', last_uneventful) / 60)::bigint
-        WHERE last_uneventful > coalesce(horizon, '-infinity')
-$$;
-
--- a statement's changes of the cells: what its new rows make up, less what its old rows made up
--- (origins one lister lists only), one pass per family of cells over the statement's rows (one query
--- for the three events: its rows come from the transition tables the event has); the writer's horizon
--- comes in ostinato.metrics_horizon. A transaction whose statements say what they change themselves
--- (ostinato.metrics_by_statement: the grab) is left alone.
-CREATE FUNCTION origin_visit_stats_metric_changes() RETURNS trigger LANGUAGE plpgsql AS $fn$
-DECLARE
-    columns text := 'lister_id, visit_type, enabled, last_update, last_successful, last_status_date, last_scheduled, '
-                    'cooldown_until, last_eventful, last_uneventful';
-    source text;
-BEGIN
-    IF current_setting('ostinato.metrics_by_statement', true) = 'on' THEN
-        RETURN NULL;
-    END IF;
-    source := CASE TG_OP
-        WHEN 'INSERT' THEN format('SELECT 1 AS sign, %s FROM new_rows WHERE listing_count = 1', columns)
-        WHEN 'DELETE' THEN format('SELECT -1 AS sign, %s FROM old_rows WHERE listing_count = 1', columns)
-        ELSE format('SELECT 1 AS sign, %1$s FROM new_rows WHERE listing_count = 1
-                     UNION ALL SELECT -1, %1$s FROM old_rows WHERE listing_count = 1', columns) END;
-    EXECUTE format($q$
+-- (0029) the rule of the metric cells, written once (the statement trigger and the full recount run it):
+-- the cells the rows of `plus` add and those of `minus` take away (relations with the columns of
+-- origin_visit_stats; either NULL for none), origins one lister lists only, summed by cell: one pass per
+-- family of cells over the rows; the writer's horizon is the query's $1 (see origin_metric_pending_kind:
+-- activity at or before it is over for every later count and left out; without a horizon every cell counts)
+CREATE FUNCTION origin_metric_cell_query(plus text, minus text) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT format($q$
         WITH s AS MATERIALIZED (%s),
         c AS (
             SELECT g.lister_id, g.visit_type, k.kind, 0::bigint AS cell, k.n
@@ -283,17 +244,46 @@ BEGIN
             UNION ALL
             SELECT lister_id, visit_type, 9::smallint, ceil(date_part('epoch', last_uneventful) / 60)::bigint, sign
             FROM s WHERE last_uneventful > coalesce($1, '-infinity'))
+        SELECT lister_id, visit_type, kind, cell, sum(n)::integer AS origins FROM c WHERE n <> 0
+        GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
+    $q$, replace(concat_ws(' UNION ALL ', 'SELECT 1 AS sign, {columns} FROM ' || plus || ' WHERE listing_count = 1',
+                           'SELECT -1 AS sign, {columns} FROM ' || minus || ' WHERE listing_count = 1'),
+                 '{columns}', 'lister_id, visit_type, enabled, last_update, last_successful, last_status_date, '
+                              'last_scheduled, cooldown_until, last_eventful, last_uneventful'))
+$fn$;
+
+-- a statement's changes of the cells: what its new rows make up, less what its old rows made up (the
+-- transition tables the event has); the writer's horizon comes in ostinato.metrics_horizon. A
+-- transaction whose statements say what they change themselves (ostinato.metrics_by_statement: the
+-- grab) is left alone.
+CREATE FUNCTION origin_visit_stats_metric_changes() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF current_setting('ostinato.metrics_by_statement', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
+    EXECUTE format($q$
         INSERT INTO origin_metric_delta AS d (xid, lister_ids, visit_types, kinds, cells, origins)
         SELECT pg_current_xact_id(), array_agg(t.lister_id), array_agg(t.visit_type), array_agg(t.kind),
                array_agg(t.cell), array_agg(t.origins)
-        FROM (SELECT lister_id, visit_type, kind, cell, sum(n)::integer AS origins FROM c WHERE n <> 0
-              GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0) AS t
+        FROM (%s) AS t
         HAVING count(*) > 0
         ON CONFLICT (xid) DO UPDATE SET lister_ids = d.lister_ids || excluded.lister_ids,
             visit_types = d.visit_types || excluded.visit_types, kinds = d.kinds || excluded.kinds,
             cells = d.cells || excluded.cells, origins = d.origins || excluded.origins
-    $q$, source) USING nullif(current_setting('ostinato.metrics_horizon', true), '')::timestamptz;
+    $q$, origin_metric_cell_query(CASE WHEN TG_OP <> 'DELETE' THEN 'new_rows' END,
+                                  CASE WHEN TG_OP <> 'INSERT' THEN 'old_rows' END))
+    USING nullif(current_setting('ostinato.metrics_horizon', true), '')::timestamptz;
     RETURN NULL;
+END
+$fn$;
+
+-- every cell counted again from the scheduling rows, as the writes at `horizon` count them (the
+-- cell table emptied first by the caller)
+CREATE FUNCTION origin_metric_cells_recount(horizon timestamptz) RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+    EXECUTE format('INSERT INTO origin_metric_cell (lister_id, visit_type, kind, cell, origins) %s',
+                   origin_metric_cell_query('origin_visit_stats', NULL))
+    USING horizon;
 END
 $fn$;
 
