@@ -30,7 +30,7 @@ from ...domain.tasks import Task, TaskRun, TaskType
 from ...domain.visit_policies import live_cooldown
 from ...domain.visits import VisitStats
 from ..dialect import Connection, Dialect, Row, chunks
-from ..origins.rows import row_to_lister
+from ..origins.rows import metrics_params, row_to_lister
 from ..queries import Queries
 from ..tasks.rows import task_type_params
 from .checks import at_id, at_index, checked_records
@@ -127,11 +127,11 @@ class ImportFlow(ImportStore):
 
     def import_origin_metrics(self, metrics: Sequence[OriginMetrics]) -> int:
         checked = checked_records(metrics, check_origin_metrics, at_index("metrics"))
-        changed = 0
+        changed, upsert = 0, self.db.queries("origins").upsert_origin_metrics  # as a count writes them
         with self.db.write() as conn:
             self._check_listers(conn, {m.lister_id for m in checked})
             for m in checked:
-                changed += conn.execute(self._imports.import_origin_metrics, self._metrics_params(m)).rowcount
+                changed += conn.execute(upsert, metrics_params(self.db, m)).rowcount
         return changed
 
     # -- helpers ---------------------------------------------------------------------------
@@ -192,14 +192,3 @@ class ImportFlow(ImportStore):
         missing = sorted(ids - {r["id"] for r in rows})
         if missing:
             raise NotFoundError("lister", str(missing[0]))
-
-    def _metrics_params(self, m: OriginMetrics) -> dict[str, Any]:
-        return {"lister_id": m.lister_id, "visit_type": m.visit_type, "computed_at": self.db.time(m.computed_at),
-                "origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
-                "origins_never_visited": m.origins_never_visited,
-                "origins_with_pending_changes": m.origins_with_pending_changes,
-                "lag_histogram": self.db.json(dict(m.lag_histogram)), "lag_max": self.db.interval(m.lag_max),
-                "visits_in_flight": m.visits_in_flight, "visits_last_hour": m.visits_last_hour,
-                "eventful_visits_last_hour": m.eventful_visits_last_hour,
-                "uneventful_visits_last_hour": m.uneventful_visits_last_hour,
-                "origins_never_successful": m.origins_never_successful}

@@ -175,27 +175,3 @@ WHERE (s.last_visit, s.last_visit_status, s.last_successful, s.last_snapshot, s.
               excluded.next_visit_target, excluded.last_status_date, excluded.successful_visits,
               excluded.cooldown_until, excluded.rate_changes, excluded.rate_days, excluded.next_optimal_visit,
               excluded.rate_evidence);
-
--- name: import_origin_metrics
-INSERT INTO origin_metrics AS m (lister_id, visit_type, computed_at, origins_known, origins_enabled,
-                                 origins_never_visited, origins_with_pending_changes, lag_histogram, lag_max,
-                                 visits_in_flight, visits_last_hour, eventful_visits_last_hour,
-                                 uneventful_visits_last_hour, origins_never_successful)
-VALUES (:lister_id, :visit_type, :computed_at, :origins_known, :origins_enabled, :origins_never_visited,
-        :origins_with_pending_changes, :lag_histogram, :lag_max, :visits_in_flight, :visits_last_hour,
-        :eventful_visits_last_hour, :uneventful_visits_last_hour, :origins_never_successful)
-ON CONFLICT (lister_id, visit_type) DO UPDATE SET
-    computed_at = excluded.computed_at, origins_known = excluded.origins_known,
-    origins_enabled = excluded.origins_enabled, origins_never_visited = excluded.origins_never_visited,
-    origins_with_pending_changes = excluded.origins_with_pending_changes, lag_histogram = excluded.lag_histogram,
-    lag_max = excluded.lag_max, visits_in_flight = excluded.visits_in_flight,
-    visits_last_hour = excluded.visits_last_hour, eventful_visits_last_hour = excluded.eventful_visits_last_hour,
-    uneventful_visits_last_hour = excluded.uneventful_visits_last_hour,
-    origins_never_successful = excluded.origins_never_successful
-WHERE (m.computed_at, m.origins_known, m.origins_enabled, m.origins_never_visited, m.origins_with_pending_changes,
-       m.lag_histogram, m.lag_max, m.visits_in_flight, m.visits_last_hour, m.eventful_visits_last_hour,
-       m.uneventful_visits_last_hour, m.origins_never_successful)
-      IS NOT (excluded.computed_at, excluded.origins_known, excluded.origins_enabled, excluded.origins_never_visited,
-              excluded.origins_with_pending_changes, excluded.lag_histogram, excluded.lag_max,
-              excluded.visits_in_flight, excluded.visits_last_hour, excluded.eventful_visits_last_hour,
-              excluded.uneventful_visits_last_hour, excluded.origins_never_successful);

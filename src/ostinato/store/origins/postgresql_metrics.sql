@@ -118,9 +118,12 @@ FROM (SELECT o.lister_id AS lister_id, s.visit_type, o.enabled AS enabled, s.las
 GROUP BY lister_id, visit_type, bucket;
 
 -- name: upsert_origin_metrics
-INSERT INTO origin_metrics (lister_id, visit_type, computed_at, origins_known, origins_enabled, origins_never_visited,
-                            origins_with_pending_changes, lag_histogram, lag_max, visits_in_flight, visits_last_hour,
-                            eventful_visits_last_hour, uneventful_visits_last_hour, origins_never_successful)
+-- a count per (lister, visit type), its row replaced unless it holds the same count already (an
+-- import of the same metrics changes nothing: its row count says what changed)
+INSERT INTO origin_metrics AS m (lister_id, visit_type, computed_at, origins_known, origins_enabled,
+                                 origins_never_visited, origins_with_pending_changes, lag_histogram, lag_max,
+                                 visits_in_flight, visits_last_hour, eventful_visits_last_hour,
+                                 uneventful_visits_last_hour, origins_never_successful)
 VALUES (%(lister_id)s, %(visit_type)s, %(computed_at)s, %(origins_known)s, %(origins_enabled)s,
         %(origins_never_visited)s, %(origins_with_pending_changes)s, %(lag_histogram)s::jsonb, %(lag_max)s,
         %(visits_in_flight)s, %(visits_last_hour)s, %(eventful_visits_last_hour)s, %(uneventful_visits_last_hour)s,
@@ -128,12 +131,19 @@ VALUES (%(lister_id)s, %(visit_type)s, %(computed_at)s, %(origins_known)s, %(ori
 ON CONFLICT (lister_id, visit_type) DO UPDATE SET
     computed_at = excluded.computed_at, origins_known = excluded.origins_known,
     origins_enabled = excluded.origins_enabled, origins_never_visited = excluded.origins_never_visited,
-    origins_with_pending_changes = excluded.origins_with_pending_changes,
-    lag_histogram = excluded.lag_histogram, lag_max = excluded.lag_max,
-    visits_in_flight = excluded.visits_in_flight, visits_last_hour = excluded.visits_last_hour,
-    eventful_visits_last_hour = excluded.eventful_visits_last_hour,
+    origins_with_pending_changes = excluded.origins_with_pending_changes, lag_histogram = excluded.lag_histogram,
+    lag_max = excluded.lag_max, visits_in_flight = excluded.visits_in_flight,
+    visits_last_hour = excluded.visits_last_hour, eventful_visits_last_hour = excluded.eventful_visits_last_hour,
     uneventful_visits_last_hour = excluded.uneventful_visits_last_hour,
-    origins_never_successful = excluded.origins_never_successful;
+    origins_never_successful = excluded.origins_never_successful
+WHERE (m.computed_at, m.origins_known, m.origins_enabled, m.origins_never_visited, m.origins_with_pending_changes,
+       m.lag_histogram, m.lag_max, m.visits_in_flight, m.visits_last_hour, m.eventful_visits_last_hour,
+       m.uneventful_visits_last_hour, m.origins_never_successful)
+      IS DISTINCT FROM (excluded.computed_at, excluded.origins_known, excluded.origins_enabled,
+                        excluded.origins_never_visited, excluded.origins_with_pending_changes, excluded.lag_histogram,
+                        excluded.lag_max, excluded.visits_in_flight, excluded.visits_last_hour,
+                        excluded.eventful_visits_last_hour, excluded.uneventful_visits_last_hour,
+                        excluded.origins_never_successful);
 
 -- name: search_origin_metrics
 SELECT m.*, l.name AS lister_name, l.instance_name AS lister_instance_name

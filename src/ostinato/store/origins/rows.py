@@ -128,13 +128,13 @@ def row_to_metrics(db: Dialect, row: Row) -> OriginMetrics:
 
 
 def metrics_params(db: Dialect, m: OriginMetrics) -> dict[str, Any]:
-    """The parameters of ``upsert_origin_metrics``."""
+    """The parameters of ``upsert_origin_metrics`` (a count, or an imported one)."""
     return {
         "lister_id": m.lister_id, "visit_type": m.visit_type, "computed_at": db.time(m.computed_at),
         "origins_known": m.origins_known, "origins_enabled": m.origins_enabled,
         "origins_never_visited": m.origins_never_visited,
         "origins_with_pending_changes": m.origins_with_pending_changes,
-        "lag_histogram": db.json(m.lag_histogram), "lag_max": db.interval(m.lag_max),
+        "lag_histogram": db.json(dict(m.lag_histogram)), "lag_max": db.interval(m.lag_max),
         "visits_in_flight": m.visits_in_flight, "visits_last_hour": m.visits_last_hour,
         "eventful_visits_last_hour": m.eventful_visits_last_hour,
         "uneventful_visits_last_hour": m.uneventful_visits_last_hour,
