@@ -1,0 +1,192 @@
+"""The origin metric cells a store keeps are the cells the kinds declared in ``domain.metric_kinds`` make of
+its scheduling rows, on every store: each dialect writes the rule once in SQL (PostgreSQL's
+``origin_metric_cell_query``, SQLite's view ``origin_metric_cell_of_row``), and this holds both to the one
+declaration.
+
+A seeded random history (listings by several listers, some origins listed by more than one, with and
+without last_update, enabled or not; visit statuses of every outcome, recent and old, with the wall clock
+and without; grabs that put origins in flight, dry runs, hand-backs; the swh protocol's stats upserts and
+grabs; times to the microsecond, some on a minute or an hour) fills the store; every few steps:
+
+- the full recount at ``now`` (the writer's horizon the pass's, on PostgreSQL) leaves the cells the
+  declarations make of the rows under that horizon (SQLite's: under none);
+- on PostgreSQL, the recount without a horizon (rolled back) leaves the cells the declarations make
+  without one;
+- the cells the writes kept since the last recount: on SQLite, whose writes know no horizon, every cell; on
+  PostgreSQL, the cells of the kinds no horizon bears on (the others depend on each write's horizon).
+
+The cells are read from the store's database (the remote client's: the server's); their encoding is the
+dialect's (PostgreSQL: integers, SQLite: ISO 8601 text), read back into times here.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from conftest import T0
+from helpers import database
+
+from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
+from ostinato.domain.metric_kinds import METRIC_KINDS, CellRow, Horizon, declared_cells
+from ostinato.domain.origin_metrics import MetricClock
+from ostinato.domain.origins import ListedOrigin
+from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
+from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStatus
+from ostinato.remote import RemoteStore
+
+URLS = [f"https://forge.example/{i}" for i in range(40)]
+TYPES = ("git", "hg")
+SNAPSHOTS = [bytes([n]) * 20 for n in range(1, 4)]
+OUTCOMES = [JournalStatus.FULL] * 5 + [JournalStatus.FAILED, JournalStatus.NOT_FOUND, JournalStatus.PARTIAL]
+TIMES = ("last_update", "last_successful", "last_status_date", "last_scheduled", "cooldown_until",
+         "last_eventful", "last_uneventful")
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: PostgreSQL's cells by kind: the unit the integer counts since 1970 (see origin_metric_cell in its schema);
+#: the other kinds have the one cell 0
+PG_CELL_UNITS = {5: timedelta(hours=1), 10: timedelta(days=1), 6: timedelta(microseconds=1),
+                 7: timedelta(minutes=1), 8: timedelta(minutes=1), 9: timedelta(minutes=1)}
+Cells = Counter[tuple[int, str, int, datetime | int]]
+
+
+class History:
+    """One random history on a store, step by step."""
+
+    def __init__(self, store, seed: int) -> None:
+        self.store, self.rng, self.now = store, random.Random(seed), T0
+        self.listers = [store.get_or_create_lister(name, name, T0) for name in ("github", "gitlab", "mirror")]
+        self.visits = 0
+
+    def moment(self, span: timedelta) -> timedelta:
+        """A random duration up to ``span``: to the microsecond, or (a few) a whole number of minutes or hours."""
+        moment = timedelta(microseconds=self.rng.randrange(int(span / timedelta(microseconds=1))))
+        unit = self.rng.choice((None, None, None, timedelta(minutes=1), timedelta(hours=1)))
+        return moment if unit is None else moment // unit * unit
+
+    def key(self) -> tuple[str, str]:
+        return self.rng.choice(URLS), self.rng.choice(TYPES)
+
+    def listing(self) -> None:
+        lister = self.rng.choice(self.listers[:2] if self.rng.random() < 0.8 else self.listers)
+        origins = {}
+        for _ in range(self.rng.randrange(1, 15)):
+            url, visit_type = self.key()
+            last_update = None if self.rng.random() < 0.2 else self.now - self.moment(timedelta(days=12))
+            origins[url, visit_type] = ListedOrigin(url, visit_type, last_update=last_update,
+                                                    enabled=self.rng.random() < 0.9, is_fork=self.rng.random() < 0.2)
+        self.store.record_listed_origins(lister.id, list(origins.values()), self.now)
+
+    def statuses(self) -> None:
+        batch = []
+        for _ in range(self.rng.randrange(1, 12)):
+            url, visit_type = self.key()
+            self.visits += 1
+            date = self.now - self.moment(timedelta(days=10) if self.rng.random() < 0.2 else timedelta(hours=3))
+            outcome = self.rng.choice(OUTCOMES)
+            snapshot = self.rng.choice(SNAPSHOTS) if outcome in (JournalStatus.FULL, JournalStatus.PARTIAL) else None
+            batch.append(VisitStatus(url, self.visits, visit_type, outcome, date, snapshot))
+        policy = FeedbackPolicy(max_failures=self.rng.choice((2, 3)),
+                                absolute_cooldown=self.rng.choice((timedelta(minutes=20), timedelta(hours=12))))
+        self.store.record_visit_statuses(batch, policy, now=self.now if self.rng.random() < 0.8 else None)
+
+    def grab(self) -> None:
+        requests = [GrabRequest(self.rng.choice(list(VisitPolicy)), self.rng.randrange(1, 8))]
+        options = GrabOptions(in_flight_timeout=self.rng.choice((timedelta(minutes=30), timedelta(hours=5))))
+        self.store.grab_next_visits(self.rng.choice(TYPES), requests, self.now, options=options,
+                                    dry_run=self.rng.random() < 0.2)
+
+    def release(self) -> None:
+        self.store.release_visits([self.key() for _ in range(self.rng.randrange(1, 6))])
+
+    def protocol_stats(self) -> None:
+        batch = []
+        for _ in range(self.rng.randrange(1, 10)):
+            url, visit_type = self.key()
+            when = self.now - self.moment(timedelta(days=10) if self.rng.random() < 0.3 else timedelta(hours=2))
+            status = self.rng.choice([None, *VisitOutcome])
+            batch.append(ProtocolVisitStats(
+                url, visit_type, last_visit=when if status else None, last_visit_status=status,
+                last_successful=when if status is VisitOutcome.SUCCESSFUL else None,
+                last_snapshot=self.rng.choice(SNAPSHOTS) if status is VisitOutcome.SUCCESSFUL else None,
+                last_scheduled=self.now - self.moment(timedelta(hours=5)) if self.rng.random() < 0.3 else None))
+        self.store.merge_visit_stats(batch, now=self.now if self.rng.random() < 0.8 else None)
+
+    def protocol_grab(self) -> None:
+        grab = ListingGrab(self.rng.choice(TYPES), self.rng.randrange(1, 8), self.rng.choice(list(ListingOrder)),
+                           lister_ids=(self.listers[0].id,), enabled=self.rng.random() < 0.9)
+        self.store.grab_listed_origins(grab, self.now, dry_run=self.rng.random() < 0.3)
+
+    def step(self) -> None:
+        self.rng.choice((self.listing, self.listing, self.statuses, self.statuses, self.grab, self.grab,
+                         self.release, self.protocol_stats, self.protocol_grab))()
+        self.now += self.moment(timedelta(minutes=40))
+
+
+def rows_of(db) -> list[CellRow]:
+    """Every scheduling row, the fields the cells read."""
+    rows = db.read(f"SELECT lister_id, visit_type, listing_count, enabled, {', '.join(TIMES)} FROM origin_visit_stats")
+    return [CellRow(r["lister_id"], r["visit_type"], r["listing_count"], bool(r["enabled"]),
+                    *(db.read_time(r[name]) for name in TIMES)) for r in rows]
+
+
+def cells_in(db, conn=None) -> Cells:
+    """The store's cells that count an origin, each read back into a time (0 for the kinds without one)."""
+    sql = "SELECT lister_id, visit_type, kind, cell, origins FROM origin_metric_cell WHERE origins <> 0"
+    found = db.read(sql) if conn is None else conn.execute(sql).fetchall()
+    cells: Cells = Counter()
+    for r in found:
+        cell = r["cell"]
+        if db.name == "postgresql":
+            unit = PG_CELL_UNITS.get(r["kind"])
+            at = cell if unit is None else EPOCH + cell * unit
+        else:
+            at = cell if isinstance(cell, int) else db.read_time(cell)
+        cells[r["lister_id"], r["visit_type"], r["kind"], at] += r["origins"]
+    return cells
+
+
+def differences(got: Cells, declared: Cells) -> list[str]:
+    keys = sorted(set(got) | set(declared), key=repr)
+    return [f"{key}: {got[key]} kept, {declared[key]} declared" for key in keys if got[key] != declared[key]]
+
+
+def check(history: History, db) -> set[int]:
+    """The checks of the module's docstring; the kinds the recounts counted in."""
+    pg = db.name == "postgresql"
+    rows = rows_of(db)
+    # the cells the writes kept since the last recount
+    kept, declared = cells_in(db), declared_cells(rows)
+    if pg:
+        free = {kind.number for kind in METRIC_KINDS if kind.horizon is Horizon.NONE}
+        kept = Counter({key: n for key, n in kept.items() if key[2] in free})
+        declared = Counter({key: n for key, n in declared.items() if key[2] in free})
+    assert not differences(kept, declared), f"kept at {history.now}: {differences(kept, declared)[:5]}"
+    # the full recount at now, under the pass's horizon on PostgreSQL
+    history.store.update_origin_metrics(history.now, recount=True)
+    horizon = MetricClock(history.now).since if pg else None
+    recounted, declared = cells_in(db), declared_cells(rows, horizon)
+    assert recounted == declared, f"recounted at {history.now}: {differences(recounted, declared)[:5]}"
+    kinds = {key[2] for key in recounted}
+    if pg:  # the recount without a horizon, rolled back
+        with db.write(rollback=True) as conn:
+            conn.execute("DELETE FROM origin_metric_cell")
+            conn.execute("SELECT origin_metric_cells_recount(NULL)")
+            unbounded = cells_in(db, conn)
+        declared = declared_cells(rows)
+        assert unbounded == declared, f"without a horizon at {history.now}: {differences(unbounded, declared)[:5]}"
+        kinds |= {key[2] for key in unbounded}
+    return kinds
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_cells_are_the_declared_kinds_of_the_rows(store, seed, request):
+    db = request.getfixturevalue("sqlite_store").db if isinstance(store, RemoteStore) else database(store)
+    history, kinds = History(store, seed), set()
+    for number in range(100):
+        history.step()
+        if number % 10 == 9:
+            kinds |= check(history, db)
+    pg = db.name == "postgresql"
+    assert {1, 2, 3, 5, 6, 7, 8, 9, *((10,) if pg else ())} <= kinds, f"kinds the history left out: {sorted(kinds)}"
