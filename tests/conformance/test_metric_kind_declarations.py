@@ -6,7 +6,8 @@ declaration.
 A seeded random history (listings by several listers, some origins listed by more than one, with and
 without last_update, enabled or not; visit statuses of every outcome, recent and old, with the wall clock
 and without; grabs that put origins in flight, dry runs, hand-backs; the swh protocol's stats upserts and
-grabs; times to the microsecond, some on a minute or an hour) fills the store; every few steps:
+grabs; times to the microsecond, some on a minute or an hour) fills the store; every few steps, after
+times on the edges of the pass's horizon (a last_update a DAY_LAGS_FROM before it, a visit at it):
 
 - the full recount at ``now`` (the writer's horizon the pass's, on PostgreSQL) leaves the cells the
   declarations make of the rows under that horizon (SQLite's: under none);
@@ -31,7 +32,7 @@ from helpers import database
 
 from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
 from ostinato.domain.metric_kinds import METRIC_KINDS, CellRow, Horizon, declared_cells
-from ostinato.domain.origin_metrics import MetricClock
+from ostinato.domain.origin_metrics import DAY_LAGS_FROM, MetricClock
 from ostinato.domain.origins import ListedOrigin
 from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
 from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStatus
@@ -118,6 +119,24 @@ class History:
                            lister_ids=(self.listers[0].id,), enabled=self.rng.random() < 0.9)
         self.store.grab_listed_origins(grab, self.now, dry_run=self.rng.random() < 0.3)
 
+    def edges(self) -> None:
+        """Times on the edges of the horizon of a pass at ``now``: last_updates at, just before and just
+        after a DAY_LAGS_FROM before it, visits at it and just after."""
+        horizon, tick = MetricClock(self.now).since, timedelta(microseconds=1)
+        edge = horizon - DAY_LAGS_FROM
+        self.store.record_listed_origins(self.listers[0].id, [
+            ListedOrigin(self.rng.choice(URLS), visit_type, last_update=edge + offset)
+            for visit_type, offset in zip(TYPES, self.rng.sample((-tick, 0 * tick, tick), 2), strict=False)],
+            self.now)
+        batch = []
+        for offset in (0 * tick, tick):
+            self.visits += 1
+            url, visit_type = self.key()
+            outcome = self.rng.choice(OUTCOMES)
+            snapshot = self.rng.choice(SNAPSHOTS) if outcome in (JournalStatus.FULL, JournalStatus.PARTIAL) else None
+            batch.append(VisitStatus(url, self.visits, visit_type, outcome, horizon + offset, snapshot))
+        self.store.record_visit_statuses(batch, FeedbackPolicy(), now=self.now)
+
     def step(self) -> None:
         self.rng.choice((self.listing, self.listing, self.statuses, self.statuses, self.grab, self.grab,
                          self.release, self.protocol_stats, self.protocol_grab))()
@@ -187,6 +206,7 @@ def test_the_cells_are_the_declared_kinds_of_the_rows(store, seed, request):
     for number in range(100):
         history.step()
         if number % 10 == 9:
+            history.edges()
             kinds |= check(history, db)
     pg = db.name == "postgresql"
     assert {1, 2, 3, 5, 6, 7, 8, 9, *((10,) if pg else ())} <= kinds, f"kinds the history left out: {sorted(kinds)}"
