@@ -43,7 +43,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 
-from ostinato.domain.origin_metrics import DAY_LAGS_FROM, OriginMetrics
+from .origin_metrics import DAY_LAGS_FROM, OriginMetrics
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MINUTE, HOUR, DAY = timedelta(minutes=1), timedelta(hours=1), timedelta(days=1)
