@@ -22,26 +22,19 @@ dialect's (PostgreSQL: integers, SQLite: ISO 8601 text), read back into times he
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import T0
 from helpers import database
+from origin_history import OUTCOMES, SNAPSHOTS, TYPES, URLS, OriginHistory
 
-from ostinato.domain.listing_grabs import ListingGrab, ListingOrder, ProtocolVisitStats
 from ostinato.domain.metric_kinds import METRIC_KINDS, CellRow, Horizon, declared_cells
 from ostinato.domain.origin_metrics import DAY_LAGS_FROM, MetricClock
 from ostinato.domain.origins import ListedOrigin
-from ostinato.domain.visit_policies import GrabOptions, GrabRequest, VisitPolicy
-from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitOutcome, VisitStatus
+from ostinato.domain.visits import FeedbackPolicy, JournalStatus, VisitStatus
 from ostinato.remote import RemoteStore
 
-URLS = [f"https://forge.example/{i}" for i in range(40)]
-TYPES = ("git", "hg")
-SNAPSHOTS = [bytes([n]) * 20 for n in range(1, 4)]
-OUTCOMES = [JournalStatus.FULL] * 5 + [JournalStatus.FAILED, JournalStatus.NOT_FOUND, JournalStatus.PARTIAL]
 TIMES = ("last_update", "last_successful", "last_status_date", "last_scheduled", "cooldown_until",
          "last_eventful", "last_uneventful")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -52,72 +45,19 @@ PG_CELL_UNITS = {5: timedelta(hours=1), 10: timedelta(days=1), 6: timedelta(micr
 Cells = Counter[tuple[int, str, int, datetime | int]]
 
 
-class History:
+class History(OriginHistory):
     """One random history on a store, step by step."""
 
-    def __init__(self, store, seed: int) -> None:
-        self.store, self.rng, self.now = store, random.Random(seed), T0
-        self.listers = [store.get_or_create_lister(name, name, T0) for name in ("github", "gitlab", "mirror")]
-        self.visits = 0
+    LISTING_SPAN = timedelta(days=12)
+    OLD_STATUS_SPAN = OLD_PROTOCOL_SPAN = timedelta(days=10)
+    DRAW_TOUCH_LAST_SEEN = DRAW_REQUESTS = False
+    DRY_RUN_SHARE = 0.2
 
     def moment(self, span: timedelta) -> timedelta:
         """A random duration up to ``span``: to the microsecond, or (a few) a whole number of minutes or hours."""
-        moment = timedelta(microseconds=self.rng.randrange(int(span / timedelta(microseconds=1))))
+        moment = super().moment(span)
         unit = self.rng.choice((None, None, None, timedelta(minutes=1), timedelta(hours=1)))
         return moment if unit is None else moment // unit * unit
-
-    def key(self) -> tuple[str, str]:
-        return self.rng.choice(URLS), self.rng.choice(TYPES)
-
-    def listing(self) -> None:
-        lister = self.rng.choice(self.listers[:2] if self.rng.random() < 0.8 else self.listers)
-        origins = {}
-        for _ in range(self.rng.randrange(1, 15)):
-            url, visit_type = self.key()
-            last_update = None if self.rng.random() < 0.2 else self.now - self.moment(timedelta(days=12))
-            origins[url, visit_type] = ListedOrigin(url, visit_type, last_update=last_update,
-                                                    enabled=self.rng.random() < 0.9, is_fork=self.rng.random() < 0.2)
-        self.store.record_listed_origins(lister.id, list(origins.values()), self.now)
-
-    def statuses(self) -> None:
-        batch = []
-        for _ in range(self.rng.randrange(1, 12)):
-            url, visit_type = self.key()
-            self.visits += 1
-            date = self.now - self.moment(timedelta(days=10) if self.rng.random() < 0.2 else timedelta(hours=3))
-            outcome = self.rng.choice(OUTCOMES)
-            snapshot = self.rng.choice(SNAPSHOTS) if outcome in (JournalStatus.FULL, JournalStatus.PARTIAL) else None
-            batch.append(VisitStatus(url, self.visits, visit_type, outcome, date, snapshot))
-        policy = FeedbackPolicy(max_failures=self.rng.choice((2, 3)),
-                                absolute_cooldown=self.rng.choice((timedelta(minutes=20), timedelta(hours=12))))
-        self.store.record_visit_statuses(batch, policy, now=self.now if self.rng.random() < 0.8 else None)
-
-    def grab(self) -> None:
-        requests = [GrabRequest(self.rng.choice(list(VisitPolicy)), self.rng.randrange(1, 8))]
-        options = GrabOptions(in_flight_timeout=self.rng.choice((timedelta(minutes=30), timedelta(hours=5))))
-        self.store.grab_next_visits(self.rng.choice(TYPES), requests, self.now, options=options,
-                                    dry_run=self.rng.random() < 0.2)
-
-    def release(self) -> None:
-        self.store.release_visits([self.key() for _ in range(self.rng.randrange(1, 6))])
-
-    def protocol_stats(self) -> None:
-        batch = []
-        for _ in range(self.rng.randrange(1, 10)):
-            url, visit_type = self.key()
-            when = self.now - self.moment(timedelta(days=10) if self.rng.random() < 0.3 else timedelta(hours=2))
-            status = self.rng.choice([None, *VisitOutcome])
-            batch.append(ProtocolVisitStats(
-                url, visit_type, last_visit=when if status else None, last_visit_status=status,
-                last_successful=when if status is VisitOutcome.SUCCESSFUL else None,
-                last_snapshot=self.rng.choice(SNAPSHOTS) if status is VisitOutcome.SUCCESSFUL else None,
-                last_scheduled=self.now - self.moment(timedelta(hours=5)) if self.rng.random() < 0.3 else None))
-        self.store.merge_visit_stats(batch, now=self.now if self.rng.random() < 0.8 else None)
-
-    def protocol_grab(self) -> None:
-        grab = ListingGrab(self.rng.choice(TYPES), self.rng.randrange(1, 8), self.rng.choice(list(ListingOrder)),
-                           lister_ids=(self.listers[0].id,), enabled=self.rng.random() < 0.9)
-        self.store.grab_listed_origins(grab, self.now, dry_run=self.rng.random() < 0.3)
 
     def edges(self) -> None:
         """Times on the edges of the horizon of a pass at ``now``: last_updates at, just before and just
